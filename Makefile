@@ -1,0 +1,149 @@
+# kt - Kubeflow Trainer v2 control plane in C. One non-recursive Makefile (STYLE rule 35).
+#
+#   make            build bin/kt-webhook bin/kt-reconciler bin/ktctl and libkt.a
+#   make unit       unit + golden + validate + admission tiers (no apt, no Go, no cluster)
+#   make test       everything: deps, WERROR build, tiers plain + ASan/UBSan, TSan, integration, fuzz
+#   make run        the local demo (see README)
+#   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
+
+comma := ,
+CC ?= cc
+SANITIZER ?=
+WERROR ?=
+PKGS := libmicrohttpd gnutls hogweed nettle libcurl jansson yaml-0.1
+
+ifeq ($(SANITIZER),)
+  VARIANT := plain
+  OPT := -O2 -g
+  SANFLAGS :=
+else
+  VARIANT := $(subst $(comma),-,$(SANITIZER))
+  OPT := -O1 -g -fno-omit-frame-pointer
+  SANFLAGS := -fsanitize=$(SANITIZER) -fno-sanitize-recover=all
+endif
+
+B := build/$(VARIANT)
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wold-style-definition -Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wundef \
+        -Wvla -Wimplicit-fallthrough -Wconversion -Wno-sign-conversion
+ifneq ($(WERROR),)
+  WARN += -Werror
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) $(SANFLAGS) \
+              -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+LIBS := $(PKG_LIBS) -lpthread -ldl -lm
+
+ifeq ($(V),)
+  Q := @
+  say = @printf '  %-6s %s\n' $(1) $(2);
+else
+  Q :=
+  say =
+endif
+
+LIB_SRCS := $(sort $(wildcard common/*.c api/*.c certs/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+LIB := $(B)/libkt.a
+
+BIN_NAMES := $(if $(wildcard webhook/*.c),kt-webhook) $(if $(wildcard reconciler/*.c),kt-reconciler) \
+             $(if $(wildcard cli/*.c),ktctl)
+BINS := $(BIN_NAMES:%=$(B)/bin/%)
+srcs_of = $(sort $(wildcard $(1)/*.c))
+webhook_objs := $(patsubst %.c,$(B)/%.o,$(call srcs_of,webhook))
+reconciler_objs := $(patsubst %.c,$(B)/%.o,$(call srcs_of,reconciler))
+cli_objs := $(patsubst %.c,$(B)/%.o,$(call srcs_of,cli))
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+ifneq ($(TESTS),)
+  UNIT_SRCS := $(filter $(addprefix tests/unit/,$(addsuffix .c,$(TESTS))),$(UNIT_SRCS))
+endif
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
+
+DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
+        $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+
+.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist clean links
+all: $(LIB) $(BINS) links
+
+# bin/ always points at the plain build so README commands stay short.
+links: $(BINS)
+ifeq ($(VARIANT),plain)
+	$(Q)mkdir -p bin
+	$(Q)for b in $(BIN_NAMES); do ln -sf ../$(B)/bin/$$b bin/$$b; done
+endif
+
+$(B)/%.o: %.c
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call say,AR,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
+
+$(B)/bin/kt-webhook: $(webhook_objs) $(LIB)
+$(B)/bin/kt-reconciler: $(reconciler_objs) $(LIB)
+$(B)/bin/ktctl: $(cli_objs) $(LIB)
+$(BINS):
+	$(call say,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+
+$(B)/tests/%: tests/unit/%.c $(LIB)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+$(B)/tools/%: tests/tools/%.c $(LIB)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+deps:
+	$(Q)tests/deps.sh
+
+# The inner loop: every tier that needs no cluster. tests/tiers.sh prints N passed, N failed.
+unit: $(UNIT_BINS) $(TOOL_BINS) $(BINS) links
+	$(Q)VALGRIND=$(VALGRIND) tests/tiers.sh $(B) $(UNIT_BINS)
+
+test: deps
+	$(Q)tests/test-all.sh
+
+cluster:
+	$(Q)tests/cluster/build.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/run-demo.sh
+
+bench: all
+	$(Q)tests/bench/run.sh $(B)
+
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+fuzz:
+	$(Q)tests/fuzz/run.sh $(FUZZ_SRCS:tests/fuzz/%.c=%)
+
+FMT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+lint:
+	$(Q)tests/lint.sh
+
+format:
+	$(Q)clang-format -i $(FMT_SRCS)
+
+analyze:
+	$(Q)$(MAKE) --no-print-directory B=build/analyze CFLAGS=-fanalyzer WERROR=1 build/analyze/libkt.a
+
+dist: all
+	$(Q)tests/dist.sh $(B)
+
+clean:
+	rm -rf build bin
+
+-include $(DEPS)

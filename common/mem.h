@@ -1,0 +1,26 @@
+/* common/mem.h - allocation that aborts on out-of-memory (STYLE rule 16).
+ *
+ * The only place that calls malloc/realloc. kt_mem_init() points jansson at
+ * these functions; call it once at startup (tests and binaries do). */
+#ifndef KT_MEM_H
+#define KT_MEM_H
+
+#include <stddef.h>
+
+/* Caller owns the result; free with free(). Never returns NULL (aborts). */
+void *kt_xmalloc(size_t n);
+/* Caller owns the result; free with free(). Zeroed; aborts on overflow or OOM. */
+void *kt_xcalloc(size_t count, size_t size);
+/* Caller owns the result (p is consumed); free with free(). */
+void *kt_xrealloc(void *p, size_t n);
+/* Caller owns the result; free with free(). Does not retain s. */
+char *kt_xstrdup(const char *s);
+/* Caller owns the result; free with free(). Copies n bytes and adds a NUL. */
+char *kt_xstrndup(const char *s, size_t n);
+/* Caller owns the result; free with free(). printf into a fresh string. */
+char *kt_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Route jansson's allocations through kt_xmalloc. Idempotent. */
+void kt_mem_init(void);
+
+#endif

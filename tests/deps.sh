@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# tests/deps.sh - install exactly the Debian packages kt uses, only when missing.
+# Runs `apt-get update` at most once, and only when something is missing.
+set -euo pipefail
+pkgs="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev nettle-dev libjansson-dev
+libcurl4-gnutls-dev libyaml-dev clang libclang-rt-14-dev clang-format valgrind openssl curl"
+missing=""
+for p in $pkgs; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    exit 0
+fi
+echo "deps: installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

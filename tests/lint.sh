@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tests/lint.sh - banned functions (STYLE rule 38) and the clang-format check (rule 27).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+pass=0
+files=$(git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^build/')
+banned='\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)\s*\('
+hits=$(grep -nE "$banned" $files | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' || true)
+if [ -n "$hits" ]; then
+    echo "lint: banned functions:"
+    echo "$hits"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
+raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/mem.c:' |
+    grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' | grep -v 'kt_x' || true)
+if [ -n "$raw" ]; then
+    echo "lint: raw allocation outside common/mem.c:"
+    echo "$raw"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
+if command -v clang-format >/dev/null; then
+    bad=""
+    for f in $files; do
+        if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
+            bad="$bad $f"
+        fi
+    done
+    if [ -n "$bad" ]; then
+        echo "lint: not clang-formatted (run make format):$bad"
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

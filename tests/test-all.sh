@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/test-all.sh - what `make test` runs (DESIGN.md "Make targets"): a WERROR build, the
+# no-cluster tiers plain and under ASan+UBSan, TSan for threaded tests, lint, the integration
+# tier on the real control plane, and each fuzz target briefly. Every step prints its wall
+# time; the last line is the total "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+pass=0
+fail=0
+jobs=$(nproc)
+step() { # name, command... ; adds the step's "N passed, N failed" to the total
+    local name=$1 out rc p f t0 t1 line
+    shift
+    echo "== $name"
+    out=$(mktemp)
+    t0=$(date +%s)
+    "$@" 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    t1=$(date +%s)
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+    p=0
+    f=0
+    if [ -n "$line" ]; then
+        p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+        f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    fi
+    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1
+    fi
+    if [ -z "$line" ] && [ $rc -eq 0 ]; then
+        p=1
+    fi
+    echo "== $name: $((t1 - t0))s, rc=$rc"
+    pass=$((pass + p))
+    fail=$((fail + f))
+    rm -f "$out"
+}
+step "build (WERROR=1)" make -s -j"$jobs" WERROR=1 all
+step "tiers (plain)" make -s -j"$jobs" WERROR=1 unit
+step "tiers (ASan+UBSan)" make -s -j"$jobs" WERROR=1 SANITIZER=address,undefined unit
+if [ -n "$(ls tests/unit/test_*thread* 2>/dev/null)" ]; then
+    step "threaded (TSan)" make -s -j"$jobs" WERROR=1 SANITIZER=thread unit \
+        TESTS="$(cd tests/unit && ls test_*thread*.c | sed 's/\.c$//' | tr '\n' ' ')"
+fi
+step "lint" make -s lint
+if [ -x tests/integration/run.sh ]; then
+    step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
+fi
+if [ -n "$(ls tests/fuzz/fuzz_*.c 2>/dev/null)" ]; then
+    step "fuzz" make -s fuzz
+fi
+echo "== total"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,132 @@
+/* tests/unit/test_base.c - err, buf, str and strv: the base every module uses. */
+#include "tests/test.h"
+
+#include <stdlib.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "common/mem.h"
+#include "common/str.h"
+
+static void test_buf_cap(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+
+    kt_buf_init(&b, 4);
+    CHECK_OK(kt_buf_append(&b, "abc", 3, &err));
+    CHECK_EQ_STR(b.data, "abc");
+    CHECK_EQ_INT(kt_buf_append(&b, "de", 2, &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    CHECK(b.data == NULL);
+    kt_buf_release(&b);
+}
+
+static void test_buf_printf_take(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    char big[600];
+    size_t len = 0;
+    char *s;
+
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    kt_buf_init(&b, 1 << 20);
+    CHECK_OK(kt_buf_printf(&b, &err, "%d-%s", 42, "y"));
+    CHECK_OK(kt_buf_printf(&b, &err, "%s", big));
+    s = kt_buf_take(&b, &len);
+    CHECK_EQ_INT(len, 4 + 599);
+    CHECK(strncmp(s, "42-yxxx", 7) == 0);
+    CHECK(b.data == NULL);
+    free(s);
+    s = kt_buf_take(&b, NULL);
+    CHECK_EQ_STR(s, "");
+    free(s);
+}
+
+static void test_buf_read_file(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+
+    kt_buf_init(&b, 10);
+    CHECK_EQ_INT(kt_buf_read_file(&b, "/nonexistent/kt", &err), -1);
+    CHECK_EQ_INT(err.code, KT_EIO);
+    CHECK_CONTAINS(err.msg, "/nonexistent/kt");
+    kt_buf_init(&b, 10);
+    CHECK_EQ_INT(kt_buf_read_file(&b, "Makefile", &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    kt_buf_release(&b);
+}
+
+static void test_str_to_i64(void)
+{
+    struct kt_err err = {0};
+    int64_t v = 7;
+
+    CHECK_OK(kt_str_to_i64(kt_str_c("-42"), -100, 100, &v, &err));
+    CHECK_EQ_INT(v, -42);
+    CHECK_OK(kt_str_to_i64(kt_str_c("9223372036854775807"), INT64_MIN, INT64_MAX, &v, &err));
+    CHECK(v == INT64_MAX);
+    CHECK_OK(kt_str_to_i64(kt_str_c("-9223372036854775808"), INT64_MIN, INT64_MAX, &v, &err));
+    CHECK(v == INT64_MIN);
+    v = 7;
+    CHECK_EQ_INT(kt_str_to_i64(kt_str_c("9223372036854775808"), INT64_MIN, INT64_MAX, &v, &err),
+                 -1);
+    CHECK_EQ_INT(err.code, KT_ERANGE);
+    CHECK_EQ_INT(v, 7);
+    CHECK_EQ_INT(kt_str_to_i64(kt_str_c("12a"), 0, 100, &v, &err), -1);
+    CHECK_EQ_INT(err.code, KT_EPARSE);
+    CHECK_EQ_INT(kt_str_to_i64(kt_str_c(""), 0, 100, &v, &err), -1);
+    CHECK_EQ_INT(kt_str_to_i64(kt_str_c("-"), 0, 100, &v, &err), -1);
+    CHECK_EQ_INT(kt_str_to_i64(kt_str_c("101"), 0, 100, &v, &err), -1);
+    CHECK_EQ_INT(err.code, KT_ERANGE);
+}
+
+static void test_str_cut_and_strv(void)
+{
+    struct kt_str head;
+    struct kt_str rest = kt_str_cut(kt_str_c("key=value=x"), '=', &head);
+    struct kt_strv v;
+
+    CHECK(kt_str_eq(head, "key"));
+    CHECK(kt_str_eq(rest, "value=x"));
+    rest = kt_str_cut(kt_str_c("novalue"), '=', &head);
+    CHECK(kt_str_eq(head, "novalue"));
+    CHECK(rest.ptr == NULL);
+    kt_strv_init(&v);
+    kt_strv_push(&v, "b");
+    kt_strv_push(&v, "a");
+    kt_strv_sort(&v);
+    CHECK_EQ_STR(v.items[0], "a");
+    CHECK(kt_strv_contains(&v, "b"));
+    CHECK(!kt_strv_contains(&v, "c"));
+    kt_strv_release(&v);
+    kt_strv_release(&v);
+}
+
+static void test_err(void)
+{
+    struct kt_err err = {0};
+
+    CHECK_EQ_INT(kt_err_set(&err, KT_EINVAL, "bad %s", "thing"), -1);
+    CHECK_EQ_STR(err.msg, "bad thing");
+    CHECK_EQ_INT(kt_err_prefix(&err, "file.yaml:%d", 3), -1);
+    CHECK_EQ_STR(err.msg, "file.yaml:3: bad thing");
+    CHECK_EQ_INT(kt_err_set(NULL, KT_EINVAL, "ignored"), -1);
+    CHECK_EQ_STR(kt_err_code_str(KT_ETOOBIG), "too big");
+    CHECK_EQ_STR(kt_err_code_str((enum kt_code)999), "unknown error");
+}
+
+int main(void)
+{
+    kt_mem_init();
+    test_buf_cap();
+    test_buf_printf_take();
+    test_buf_read_file();
+    test_str_to_i64();
+    test_str_cut_and_strv();
+    test_err();
+    return test_report();
+}
