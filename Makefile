@@ -62,12 +62,14 @@ ifneq ($(TESTS),)
 endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+ITEST_SRCS := $(sort $(wildcard tests/integration/itest_*.c))
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(B)/itests/%)
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
-        $(UNIT_BINS:=.d) $(TOOL_BINS:=.d)
+        $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist clean links
+.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist clean links itests
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -105,6 +107,14 @@ $(B)/tools/%: tests/tools/%.c $(LIB)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+$(B)/itests/%: tests/integration/%.c $(LIB)
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
+
+# C integration tests (tests/integration/itest_*.c); tests/integration/run.sh runs them.
+itests: $(ITEST_BINS) $(BINS) links
 
 deps:
 	$(Q)tests/deps.sh

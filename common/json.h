@@ -1,0 +1,54 @@
+/* common/json.h - helpers over jansson, our data model (STYLE rule 4).
+ *
+ * Integers stay integers (json_integer); reals print in their shortest round-trip
+ * form (0.1 stays 0.1). Object key order is preserved (jansson keeps insertion
+ * order). Nothing here does I/O. */
+#ifndef KT_JSON_H
+#define KT_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Parse one JSON document of len bytes (duplicate keys: last wins, as Go's decoder).
+ * Caller owns the result; free with json_decref(). NULL + err (KT_EPARSE with line and
+ * column) on failure. */
+json_t *kt_json_parse(const char *data, size_t len, struct kt_err *err);
+
+/* Serialize compactly (no spaces), keys in insertion order, reals shortest round-trip.
+ * Caller owns the result; free with free(). Does not retain v. */
+char *kt_json_dump(const json_t *v);
+/* Same, indented by 2 spaces, for humans and golden files. */
+char *kt_json_dump_pretty(const json_t *v);
+/* Append the compact form to b. Fails only when b's cap is exceeded. Does not retain v. */
+KT_MUST_CHECK int kt_json_dump_buf(const json_t *v, struct kt_buf *b, struct kt_err *err);
+
+/* Walk a dotted path of object keys ("spec.trainer.numNodes"). Borrowed from root;
+ * valid while root lives unchanged. NULL when any step is missing or not an object. */
+json_t *kt_json_path(const json_t *root, const char *dotted);
+
+/* Typed getters on an object member; return def when absent or of another type.
+ * Strings are borrowed from obj. */
+const char *kt_json_str(const json_t *obj, const char *key, const char *def);
+int64_t kt_json_int(const json_t *obj, const char *key, int64_t def);
+bool kt_json_bool(const json_t *obj, const char *key, bool def);
+
+/* Get the object member key, creating an empty object there when absent or null.
+ * Borrowed from obj. Returns NULL when the member exists with another type. */
+json_t *kt_json_obj_ensure(json_t *obj, const char *key);
+/* Same for an array member. */
+json_t *kt_json_arr_ensure(json_t *obj, const char *key);
+
+/* Find the first object in array arr whose member key is the string val.
+ * Borrowed from arr. *index (may be NULL) gets its position. */
+json_t *kt_json_arr_find(const json_t *arr, const char *key, const char *val, size_t *index);
+
+/* Deep equality with Kubernetes semantics: like json_equal, but an integer and a
+ * real with the same value are equal. */
+bool kt_json_equal(const json_t *a, const json_t *b);
+
+#endif
