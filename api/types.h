@@ -80,6 +80,10 @@ struct kt_ml_policy {
     struct kt_opt_i64 num_nodes;    /* no default in the CRD; code treats absent as 1 */
     enum kt_policy_kind kind;
     json_t *source;                 /* borrowed: the torch/mpi/... object, NULL for NONE */
+    unsigned sources;               /* bitmask of (1u << KT_POLICY_x) for every source set; more
+                                       than one bit is invalid (the validator reports it) and
+                                       kind is then the first in CEL order torch, mpi, jax,
+                                       xgboost, flux */
     /* mpi (defaults applied): */
     int64_t mpi_num_proc_per_node;  /* default 1 */
     const char *mpi_implementation; /* default "OpenMPI" */
@@ -106,6 +110,8 @@ struct kt_runtime {
     struct kt_podgroup_policy pg;
     json_t *template_;         /* borrowed spec.template (metadata + JobSetSpec), never NULL
                                   after a successful decode (empty object when absent) */
+    json_t *template_placeholder_; /* owned: the empty object template_ points at when
+                                      spec.template is absent (NULL otherwise); internal */
 };
 
 #endif

@@ -51,4 +51,21 @@ json_t *kt_json_arr_find(const json_t *arr, const char *key, const char *val, si
  * real with the same value are equal. */
 bool kt_json_equal(const json_t *a, const json_t *b);
 
+/* Like kt_json_dump, but escapes strings exactly as Go's json.Marshal does: also `<`, `>`,
+ * `&` (as \u003c \u003e \u0026) and U+2028/U+2029. Use it where text must match Go's
+ * output byte for byte (error messages that embed JSON). Caller owns the result; free(). */
+char *kt_json_dump_go(const json_t *v);
+/* Append the Go-escaped compact form to b. Fails only when b's cap is exceeded. */
+KT_MUST_CHECK int kt_json_dump_go_buf(const json_t *v, struct kt_buf *b, struct kt_err *err);
+
+/* Bytes kt_json_format_real and kt_json_format_float32_key may write, NUL included. */
+#define KT_JSON_REAL_MAX 48
+/* Write v as Go's encoding/json writes a float64 (shortest round-trip digits, plain
+ * notation for 1e-6 <= |v| < 1e21, else 1e+21 / 1e-7 style; 100.0 prints "100").
+ * NaN and infinities print "null". out holds KT_JSON_REAL_MAX bytes; returns the length. */
+size_t kt_json_format_real(double v, char *out);
+/* Write v as Go's strconv.FormatFloat(v, 'g', -1, 32) does (how sigs.k8s.io/yaml turns
+ * a float map key into a string: 1e6 -> "1e+06", 0.5 -> "0.5"; .inf/-.inf/.nan). */
+size_t kt_json_format_float32_key(double v, char *out);
+
 #endif

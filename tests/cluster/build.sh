@@ -8,7 +8,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
 OUT=$(kt_cluster_bindir)
 mkdir -p "$OUT"
-export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
+# -mod=readonly: the committed go.sum files pin every module, so a fresh machine resolves the
+# same versions (a missing checksum is an error instead of a silent new resolution).
+export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 log() { echo "cluster-build: $*" >&2; }
 
 build_k8s() {
@@ -81,7 +83,21 @@ fetch_crds() {
     rm -rf "$w"
 }
 
+# Our own tiny certificate generator (tests/cluster/certgen, stdlib only); the binary name
+# carries a hash of its source so an edit rebuilds it.
+build_certgen() {
+    local b
+    b=$(kt_certgen_bin)
+    if [ -x "$b" ]; then
+        return 0
+    fi
+    log "building $(basename "$b")"
+    (cd "$here/certgen" && go build -trimpath -o "$b.tmp" .)
+    mv "$b.tmp" "$b"
+}
+
 build_etcd
 build_k8s
 fetch_crds
+build_certgen
 echo "$OUT"

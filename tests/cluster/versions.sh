@@ -9,3 +9,10 @@ VOLCANO_VERSION=v1.13.0
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 }
+# kt_certgen_bin - path of the certificate generator built from tests/cluster/certgen.
+kt_certgen_bin() {
+    local h
+    h=$(cat "$(dirname "${BASH_SOURCE[0]}")"/certgen/main.go "$(dirname "${BASH_SOURCE[0]}")"/certgen/go.mod |
+        sha256sum | cut -c1-12)
+    echo "$(kt_cluster_bindir)/kt-certgen-$h"
+}

@@ -1,0 +1,15 @@
+/* cli/cli.h - ktctl subcommands. Each takes the arguments after its name and returns the
+ * process exit code (0 ok, 1 invalid input or denial, 2 usage error or unreadable input). */
+#ifndef KT_CLI_H
+#define KT_CLI_H
+
+#include <stdio.h>
+
+#define KT_EXIT_OK 0
+#define KT_EXIT_INVALID 1
+#define KT_EXIT_USAGE 2
+
+int cli_render(int argc, char **argv);
+void cli_render_usage(FILE *f);
+
+#endif

@@ -1,0 +1,168 @@
+/* common/framework.h - the runtime framework: plugin table, build, validation and status
+ * pipelines (SPEC §3.1-3.3, §3.9).
+ *
+ * Pure: no I/O, clock or globals. What exists in the cluster and any entropy come in
+ * through struct kt_view; the reconciler, the webhook and ktctl all call these functions,
+ * so `ktctl render` prints exactly what the reconciler applies.
+ *
+ * ## Plugins
+ *
+ * A plugin is a `const struct kt_plugin` with a name and one function pointer per extension
+ * point; NULL means "does not implement it". Plugins self-gate on their own policy (the torch
+ * plugin returns at once when the runtime has no mlPolicy.torch).
+ *
+ * The framework calls the plugins of one extension point in TABLE ORDER, which is fixed and
+ * documented (upstream iterates a Go map, so its order is random; SPEC §9.1):
+ *
+ *     CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet
+ *
+ * Consequences: component objects are emitted PodGroups first, then MPI/Flux ConfigMaps and
+ * Secrets, then the JobSet; PlainML upserts the user env before XGBoost adds its DMLC_* vars.
+ * Plugins not built yet keep their slot in this order when added.
+ *
+ * Adding a plugin = one file common/plugin_<name>.c defining `const struct kt_plugin
+ * kt_plugin_<name>`, its declaration in common/plugins.h, and one entry in the table in
+ * framework.c at its documented position.
+ *
+ * The struct is shaped to become a stable ABI for dlopen()-loaded plugins: it starts with
+ * the ABI version and its own size, only appends new members, and every callback receives
+ * framework-owned contexts by pointer (no struct passed by value).
+ *
+ * ## Build pipeline (kt_framework_build), SPEC §3.3 + §3.9
+ *
+ *  0. runtime: the snapshot ConfigMap `<trainjob>-runtime-snapshot` from the view when it
+ *     exists (sanity-checked), else the given runtime, and then the snapshot is the first
+ *     object returned;
+ *  1. Info (runtime_info.h); 2. every enforce_ml_policy; 3. every enforce_podgroup_policy;
+ *  4. every enforce_podspec; 5. every pre_build_sync; 6. every build, appending objects;
+ *  7. every returned object is stamped with the controller ownerReference to the TrainJob
+ *     and the label `trainer.kubeflow.org/trainjob-name: <name>` (no plugin has to).
+ *
+ * ## Validation pipeline (kt_framework_validate)
+ *
+ * Info only (no Enforce steps), then every validate; errors and warnings aggregated. */
+#ifndef KT_FRAMEWORK_H
+#define KT_FRAMEWORK_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/types.h"
+#include "err.h"
+#include "fielderr.h"
+#include "runtime_info.h"
+#include "str.h"
+
+#define KT_PLUGIN_ABI 1
+#define KT_TRAINJOB_NAME_LABEL "trainer.kubeflow.org/trainjob-name"
+#define KT_SNAPSHOT_SUFFIX "-runtime-snapshot"
+#define KT_SNAPSHOT_KEY "runtime"
+
+/* What the pipeline may see of the cluster, and injected entropy. All callbacks may be
+ * NULL (nothing exists / no key generator). The view is borrowed for one call. */
+struct kt_view {
+    /* The existing object apiVersion/kind ns/name, or NULL. Borrowed from the view's
+     * owner; valid for the duration of the pipeline call. */
+    const json_t *(*get)(void *ctx, const char *api_version, const char *kind, const char *ns,
+                         const char *name);
+    void *ctx;
+    /* Fresh MPI SSH key pair (PEM private key, authorized_keys line). On success the caller
+     * owns both strings; free with free(). */
+    int (*ssh_keygen)(void *ctx, char **private_pem, char **public_line, struct kt_err *err);
+    void *keygen_ctx;
+};
+
+/* Lookup through the view; NULL when the view or its get is NULL. */
+const json_t *kt_view_get(const struct kt_view *view, const char *api_version, const char *kind,
+                          const char *ns, const char *name);
+
+/* The state one build pass hands to plugins. Plugins may change info, trainer_command and
+ * trainer_args; the framework owns everything here. */
+struct kt_build {
+    const struct kt_trainjob *tj; /* the defaulted TrainJob */
+    const struct kt_runtime *rt;  /* the runtime in effect (snapshot or live) */
+    const struct kt_view *view;
+    struct kt_info info;
+    json_t *trainer_command; /* owned copy of spec.trainer.command, NULL when unset; torchtune
+                                and Flux replace it; the JobSet builder writes it */
+    json_t *trainer_args;    /* owned copy of spec.trainer.args, NULL when unset */
+};
+
+/* The inputs of one validation. */
+struct kt_validation {
+    const struct kt_trainjob *tj;  /* new object */
+    const struct kt_trainjob *old; /* NULL on create */
+    const struct kt_runtime *rt;   /* the live runtime */
+    const struct kt_info *info;    /* Info without Enforce steps */
+    const struct kt_view *view;
+};
+
+struct kt_plugin {
+    unsigned abi;     /* KT_PLUGIN_ABI */
+    size_t size;      /* sizeof(struct kt_plugin) the plugin was built with */
+    const char *name; /* upstream's Name(): "Torch", "JobSet", ... */
+    /* WatchExtension: NULL-terminated "apiVersion/Kind" list of owned kinds to watch. */
+    const char *const *watches;
+    /* CustomValidation: append field errors and warnings. Never fails. */
+    void (*validate)(const struct kt_validation *v, struct kt_ferrs *errs,
+                     struct kt_strv *warnings);
+    /* Build extension points, called in this order. -1 + err aborts the build. */
+    int (*enforce_ml_policy)(struct kt_build *b, struct kt_err *err);
+    int (*enforce_podgroup_policy)(struct kt_build *b, struct kt_err *err);
+    int (*enforce_podspec)(struct kt_build *b, struct kt_err *err);
+    int (*pre_build_sync)(struct kt_build *b, struct kt_err *err);
+    /* ComponentBuilder: append whole objects (apiVersion, kind, metadata.name/namespace,
+     * ...) to objects, in apply order. Does not stamp owner references or labels. */
+    int (*build)(struct kt_build *b, json_t *objects, struct kt_err *err);
+    /* TrainJobStatus (at most one plugin): *out = the new status object, or NULL for "no
+     * change". Caller owns *out; free with json_decref(). */
+    int (*status)(const struct kt_trainjob *tj, const struct kt_view *view, json_t **out,
+                  struct kt_err *err);
+};
+
+/* A plugin table. Borrowed entries; order is the call order. */
+struct kt_framework {
+    const struct kt_plugin *const *plugins;
+    size_t n;
+};
+
+/* The built-in table (file-scope constant in framework.c), checked. */
+void kt_framework_default(struct kt_framework *fw);
+/* Check a table: ABI versions, and at most one status plugin (KT_EINVAL
+ * "too many TrainJobStatus plugins are registered"). */
+KT_MUST_CHECK int kt_framework_check(const struct kt_framework *fw, struct kt_err *err);
+
+/* The runtime key of tj ("TrainingRuntime.trainer.kubeflow.org"; Kind alone when the group
+ * is empty). Caller owns the result; free with free(). */
+char *kt_runtime_key(const struct kt_trainjob *tj);
+/* True for the two supported keys. */
+bool kt_runtime_key_supported(const char *key);
+
+/* Build every object to apply for tj, in apply order, as a JSON array in *out (caller owns
+ * it; free with json_decref()). rt is the live runtime (may be NULL when a snapshot exists
+ * in the view). Errors: "unsupported runtime: <key>", snapshot sanity checks (SPEC §3.9),
+ * plugin build errors. On failure *out is NULL. Does not retain its inputs. */
+KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *tj,
+                                     const struct kt_runtime *rt, const struct kt_view *view,
+                                     json_t **out, struct kt_err *err);
+
+/* Run Info + every CustomValidation. Field errors go to errs, warnings to warnings. Fails
+ * (-1 + err) only when Info cannot be built. */
+KT_MUST_CHECK int kt_framework_validate(const struct kt_framework *fw,
+                                        const struct kt_trainjob *tj,
+                                        const struct kt_trainjob *old,
+                                        const struct kt_runtime *rt, const struct kt_view *view,
+                                        struct kt_ferrs *errs, struct kt_strv *warnings,
+                                        struct kt_err *err);
+
+/* The TrainJobStatus step: *out = new status or NULL (no change). */
+KT_MUST_CHECK int kt_framework_status(const struct kt_framework *fw,
+                                      const struct kt_trainjob *tj, const struct kt_view *view,
+                                      json_t **out, struct kt_err *err);
+
+/* Stamp obj's metadata with the controller ownerReference of tj and the trainjob-name
+ * label (SPEC §2.4). */
+void kt_framework_stamp(json_t *obj, const struct kt_trainjob *tj);
+
+#endif

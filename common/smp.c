@@ -1,0 +1,286 @@
+/* common/smp.c - strategic merge patch for the JobSet/PodSpec subset (see smp.h).
+ *
+ * Follows k8s.io/apimachinery/pkg/util/strategicpatch with the patch strategies of
+ * sigs.k8s.io/jobset v0.12 and k8s.io/api/core/v1. Directives are not supported. */
+#include "smp.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+enum node_kind { N_GENERIC, N_STRUCT, N_LIST };
+
+struct node;
+struct field {
+    const char *key;
+    const struct node *node;
+};
+struct node {
+    enum node_kind kind;
+    const char *merge_key;      /* N_LIST */
+    const struct node *elem;    /* N_LIST item schema */
+    const struct field *fields; /* N_STRUCT, NULL-key terminated */
+};
+
+static const struct node GEN = {N_GENERIC, NULL, NULL, NULL};
+static const struct node L_BY_NAME = {N_LIST, "name", &GEN, NULL};
+static const struct node L_ENV = {N_LIST, "name", &GEN, NULL};
+static const struct node L_MOUNTS = {N_LIST, "mountPath", &GEN, NULL};
+static const struct node L_PORTS = {N_LIST, "containerPort", &GEN, NULL};
+static const struct field F_RES[] = {{"claims", &L_BY_NAME}, {NULL, NULL}};
+static const struct node RES = {N_STRUCT, NULL, NULL, F_RES};
+static const struct field F_CONT[] = {{"env", &L_ENV},
+                                      {"volumeMounts", &L_MOUNTS},
+                                      {"ports", &L_PORTS},
+                                      {"resources", &RES},
+                                      {NULL, NULL}};
+static const struct node CONT = {N_STRUCT, NULL, NULL, F_CONT};
+static const struct node L_CONT = {N_LIST, "name", &CONT, NULL};
+static const struct field F_POD[] = {{"containers", &L_CONT},
+                                     {"initContainers", &L_CONT},
+                                     {"volumes", &L_BY_NAME},
+                                     {"imagePullSecrets", &L_BY_NAME},
+                                     {"schedulingGates", &L_BY_NAME},
+                                     {NULL, NULL}};
+static const struct node POD = {N_STRUCT, NULL, NULL, F_POD};
+static const struct field F_PT[] = {{"spec", &POD}, {NULL, NULL}};
+static const struct node PT = {N_STRUCT, NULL, NULL, F_PT};
+static const struct field F_JS[] = {{"template", &PT}, {NULL, NULL}};
+static const struct node JS = {N_STRUCT, NULL, NULL, F_JS};
+static const struct field F_JT[] = {{"spec", &JS}, {NULL, NULL}};
+static const struct node JT = {N_STRUCT, NULL, NULL, F_JT};
+static const struct field F_RJ[] = {{"template", &JT}, {NULL, NULL}};
+static const struct node RJ = {N_STRUCT, NULL, NULL, F_RJ};
+static const struct node L_RJ = {N_LIST, "name", &RJ, NULL};
+static const struct field F_JSS[] = {{"replicatedJobs", &L_RJ}, {NULL, NULL}};
+static const struct node JSS = {N_STRUCT, NULL, NULL, F_JSS};
+
+static void merge(json_t *dst_parent, const char *key, const json_t *patch, const struct node *n);
+
+/* jansson's iterators take a non-const object; we only read. */
+static json_t *unconst(const json_t *v)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {v};
+    return u.m;
+}
+
+static const struct node *field_node(const struct node *n, const char *key)
+{
+    for (const struct field *f = n->fields; f && f->key; f++) {
+        if (strcmp(f->key, key) == 0) {
+            return f->node;
+        }
+    }
+    return &GEN;
+}
+
+static void merge_object(json_t *dst, const json_t *patch, const struct node *n)
+{
+    const char *k;
+    json_t *v;
+    void *it = json_object_iter(unconst(patch));
+    for (; it; it = json_object_iter_next(unconst(patch), it)) {
+        k = json_object_iter_key(it);
+        v = json_object_iter_value(it);
+        merge(dst, k, v, n->kind == N_STRUCT ? field_node(n, k) : &GEN);
+    }
+}
+
+static bool same_key(const json_t *a, const json_t *b)
+{
+    return a && b && json_equal(a, b);
+}
+
+static void merge_list(json_t *dst, const json_t *patch, const struct node *n)
+{
+    size_t i, j;
+    json_t *p, *o;
+    json_array_foreach(patch, i, p) {
+        json_t *pk = json_is_object(p) ? json_object_get(p, n->merge_key) : NULL;
+        json_t *found = NULL;
+        json_array_foreach(dst, j, o) {
+            if (pk && json_is_object(o) && same_key(json_object_get(o, n->merge_key), pk)) {
+                found = o;
+                break;
+            }
+        }
+        if (found) {
+            merge_object(found, p, n->elem);
+        } else {
+            json_array_append_new(dst, json_deep_copy(p));
+        }
+    }
+}
+
+/* Merge patch into dst_parent[key] following node n. */
+static void merge(json_t *dst_parent, const char *key, const json_t *patch, const struct node *n)
+{
+    json_t *cur = json_object_get(dst_parent, key);
+    if (json_is_null(patch)) {
+        json_object_del(dst_parent, key);
+        return;
+    }
+    if (json_is_object(patch) && json_is_object(cur)) {
+        merge_object(cur, patch, n);
+        return;
+    }
+    if (n->kind == N_LIST && json_is_array(patch) && json_is_array(cur)) {
+        merge_list(cur, patch, n);
+        return;
+    }
+    json_object_set_new(dst_parent, key, json_deep_copy(patch));
+}
+
+void kt_smp_generic(json_t *dst, const json_t *patch)
+{
+    if (json_is_object(dst) && json_is_object(patch)) {
+        merge_object(dst, patch, &GEN);
+    }
+}
+
+void kt_smp_jobset_spec(json_t *spec, const json_t *patch)
+{
+    if (json_is_object(spec) && json_is_object(patch)) {
+        merge_object(spec, patch, &JSS);
+    }
+}
+
+void kt_smp_container_resources(json_t *container, const json_t *patch)
+{
+    if (json_is_object(container) && json_is_object(patch)) {
+        merge(container, "resources", patch, &RES);
+    }
+}
+
+/* ---- typed re-serialisation of the patch ---- */
+
+struct tfield;
+struct tnode {
+    const struct tfield *fields; /* NULL = any content (a Kubernetes type), omitempty only */
+    bool list;                   /* list of tnode items */
+};
+struct tfield {
+    const char *key;
+    const struct tnode *node;
+};
+
+static const struct tnode T_ANY = {NULL, false};
+static const struct tnode T_ANY_LIST = {NULL, true};
+static const struct tfield TF_META[] = {{"labels", &T_ANY},     {"annotations", &T_ANY},
+                                        {"name", &T_ANY},       {"namespace", &T_ANY},
+                                        {"finalizers", &T_ANY}, {NULL, NULL}};
+static const struct tnode T_META = {TF_META, false};
+static const struct tfield TF_CONT[] = {{"name", &T_ANY},
+                                        {"env", &T_ANY_LIST},
+                                        {"volumeMounts", &T_ANY_LIST},
+                                        {"securityContext", &T_ANY},
+                                        {NULL, NULL}};
+static const struct tnode T_CONT_LIST = {TF_CONT, true};
+static const struct tfield TF_POD[] = {{"serviceAccountName", &T_ANY},
+                                       {"volumes", &T_ANY_LIST},
+                                       {"initContainers", &T_CONT_LIST},
+                                       {"containers", &T_CONT_LIST},
+                                       {"imagePullSecrets", &T_ANY_LIST},
+                                       {"securityContext", &T_ANY},
+                                       {"nodeSelector", &T_ANY},
+                                       {"affinity", &T_ANY},
+                                       {"tolerations", &T_ANY_LIST},
+                                       {"schedulingGates", &T_ANY_LIST},
+                                       {"terminationGracePeriodSeconds", &T_ANY},
+                                       {NULL, NULL}};
+static const struct tnode T_POD = {TF_POD, false};
+static const struct tfield TF_PT[] = {{"metadata", &T_META}, {"spec", &T_POD}, {NULL, NULL}};
+static const struct tnode T_PT = {TF_PT, false};
+static const struct tfield TF_JS[] = {{"template", &T_PT}, {NULL, NULL}};
+static const struct tnode T_JS = {TF_JS, false};
+static const struct tfield TF_JT[] = {{"metadata", &T_META}, {"spec", &T_JS}, {NULL, NULL}};
+static const struct tnode T_JT = {TF_JT, false};
+static const struct tfield TF_RJ[] = {{"name", &T_ANY}, {"template", &T_JT}, {NULL, NULL}};
+static const struct tnode T_RJ_LIST = {TF_RJ, true};
+static const struct tfield TF_JSS[] = {{"replicatedJobs", &T_RJ_LIST}, {NULL, NULL}};
+static const struct tnode T_JSS = {TF_JSS, false};
+
+static bool is_empty(const json_t *v)
+{
+    return json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0) ||
+           (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static json_t *typed(const json_t *v, const struct tnode *n);
+
+/* omitempty for arbitrary Kubernetes content: drop nulls, "" and [] members recursively. */
+static json_t *omit_empty(const json_t *v)
+{
+    const char *k;
+    json_t *m;
+    size_t i;
+    json_t *out;
+    if (json_is_array(v)) {
+        out = json_array();
+        json_array_foreach(v, i, m) {
+            json_array_append_new(out, omit_empty(m));
+        }
+        return out;
+    }
+    if (!json_is_object(v)) {
+        return json_deep_copy(v);
+    }
+    out = json_object();
+    void *it = json_object_iter(unconst(v));
+    for (; it; it = json_object_iter_next(unconst(v), it)) {
+        k = json_object_iter_key(it);
+        m = json_object_iter_value(it);
+        if (!is_empty(m)) {
+            json_object_set_new(out, k, omit_empty(m));
+        }
+    }
+    return out;
+}
+
+static json_t *typed_item(const json_t *v, const struct tnode *n)
+{
+    if (!n->fields || !json_is_object(v)) {
+        return omit_empty(v);
+    }
+    json_t *out = json_object();
+    for (const struct tfield *f = n->fields; f->key; f++) {
+        json_t *m = json_object_get(v, f->key);
+        if (!m || is_empty(m)) {
+            continue;
+        }
+        json_t *c = typed(m, f->node);
+        if (json_is_object(c) && json_object_size(c) == 0 && f->node->fields) {
+            json_decref(c);
+            continue;
+        }
+        json_object_set_new(out, f->key, c);
+    }
+    return out;
+}
+
+static json_t *typed(const json_t *v, const struct tnode *n)
+{
+    if (!n->list) {
+        return typed_item(v, n);
+    }
+    if (!json_is_array(v)) {
+        return omit_empty(v);
+    }
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+        json_array_append_new(out, typed_item(e, n));
+    }
+    return out;
+}
+
+json_t *kt_smp_typed_jobset_patch(const json_t *patch)
+{
+    if (!json_is_object(patch)) {
+        return json_object();
+    }
+    return typed(patch, &T_JSS);
+}

@@ -1,0 +1,3 @@
+module kt.invalid/cluster/certgen
+
+go 1.26

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# tests/cluster/down.sh DIR - stop the kube-apiserver and etcd started by up.sh DIR (by PID:
+# SIGTERM, then SIGKILL after a bounded wait) and remove the tmpfs etcd data. Idempotent:
+# running it again, or on a DIR whose start failed half-way, is fine. DIR itself is kept.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+[ $# -eq 1 ] || {
+    echo "usage: $0 DIR" >&2
+    exit 2
+}
+D=$1
+[ -f "$D/env" ] || exit 0
+rc=0
+kt_stop "$(kt_env_get "$D" KT_APISERVER_PID)" kube-apiserver || rc=1
+kt_stop "$(kt_env_get "$D" KT_ETCD_PID)" etcd || rc=1
+data=$(kt_env_get "$D" KT_ETCD_DATA)
+case "$data" in
+/dev/shm/kt-etcd.* | "$D"/etcd-data) rm -rf "$data" ;;
+esac
+exit "$rc"

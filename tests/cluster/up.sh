@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# tests/cluster/up.sh DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on free
+# ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
+# kubeflow-system namespace and write DIR/env. Stop it with tests/cluster/down.sh DIR.
+# On failure the logs are printed and everything started is stopped again.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/lib.sh"
+
+usage() {
+    echo "usage: $0 DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
+    exit 2
+}
+[ $# -ge 1 ] || usage
+D=$1
+shift
+if [ $# -gt 0 ]; then
+    [ "$1" = "--" ] || usage
+    shift
+fi
+t0=$(date +%s%N)
+
+if [ ! -x "$KT_BIN/kube-apiserver" ] || [ ! -x "$KT_BIN/kubectl" ] || [ ! -x "$KT_BIN/etcd" ] ||
+    [ ! -f "$KT_BIN/crds/.done" ] || [ ! -x "$(kt_certgen_bin)" ]; then
+    "$here/build.sh" >/dev/null
+fi
+
+mkdir -p "$D"
+D=$(cd "$D" && pwd)
+if [ -f "$D/env" ] && kt_alive "$(kt_env_get "$D" KT_APISERVER_PID)"; then
+    kt_log "$D already has a running cluster; run down.sh first"
+    exit 1
+fi
+rm -f "$D/env" "$D"/*.log
+printf '%s\n' "$@" >"$D/apiserver.flags"
+
+ok=0
+cleanup() {
+    kt_port_unlock
+    if [ "$ok" -ne 1 ]; then
+        kt_log "up.sh failed; logs follow"
+        kt_print_logs "$D"
+        "$here/down.sh" "$D" || true
+    fi
+}
+trap cleanup EXIT
+
+kt_gen_certs "$D"
+
+data=""
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    data=$(mktemp -d /dev/shm/kt-etcd.XXXXXX)
+else
+    data="$D/etcd-data"
+    mkdir -p "$data"
+fi
+kt_env_set "$D" KT_ETCD_DATA "$data"
+kt_env_set "$D" KT_CA "$D/ca.crt"
+kt_env_set "$D" KT_SA_KEY "$D/sa.key"
+kt_env_set "$D" KT_SA_PUB "$D/sa.pub"
+kt_env_set "$D" KT_KUBECTL "$KT_BIN/kubectl"
+kt_env_set "$D" KT_BIN "$KT_BIN"
+kt_env_set "$D" KT_CLUSTER_DIR "$D"
+
+kt_port_lock
+kt_pick_port ep
+kt_pick_port pp
+kt_pick_port ap
+kt_env_set "$D" KT_ETCD "http://127.0.0.1:$ep"
+kt_env_set "$D" KT_APISERVER_PORT "$ap"
+kt_env_set "$D" KT_APISERVER "https://127.0.0.1:$ap"
+
+"$KT_BIN/etcd" --name kt --data-dir "$data" \
+    --listen-client-urls "http://127.0.0.1:$ep" --advertise-client-urls "http://127.0.0.1:$ep" \
+    --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+    --initial-cluster "kt=http://127.0.0.1:$pp" \
+    --unsafe-no-fsync=true --log-level=warn </dev/null >"$D/etcd.log" 2>&1 9>&- &
+epid=$!
+disown "$epid" 2>/dev/null || true
+kt_env_set "$D" KT_ETCD_PID "$epid"
+
+kt_start_apiserver "$D" "$@" >/dev/null
+apid=$(kt_env_get "$D" KT_APISERVER_PID)
+kt_wait_listen "$epid" "$ep" etcd
+kt_wait_listen "$apid" "$ap" kube-apiserver
+kt_port_unlock
+
+for n in admin webhook controller-manager; do
+    kt_kubeconfig "$D" "$n" "$n"
+done
+kt_env_set "$D" KT_ADMIN_KUBECONFIG "$D/admin.kubeconfig"
+kt_env_set "$D" KT_WEBHOOK_KUBECONFIG "$D/webhook.kubeconfig"
+kt_env_set "$D" KT_RECONCILER_KUBECONFIG "$D/controller-manager.kubeconfig"
+kt_wait_ready "$D" "$apid"
+
+k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "$D/kubectl-cache" "$@"; }
+crds=()
+for f in "$root"/api/*.yaml "$KT_BIN"/crds/*.yaml; do
+    if [ -f "$f" ] && grep -q '^kind: CustomResourceDefinition' "$f"; then
+        crds+=(-f "$f")
+    fi
+done
+k apply --server-side --force-conflicts "${crds[@]}" >"$D/crds.log" 2>&1 || {
+    cat "$D/crds.log" >&2
+    exit 1
+}
+k wait --for condition=established --timeout="${KT_READY_TIMEOUT}s" crd --all >>"$D/crds.log" 2>&1 || {
+    cat "$D/crds.log" >&2
+    exit 1
+}
+k create namespace kubeflow-system >/dev/null
+
+ok=1
+ms=$((($(date +%s%N) - t0) / 1000000))
+kt_log "ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s: $(kt_env_get "$D" KT_APISERVER)"
+echo "export KUBECONFIG=$D/admin.kubeconfig  # kubectl: $KT_BIN/kubectl" >&2

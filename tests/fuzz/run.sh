@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/fuzz/run.sh NAME... - build and run libFuzzer targets (STYLE rule 33).
+#
+# NAME is fuzz_<target> or <target>; with no NAME every tests/fuzz/fuzz_*.c runs. The
+# library (common/ api/ certs/) is compiled once with clang into build/fuzz/obj, each
+# target links against it with -fsanitize=fuzzer,address,undefined and runs for
+# FUZZ_SECONDS (default 20) on a scratch copy of tests/fuzz/corpus/<target>/ (the
+# committed seeds are never written). A target passes when libFuzzer exits 0; crash
+# inputs land in build/fuzz/artifacts/. Prints "N passed, N failed"; exits 1 on failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+FUZZ_CC=${FUZZ_CC:-clang}
+OUT=build/fuzz
+PKGS="libmicrohttpd gnutls hogweed nettle libcurl jansson yaml-0.1"
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
+CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
+$SAN -I. $(pkg-config --cflags $PKGS)"
+LIBS="$(pkg-config --libs $PKGS) -lpthread -ldl -lm"
+pass=0
+fail=0
+
+if ! command -v "$FUZZ_CC" >/dev/null; then
+    echo "fuzz: $FUZZ_CC not found" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then
+    for f in tests/fuzz/fuzz_*.c; do
+        [ -e "$f" ] && names+=("$(basename "$f" .c)")
+    done
+fi
+
+mkdir -p "$OUT/obj" "$OUT/artifacts"
+# One object per library source, rebuilt when the source or any header is newer.
+newest_h=$(ls -t common/*.h api/*.h certs/*.h 2>/dev/null | head -n 1)
+build_lib() {
+    local src obj pids=() rc=0
+    for src in common/*.c api/*.c certs/*.c; do
+        [ -e "$src" ] || continue
+        obj="$OUT/obj/$(echo "$src" | tr / _).o"
+        if [ "$obj" -nt "$src" ] && { [ -z "$newest_h" ] || [ "$obj" -nt "$newest_h" ]; }; then
+            continue
+        fi
+        # shellcheck disable=SC2086
+        $FUZZ_CC $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+        pids+=($!)
+        if [ ${#pids[@]} -ge 4 ]; then
+            wait "${pids[0]}" || rc=1
+            pids=("${pids[@]:1}")
+        fi
+    done
+    for p in "${pids[@]}"; do
+        wait "$p" || rc=1
+    done
+    # Objects of sources that no longer exist must not be linked.
+    for obj in "$OUT"/obj/*.o; do
+        [ -e "$obj" ] || continue
+        src=$(basename "$obj" .o)
+        src=${src/_/\/}
+        [ -e "$src" ] || rm -f "$obj"
+    done
+    return $rc
+}
+
+if ! build_lib; then
+    echo "fuzz: the library does not build with $FUZZ_CC" >&2
+    echo "0 passed, ${#names[@]} failed"
+    exit 1
+fi
+
+for name in "${names[@]}"; do
+    name=$(basename "${name%.c}")
+    name=${name#fuzz_}
+    src="tests/fuzz/fuzz_$name.c"
+    bin="$OUT/fuzz_$name"
+    if [ ! -e "$src" ]; then
+        echo "  fuzz_$name: no $src"
+        fail=$((fail + 1))
+        continue
+    fi
+    # shellcheck disable=SC2086
+    if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer "$src" "$OUT"/obj/*.o $LIBS -o "$bin"; then
+        echo "  fuzz_$name: build failed"
+        fail=$((fail + 1))
+        continue
+    fi
+    work="$OUT/corpus/$name"
+    mkdir -p "$work"
+    seeds=()
+    [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
+    log="$OUT/fuzz_$name.log"
+    "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$OUT/artifacts/fuzz_$name-" "$work" "${seeds[@]}" >"$log" 2>&1
+    rc=$?
+    runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
+    if [ $rc -eq 0 ]; then
+        printf '  %-24s ok (%s runs in %ss)\n' "fuzz_$name" "${runs:-?}" "$FUZZ_SECONDS"
+        pass=$((pass + 1))
+    else
+        printf '  %-24s FAILED (exit %d); log %s\n' "fuzz_$name" "$rc" "$log"
+        grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 10
+        fail=$((fail + 1))
+    fi
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/golden/tier.sh BUILD_DIR - run every render golden case with BUILD_DIR/bin/ktctl.
+#
+# A case is a directory tests/golden/<case>/ holding trainjob.yaml, runtime.yaml (passed
+# with --runtime), optional objects.yaml (--objects), optional `args` (extra flags, one
+# line), a `spec` file naming the SPEC section it pins, and either expected.json (the whole
+# `ktctl render -o json` List, byte for byte) or `error` (the exact stderr; exit code 1, or
+# the number in an optional `exit` file). Cases run from inside their directory so file
+# names in messages are relative. UPDATE=1 rewrites expected.json / error from the current
+# output: review every change against SPEC before committing it.
+set -uo pipefail
+b=$(cd "$1" && pwd)
+ktctl="$b/bin/ktctl"
+here=$(cd "$(dirname "$0")" && pwd)
+pass=0
+fail=0
+if [ ! -x "$ktctl" ]; then
+    echo "golden: $ktctl not built"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+run_case() {
+    local dir=$1 name out err rc want_rc args=()
+    name=$(basename "$dir")
+    out=$(mktemp)
+    err=$(mktemp)
+    if [ -f "$dir/args" ]; then
+        read -r -a args <"$dir/args"
+    fi
+    [ -f "$dir/runtime.yaml" ] && args+=(--runtime runtime.yaml)
+    [ -f "$dir/objects.yaml" ] && args+=(--objects objects.yaml)
+    (cd "$dir" && "$ktctl" render -o json "${args[@]}" trainjob.yaml) >"$out" 2>"$err"
+    rc=$?
+    if [ -f "$dir/error" ] || { [ "${UPDATE:-}" = 1 ] && [ $rc -ne 0 ]; }; then
+        want_rc=1
+        [ -f "$dir/exit" ] && want_rc=$(cat "$dir/exit")
+        if [ "${UPDATE:-}" = 1 ]; then
+            cp "$err" "$dir/error"
+            rm -f "$dir/expected.json"
+        fi
+        if [ $rc -eq "$want_rc" ] && cmp -s "$err" "$dir/error"; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1))
+            echo "FAIL golden/$name: exit $rc (want $want_rc)"
+            diff -u "$dir/error" "$err" | head -40
+        fi
+    else
+        [ "${UPDATE:-}" = 1 ] && [ $rc -eq 0 ] && cp "$out" "$dir/expected.json"
+        if [ $rc -eq 0 ] && cmp -s "$out" "$dir/expected.json"; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1))
+            echo "FAIL golden/$name: exit $rc"
+            cat "$err"
+            diff -u "$dir/expected.json" "$out" | head -60
+        fi
+    fi
+    rm -f "$out" "$err"
+}
+for dir in "$here"/*/; do
+    [ -f "$dir/trainjob.yaml" ] || continue
+    run_case "${dir%/}"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

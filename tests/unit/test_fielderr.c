@@ -1,0 +1,119 @@
+/* tests/unit/test_fielderr.c - field errors rendered as upstream (SPEC §4.5). */
+#include "tests/test.h"
+
+#include <stdlib.h>
+
+#include "common/fielderr.h"
+#include "common/mem.h"
+
+static void check_one(const struct kt_ferrs *l, const char *want)
+{
+    char *s = kt_ferrs_string(l);
+    CHECK_EQ_STR(s, want);
+    free(s);
+}
+
+static void test_types_and_values(void)
+{
+    struct kt_ferrs l;
+    kt_ferrs_init(&l);
+    kt_ferrs_add_str(&l, KT_FERR_INVALID, "spec.runtimeRef.name", "x\"y\n",
+                     "must have a supported pretrained model");
+    check_one(&l, "spec.runtimeRef.name: Invalid value: \"x\\\"y\\n\": must have a supported "
+                  "pretrained model");
+    kt_ferrs_release(&l);
+
+    kt_ferrs_add_int(&l, KT_FERR_INVALID, "spec.trainer.numNodes", 2, "must be 1 for %s model",
+                     "m");
+    check_one(&l, "spec.trainer.numNodes: Invalid value: 2: must be 1 for m model");
+    kt_ferrs_release(&l);
+
+    /* Forbidden, Required and Internal never print the value. */
+    kt_ferrs_add_str(&l, KT_FERR_FORBIDDEN, "spec.runtimePatches", "ignored", "nope");
+    check_one(&l, "spec.runtimePatches: Forbidden: nope");
+    kt_ferrs_release(&l);
+    kt_ferrs_add(&l, KT_FERR_REQUIRED, "spec.x", NULL, KT_GO_ANY, "%s", "");
+    check_one(&l, "spec.x: Required value");
+    kt_ferrs_release(&l);
+    kt_ferrs_add(&l, KT_FERR_INTERNAL, "spec.runtimePatches", NULL, KT_GO_ANY, "boom");
+    check_one(&l, "spec.runtimePatches: Internal error: boom");
+    kt_ferrs_release(&l);
+
+    /* A NULL value prints null (Go's nil). */
+    kt_ferrs_add(&l, KT_FERR_INVALID, "spec.trainer.resourcesPerNode", NULL, KT_GO_RESOURCES,
+                 "d");
+    check_one(&l, "spec.trainer.resourcesPerNode: Invalid value: null: d");
+    kt_ferrs_release(&l);
+}
+
+static void test_struct_order_and_escaping(void)
+{
+    struct kt_ferrs l;
+    json_t *ref = json_pack("{s:s, s:s, s:s}", "kind", "TrainingRuntime", "apiGroup",
+                            "trainer.kubeflow.org", "name", "x");
+    json_t *env = json_pack("[{s:s, s:s}]", "value", "<a&b>", "name", "E");
+    json_t *res = json_pack("{s:{s:i, s:s}}", "limits", "nvidia.com/gpu", 2, "cpu", "2.5");
+    kt_ferrs_init(&l);
+    kt_ferrs_add(&l, KT_FERR_INVALID, "spec.runtimeRef", ref, KT_GO_RUNTIME_REF, "d");
+    check_one(&l, "spec.runtimeRef: Invalid value: "
+                  "{\"name\":\"x\",\"apiGroup\":\"trainer.kubeflow.org\",\"kind\":"
+                  "\"TrainingRuntime\"}: d");
+    kt_ferrs_release(&l);
+    kt_ferrs_add(&l, KT_FERR_INVALID, "spec.trainer.env", env, KT_GO_ENV_LIST, "d");
+    check_one(&l, "spec.trainer.env: Invalid value: "
+                  "[{\"name\":\"E\",\"value\":\"\\u003ca\\u0026b\\u003e\"}]: d");
+    kt_ferrs_release(&l);
+    /* Resource maps: keys sorted, quantities as canonical strings. */
+    kt_ferrs_add(&l, KT_FERR_INVALID, "r", res, KT_GO_RESOURCES, "d");
+    check_one(&l, "r: Invalid value: {\"limits\":{\"cpu\":\"2500m\",\"nvidia.com/gpu\":\"2\"}}: d");
+    kt_ferrs_release(&l);
+    json_decref(ref);
+    json_decref(env);
+    json_decref(res);
+}
+
+static void test_aggregate(void)
+{
+    struct kt_ferrs l, copy;
+    kt_ferrs_init(&l);
+    kt_ferrs_init(&copy);
+    check_one(&l, "");
+    kt_ferrs_add_str(&l, KT_FERR_FORBIDDEN, "a", "", "x");
+    kt_ferrs_add_str(&l, KT_FERR_FORBIDDEN, "a", "", "x");
+    check_one(&l, "a: Forbidden: x"); /* duplicates collapse, then no brackets */
+    kt_ferrs_add_int(&l, KT_FERR_INVALID, "b", 1, "y");
+    check_one(&l, "[a: Forbidden: x, b: Invalid value: 1: y]");
+    kt_ferrs_extend(&copy, &l);
+    CHECK_EQ_INT(copy.len, 3);
+    kt_ferrs_release(&l);
+    kt_ferrs_release(&copy);
+    kt_ferrs_release(&copy); /* release twice is fine */
+}
+
+static void test_go_quote(void)
+{
+    char *q = kt_go_quote("tab\there \x01 \xff é \xc2\x85");
+    CHECK_EQ_STR(q, "\"tab\\there \\x01 \\xff é \\u0085\"");
+    free(q);
+    q = kt_go_quote("");
+    CHECK_EQ_STR(q, "\"\"");
+    free(q);
+    char *m = kt_go_marshal(json_string("\xe2\x80\xa8\x7f\x01"), KT_GO_ANY);
+    CHECK_EQ_STR(m, "\"\\u2028\x7f\\u0001\"");
+    free(m);
+    json_t *r = json_real(0.1);
+    m = kt_go_marshal(r, KT_GO_ANY);
+    CHECK_EQ_STR(m, "0.1");
+    free(m);
+    json_decref(r);
+}
+
+int main(void)
+{
+    kt_mem_init();
+    test_types_and_values();
+    test_struct_order_and_escaping();
+    test_aggregate();
+    test_go_quote();
+    return test_report();
+}

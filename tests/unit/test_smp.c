@@ -1,0 +1,118 @@
+/* tests/unit/test_smp.c - strategic merge patch for JobSetSpec / PodSpec (SPEC §3.2). */
+#include "tests/test.h"
+
+#include <stdlib.h>
+
+#include "common/json.h"
+#include "common/mem.h"
+#include "common/smp.h"
+
+static json_t *parse(const char *s)
+{
+    json_t *v = kt_json_parse(s, strlen(s), NULL);
+    CHECK(v != NULL);
+    return v;
+}
+
+static void check_json(const json_t *got, const char *want)
+{
+    char *s = kt_json_dump(got);
+    CHECK_EQ_STR(s, want);
+    free(s);
+}
+
+#define POD(x) "{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{\"spec\":" x "}}}}]}"
+
+static void test_pod_spec_keys(void)
+{
+    json_t *spec = parse(POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"2\"},"
+                             "\"tolerations\":[{\"key\":\"old\"}],"
+                             "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"1\"}],"
+                             "\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/d\"}]},{\"name\":\"s\"}],"
+                             "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]}"));
+    json_t *patch = parse(POD("{\"nodeSelector\":{\"b\":\"3\",\"c\":\"4\"},"
+                              "\"tolerations\":[{\"key\":\"new\"}],"
+                              "\"containers\":[{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]},"
+                              "{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
+                              "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]}],"
+                              "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
+    kt_smp_jobset_spec(spec, patch);
+    check_json(spec, POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"3\",\"c\":\"4\"},"
+                         "\"tolerations\":[{\"key\":\"new\"}],"
+                         "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
+                         "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]},"
+                         "{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]}],"
+                         "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{},\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
+    json_decref(spec);
+    json_decref(patch);
+}
+
+static void test_typed_patch_drops_unknown_and_empty(void)
+{
+    json_t *patch = parse(POD("{\"hostNetwork\":true,\"serviceAccountName\":\"\",\"tolerations\":[],"
+                              "\"nodeSelector\":{\"a\":\"1\"},\"containers\":[{\"name\":\"node\","
+                              "\"image\":\"dropped\",\"env\":[{\"name\":\"E\",\"value\":\"\"}]}]}"));
+    json_t *typed = kt_smp_typed_jobset_patch(patch);
+    /* Struct field order of PodSpecPatch: containers come before nodeSelector. */
+    check_json(typed, POD("{\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"E\"}]}],"
+                          "\"nodeSelector\":{\"a\":\"1\"}}"));
+    json_decref(typed);
+    json_decref(patch);
+    typed = kt_smp_typed_jobset_patch(NULL);
+    check_json(typed, "{}");
+    json_decref(typed);
+    /* A non-object patch changes nothing. */
+    json_t *spec = parse("{\"a\":1}");
+    json_t *bad = json_string("x");
+    kt_smp_jobset_spec(spec, bad);
+    check_json(spec, "{\"a\":1}");
+    json_decref(bad);
+    json_decref(spec);
+}
+
+static void test_resources_and_generic(void)
+{
+    json_t *c = parse("{\"name\":\"node\",\"resources\":{\"requests\":{\"cpu\":\"1\"},"
+                      "\"claims\":[{\"name\":\"a\"}]}}");
+    json_t *r = parse("{\"limits\":{\"nvidia.com/gpu\":4},\"requests\":{\"memory\":\"1Gi\"},"
+                      "\"claims\":[{\"name\":\"b\"}]}");
+    kt_smp_container_resources(c, r);
+    check_json(c, "{\"name\":\"node\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
+                  "\"claims\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"limits\":{\"nvidia.com/gpu\":4}}}");
+    json_decref(c);
+    c = parse("{\"name\":\"x\"}");
+    kt_smp_container_resources(c, r);
+    check_json(c, "{\"name\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":4},"
+                  "\"requests\":{\"memory\":\"1Gi\"},\"claims\":[{\"name\":\"b\"}]}}");
+    json_decref(c);
+    json_decref(r);
+
+    json_t *dst = parse("{\"a\":{\"b\":1,\"l\":[1,2]},\"d\":1}");
+    json_t *p = parse("{\"a\":{\"c\":2,\"l\":[3]},\"d\":null}");
+    kt_smp_generic(dst, p);
+    check_json(dst, "{\"a\":{\"b\":1,\"l\":[3],\"c\":2}}");
+    json_decref(dst);
+    json_decref(p);
+}
+
+static void test_replicated_jobs_by_name(void)
+{
+    json_t *spec = parse("{\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":1},{\"name\":\"b\"}]}");
+    json_t *patch = parse("{\"replicatedJobs\":[{\"name\":\"b\",\"replicas\":2},{\"name\":\"a\","
+                          "\"template\":{\"metadata\":{\"labels\":{\"x\":\"y\"}}}}]}");
+    kt_smp_jobset_spec(spec, patch);
+    check_json(spec, "{\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":1,\"template\":{\"metadata\":"
+                     "{\"labels\":{\"x\":\"y\"}}}},{\"name\":\"b\",\"replicas\":2}]}");
+    json_decref(spec);
+    json_decref(patch);
+}
+
+int main(void)
+{
+    kt_mem_init();
+    test_pod_spec_keys();
+    test_typed_patch_drops_unknown_and_empty();
+    test_resources_and_generic();
+    test_replicated_jobs_by_name();
+    return test_report();
+}
