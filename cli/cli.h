@@ -11,5 +11,7 @@
 
 int cli_render(int argc, char **argv);
 void cli_render_usage(FILE *f);
+int cli_validate(int argc, char **argv);
+void cli_validate_usage(FILE *f);
 
 #endif

@@ -14,6 +14,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
     {"render", cli_render, cli_render_usage},
+    {"validate", cli_validate, cli_validate_usage},
 };
 
 static void usage(FILE *f)

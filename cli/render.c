@@ -160,8 +160,8 @@ static int print_output(const json_t *items, bool as_json)
     size_t i;
     json_t *o;
     if (as_json) {
-        json_t *list = json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items",
-                                 items);
+        json_t *list =
+            json_pack("{s:s, s:s, s:O}", "apiVersion", "v1", "kind", "List", "items", items);
         char *s = kt_json_dump_pretty(list);
         json_decref(list);
         fputs(s, stdout);
@@ -170,7 +170,8 @@ static int print_output(const json_t *items, bool as_json)
         return 0;
     }
     kt_buf_init(&b, OUTPUT_MAX);
-    json_array_foreach(items, i, o) {
+    json_array_foreach(items, i, o)
+    {
         if (kt_yaml_emit(o, &b, &err) != 0) {
             fprintf(stderr, "ktctl render: %s\n", err.msg);
             return 1;
@@ -201,14 +202,15 @@ static int render_all(const struct render_cfg *c, json_t *tjs, const struct orig
     json_t *tj;
     int rc = 0;
     kt_framework_default(&fw);
-    json_array_foreach(tjs, i, tj) {
+    json_array_foreach(tjs, i, tj)
+    {
         struct kt_ferrs denial;
         struct kt_strv warnings;
         struct kt_err err = {0};
         kt_ferrs_init(&denial);
         kt_strv_init(&warnings);
-        int r = kt_render_trainjob(&fw, tj, runtimes, objects, &opts, items, &denial, &warnings,
-                                   &err);
+        int r =
+            kt_render_trainjob(&fw, tj, runtimes, objects, &opts, items, &denial, &warnings, &err);
         for (size_t w = 0; w < warnings.len; w++) {
             fprintf(stderr, "%s:%zu: warning: %s\n", origins[i].file, origins[i].line,
                     warnings.items[w]);

@@ -314,80 +314,102 @@ static int type_error(const struct dec *d, const struct schema *s, const json_t 
     return fail_at(d, line_here(d), err);
 }
 
-/* Go's time.ParseDuration, in nanoseconds; err gets Go's texts. */
-static int go_duration(const char *orig, int64_t *out, struct kt_err *err)
+/* Nanoseconds per unit of Go's time.ParseDuration, or 0 for an unknown unit. */
+static int64_t duration_unit(const char *u, size_t ul)
 {
     static const struct {
         const char *unit;
         int64_t ns;
     } units[] = {{"ns", 1},       {"us", 1000},      {"\xc2\xb5s", 1000},  {"\xce\xbcs", 1000},
                  {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000LL}, {"h", 3600000000000LL}};
-    const char *p = orig;
-    bool neg = false;
-    kt_i128 total = 0;
 
-    if (*p == '-' || *p == '+') {
-        neg = *p == '-';
-        p++;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strlen(units[i].unit) == ul && strncmp(units[i].unit, u, ul) == 0) {
+            return units[i].ns;
+        }
     }
+    return 0;
+}
+
+/* One "<int>[.<frac>]" of a duration: value = ip + frac/scale. NULL when invalid. */
+static const char *duration_number(const char *p, kt_i128 *ip, kt_i128 *frac, kt_i128 *scale)
+{
+    bool digits = false;
+
+    *ip = 0;
+    *frac = 0;
+    *scale = 1;
+    for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+        *ip = *ip * 10 + (*p - '0');
+        if (*ip > (kt_i128)INT64_MAX) {
+            return NULL;
+        }
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+            if (*scale < (kt_i128)1000000000000000000LL) {
+                *frac = *frac * 10 + (*p - '0');
+                *scale *= 10;
+            }
+        }
+    }
+    return digits ? p : NULL;
+}
+
+/* "<text><orig, Go-quoted>", as time.ParseDuration's errors. Returns -1. */
+static int duration_error(struct kt_err *err, const char *text, const char *orig)
+{
+    char *q = kt_go_quote(orig);
+    kt_err_set(err, KT_EPARSE, "%s%s", text, q);
+    free(q);
+    return -1;
+}
+
+/* Go's time.ParseDuration, in nanoseconds; err gets Go's texts. */
+static int go_duration(const char *orig, int64_t *out, struct kt_err *err)
+{
+    const char *p = orig;
+    bool neg = *p == '-';
+    kt_i128 total = 0, ip, frac, scale;
+
+    p += (*p == '-' || *p == '+') ? 1 : 0;
     if (strcmp(p, "0") == 0) {
         *out = 0;
         return 0;
     }
     if (*p == '\0') {
-        goto invalid;
+        return duration_error(err, "time: invalid duration ", orig);
     }
     while (*p != '\0') {
-        kt_i128 ip = 0, frac = 0, scale = 1;
-        const char *start = p;
-        bool digits = false;
-        if (!(*p == '.' || (*p >= '0' && *p <= '9'))) {
-            goto invalid;
-        }
-        for (; *p >= '0' && *p <= '9'; p++, digits = true) {
-            ip = ip * 10 + (*p - '0');
-            if (ip > (kt_i128)INT64_MAX) {
-                goto invalid;
-            }
-        }
-        if (*p == '.') {
-            for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
-                if (scale < (kt_i128)1000000000000000000LL) {
-                    frac = frac * 10 + (*p - '0');
-                    scale *= 10;
-                }
-            }
-        }
-        if (!digits || p == start) {
-            goto invalid;
+        p = duration_number(p, &ip, &frac, &scale);
+        if (p == NULL) {
+            return duration_error(err, "time: invalid duration ", orig);
         }
         const char *u = p;
         while (*p != '\0' && *p != '.' && !(*p >= '0' && *p <= '9')) {
             p++;
         }
         if (u == p) {
-            return kt_err_set(err, KT_EPARSE, "time: missing unit in duration \"%s\"", orig);
+            return duration_error(err, "time: missing unit in duration ", orig);
         }
-        size_t ul = (size_t)(p - u);
-        int64_t unit = 0;
-        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-            if (strlen(units[i].unit) == ul && strncmp(units[i].unit, u, ul) == 0) {
-                unit = units[i].ns;
-            }
-        }
+        int64_t unit = duration_unit(u, (size_t)(p - u));
         if (unit == 0) {
-            return kt_err_set(err, KT_EPARSE, "time: unknown unit \"%.*s\" in duration \"%s\"",
-                              (int)ul, u, orig);
+            char *uq = kt_xstrndup(u, (size_t)(p - u));
+            char *q = kt_go_quote(uq);
+            char *text = kt_xasprintf("time: unknown unit %s in duration ", q);
+            duration_error(err, text, orig);
+            free(text);
+            free(q);
+            free(uq);
+            return -1;
         }
         total += ip * unit + frac * unit / scale;
         if (total > (kt_i128)INT64_MAX) {
-            goto invalid;
+            return duration_error(err, "time: invalid duration ", orig);
         }
     }
     *out = (int64_t)(neg ? -total : total);
     return 0;
-invalid:
-    return kt_err_set(err, KT_EPARSE, "time: invalid duration \"%s\"", orig);
 }
 
 static int decode_object(struct dec *d, const struct schema *s, const json_t *obj,
@@ -418,7 +440,8 @@ static int decode_float32(struct dec *d, const struct schema *s, const json_t *v
         json_number_value(v) < -3.4028234663852886e38) {
         return type_error(d, s, v, "float32", err);
     }
-    *slot = (double)(float)json_number_value(v);
+    /* Kept as written: float32 rounding would print -0.1 as -0.10000000149 in messages. */
+    *slot = json_number_value(v);
     return 0;
 }
 
@@ -901,6 +924,27 @@ static int decode_doc(struct dec *d, struct kt_err *err)
     return 0;
 }
 
+/* "line N: text" from the YAML reader becomes "NAME:N: text"; anything else "NAME: text". */
+static void yaml_error(const char *name, struct kt_err *err)
+{
+    char *end = NULL;
+    unsigned long line = 0;
+
+    if (err == NULL) {
+        return;
+    }
+    if (strncmp(err->msg, "line ", 5) == 0) {
+        line = strtoul(err->msg + 5, &end, 10);
+    }
+    if (line == 0 || end == NULL || strncmp(end, ": ", 2) != 0) {
+        kt_err_prefix(err, "%s", name);
+        return;
+    }
+    char *rest = kt_xstrdup(end + 2);
+    kt_err_set(err, err->code, "%s:%lu: %s", name, line, rest);
+    free(rest);
+}
+
 int kt_config_load_data(const char *name, const char *data, size_t len, struct kt_config *out,
                         struct kt_err *err)
 {
@@ -913,7 +957,7 @@ int kt_config_load_data(const char *name, const char *data, size_t len, struct k
     kt_strv_init(&d.unknown);
     kt_yaml_limits_default(&lim);
     if (kt_yaml_parse(data, len, &lim, &st, err) < 0) {
-        kt_err_prefix(err, "%s", name);
+        yaml_error(name, err);
         goto out;
     }
     /* Like upstream's YAML reader, only the first document counts; none means defaults. */

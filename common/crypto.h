@@ -32,7 +32,8 @@ KT_MUST_CHECK int kt_crypto_random(void *out, size_t len, struct kt_err *err);
  * caBundle. Caller owns the result; free with free(). Never returns NULL. */
 char *kt_crypto_base64_encode(const void *data, size_t len);
 
-/* Decode standard base64 (padding required, no whitespace). On success *out (NUL-terminated
+/* Decode standard base64 (padding required, len a multiple of 4; nettle skips embedded
+ * whitespace). On success *out (NUL-terminated
  * for convenience) and *out_len are set; caller owns *out; free with free(). KT_EPARSE on
  * bad input, and then *out stays NULL. */
 KT_MUST_CHECK int kt_crypto_base64_decode(const char *s, size_t len, uint8_t **out, size_t *out_len,

@@ -28,7 +28,7 @@ int kt_err_set(struct kt_err *err, enum kt_code code, const char *fmt, ...)
 
 int kt_err_prefix(struct kt_err *err, const char *fmt, ...)
 {
-    char prefix[128];
+    char prefix[256];
     char old[sizeof(err->msg)];
     va_list ap;
 

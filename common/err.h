@@ -36,7 +36,7 @@ enum kt_code {
 /* An error record; callers put it on the stack, zeroed. */
 struct kt_err {
     enum kt_code code;
-    char msg[256]; /* NUL-terminated, truncated to fit */
+    char msg[1024]; /* NUL-terminated, truncated to fit */
 };
 
 /* Fill err (NULL allowed) with code and a printf-style message. Always returns -1. */

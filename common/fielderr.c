@@ -89,8 +89,8 @@ void kt_ferrs_add(struct kt_ferrs *l, enum kt_ferr_type type, const char *field,
     push(l, type, field, value, detail);
 }
 
-void kt_ferrs_add_str(struct kt_ferrs *l, enum kt_ferr_type type, const char *field,
-                      const char *s, const char *detail_fmt, ...)
+void kt_ferrs_add_str(struct kt_ferrs *l, enum kt_ferr_type type, const char *field, const char *s,
+                      const char *detail_fmt, ...)
 {
     va_list ap;
     va_start(ap, detail_fmt);
@@ -137,9 +137,8 @@ const char *kt_ferr_type_str(enum kt_ferr_type type)
 char *kt_ferr_string(const struct kt_ferr *e)
 {
     const char *detail = e->detail ? e->detail : "";
-    return kt_xasprintf("%s: %s%s%s%s%s", e->field, kt_ferr_type_str(e->type),
-                        e->value ? ": " : "", e->value ? e->value : "", *detail ? ": " : "",
-                        detail);
+    return kt_xasprintf("%s: %s%s%s%s%s", e->field, kt_ferr_type_str(e->type), e->value ? ": " : "",
+                        e->value ? e->value : "", *detail ? ": " : "", detail);
 }
 
 char *kt_ferrs_string(const struct kt_ferrs *l)
@@ -280,9 +279,9 @@ struct gofield {
     const struct goschema *sub;
 };
 struct goschema {
-    bool sorted_map;            /* a Go map: keys sorted */
-    bool quantity;              /* a resource.Quantity: its canonical string */
-    const struct goschema *elem; /* list elements / map values */
+    bool sorted_map;              /* a Go map: keys sorted */
+    bool quantity;                /* a resource.Quantity: its canonical string */
+    const struct goschema *elem;  /* list elements / map values */
     const struct gofield *fields; /* NULL-key terminated; NULL = keep order */
 };
 
@@ -314,7 +313,8 @@ static const struct gofield F_PATCH[] = {
     {"manager", NULL}, {"time", NULL}, {"trainingRuntimeSpec", NULL}, {NULL, NULL}};
 static const struct goschema S_PATCH = {false, false, NULL, F_PATCH};
 static const struct goschema S_PATCH_LIST = {false, false, &S_PATCH, NULL};
-static const struct gofield F_TARGET[] = {{"jobName", NULL}, {"containerNames", NULL}, {NULL, NULL}};
+static const struct gofield F_TARGET[] = {
+    {"jobName", NULL}, {"containerNames", NULL}, {NULL, NULL}};
 static const struct goschema S_TARGET = {false, false, NULL, F_TARGET};
 static const struct gofield F_RES[] = {
     {"limits", &S_QMAP}, {"requests", &S_QMAP}, {"claims", NULL}, {NULL, NULL}};
@@ -366,8 +366,12 @@ static int marshal_string(struct kt_buf *b, const char *str, size_t n)
             continue;
         }
         if (r == 0x2028 || r == 0x2029 || r == '<' || r == '>' || r == '&' || r < 0x20) {
-            const char *sh = r == '\n' ? "\\n" : r == '\r' ? "\\r" : r == '\t' ? "\\t"
-                             : r == '\b' ? "\\b" : r == '\f' ? "\\f" : NULL;
+            const char *sh = r == '\n'   ? "\\n"
+                             : r == '\r' ? "\\r"
+                             : r == '\t' ? "\\t"
+                             : r == '\b' ? "\\b"
+                             : r == '\f' ? "\\f"
+                                         : NULL;
             rc = sh ? kt_buf_puts(b, sh, NULL) : kt_buf_printf(b, NULL, "\\u%04x", (unsigned)r);
         } else if (c == '"' || c == '\\') {
             rc = kt_buf_printf(b, NULL, "\\%c", c);
@@ -428,7 +432,8 @@ static int marshal_object(struct kt_buf *b, const json_t *v, const struct gosche
     if (s->sorted_map) {
         size_t n = json_object_size(v), i = 0;
         const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-        json_object_foreach(unconst(v), k, m) {
+        json_object_foreach(unconst(v), k, m)
+        {
             keys[i++] = k;
         }
         qsort(keys, n, sizeof(char *), cmp_str);
@@ -444,7 +449,8 @@ static int marshal_object(struct kt_buf *b, const json_t *v, const struct gosche
             rc = marshal_member(b, &first, f->key, m, f->sub);
         }
     }
-    json_object_foreach(unconst(v), k, m) {
+    json_object_foreach(unconst(v), k, m)
+    {
         if (rc == 0 && !listed(s->fields, k)) {
             rc = marshal_member(b, &first, k, m, NULL);
         }
@@ -468,7 +474,8 @@ static int marshal(struct kt_buf *b, const json_t *v, const struct goschema *s)
         return marshal_object(b, v, s);
     case JSON_ARRAY:
         rc = kt_buf_puts(b, "[", NULL);
-        json_array_foreach(v, i, e) {
+        json_array_foreach(v, i, e)
+        {
             if (rc == 0 && i > 0) {
                 rc = kt_buf_puts(b, ",", NULL);
             }

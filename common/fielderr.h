@@ -22,13 +22,13 @@ enum kt_ferr_type {
 
 /* Go struct types whose json.Marshal field order we reproduce for bad values. */
 enum kt_gotype {
-    KT_GO_ANY,           /* JSON as given (our canonical order), <>& escaped */
-    KT_GO_RUNTIME_REF,   /* name, apiGroup, kind */
-    KT_GO_ENV_LIST,      /* []EnvVar: name, value, valueFrom */
-    KT_GO_PATCH_LIST,    /* []RuntimePatch: manager, time, trainingRuntimeSpec */
-    KT_GO_ENV_TARGET,    /* torch envInjection target: jobName, containerNames */
-    KT_GO_RESOURCES,     /* ResourceRequirements: limits, requests, claims (map keys sorted) */
-    KT_GO_STRING_SLICE   /* []string */
+    KT_GO_ANY,         /* JSON as given (our canonical order), <>& escaped */
+    KT_GO_RUNTIME_REF, /* name, apiGroup, kind */
+    KT_GO_ENV_LIST,    /* []EnvVar: name, value, valueFrom */
+    KT_GO_PATCH_LIST,  /* []RuntimePatch: manager, time, trainingRuntimeSpec */
+    KT_GO_ENV_TARGET,  /* torch envInjection target: jobName, containerNames */
+    KT_GO_RESOURCES,   /* ResourceRequirements: limits, requests, claims (map keys sorted) */
+    KT_GO_STRING_SLICE /* []string */
 };
 
 struct kt_ferr {
@@ -54,8 +54,8 @@ void kt_ferrs_release(struct kt_ferrs *l);
 void kt_ferrs_add(struct kt_ferrs *l, enum kt_ferr_type type, const char *field, const json_t *v,
                   enum kt_gotype t, const char *detail_fmt, ...) KT_PRINTF(6, 7);
 /* Append an error whose value is the Go string s (printed %q). Does not retain s. */
-void kt_ferrs_add_str(struct kt_ferrs *l, enum kt_ferr_type type, const char *field,
-                      const char *s, const char *detail_fmt, ...) KT_PRINTF(5, 6);
+void kt_ferrs_add_str(struct kt_ferrs *l, enum kt_ferr_type type, const char *field, const char *s,
+                      const char *detail_fmt, ...) KT_PRINTF(5, 6);
 /* Append an error whose value is an integer. */
 void kt_ferrs_add_int(struct kt_ferrs *l, enum kt_ferr_type type, const char *field, long long n,
                       const char *detail_fmt, ...) KT_PRINTF(5, 6);

@@ -16,15 +16,9 @@
  * built yet take their slot when added:
  *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet */
 static const struct kt_plugin *const builtin[] = {
-    /* &kt_plugin_coscheduling, */
-    /* &kt_plugin_volcano, */
-    &kt_plugin_torch,
-    /* &kt_plugin_mpi, */
-    &kt_plugin_plainml,
-    /* &kt_plugin_jax, */
-    /* &kt_plugin_xgboost, */
-    /* &kt_plugin_flux, */
-    &kt_plugin_jobset,
+    &kt_plugin_coscheduling, &kt_plugin_volcano, &kt_plugin_torch,
+    &kt_plugin_mpi,          &kt_plugin_plainml, &kt_plugin_jax,
+    &kt_plugin_xgboost,      &kt_plugin_flux,    &kt_plugin_jobset,
 };
 
 void kt_framework_default(struct kt_framework *fw)
@@ -178,7 +172,7 @@ static int resolve_runtime(const struct kt_trainjob *tj, const struct kt_runtime
 
 static json_t *copy_or_null(const json_t *v)
 {
-    return v ? json_deep_copy(v) : NULL;
+    return v ? kt_json_clone(v) : NULL;
 }
 
 int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *tj,
@@ -193,8 +187,7 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     int rc = -1;
 
     *out = NULL;
-    if (check_key(tj, err) != 0 ||
-        resolve_runtime(tj, rt, view, &snap, &b.rt, objects, err) != 0) {
+    if (check_key(tj, err) != 0 || resolve_runtime(tj, rt, view, &snap, &b.rt, objects, err) != 0) {
         goto out;
     }
     b.tj = tj;
@@ -204,7 +197,8 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     if (kt_info_build(&b.info, b.rt, tj, err) != 0 || run_plugins(fw, &b, objects, err) != 0) {
         goto out;
     }
-    json_array_foreach(objects, i, o) {
+    json_array_foreach(objects, i, o)
+    {
         kt_framework_stamp(o, tj);
     }
     *out = objects;

@@ -24,6 +24,20 @@
  * kt_plugin_<name>`, its declaration in common/plugins.h, and one entry in the table in
  * framework.c at its documented position.
  *
+ * Writing a plugin:
+ * - Self-gate first (`if (!b->rt->ml.present || b->rt->ml.kind != KT_POLICY_MPI) return 0;`).
+ * - PodSets point INTO b->info.spec: change containers, volumes and init containers in
+ *   ps->pod_spec with the kt_upsert_* helpers (runtime_info.h) and it is what the JobSet
+ *   builder emits; append an init container to add one. Counts go in ps->count (the JobSet
+ *   PreBuildSync turns them into parallelism/completions and endpoints).
+ * - To change what lands in the trainer `node` container, replace b->trainer_command /
+ *   b->trainer_args (NULL = keep the runtime's; the builder writes non-NULL ones).
+ * - Pod labels/annotations for every pod template go in b->info.pod_labels/pod_annotations,
+ *   JobSet metadata in b->info.labels/annotations.
+ * - build appends whole objects; do not set ownerReferences or the trainjob-name label.
+ *   "Exists and not suspended -> skip" uses kt_view_get. Entropy only via view->ssh_keygen.
+ * - validate appends kt_ferrs with upstream's paths and texts (fielderr.h).
+ *
  * The struct is shaped to become a stable ABI for dlopen()-loaded plugins: it starts with
  * the ABI version and its own size, only appends new members, and every callback receives
  * framework-owned contexts by pointer (no struct passed by value).
@@ -149,17 +163,14 @@ KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct
 
 /* Run Info + every CustomValidation. Field errors go to errs, warnings to warnings. Fails
  * (-1 + err) only when Info cannot be built. */
-KT_MUST_CHECK int kt_framework_validate(const struct kt_framework *fw,
-                                        const struct kt_trainjob *tj,
-                                        const struct kt_trainjob *old,
-                                        const struct kt_runtime *rt, const struct kt_view *view,
-                                        struct kt_ferrs *errs, struct kt_strv *warnings,
-                                        struct kt_err *err);
+KT_MUST_CHECK int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
+                                        const struct kt_trainjob *old, const struct kt_runtime *rt,
+                                        const struct kt_view *view, struct kt_ferrs *errs,
+                                        struct kt_strv *warnings, struct kt_err *err);
 
 /* The TrainJobStatus step: *out = new status or NULL (no change). */
-KT_MUST_CHECK int kt_framework_status(const struct kt_framework *fw,
-                                      const struct kt_trainjob *tj, const struct kt_view *view,
-                                      json_t **out, struct kt_err *err);
+KT_MUST_CHECK int kt_framework_status(const struct kt_framework *fw, const struct kt_trainjob *tj,
+                                      const struct kt_view *view, json_t **out, struct kt_err *err);
 
 /* Stamp obj's metadata with the controller ownerReference of tj and the trainjob-name
  * label (SPEC §2.4). */

@@ -17,9 +17,9 @@
 
 #define KT_HTTPD_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* bytes, like the API server's limit */
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u
-#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u      /* idle/handshake/slow-header cut-off */
-#define KT_HTTPD_DEFAULT_RELOAD_MS 1000u    /* certificate file check period */
-#define KT_HTTPD_DEFAULT_GRACE_MS 10000u    /* kt_httpd_stop's wait for in-flight requests */
+#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u   /* idle/handshake/slow-header cut-off */
+#define KT_HTTPD_DEFAULT_RELOAD_MS 1000u /* certificate file check period */
+#define KT_HTTPD_DEFAULT_GRACE_MS 10000u /* kt_httpd_stop's wait for in-flight requests */
 #define KT_HTTPD_MAX_EXTRA_HEADERS 8
 /* GnuTLS priorities: TLS 1.3 and 1.2 only; AES-GCM and ChaCha20-Poly1305 (AEAD only);
  * ECDHE key exchange only (no static RSA, no finite-field DHE); server picks the order. */
@@ -69,13 +69,12 @@ void kt_httpd_response_take(struct kt_httpd_response *resp, unsigned status,
                             const char *content_type, char *body, size_t len);
 
 /* Add a header (copied). Past KT_HTTPD_MAX_EXTRA_HEADERS it is dropped with an error log. */
-void kt_httpd_response_header(struct kt_httpd_response *resp, const char *name,
-                              const char *value);
+void kt_httpd_response_header(struct kt_httpd_response *resp, const char *name, const char *value);
 
 /* A route handler. Runs on one of the server's threads, concurrently with other requests:
  * it must be thread-safe and must not block for long. arg is the route's argument. */
-typedef void kt_httpd_handler_fn(const struct kt_httpd_request *req,
-                                 struct kt_httpd_response *resp, void *arg);
+typedef void kt_httpd_handler_fn(const struct kt_httpd_request *req, struct kt_httpd_response *resp,
+                                 void *arg);
 
 /* Readiness: NULL when ready, else a reason for the 503 body (a string literal). Called from
  * the server's threads; must be thread-safe. */
@@ -84,16 +83,16 @@ typedef const char *kt_httpd_ready_fn(void *arg);
 /* How to run a server. Does not own any pointer; kt_httpd_new() copies what it keeps, except
  * metrics and the callbacks' arguments, which must outlive the server. */
 struct kt_httpd_opts {
-    const char *name;   /* for logs and the `server` metric label; NULL = "http" */
-    const char *listen; /* "ADDR:PORT", ":PORT" (all IPv4), "[V6ADDR]:PORT"; port 0 = any */
-    const char *cert_file; /* PEM certificate (chain); with key_file enables TLS */
-    const char *key_file;  /* PEM private key */
-    size_t max_body;       /* 0 = KT_HTTPD_DEFAULT_MAX_BODY */
-    unsigned max_conns;    /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
-    unsigned timeout_s;    /* 0 = KT_HTTPD_DEFAULT_TIMEOUT_S */
-    unsigned threads;      /* worker threads (epoll each); 0 or 1 = one thread */
-    unsigned reload_ms;    /* 0 = KT_HTTPD_DEFAULT_RELOAD_MS */
-    unsigned builtins;     /* KT_HTTPD_HEALTH | KT_HTTPD_METRICS */
+    const char *name;           /* for logs and the `server` metric label; NULL = "http" */
+    const char *listen;         /* "ADDR:PORT", ":PORT" (all IPv4), "[V6ADDR]:PORT"; port 0 = any */
+    const char *cert_file;      /* PEM certificate (chain); with key_file enables TLS */
+    const char *key_file;       /* PEM private key */
+    size_t max_body;            /* 0 = KT_HTTPD_DEFAULT_MAX_BODY */
+    unsigned max_conns;         /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
+    unsigned timeout_s;         /* 0 = KT_HTTPD_DEFAULT_TIMEOUT_S */
+    unsigned threads;           /* worker threads (epoll each); 0 or 1 = one thread */
+    unsigned reload_ms;         /* 0 = KT_HTTPD_DEFAULT_RELOAD_MS */
+    unsigned builtins;          /* KT_HTTPD_HEALTH | KT_HTTPD_METRICS */
     struct kt_metrics *metrics; /* request counter and latency histogram; NULL = none */
     kt_httpd_ready_fn *ready;   /* NULL = ready when certificates are loaded (or plain HTTP) */
     void *ready_arg;
@@ -121,7 +120,7 @@ KT_MUST_CHECK int kt_httpd_start(struct kt_httpd *h, struct kt_err *err);
 uint16_t kt_httpd_port(const struct kt_httpd *h);
 
 /* True in plain HTTP mode, or when a certificate/key pair is loaded. Thread-safe. */
-bool kt_httpd_certs_ready(const struct kt_httpd *h);
+bool kt_httpd_certs_ready(struct kt_httpd *h);
 
 /* Re-read the certificate files now. A matching, parseable pair replaces the served one
  * (connections in flight keep theirs); otherwise the old pair stays and -1 is returned
@@ -129,7 +128,8 @@ bool kt_httpd_certs_ready(const struct kt_httpd *h);
  * plain HTTP mode. */
 KT_MUST_CHECK int kt_httpd_reload_now(struct kt_httpd *h, struct kt_err *err);
 
-/* Stop accepting connections (the listening socket is closed); requests in flight go on.
+/* Stop accepting connections (the listening socket is closed); requests in flight go on and
+ * their responses carry `Connection: close`.
  * Idempotent; a no-op before start. */
 void kt_httpd_quiesce(struct kt_httpd *h);
 

@@ -126,8 +126,11 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
     char *key = key_of(ns, name);
     json_t *v;
 
+    /* A deep copy, not a reference: jansson's inline refcount checks are plain reads, so
+     * sharing stored values with other threads would race with the loop's decrefs. */
     pthread_mutex_lock(&inf->lock);
-    v = json_incref(json_object_get(inf->store, key));
+    v = json_object_get(inf->store, key);
+    v = v ? json_deep_copy(v) : NULL;
     pthread_mutex_unlock(&inf->lock);
     free(key);
     return v;
@@ -142,7 +145,7 @@ json_t *kt_informer_snapshot(struct kt_informer *inf)
     pthread_mutex_lock(&inf->lock);
     json_object_foreach(inf->store, k, v)
     {
-        json_array_append(arr, v);
+        json_array_append_new(arr, json_deep_copy(v));
     }
     pthread_mutex_unlock(&inf->lock);
     return arr;

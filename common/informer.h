@@ -9,9 +9,11 @@
  * unchanged objects (same resourceVersion) are not reported again and objects gone meanwhile
  * get a delete. No resync timer, no work queue (the reconciler's).
  *
- * Threads: handlers run on the loop's thread. kt_informer_get/_snapshot/_synced/_stats and
- * kt_informer_loop_stop may be called from any thread. Stored objects are shared, read-only
- * json_t values: never modify one (jansson's reference counts are atomic). */
+ * Threads: handlers run on the loop's thread and get the stored objects themselves (borrowed,
+ * read-only). kt_informer_get/_snapshot/_synced/_stats and kt_informer_loop_stop may be called
+ * from any thread; get and snapshot return private deep copies, because jansson's inline
+ * reference counting reads the count non-atomically and so cannot share values across threads
+ * race-free. */
 #ifndef KT_INFORMER_H
 #define KT_INFORMER_H
 
@@ -70,12 +72,12 @@ void kt_informer_free(struct kt_informer *inf);
 /* True once the first LIST has been delivered to the handlers. Any thread. */
 bool kt_informer_synced(const struct kt_informer *inf);
 
-/* The stored object ns/name (ns NULL or "" for cluster scope), or NULL. Any thread.
- * Caller owns a new reference; release with json_decref(). Never modify it. */
+/* A copy of the stored object ns/name (ns NULL or "" for cluster scope), or NULL. Any
+ * thread. Caller owns the result; free with json_decref(). */
 json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *name);
 
-/* Every stored object, as a new array of references (order unspecified). Any thread.
- * Caller owns the result; free with json_decref(). */
+/* Copies of every stored object in an array (order unspecified). Any thread. Caller owns the
+ * result; free with json_decref(). */
 json_t *kt_informer_snapshot(struct kt_informer *inf);
 
 void kt_informer_stats(struct kt_informer *inf, struct kt_informer_stats *out);

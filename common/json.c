@@ -101,23 +101,44 @@ static json_t *unconst(const json_t *v)
 
 /* ---- shortest round-trip reals ---- */
 
+static bool round_trips(double v, int bits32, int prec, char *tmp, size_t cap)
+{
+    snprintf(tmp, cap, "%.*e", prec - 1, v);
+    return bits32 ? strtof(tmp, NULL) == (float)v : strtod(tmp, NULL) == v;
+}
+
 /* Shortest digits that read back as v (as a float when bits32). digits gets them without
  * sign or point, *exp10 the decimal exponent of the first digit. Returns the count. */
 static int real_digits(double v, int bits32, char *digits, int *exp10)
 {
     char tmp[40];
-    int prec;
     int max = bits32 ? 9 : 17;
+    int lo;
+    int hi;
+    int prec;
     int n = 0;
     const char *p;
-    char *end;
+    int sign;
 
-    for (prec = 1; prec <= max; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-        if (bits32 ? strtof(tmp, NULL) == (float)v : strtod(tmp, NULL) == v) {
-            break;
+    /* Round-tripping is monotonic in the precision: short values (0.5, 1.5) are found
+     * by the first tries, the rest by bisection instead of 17 printf calls. */
+    for (prec = 1; prec <= 3; prec++) {
+        if (round_trips(v, bits32, prec, tmp, sizeof(tmp))) {
+            goto found;
         }
     }
+    lo = 4;
+    hi = max;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (round_trips(v, bits32, mid, tmp, sizeof(tmp))) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    round_trips(v, bits32, lo, tmp, sizeof(tmp));
+found:
     p = tmp;
     if (*p == '-') {
         p++;
@@ -131,7 +152,17 @@ static int real_digits(double v, int bits32, char *digits, int *exp10)
         n--;
     }
     digits[n] = '\0';
-    *exp10 = (int)strtol(*p == 'e' ? p + 1 : "0", &end, 10);
+    /* snprintf wrote "e+XX" or "e-XXX"; read the exponent back. */
+    *exp10 = 0;
+    sign = 1;
+    if (*p == 'e') {
+        p++;
+        sign = *p == '-' ? -1 : 1;
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+            *exp10 = *exp10 * 10 + (*p - '0');
+        }
+    }
+    *exp10 *= sign;
     return n;
 }
 
@@ -354,14 +385,14 @@ static int dump_object(struct dump *d, const json_t *v, int depth)
     if (put(d, "{", 1) < 0) {
         return -1;
     }
-    json_object_foreach (unconst(v), key, val) {
+    json_object_foreach(unconst(v), key, val)
+    {
         if ((!first && put(d, ",", 1) < 0) || newline_indent(d, depth + 1) < 0) {
             return -1;
         }
         first = 0;
-        if (dump_string(d, key, strlen(key)) < 0 ||
-            put(d, ":", 1) < 0 || ((d->flags & DUMP_PRETTY) && put(d, " ", 1) < 0) ||
-            dump_value(d, val, depth + 1) < 0) {
+        if (dump_string(d, key, strlen(key)) < 0 || put(d, ":", 1) < 0 ||
+            ((d->flags & DUMP_PRETTY) && put(d, " ", 1) < 0) || dump_value(d, val, depth + 1) < 0) {
             return -1;
         }
     }
@@ -568,7 +599,8 @@ static bool equal_object(const json_t *a, const json_t *b)
     if (json_object_size(a) != json_object_size(b)) {
         return false;
     }
-    json_object_foreach (unconst(a), key, va) {
+    json_object_foreach(unconst(a), key, va)
+    {
         const json_t *vb = json_object_get(b, key);
 
         if (!vb || !kt_json_equal(va, vb)) {

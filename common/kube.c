@@ -200,6 +200,7 @@ struct kt_kube_client *kt_kube_client_new(struct kt_kube_config *cfg)
 
     kt__kube_global_init();
     c->cfg = cfg;
+    atomic_init(&c->retries, 0);
     c->easy = curl_easy_init();
     KT_ASSERT(c->easy != NULL);
     kt_buf_init(&c->body, cfg->body_max);
@@ -219,6 +220,11 @@ void kt_kube_client_free(struct kt_kube_client *c)
 const struct kt_kube_status *kt_kube_client_last_status(const struct kt_kube_client *c)
 {
     return &c->last;
+}
+
+unsigned long kt_kube_client_retries(const struct kt_kube_client *c)
+{
+    return atomic_load(&c->retries);
 }
 
 void kt__kube_easy_tls(const struct kt_kube_config *cfg, CURL *easy)
@@ -343,7 +349,7 @@ static void sleep_s(long s)
 }
 
 /* Whether to try again after a failed response, and after how long. */
-static bool should_retry(long http, long retry_after, int attempt, bool *reread, long *wait_s)
+bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *reread, long *wait_s)
 {
     if (attempt + 1 >= RETRY_MAX) {
         return false;
@@ -394,16 +400,19 @@ int kt_kube_request(struct kt_kube_client *c, const char *method, const char *pa
     for (attempt = 0;; attempt++) {
         rc = perform_once(c, &r, reread, &http, &retry_after);
         if (rc != CURLE_OK) {
-            return curl_err(c, rc, err);
+            curl_err(c, rc, err);
+            return kt_err_prefix(err, "%s %.*s", method, (int)strcspn(path_query, "?"), path_query);
         }
         if ((http >= 200 && http < 300) ||
-            !should_retry(http, retry_after, attempt, &reread, &wait_s)) {
+            !kt__kube_should_retry(http, retry_after, attempt, &reread, &wait_s)) {
             break;
         }
+        atomic_fetch_add(&c->retries, 1);
         sleep_s(wait_s);
     }
     if (finish(c, http, out, err) < 0) {
-        return kt_err_prefix(err, "%s %s", method, path_query);
+        /* The path without its query: the Status message matters more than selectors. */
+        return kt_err_prefix(err, "%s %.*s", method, (int)strcspn(path_query, "?"), path_query);
     }
     return 0;
 }

@@ -147,6 +147,10 @@ void kt_kube_client_free(struct kt_kube_client *c);
  * "AlreadyExists" from "Conflict" (both 409). */
 const struct kt_kube_status *kt_kube_client_last_status(const struct kt_kube_client *c);
 
+/* How many attempts the retry policy of kt_kube_request has repeated on c so far (for
+ * metrics and tests). The only client function that may be called from another thread. */
+unsigned long kt_kube_client_retries(const struct kt_kube_client *c);
+
 /* One raw request. method "GET"/"POST"/"PUT"/"PATCH"/"DELETE"; path_query is the URL path
  * plus an optional "?query"; body may be NULL. On 2xx *out (may be NULL) gets the parsed JSON
  * body (NULL for an empty body). Non-2xx: -1 with the decoded Status (kt_kube_status_err).

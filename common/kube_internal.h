@@ -41,8 +41,15 @@ struct kt_kube_client {
     struct kt_buf body;
     bool body_too_big;
     struct kt_kube_status last;
+    atomic_ulong retries; /* attempts repeated by the retry policy */
     char errbuf[CURL_ERROR_SIZE];
 };
+
+/* Retry policy of kt_kube_request after a response with status http (retry_after: the
+ * Retry-After header in seconds, capped at 10, or -1) on attempt (0-based): 401 once with the
+ * token file re-read (*reread set), 429 always and 5xx when Retry-After is present, at most 3
+ * attempts in all. *wait_s gets the pause before the next attempt. */
+bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *reread, long *wait_s);
 
 /* curl_global_init once per process. */
 void kt__kube_global_init(void);

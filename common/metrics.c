@@ -21,9 +21,9 @@ enum kind { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM };
 struct series {
     struct series *next;
     char *values[KT_METRICS_MAX_LABELS];
-    double value;       /* counter or gauge value; histogram sum */
-    uint64_t count;     /* histogram observation count */
-    uint64_t *buckets;  /* histogram: per-bucket (non-cumulative) counts, n_buckets + 1 */
+    double value;      /* counter or gauge value; histogram sum */
+    uint64_t count;    /* histogram observation count */
+    uint64_t *buckets; /* histogram: per-bucket (non-cumulative) counts, n_buckets + 1 */
 };
 
 struct kt_metric {
@@ -45,9 +45,8 @@ struct kt_metrics {
     struct kt_metric *tail;
 };
 
-static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
-                                         0.01,   0.025,   0.05,   0.1,   0.25,   0.5,
-                                         1,      2.5,     5,      10};
+static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                         0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 
 const double *kt_metrics_latency_buckets(size_t *n)
 {

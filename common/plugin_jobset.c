@@ -117,10 +117,10 @@ static void build_trainer(struct kt_build *b, struct kt_podset *ps)
         json_object_set_new(c, "image", json_string(tj->trainer.image));
     }
     if (b->trainer_command) {
-        json_object_set_new(c, "command", json_deep_copy(b->trainer_command));
+        json_object_set_new(c, "command", kt_json_clone(b->trainer_command));
     }
     if (b->trainer_args) {
-        json_object_set_new(c, "args", json_deep_copy(b->trainer_args));
+        json_object_set_new(c, "args", kt_json_clone(b->trainer_args));
     }
     upsert_trainer_env(tj, c);
 }
@@ -159,10 +159,10 @@ static json_t *jobset_object(struct kt_build *b)
     if (json_object_size(b->info.annotations) > 0) {
         json_object_set(meta, "annotations", b->info.annotations);
     }
-    json_t *spec = json_deep_copy(b->info.spec);
+    json_t *spec = kt_json_clone(b->info.spec);
     kt_canonical_quantities(spec);
-    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", JOBSET_API, "kind", "JobSet",
-                     "metadata", meta, "spec", spec);
+    return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", JOBSET_API, "kind", "JobSet", "metadata",
+                     meta, "spec", spec);
 }
 
 static int jobset_build(struct kt_build *b, json_t *objects, struct kt_err *err)
@@ -205,8 +205,8 @@ static int jobset_build(struct kt_build *b, json_t *objects, struct kt_err *err)
 
 /* ---- Validate ---- */
 
-static void validate_initializer(const struct kt_validation *v, const char *job,
-                                 const char *config, struct kt_ferrs *errs)
+static void validate_initializer(const struct kt_validation *v, const char *job, const char *config,
+                                 struct kt_ferrs *errs)
 {
     json_t *ref = json_object_get(json_object_get(v->tj->obj, "spec"), "runtimeRef");
     struct kt_podset *ps = kt_info_podset_by_name(v->info, job);
@@ -253,7 +253,8 @@ static void validate_patch_update(const struct kt_validation *v, struct kt_ferrs
     size_t i;
     json_t *st;
     json_array_foreach(json_object_get(json_object_get(js, "status"), "replicatedJobsStatus"), i,
-                       st) {
+                       st)
+    {
         if (kt_json_int(st, "active", 0) > 0) {
             kt_ferrs_add(errs, KT_FERR_FORBIDDEN, "spec.runtimePatches", NULL, KT_GO_ANY,
                          "RuntimePatches cannot be modified when the JobSet's ReplicatedJob %s is "
@@ -294,8 +295,8 @@ static bool http_path(const char *s)
         return false;
     }
     for (; *s; s++) {
-        bool alnum = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                     (*s >= '0' && *s <= '9');
+        bool alnum =
+            (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9');
         if (!alnum && !strchr(ok, *s)) {
             return false;
         }
@@ -355,8 +356,7 @@ static json_t *runtime_job(const struct kt_runtime *rt, const char *name)
 }
 
 static void validate_patch_containers(const struct kt_validation *v, const char *job,
-                                      const json_t *rjob, const json_t *pod,
-                                      struct kt_ferrs *errs)
+                                      const json_t *rjob, const json_t *pod, struct kt_ferrs *errs)
 {
     static const char *const lists[] = {"initContainers", "containers"};
     const json_t *rp = v->tj->runtime_patches;
@@ -366,7 +366,8 @@ static void validate_patch_containers(const struct kt_validation *v, const char 
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *c;
-        json_array_foreach(json_object_get(pod, lists[l]), i, c) {
+        json_array_foreach(json_object_get(pod, lists[l]), i, c)
+        {
             const char *name = kt_json_str(c, "name", "");
             if (!in_names(init, cont, name)) {
                 kt_ferrs_add(errs, KT_FERR_INVALID, "spec.runtimePatches", rp, KT_GO_PATCH_LIST,
@@ -390,15 +391,17 @@ static void validate_patches(const struct kt_validation *v, struct kt_ferrs *err
     static const char *const jobs_path = "trainingRuntimeSpec.template.spec";
     size_t i, j;
     json_t *p, *rj;
-    json_array_foreach(v->tj->runtime_patches, i, p) {
+    json_array_foreach(v->tj->runtime_patches, i, p)
+    {
         validate_manager(kt_json_str(p, "manager", ""), errs);
         json_t *spec = kt_json_path(p, jobs_path);
-        json_array_foreach(json_object_get(spec, "replicatedJobs"), j, rj) {
+        json_array_foreach(json_object_get(spec, "replicatedJobs"), j, rj)
+        {
             const char *name = kt_json_str(rj, "name", "");
             json_t *rjob = runtime_job(v->rt, name);
             if (!rjob) {
-                kt_ferrs_add(errs, KT_FERR_INVALID, "spec.runtimePatches",
-                             v->tj->runtime_patches, KT_GO_PATCH_LIST,
+                kt_ferrs_add(errs, KT_FERR_INVALID, "spec.runtimePatches", v->tj->runtime_patches,
+                             KT_GO_PATCH_LIST,
                              "must not have replicated job that doesn't exist in the runtime job "
                              "template");
                 continue;
@@ -431,7 +434,8 @@ static bool cond_true(const json_t *conds, const char *type)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(conds, i, c) {
+    json_array_foreach(conds, i, c)
+    {
         if (strcmp(kt_json_str(c, "type", ""), type) == 0 &&
             strcmp(kt_json_str(c, "status", ""), "True") == 0) {
             return true;
@@ -473,7 +477,8 @@ static void copy_conditions(json_t *status, const json_t *js_conds)
     size_t i;
     json_t *c;
     for (size_t m = 0; m < 2; m++) {
-        json_array_foreach(js_conds, i, c) {
+        json_array_foreach(js_conds, i, c)
+        {
             if (strcmp(kt_json_str(c, "type", ""), map[m][0]) == 0 &&
                 strcmp(kt_json_str(c, "status", ""), "True") == 0) {
                 set_condition(status, c, map[m][1]);
@@ -488,7 +493,8 @@ static json_t *jobs_status(const json_t *list)
     json_t *out = json_array();
     size_t i;
     json_t *s;
-    json_array_foreach(list, i, s) {
+    json_array_foreach(list, i, s)
+    {
         json_t *e = json_pack("{s:s}", "name", kt_json_str(s, "name", ""));
         for (size_t k = 0; k < 5; k++) {
             json_object_set_new(e, keys[k], json_integer(kt_json_int(s, keys[k], 0)));
@@ -510,7 +516,7 @@ static int jobset_status(const struct kt_trainjob *tj, const struct kt_view *vie
         }
         return kt_err_set(err, KT_ENOENT, "jobsets.jobset.x-k8s.io \"%s\" not found", tj->name);
     }
-    json_t *st = json_is_object(tj->status) ? json_deep_copy(tj->status) : json_object();
+    json_t *st = json_is_object(tj->status) ? kt_json_clone(tj->status) : json_object();
     json_t *jst = json_object_get(js, "status");
     copy_conditions(st, json_object_get(jst, "conditions"));
     json_t *jobs = jobs_status(json_object_get(jst, "replicatedJobsStatus"));

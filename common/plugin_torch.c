@@ -18,8 +18,8 @@
 #define PET_PORT "PET_MASTER_PORT"
 
 static const char *const tune_run[] = {"tune", "run"};
-static const char *const immutable_cfgs[] = {"output_dir", "tokenizer.path",
-                                             "checkpointer.checkpoint_dir", "tokenizer.merges_file"};
+static const char *const immutable_cfgs[] = {
+    "output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file"};
 static const char *const supported_models[] = {"llama3_2/1B", "llama3_2/3B", "llama3_3/70B",
                                                "qwen2_5/1.5B"};
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -69,7 +69,8 @@ static bool arg_true(const json_t *args, const char *suffix)
 {
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a) {
+    json_array_foreach(args, i, a)
+    {
         const char *s = json_string_value(a);
         const char *eq = s ? strchr(s, '=') : NULL;
         size_t klen = eq ? (size_t)(eq - s) : 0, slen = strlen(suffix);
@@ -85,7 +86,8 @@ static bool arg_contains(const json_t *args, const char *needle)
 {
     size_t i;
     json_t *a;
-    json_array_foreach(args, i, a) {
+    json_array_foreach(args, i, a)
+    {
         const char *s = json_string_value(a);
         if (s && strstr(s, needle)) {
             return true;
@@ -112,8 +114,9 @@ static struct tune_choice tune_select(int64_t nodes, struct npp npp, int64_t gpu
         c.recipe = "full_finetune_distributed";
         c.suffix = "_full_multinode";
     } else if (single) {
-        c.recipe = c.qlora || c.lora ? "lora_finetune_single_device" : "full_finetune_single_device";
-        c.suffix = c.qlora ? "_qlora_single_device"
+        c.recipe =
+            c.qlora || c.lora ? "lora_finetune_single_device" : "full_finetune_single_device";
+        c.suffix = c.qlora  ? "_qlora_single_device"
                    : c.lora ? "_lora_single_device"
                             : "_full_single_device";
     } else {
@@ -142,11 +145,11 @@ static json_t *tune_command(struct kt_build *b, const struct kt_podset *ps, stru
                             int64_t gpu)
 {
     const struct kt_trainjob *tj = b->tj;
-    json_t *cmd = json_deep_copy(b->trainer_command);
+    json_t *cmd = kt_json_clone(b->trainer_command);
     struct tune_choice c = tune_select(ps->count, npp, gpu, b->trainer_args);
     if (ps->count > 1 || (!npp.is_auto && npp.n > 1) || (npp.is_auto && gpu > 1)) {
-        char *ep = kt_xasprintf("--rdzv_endpoint=%s-node-0-0.%s:%d", tj->name, tj->name,
-                                KT_TRAINER_PORT);
+        char *ep =
+            kt_xasprintf("--rdzv_endpoint=%s-node-0-0.%s:%d", tj->name, tj->name, KT_TRAINER_PORT);
         json_array_append_new(cmd, json_string(ep));
         free(ep);
     }
@@ -160,7 +163,8 @@ static json_t *tune_command(struct kt_build *b, const struct kt_podset *ps, stru
     json_t *node = kt_podset_container(ps, KT_NODE);
     size_t i, which;
     json_t *a;
-    json_array_foreach(json_object_get(node, "command"), i, a) {
+    json_array_foreach(json_object_get(node, "command"), i, a)
+    {
         const char *s = json_string_value(a);
         if (s && strchr(s, '=') && is_immutable_cfg(s, &which)) {
             json_array_append_new(cmd, json_string(s));
@@ -215,9 +219,11 @@ static int inject_targets(struct kt_build *b, int64_t count, struct npp npp, str
 {
     size_t i, j;
     json_t *t, *cn;
-    json_array_foreach(env_targets(b->rt), i, t) {
+    json_array_foreach(env_targets(b->rt), i, t)
+    {
         const char *job = json_string_value(json_object_get(t, "jobName"));
-        json_array_foreach(json_object_get(t, "containerNames"), j, cn) {
+        json_array_foreach(json_object_get(t, "containerNames"), j, cn)
+        {
             const char *name = json_string_value(cn);
             json_t *c = job && name ? target_container(&b->info, job, name) : NULL;
             if (!c) {
@@ -280,9 +286,11 @@ static void validate_targets(const struct kt_validation *v, struct kt_ferrs *err
 {
     size_t i, j;
     json_t *t, *cn;
-    json_array_foreach(env_targets(v->rt), i, t) {
+    json_array_foreach(env_targets(v->rt), i, t)
+    {
         const char *job = json_string_value(json_object_get(t, "jobName"));
-        json_array_foreach(json_object_get(t, "containerNames"), j, cn) {
+        json_array_foreach(json_object_get(t, "containerNames"), j, cn)
+        {
             const char *name = json_string_value(cn);
             if (!job || !name || !target_container(v->info, job, name)) {
                 kt_ferrs_add(errs, KT_FERR_INVALID, "spec.runtimeRef", t, KT_GO_ENV_TARGET,
@@ -301,7 +309,8 @@ static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *err
     size_t i;
     json_t *e;
     kt_strv_init(&bad);
-    json_array_foreach(tj->trainer.env, i, e) {
+    json_array_foreach(tj->trainer.env, i, e)
+    {
         const char *n = json_string_value(json_object_get(e, "name"));
         for (size_t k = 0; n && k < NELEM(reserved); k++) {
             if (strcmp(n, reserved[k]) == 0 && !kt_strv_contains(&bad, n)) {
@@ -363,7 +372,8 @@ static void validate_args(const struct kt_trainjob *tj, struct kt_ferrs *errs)
 {
     size_t i, which;
     json_t *a;
-    json_array_foreach(tj->trainer.args, i, a) {
+    json_array_foreach(tj->trainer.args, i, a)
+    {
         const char *s = json_string_value(a);
         if (s && is_immutable_cfg(s, &which)) {
             char *path = kt_xasprintf("spec.trainer.args[%zu]", i);

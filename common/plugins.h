@@ -9,5 +9,20 @@
 extern const struct kt_plugin kt_plugin_torch;
 extern const struct kt_plugin kt_plugin_plainml;
 extern const struct kt_plugin kt_plugin_jobset;
+extern const struct kt_plugin kt_plugin_mpi;
+extern const struct kt_plugin kt_plugin_jax;
+extern const struct kt_plugin kt_plugin_xgboost;
+extern const struct kt_plugin kt_plugin_flux;
+extern const struct kt_plugin kt_plugin_coscheduling;
+extern const struct kt_plugin kt_plugin_volcano;
+
+/* Shared by the PodGroup plugins (plugin_coscheduling.c): minMember = the sum of PodSet
+ * counts, *min_resources = sum of SinglePodRequests x count (canonical quantities, keys
+ * sorted; caller owns it, json_decref). -1 + err on an unparsable or too large quantity. */
+KT_MUST_CHECK int kt_podgroup_totals(const struct kt_info *info, int64_t *min_member,
+                                     json_t **min_resources, struct kt_err *err);
+/* True when the PodGroup <trainjob> of api_version exists in the view and the TrainJob is
+ * not suspended (the plugin then returns nothing). */
+bool kt_podgroup_skip(const struct kt_build *b, const char *api_version);
 
 #endif

@@ -88,7 +88,7 @@ static int qscan_run(const char *s, size_t end, struct qscan *q, struct kt_err *
     }
     q->has_digit = q->has_digit || q->num.len > 0 || q->denom.len > 0;
     start = pos;
-    while (pos < end && strchr("eEinumkKMGTP", s[pos]) != NULL) {
+    while (pos < end && s[pos] != '\0' && strchr("eEinumkKMGTP", s[pos]) != NULL) {
         pos++;
     }
     if (pos < end && (s[pos] == '-' || s[pos] == '+')) {

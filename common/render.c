@@ -25,7 +25,8 @@ bool kt_render_is_kind(const json_t *obj, const char *kind)
 
 static const char *obj_ns(const json_t *o)
 {
-    const char *ns = json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(o, "metadata"), "namespace"));
     return ns && *ns ? ns : KT_RENDER_DEFAULT_NAMESPACE;
 }
 
@@ -40,13 +41,14 @@ struct view_ctx {
     const char *ssh_key_pem;
 };
 
-static const json_t *view_get(void *ctx, const char *api_version, const char *kind,
-                              const char *ns, const char *name)
+static const json_t *view_get(void *ctx, const char *api_version, const char *kind, const char *ns,
+                              const char *name)
 {
     const struct view_ctx *v = ctx;
     size_t i;
     json_t *o;
-    json_array_foreach(v->objects, i, o) {
+    json_array_foreach(v->objects, i, o)
+    {
         const char *av = json_string_value(json_object_get(o, "apiVersion"));
         const char *k = json_string_value(json_object_get(o, "kind"));
         if (av && k && strcmp(av, api_version) == 0 && strcmp(k, kind) == 0 &&
@@ -76,7 +78,7 @@ static int view_keygen(void *ctx, char **private_pem, char **public_line, struct
 static int decode_trainjob(const json_t *raw, const struct kt_render_opts *o,
                            struct kt_trainjob *tj, struct kt_err *err)
 {
-    json_t *obj = json_deep_copy(raw);
+    json_t *obj = kt_json_clone(raw);
     json_t *meta = kt_json_obj_ensure(obj, "metadata");
     if (!meta) {
         json_decref(obj);
@@ -93,21 +95,22 @@ static int decode_trainjob(const json_t *raw, const struct kt_render_opts *o,
 }
 
 /* Find and decode the runtime tj refers to. 0 found, 1 not found, -1 decode error. */
-static int find_runtime(const struct kt_trainjob *tj, const json_t *runtimes,
-                        struct kt_runtime *rt, struct kt_err *err)
+static int find_runtime(const struct kt_trainjob *tj, const json_t *runtimes, struct kt_runtime *rt,
+                        struct kt_err *err)
 {
     const char *kind = tj->runtime_ref.kind ? tj->runtime_ref.kind : "";
     bool cluster = strcmp(kind, "ClusterTrainingRuntime") == 0;
     size_t i;
     json_t *o;
-    json_array_foreach(runtimes, i, o) {
+    json_array_foreach(runtimes, i, o)
+    {
         if (!kt_render_is_kind(o, kind) || strcmp(obj_name(o), tj->runtime_ref.name) != 0) {
             continue;
         }
         if (!cluster && strcmp(obj_ns(o), tj->namespace_) != 0) {
             continue;
         }
-        json_t *copy = json_deep_copy(o);
+        json_t *copy = kt_json_clone(o);
         if (!cluster) {
             json_object_set_new(kt_json_obj_ensure(copy, "metadata"), "namespace",
                                 json_string(obj_ns(o)));
@@ -136,7 +139,8 @@ static void deny_missing(const struct kt_trainjob *tj, struct kt_ferrs *denial)
 static void warn_deprecated(const struct kt_runtime *rt, struct kt_strv *warnings)
 {
     json_t *labels = json_object_get(json_object_get(rt->obj, "metadata"), "labels");
-    const char *support = json_string_value(json_object_get(labels, "trainer.kubeflow.org/support"));
+    const char *support =
+        json_string_value(json_object_get(labels, "trainer.kubeflow.org/support"));
     if (rt->cluster && support && strcmp(support, "deprecated") == 0) {
         char *w = kt_xasprintf("Referenced ClusterTrainingRuntime \"%s\" is deprecated and will be "
                                "removed in a future release of Kubeflow Trainer. See runtime "
@@ -171,10 +175,9 @@ static int validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
     return denial->len > 0 ? 1 : 0;
 }
 
-int kt_render_trainjob(const struct kt_framework *fw, const json_t *tj_raw,
-                       const json_t *runtimes, const json_t *objects,
-                       const struct kt_render_opts *opts, json_t *items, struct kt_ferrs *denial,
-                       struct kt_strv *warnings, struct kt_err *err)
+int kt_render_trainjob(const struct kt_framework *fw, const json_t *tj_raw, const json_t *runtimes,
+                       const json_t *objects, const struct kt_render_opts *opts, json_t *items,
+                       struct kt_ferrs *denial, struct kt_strv *warnings, struct kt_err *err)
 {
     struct kt_trainjob tj = {0};
     struct kt_runtime rt = {0};

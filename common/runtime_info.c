@@ -14,10 +14,9 @@
 #include "quantity.h"
 #include "smp.h"
 
-
 static json_t *copy_obj(const json_t *v)
 {
-    return json_is_object(v) ? json_deep_copy(v) : json_object();
+    return json_is_object(v) ? kt_json_clone(v) : json_object();
 }
 
 static json_t *get_path(const json_t *v, const char *const *keys, size_t n)
@@ -53,7 +52,8 @@ static void overlay_metadata(struct kt_info *info, const struct kt_trainjob *tj)
     static const char *const meta[] = {"trainingRuntimeSpec", "template", "metadata"};
     size_t i;
     json_t *p;
-    json_array_foreach(tj->runtime_patches, i, p) {
+    json_array_foreach(tj->runtime_patches, i, p)
+    {
         json_t *m = get_path(p, meta, 3);
         json_t *l = json_is_object(m) ? json_object_get(m, "labels") : NULL;
         json_t *a = json_is_object(m) ? json_object_get(m, "annotations") : NULL;
@@ -89,7 +89,8 @@ static void apply_patches(struct kt_info *info, const struct kt_trainjob *tj,
     static const char *const spec[] = {"trainingRuntimeSpec", "template", "spec"};
     size_t i;
     json_t *p;
-    json_array_foreach(tj->runtime_patches, i, p) {
+    json_array_foreach(tj->runtime_patches, i, p)
+    {
         json_t *typed = kt_smp_typed_jobset_patch(get_path(p, spec, 3));
         kt_smp_jobset_spec(info->spec, typed);
         json_decref(typed);
@@ -136,8 +137,8 @@ static void merge_resources(struct kt_info *info, const struct kt_trainjob *tj)
     }
     for (size_t i = 0; i < info->n_podsets; i++) {
         struct kt_podset *ps = &info->podsets[i];
-        bool trainer = rt->ml.present && ps->ancestor &&
-                       strcmp(ps->ancestor, KT_ANCESTOR_TRAINER) == 0;
+        bool trainer =
+            rt->ml.present && ps->ancestor && strcmp(ps->ancestor, KT_ANCESTOR_TRAINER) == 0;
         bool launcher_node = rt->ml.kind == KT_POLICY_MPI && rt->ml.mpi_run_launcher_as_node &&
                              strcmp(ps->name, KT_NODE) == 0;
         json_t *c = (trainer || launcher_node) ? kt_podset_container(ps, KT_NODE) : NULL;
@@ -172,7 +173,8 @@ int kt_info_build(struct kt_info *out, const struct kt_runtime *rt, const struct
         return kt_err_set(err, KT_EINVAL, "spec.template.spec.replicatedJobs: expected array");
     }
     out->podsets = kt_xcalloc(json_array_size(rjobs) + 1, sizeof(*out->podsets));
-    json_array_foreach(rjobs, i, rjob) {
+    json_array_foreach(rjobs, i, rjob)
+    {
         if (!json_is_object(rjob)) {
             kt_info_release(out);
             return kt_err_set(err, KT_EINVAL,
@@ -227,7 +229,8 @@ static json_t *find_named(const json_t *arr, const char *name)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(arr, i, c) {
+    json_array_foreach(arr, i, c)
+    {
         const char *n = json_string_value(json_object_get(c, "name"));
         if (n && strcmp(n, name) == 0) {
             return c;
@@ -246,8 +249,7 @@ json_t *kt_podset_init_container(const struct kt_podset *ps, const char *name)
     return find_named(json_object_get(ps->pod_spec, "initContainers"), name);
 }
 
-const json_t *kt_info_resources_per_node(const struct kt_info *info,
-                                         const struct kt_trainjob *tj)
+const json_t *kt_info_resources_per_node(const struct kt_info *info, const struct kt_trainjob *tj)
 {
     if (tj->trainer.present && tj->trainer.resources_per_node) {
         return tj->trainer.resources_per_node;
@@ -284,7 +286,8 @@ static void canon_list(json_t *list)
     json_t *v;
     struct kt_quantity q;
     char buf[KT_QUANTITY_STR_MAX];
-    json_object_foreach(list, k, v) {
+    json_object_foreach(list, k, v)
+    {
         if (kt_quantity_from_json(v, &q, NULL) == 0) {
             json_object_set_new(list, k, json_string(kt_quantity_format(&q, buf, sizeof(buf))));
         }
@@ -303,7 +306,8 @@ static void canon_containers(json_t *list)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(list, i, c) {
+    json_array_foreach(list, i, c)
+    {
         canon_resources(json_object_get(c, "resources"));
     }
 }
@@ -320,7 +324,8 @@ static void canon_pod_spec(json_t *pod)
     canon_containers(json_object_get(pod, "containers"));
     canon_containers(json_object_get(pod, "initContainers"));
     canon_list(json_object_get(pod, "overhead"));
-    json_array_foreach(json_object_get(pod, "volumes"), i, v) {
+    json_array_foreach(json_object_get(pod, "volumes"), i, v)
+    {
         json_t *ed = json_object_get(v, "emptyDir");
         json_t *sl = json_is_object(ed) ? json_object_get(ed, "sizeLimit") : NULL;
         if (sl && kt_quantity_from_json(sl, &q, NULL) == 0) {
@@ -336,21 +341,142 @@ void kt_canonical_quantities(json_t *jobset_spec)
     static const char *const pvc[] = {"spec", "resources"};
     size_t i, j;
     json_t *rj, *pol, *t;
-    json_array_foreach(json_object_get(jobset_spec, "replicatedJobs"), i, rj) {
+    json_array_foreach(json_object_get(jobset_spec, "replicatedJobs"), i, rj)
+    {
         canon_pod_spec(get_path(rj, pod, 4));
     }
-    json_array_foreach(json_object_get(jobset_spec, "volumeClaimPolicies"), i, pol) {
-        json_array_foreach(json_object_get(pol, "templates"), j, t) {
+    json_array_foreach(json_object_get(jobset_spec, "volumeClaimPolicies"), i, pol)
+    {
+        json_array_foreach(json_object_get(pol, "templates"), j, t)
+        {
             canon_resources(get_path(t, pvc, 2));
         }
     }
+}
+
+/* ---- SinglePodRequests ---- */
+
+/* A resource list: names and exact quantities, in first-seen order. */
+struct rlist {
+    const char *name[64];
+    struct kt_quantity q[64];
+    size_t n;
+};
+
+static struct kt_quantity *rl_slot(struct rlist *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->name[i], name) == 0) {
+            return &l->q[i];
+        }
+    }
+    if (l->n == 64) {
+        return NULL;
+    }
+    l->name[l->n] = name;
+    memset(&l->q[l->n], 0, sizeof(l->q[l->n]));
+    return &l->q[l->n++];
+}
+
+/* dst += src (max: dst = max(dst, src)) for every resource of src. */
+static int rl_merge(struct rlist *dst, const struct rlist *src, bool max, struct kt_err *err)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        struct kt_quantity *d = rl_slot(dst, src->name[i]);
+        if (!d) {
+            return kt_err_set(err, KT_ERANGE, "too many resource names");
+        }
+        if (max) {
+            if (kt_quantity_cmp(&src->q[i], d) > 0 || kt_quantity_is_zero(d)) {
+                *d = src->q[i];
+            }
+        } else if (kt_quantity_add(d, &src->q[i], err) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int rl_read(struct rlist *l, const json_t *list, struct kt_err *err)
+{
+    const char *k;
+    json_t *v;
+    memset(l, 0, sizeof(*l));
+    json_object_foreach((json_t *)(uintptr_t)list, k, v)
+    {
+        struct kt_quantity *q = rl_slot(l, k);
+        if (!q) {
+            return kt_err_set(err, KT_ERANGE, "too many resource names");
+        }
+        if (kt_quantity_from_json(v, q, err) != 0) {
+            return kt_err_prefix(err, "%s", k);
+        }
+    }
+    return 0;
+}
+
+static const json_t *requests_of(const json_t *c)
+{
+    return json_object_get(json_object_get(c, "resources"), "requests");
+}
+
+static int init_requests(const json_t *pod, struct rlist *reqs, struct kt_err *err)
+{
+    struct rlist restartable = {0}, init_max = {0}, r, step;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(pod, "initContainers"), i, c)
+    {
+        bool sidecar = strcmp(kt_json_str(c, "restartPolicy", ""), "Always") == 0;
+        if (rl_read(&r, requests_of(c), err) != 0) {
+            return -1;
+        }
+        if (sidecar &&
+            (rl_merge(reqs, &r, false, err) != 0 || rl_merge(&restartable, &r, false, err) != 0)) {
+            return -1;
+        }
+        step = restartable;
+        if (!sidecar && rl_merge(&step, &r, false, err) != 0) {
+            return -1;
+        }
+        if (rl_merge(&init_max, &step, true, err) != 0) {
+            return -1;
+        }
+    }
+    return rl_merge(reqs, &init_max, true, err);
+}
+
+json_t *kt_podset_single_pod_requests(const struct kt_podset *ps, struct kt_err *err)
+{
+    struct rlist reqs = {0}, r;
+    size_t i;
+    json_t *c;
+    char buf[KT_QUANTITY_STR_MAX];
+    json_array_foreach(json_object_get(ps->pod_spec, "containers"), i, c)
+    {
+        if (rl_read(&r, requests_of(c), err) != 0 || rl_merge(&reqs, &r, false, err) != 0) {
+            return NULL;
+        }
+    }
+    if (init_requests(ps->pod_spec, &reqs, err) != 0 ||
+        rl_read(&r, json_object_get(ps->pod_spec, "overhead"), err) != 0 ||
+        rl_merge(&reqs, &r, false, err) != 0) {
+        return NULL;
+    }
+    json_t *out = json_object();
+    for (i = 0; i < reqs.n; i++) {
+        json_object_set_new(out, reqs.name[i],
+                            json_string(kt_quantity_format(&reqs.q[i], buf, sizeof(buf))));
+    }
+    return out;
 }
 
 static int64_t gpu_in(const json_t *list)
 {
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)(uintptr_t)list, k, v) {
+    json_object_foreach((json_t *)(uintptr_t)list, k, v)
+    {
         char low[256];
         size_t n = strlen(k);
         if (n >= sizeof(low)) {
@@ -414,13 +540,14 @@ static void upsert_by(json_t *obj, const char *list, const json_t *item, const c
     json_t *l = list_of(obj, list);
     size_t i;
     json_t *e;
-    json_array_foreach(l, i, e) {
+    json_array_foreach(l, i, e)
+    {
         if (same_str(json_object_get(e, key), json_object_get(item, key))) {
-            json_array_set_new(l, i, json_deep_copy(item));
+            json_array_set_new(l, i, kt_json_clone(item));
             return;
         }
     }
-    json_array_append_new(l, json_deep_copy(item));
+    json_array_append_new(l, kt_json_clone(item));
 }
 
 void kt_upsert_env(json_t *container, const json_t *env)
@@ -432,7 +559,8 @@ void kt_upsert_envs(json_t *container, const json_t *envs)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(envs, i, e) {
+    json_array_foreach(envs, i, e)
+    {
         kt_upsert_env(container, e);
     }
 }
@@ -444,16 +572,17 @@ void kt_upsert_port(json_t *container, const json_t *port)
     json_t *name = json_object_get(port, "name");
     size_t i;
     json_t *e;
-    json_array_foreach(l, i, e) {
+    json_array_foreach(l, i, e)
+    {
         json_t *ecp = json_object_get(e, "containerPort");
         bool port_eq = json_is_integer(cp) && json_is_integer(ecp) &&
                        json_integer_value(cp) == json_integer_value(ecp);
         if (port_eq || same_str(name, json_object_get(e, "name"))) {
-            json_array_set_new(l, i, json_deep_copy(port));
+            json_array_set_new(l, i, kt_json_clone(port));
             return;
         }
     }
-    json_array_append_new(l, json_deep_copy(port));
+    json_array_append_new(l, kt_json_clone(port));
 }
 
 void kt_upsert_volume(json_t *pod_spec, const json_t *volume)
@@ -484,18 +613,19 @@ json_t *kt_env_convert(const json_t *envs)
     json_t *out = json_array();
     size_t i;
     json_t *e;
-    json_array_foreach(envs, i, e) {
+    json_array_foreach(envs, i, e)
+    {
         json_t *name = json_object_get(e, "name");
         json_t *from = json_object_get(e, "valueFrom");
         json_t *v = json_object();
-        json_object_set_new(v, "name", json_string(json_is_string(name) ? json_string_value(name)
-                                                                         : ""));
+        json_object_set_new(v, "name",
+                            json_string(json_is_string(name) ? json_string_value(name) : ""));
         if (json_is_object(from)) {
             json_t *src = json_object();
             for (size_t k = 0; k < sizeof(sources) / sizeof(sources[0]); k++) {
                 json_t *s = json_object_get(from, sources[k]);
                 if (s) {
-                    json_object_set_new(src, sources[k], json_deep_copy(s));
+                    json_object_set_new(src, sources[k], kt_json_clone(s));
                 }
             }
             json_object_set_new(v, "valueFrom", src);
@@ -521,4 +651,46 @@ bool kt_json_strings_eq(const json_t *arr, const char *const *want, size_t n)
         }
     }
     return true;
+}
+
+json_t *kt_json_clone(const json_t *v)
+{
+    size_t i;
+    json_t *m;
+    json_t *out;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        out = json_object();
+        union {
+            const json_t *c;
+            json_t *m;
+        } u = {v};
+        for (void *it = json_object_iter(u.m); it; it = json_object_iter_next(u.m, it)) {
+            json_object_set_new_nocheck(out, json_object_iter_key(it),
+                                        kt_json_clone(json_object_iter_value(it)));
+        }
+        return out;
+    }
+    case JSON_ARRAY:
+        out = json_array();
+        json_array_foreach(v, i, m)
+        {
+            json_array_append_new(out, kt_json_clone(m));
+        }
+        return out;
+    case JSON_STRING:
+        return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return json_integer(json_integer_value(v));
+    case JSON_REAL:
+        return json_real(json_real_value(v));
+    case JSON_TRUE:
+        return json_true();
+    case JSON_FALSE:
+        return json_false();
+    case JSON_NULL:
+        return json_null();
+    default:
+        return NULL;
+    }
 }

@@ -28,11 +28,11 @@
 
 /* One replicated job. Pointers are borrowed from the owning Info's spec. */
 struct kt_podset {
-    const char *name;     /* replicated job name ("" when unnamed) */
-    const char *ancestor; /* ancestor label value, NULL when none */
-    int64_t count;        /* pods per job, >= 0 after plugins (numNodes 0 gives 0) */
-    json_t *rjob;         /* the replicatedJobs[] item */
-    json_t *pod_spec;     /* rjob.template.spec.template.spec (created when absent) */
+    const char *name;         /* replicated job name ("" when unnamed) */
+    const char *ancestor;     /* ancestor label value, NULL when none */
+    int64_t count;            /* pods per job, >= 0 after plugins (numNodes 0 gives 0) */
+    json_t *rjob;             /* the replicatedJobs[] item */
+    json_t *pod_spec;         /* rjob.template.spec.template.spec (created when absent) */
     struct kt_strv endpoints; /* owned; filled by the JobSet PreBuildSync */
 };
 
@@ -42,8 +42,8 @@ struct kt_info {
     json_t *pod_labels;      /* owned object: Scheduler pod labels for every pod template */
     json_t *pod_annotations; /* owned object: Scheduler pod annotations */
     const struct kt_runtime *runtime; /* borrowed; policies are runtime->ml and runtime->pg */
-    json_t *spec;            /* owned: the merged JobSetSpec */
-    struct kt_podset *podsets; /* owned array, one per replicated job, same order */
+    json_t *spec;                     /* owned: the merged JobSetSpec */
+    struct kt_podset *podsets;        /* owned array, one per replicated job, same order */
     size_t n_podsets;
 };
 
@@ -61,11 +61,16 @@ struct kt_podset *kt_info_podset_by_name(const struct kt_info *info, const char 
 json_t *kt_podset_container(const struct kt_podset *ps, const char *name);
 json_t *kt_podset_init_container(const struct kt_podset *ps, const char *name);
 
+/* The pod's effective requests (k8s PodRequests): max(sum of containers and restartable
+ * init containers, the largest init-container step) plus overhead, per resource, as
+ * canonical quantity strings. Used by the PodGroup plugins (SPEC §3.7). Caller owns the
+ * result; free with json_decref(). Fails (KT_EINVAL/KT_ERANGE) on an unparsable quantity. */
+json_t *kt_podset_single_pod_requests(const struct kt_podset *ps, struct kt_err *err);
+
 /* "Resources per node" for ML plugins: trainer.resourcesPerNode if set, else the `node`
  * container's resources of the first job named `node` or with ancestor trainer. Borrowed;
  * NULL when none. */
-const json_t *kt_info_resources_per_node(const struct kt_info *info,
-                                         const struct kt_trainjob *tj);
+const json_t *kt_info_resources_per_node(const struct kt_info *info, const struct kt_trainjob *tj);
 /* GPU count: first resource whose name contains "gpu" (any case) in requests, else in
  * limits when that yields 0; rounded up. CPU count: requests.cpu when non-zero else
  * limits.cpu, rounded up. 0 when absent or unparsable. */
@@ -95,6 +100,11 @@ json_t *kt_env_field_ref(const char *name, const char *path);
  * limited to fieldRef/resourceFieldRef/configMapKeyRef/secretKeyRef (fileKeyRef dropped).
  * NULL gives an empty array. Caller owns the result; free with json_decref(). */
 json_t *kt_env_convert(const json_t *envs);
+
+/* A deep copy of v, like json_deep_copy but without jansson 2.14's per-node loop
+ * bookkeeping (which formats a pointer string per object, a third of a render's time).
+ * Caller owns the result; free with json_decref(). NULL for NULL. */
+json_t *kt_json_clone(const json_t *v);
 
 /* True when the JSON array of strings equals the n C strings. */
 bool kt_json_strings_eq(const json_t *arr, const char *const *want, size_t n);

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "runtime_info.h"
+
 enum node_kind { N_GENERIC, N_STRUCT, N_LIST };
 
 struct node;
@@ -35,12 +37,9 @@ static const struct field F_CONT[] = {{"env", &L_ENV},
                                       {NULL, NULL}};
 static const struct node CONT = {N_STRUCT, NULL, NULL, F_CONT};
 static const struct node L_CONT = {N_LIST, "name", &CONT, NULL};
-static const struct field F_POD[] = {{"containers", &L_CONT},
-                                     {"initContainers", &L_CONT},
-                                     {"volumes", &L_BY_NAME},
-                                     {"imagePullSecrets", &L_BY_NAME},
-                                     {"schedulingGates", &L_BY_NAME},
-                                     {NULL, NULL}};
+static const struct field F_POD[] = {
+    {"containers", &L_CONT},          {"initContainers", &L_CONT},     {"volumes", &L_BY_NAME},
+    {"imagePullSecrets", &L_BY_NAME}, {"schedulingGates", &L_BY_NAME}, {NULL, NULL}};
 static const struct node POD = {N_STRUCT, NULL, NULL, F_POD};
 static const struct field F_PT[] = {{"spec", &POD}, {NULL, NULL}};
 static const struct node PT = {N_STRUCT, NULL, NULL, F_PT};
@@ -97,10 +96,12 @@ static void merge_list(json_t *dst, const json_t *patch, const struct node *n)
 {
     size_t i, j;
     json_t *p, *o;
-    json_array_foreach(patch, i, p) {
+    json_array_foreach(patch, i, p)
+    {
         json_t *pk = json_is_object(p) ? json_object_get(p, n->merge_key) : NULL;
         json_t *found = NULL;
-        json_array_foreach(dst, j, o) {
+        json_array_foreach(dst, j, o)
+        {
             if (pk && json_is_object(o) && same_key(json_object_get(o, n->merge_key), pk)) {
                 found = o;
                 break;
@@ -109,7 +110,7 @@ static void merge_list(json_t *dst, const json_t *patch, const struct node *n)
         if (found) {
             merge_object(found, p, n->elem);
         } else {
-            json_array_append_new(dst, json_deep_copy(p));
+            json_array_append_new(dst, kt_json_clone(p));
         }
     }
 }
@@ -130,7 +131,7 @@ static void merge(json_t *dst_parent, const char *key, const json_t *patch, cons
         merge_list(cur, patch, n);
         return;
     }
-    json_object_set_new(dst_parent, key, json_deep_copy(patch));
+    json_object_set_new(dst_parent, key, kt_json_clone(patch));
 }
 
 void kt_smp_generic(json_t *dst, const json_t *patch)
@@ -219,13 +220,14 @@ static json_t *omit_empty(const json_t *v)
     json_t *out;
     if (json_is_array(v)) {
         out = json_array();
-        json_array_foreach(v, i, m) {
+        json_array_foreach(v, i, m)
+        {
             json_array_append_new(out, omit_empty(m));
         }
         return out;
     }
     if (!json_is_object(v)) {
-        return json_deep_copy(v);
+        return kt_json_clone(v);
     }
     out = json_object();
     void *it = json_object_iter(unconst(v));
@@ -271,7 +273,8 @@ static json_t *typed(const json_t *v, const struct tnode *n)
     json_t *out = json_array();
     size_t i;
     json_t *e;
-    json_array_foreach(v, i, e) {
+    json_array_foreach(v, i, e)
+    {
         json_array_append_new(out, typed_item(e, n));
     }
     return out;

@@ -29,13 +29,14 @@ static json_t *sorted_copy(const json_t *v)
     const char *k;
     if (json_is_array(v)) {
         json_t *out = json_array();
-        json_array_foreach(v, i, m) {
+        json_array_foreach(v, i, m)
+        {
             json_array_append_new(out, sorted_copy(m));
         }
         return out;
     }
     if (!json_is_object(v)) {
-        return json_deep_copy(v);
+        return kt_json_clone(v);
     }
     n = json_object_size(v);
     const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
@@ -58,7 +59,7 @@ json_t *kt_snapshot_build(const struct kt_trainjob *tj, const struct kt_runtime 
                           struct kt_err *err)
 {
     struct kt_buf b;
-    json_t *copy = json_deep_copy(rt->obj);
+    json_t *copy = kt_json_clone(rt->obj);
     json_t *spec = json_object_get(json_object_get(copy, "spec"), "template");
     kt_canonical_quantities(json_object_get(spec, "spec"));
     json_t *sorted = sorted_copy(copy);
@@ -83,7 +84,8 @@ static bool owned_by(const json_t *cm, const char *uid)
     size_t i;
     json_t *ref;
     json_t *refs = json_object_get(json_object_get(cm, "metadata"), "ownerReferences");
-    json_array_foreach(refs, i, ref) {
+    json_array_foreach(refs, i, ref)
+    {
         const char *u = json_string_value(json_object_get(ref, "uid"));
         if (json_is_true(json_object_get(ref, "controller")) && u && strcmp(u, uid) == 0) {
             return true;
@@ -116,8 +118,7 @@ static json_t *parse_runtime_yaml(const char *text, struct kt_err *err)
     return root;
 }
 
-static int check_ref(const struct kt_runtime *rt, const struct kt_trainjob *tj,
-                     struct kt_err *err)
+static int check_ref(const struct kt_runtime *rt, const struct kt_trainjob *tj, struct kt_err *err)
 {
     const char *av = json_string_value(json_object_get(rt->obj, "apiVersion"));
     const char *kind = json_string_value(json_object_get(rt->obj, "kind"));
@@ -131,7 +132,8 @@ static int check_ref(const struct kt_runtime *rt, const struct kt_trainjob *tj,
         char *q[6] = {kt_go_quote(ref->name ? ref->name : ""),
                       kt_go_quote(ref->api_group ? ref->api_group : "<any>"),
                       kt_go_quote(ref->kind ? ref->kind : "<any>"),
-                      kt_go_quote(rt->name ? rt->name : ""), kt_go_quote(group),
+                      kt_go_quote(rt->name ? rt->name : ""),
+                      kt_go_quote(group),
                       kt_go_quote(kind ? kind : "")};
         kt_err_set(err, KT_EINVAL,
                    "invalid runtime snapshot: the snapshot refers to the wrong runtime: expecting "
@@ -151,8 +153,9 @@ int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, struct kt_r
 {
     memset(out, 0, sizeof(*out));
     if (!owned_by(cm, tj->uid)) {
-        return kt_err_set(err, KT_EINVAL, "invalid runtime snapshot: a snapshot configmap "
-                                          "exists but is owned by another object");
+        return kt_err_set(err, KT_EINVAL,
+                          "invalid runtime snapshot: a snapshot configmap "
+                          "exists but is owned by another object");
     }
     json_t *text = json_object_get(json_object_get(cm, "data"), KT_SNAPSHOT_KEY);
     if (!json_is_string(text)) {

@@ -46,15 +46,18 @@ struct word {
 };
 
 static const struct word words[] = {
-    {"y", SK_BOOL, 1},      {"Y", SK_BOOL, 1},      {"yes", SK_BOOL, 1},    {"Yes", SK_BOOL, 1},
-    {"YES", SK_BOOL, 1},    {"on", SK_BOOL, 1},     {"On", SK_BOOL, 1},     {"ON", SK_BOOL, 1},
-    {"true", SK_BOOL, 1},   {"True", SK_BOOL, 1},   {"TRUE", SK_BOOL, 1},   {"n", SK_BOOL, 0},
-    {"N", SK_BOOL, 0},      {"no", SK_BOOL, 0},     {"No", SK_BOOL, 0},     {"NO", SK_BOOL, 0},
-    {"off", SK_BOOL, 0},    {"Off", SK_BOOL, 0},    {"OFF", SK_BOOL, 0},    {"false", SK_BOOL, 0},
-    {"False", SK_BOOL, 0},  {"FALSE", SK_BOOL, 0},  {"~", SK_NULL, 0},      {"null", SK_NULL, 0},
-    {"Null", SK_NULL, 0},   {"NULL", SK_NULL, 0},   {".nan", SK_FLOAT, 2},  {".NaN", SK_FLOAT, 2},
-    {".NAN", SK_FLOAT, 2},  {".inf", SK_FLOAT, 1},  {".Inf", SK_FLOAT, 1},  {".INF", SK_FLOAT, 1},
-    {"+.inf", SK_FLOAT, 1}, {"+.Inf", SK_FLOAT, 1}, {"+.INF", SK_FLOAT, 1}, {"-.inf", SK_FLOAT, -1},
+    {"y", SK_BOOL, 1},       {"Y", SK_BOOL, 1},       {"yes", SK_BOOL, 1},
+    {"Yes", SK_BOOL, 1},     {"YES", SK_BOOL, 1},     {"on", SK_BOOL, 1},
+    {"On", SK_BOOL, 1},      {"ON", SK_BOOL, 1},      {"true", SK_BOOL, 1},
+    {"True", SK_BOOL, 1},    {"TRUE", SK_BOOL, 1},    {"n", SK_BOOL, 0},
+    {"N", SK_BOOL, 0},       {"no", SK_BOOL, 0},      {"No", SK_BOOL, 0},
+    {"NO", SK_BOOL, 0},      {"off", SK_BOOL, 0},     {"Off", SK_BOOL, 0},
+    {"OFF", SK_BOOL, 0},     {"false", SK_BOOL, 0},   {"False", SK_BOOL, 0},
+    {"FALSE", SK_BOOL, 0},   {"~", SK_NULL, 0},       {"null", SK_NULL, 0},
+    {"Null", SK_NULL, 0},    {"NULL", SK_NULL, 0},    {".nan", SK_FLOAT, 2},
+    {".NaN", SK_FLOAT, 2},   {".NAN", SK_FLOAT, 2},   {".inf", SK_FLOAT, 1},
+    {".Inf", SK_FLOAT, 1},   {".INF", SK_FLOAT, 1},   {"+.inf", SK_FLOAT, 1},
+    {"+.Inf", SK_FLOAT, 1},  {"+.INF", SK_FLOAT, 1},  {"-.inf", SK_FLOAT, -1},
     {"-.Inf", SK_FLOAT, -1}, {"-.INF", SK_FLOAT, -1},
 };
 
@@ -67,7 +70,9 @@ static bool lookup_word(const char *s, size_t len, struct scalar *out)
             out->kind = words[i].kind;
             out->b = words[i].val == 1;
             if (words[i].kind == SK_FLOAT) {
-                out->f = words[i].val == 2 ? (double)NAN : words[i].val < 0 ? -(double)INFINITY : (double)INFINITY;
+                out->f = words[i].val == 2  ? (double)NAN
+                         : words[i].val < 0 ? -(double)INFINITY
+                                            : (double)INFINITY;
             }
             return true;
         }
@@ -294,8 +299,8 @@ static int resolve_scalar(const yaml_event_t *ev, struct scalar *out, struct kt_
     }
     if (strcmp(kind_tag(out->kind), want) != 0) {
         return kt_err_set(err, KT_EPARSE, "line %zu: cannot decode %s `%.*s` as a %s",
-                          ev->start_mark.line + 1, kind_tag(out->kind), len > 64 ? 64 : (int)len,
-                          s, want);
+                          ev->start_mark.line + 1, kind_tag(out->kind), len > 64 ? 64 : (int)len, s,
+                          want);
     }
     return 0;
 }
@@ -333,12 +338,11 @@ struct builder {
     size_t nanchors;
     size_t anchors_cap;
     json_t *anchor_index; /* name -> index into anchors */
-    size_t nodes;         /* nodes produced in this document */
+    size_t nodes;         /* nodes produced in the whole stream, aliases expanded */
     char *ptr;            /* JSON Pointer of the node being started */
     size_t ptr_len;
     size_t ptr_cap;
     struct kt_yaml_doc doc; /* the document being read */
-    bool in_doc;
 };
 
 static void ptr_truncate_append(struct builder *bd, size_t at, const char *seg, size_t n)
@@ -408,8 +412,7 @@ static int count_nodes(struct builder *bd, size_t add, bool alias, size_t line)
     return 0;
 }
 
-static void anchor_set(struct builder *bd, const char *name, json_t *v, size_t nodes,
-                       size_t height)
+static void anchor_set(struct builder *bd, const char *name, json_t *v, size_t nodes, size_t height)
 {
     json_t *idx = json_object_get(bd->anchor_index, name);
     struct anchor *a;
@@ -485,8 +488,10 @@ static json_t *scalar_json(const struct scalar *sc, const yaml_event_t *ev, stru
     case SK_FLOAT:
         if (isnan(sc->f) || isinf(sc->f)) {
             /* Go's encoding/json refuses these, so sigs.k8s.io/yaml fails too. */
-            kt_err_set(err, KT_EPARSE, "line %zu: unsupported value: %s",
-                       ev->start_mark.line + 1, isnan(sc->f) ? "NaN" : sc->f > 0 ? "+Inf" : "-Inf");
+            kt_err_set(err, KT_EPARSE, "line %zu: unsupported value: %s", ev->start_mark.line + 1,
+                       isnan(sc->f) ? "NaN"
+                       : sc->f > 0  ? "+Inf"
+                                    : "-Inf");
             return NULL;
         }
         return json_real(sc->f);
@@ -507,8 +512,7 @@ static char *scalar_key(const struct scalar *sc, const yaml_event_t *ev, struct 
 
     switch (sc->kind) {
     case SK_NULL:
-        kt_err_set(err, KT_EPARSE, "line %zu: unsupported map key: null",
-                   ev->start_mark.line + 1);
+        kt_err_set(err, KT_EPARSE, "line %zu: unsupported map key: null", ev->start_mark.line + 1);
         return NULL;
     case SK_BOOL:
         return kt_xstrdup(sc->b ? "true" : "false");
@@ -539,11 +543,13 @@ static void merge_object(struct frame *p, json_t *src)
     if (!p->explicit_keys) {
         /* Every key so far was written explicitly; later duplicates of them still warn. */
         p->explicit_keys = json_object();
-        json_object_foreach (p->node, k, val) {
+        json_object_foreach(p->node, k, val)
+        {
             json_object_set_new(p->explicit_keys, k, json_true());
         }
     }
-    json_object_foreach (src, k, val) {
+    json_object_foreach(src, k, val)
+    {
         json_object_set(p->node, k, val);
     }
 }
@@ -647,8 +653,8 @@ static int on_scalar(struct builder *bd, const yaml_event_t *ev)
             return -1;
         }
         p->key_line = line;
-        p->merge = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                   strcmp(p->key, "<<") == 0 && (!tag || strcmp(tag, TAG_PREFIX "merge") == 0);
+        p->merge = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && strcmp(p->key, "<<") == 0 &&
+                   (!tag || strcmp(tag, TAG_PREFIX "merge") == 0);
         if (anchor) {
             v = scalar_json(&sc, ev, NULL);
             if (!v) {
@@ -707,8 +713,8 @@ static int on_start(struct builder *bd, const yaml_event_t *ev, bool mapping)
     bool record;
 
     if (key_position(bd)) {
-        return kt_err_set(bd->err, KT_EPARSE,
-                          "line %zu: a mapping or sequence cannot be a map key", line);
+        return kt_err_set(bd->err, KT_EPARSE, "line %zu: a mapping or sequence cannot be a map key",
+                          line);
     }
     if (bd->depth + 1 > bd->lim->max_depth) {
         return kt_err_set(bd->err, KT_ERANGE, "line %zu: nesting deeper than %zu levels", line,
@@ -758,8 +764,6 @@ static void on_doc_start(struct builder *bd, const yaml_event_t *ev)
     bd->doc.lines = json_object();
     kt_strv_init(&bd->doc.warnings);
     bd->doc.line = ev->start_mark.line + 1;
-    bd->nodes = 0;
-    bd->in_doc = true;
 }
 
 static void on_doc_end(struct builder *bd, struct kt_yaml_stream *out)
@@ -768,11 +772,12 @@ static void on_doc_end(struct builder *bd, struct kt_yaml_stream *out)
         json_decref(bd->doc.root);
         bd->doc.root = NULL;
     }
-    out->docs = kt_xrealloc(out->docs, (out->len + 1) * sizeof(*out->docs));
+    if ((out->len & (out->len - 1)) == 0) { /* capacity doubles at powers of two */
+        out->docs = kt_xrealloc(out->docs, (out->len ? 2 * out->len : 1) * sizeof(*out->docs));
+    }
     out->docs[out->len++] = bd->doc;
     memset(&bd->doc, 0, sizeof(bd->doc));
     anchors_clear(bd);
-    bd->in_doc = false;
 }
 
 static int on_event(struct builder *bd, const yaml_event_t *ev, struct kt_yaml_stream *out)
@@ -879,8 +884,8 @@ int kt_yaml_parse(const char *data, size_t len, const struct kt_yaml_limits *lim
         lim = &def;
     }
     if (len > lim->max_bytes) {
-        return kt_err_set(err, KT_ETOOBIG, "YAML input of %zu bytes exceeds the limit of %zu",
-                          len, lim->max_bytes);
+        return kt_err_set(err, KT_ETOOBIG, "YAML input of %zu bytes exceeds the limit of %zu", len,
+                          lim->max_bytes);
     }
     memset(&bd, 0, sizeof(bd));
     bd.lim = lim;

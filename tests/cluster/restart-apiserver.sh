@@ -23,7 +23,8 @@ if [ $# -gt 0 ]; then
     [ "$1" = "--" ] || usage
     shift
     flags=("$@")
-    printf '%s\n' "$@" >"$D/apiserver.flags"
+    : >"$D/apiserver.flags"
+    [ $# -eq 0 ] || printf '%s\n' "$@" >"$D/apiserver.flags"
 elif [ -s "$D/apiserver.flags" ]; then
     mapfile -t flags <"$D/apiserver.flags"
 fi

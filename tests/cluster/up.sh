@@ -28,12 +28,14 @@ fi
 
 mkdir -p "$D"
 D=$(cd "$D" && pwd)
-if [ -f "$D/env" ] && kt_alive "$(kt_env_get "$D" KT_APISERVER_PID)"; then
+if [ -f "$D/env" ] && { kt_alive "$(kt_env_get "$D" KT_APISERVER_PID)" ||
+    kt_alive "$(kt_env_get "$D" KT_ETCD_PID)"; }; then
     kt_log "$D already has a running cluster; run down.sh first"
     exit 1
 fi
 rm -f "$D/env" "$D"/*.log
-printf '%s\n' "$@" >"$D/apiserver.flags"
+: >"$D/apiserver.flags"
+[ $# -eq 0 ] || printf '%s\n' "$@" >"$D/apiserver.flags"
 
 ok=0
 cleanup() {
@@ -41,10 +43,14 @@ cleanup() {
     if [ "$ok" -ne 1 ]; then
         kt_log "up.sh failed; logs follow"
         kt_print_logs "$D"
+        [ -f "$D/crds.log" ] && { echo "----- $D/crds.log -----"; cat "$D/crds.log"; } >&2
         "$here/down.sh" "$D" || true
+        kt_log "up.sh failed${why:+: $why}"
     fi
 }
 trap cleanup EXIT
+why=""
+trap 'why="line $LINENO: $BASH_COMMAND"' ERR
 
 kt_gen_certs "$D"
 
@@ -93,6 +99,7 @@ kt_env_set "$D" KT_ADMIN_KUBECONFIG "$D/admin.kubeconfig"
 kt_env_set "$D" KT_WEBHOOK_KUBECONFIG "$D/webhook.kubeconfig"
 kt_env_set "$D" KT_RECONCILER_KUBECONFIG "$D/controller-manager.kubeconfig"
 kt_wait_ready "$D" "$apid"
+ms_ready=$((($(date +%s%N) - t0) / 1000000))
 
 k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "$D/kubectl-cache" "$@"; }
 crds=()
@@ -105,13 +112,20 @@ k apply --server-side --force-conflicts "${crds[@]}" >"$D/crds.log" 2>&1 || {
     cat "$D/crds.log" >&2
     exit 1
 }
-k wait --for condition=established --timeout="${KT_READY_TIMEOUT}s" crd --all >>"$D/crds.log" 2>&1 || {
-    cat "$D/crds.log" >&2
-    exit 1
-}
+# Bounded poll until every CRD is Established (one list per round; no watch to be cut).
+deadline=$((SECONDS + KT_READY_TIMEOUT))
+until k get crd -o json 2>>"$D/crds.log" | jq -e '[.items[] | [.status.conditions[]? |
+        select(.type == "Established" and .status == "True")] | length == 1] | all' >/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+        cat "$D/crds.log" >&2
+        kt_log "CRDs not Established after ${KT_READY_TIMEOUT}s"
+        exit 1
+    fi
+    sleep 0.1
+done
 k create namespace kubeflow-system >/dev/null
 
 ok=1
 ms=$((($(date +%s%N) - t0) / 1000000))
-kt_log "ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s: $(kt_env_get "$D" KT_APISERVER)"
+kt_log "ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s (/readyz after $((ms_ready / 1000)).$(printf '%03d' $((ms_ready % 1000)))s, then CRDs): $(kt_env_get "$D" KT_APISERVER)"
 echo "export KUBECONFIG=$D/admin.kubeconfig  # kubectl: $KT_BIN/kubectl" >&2

@@ -4,7 +4,10 @@ K8S_MINOR=35
 ETCD_VERSION=v3.6.6
 JOBSET_VERSION=v0.12.0
 SCHEDPLUGINS_VERSION=v0.35.4-devel
-VOLCANO_VERSION=v1.13.0
+# Volcano publishes no CRD YAML in a Go module (volcano.sh/volcano is refused by the proxy: 403);
+# build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in volcano/go.mod, the
+# pseudo-version upstream trainer uses) with controller-gen, as volcano's own Makefile does.
+CONTROLLER_TOOLS_VERSION=v0.21.0
 # The binaries live outside the repo, one directory per version.
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"

@@ -1,9 +1,9 @@
 /* tests/fuzz/fuzz_quantity.c - libFuzzer target for quantity parsing and printing.
  *
- * Target: kt_quantity_parse
  * Property: any accepted input prints a string that parses again to the same value and
  * prints the same string again. Upstream's one lossy case is excluded: decimal values whose
  * canonical exponent has no suffix (10^21 and up print their bare mantissa). */
+/* Target: kt_quantity_parse */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

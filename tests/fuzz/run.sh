@@ -44,8 +44,10 @@ build_lib() {
         if [ "$obj" -nt "$src" ] && { [ -z "$newest_h" ] || [ "$obj" -nt "$newest_h" ]; }; then
             continue
         fi
+        # Compiler output goes to a log that is shown only when the source fails.
         # shellcheck disable=SC2086
-        $FUZZ_CC $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj" &
+        { $FUZZ_CC $CFLAGS -fsanitize=fuzzer-no-link -c "$src" -o "$obj" >"$obj.log" 2>&1 ||
+            { cat "$obj.log" >&2; false; }; } &
         pids+=($!)
         if [ ${#pids[@]} -ge 4 ]; then
             wait "${pids[0]}" || rc=1
@@ -58,6 +60,7 @@ build_lib() {
     # Objects of sources that no longer exist must not be linked.
     for obj in "$OUT"/obj/*.o; do
         [ -e "$obj" ] || continue
+        rm -f "$obj.log"
         src=$(basename "$obj" .o)
         src=${src/_/\/}
         [ -e "$src" ] || rm -f "$obj"

@@ -24,9 +24,9 @@ check_stored() {
 
 for f in "$it_root"/deploy/runtimes/*.yaml; do
     [ -f "$f" ] || continue
-    kind=$(yq -r .kind "$f")
+    kind=$(it_kind "$f")
     [ "$kind" = Kustomization ] && continue
-    obj=$(yq -r .metadata.name "$f")
+    obj=$(it_name "$f")
     name=shipped/$(basename "$f" .yaml)
     if ! kc apply --server-side --validate=strict -f "$f" >"$IT_TMP/out" 2>&1; then
         it_fail "$name" "apply: $(cat "$IT_TMP/out")"
@@ -46,8 +46,8 @@ done
 
 # Runtimes first (TrainJobs do not need them at the API level, but keep the natural order).
 for f in $(grep -l 'kind: .*TrainingRuntime$' "$it_dir"/accept/*.yaml) $(grep -L 'kind: .*TrainingRuntime$' "$it_dir"/accept/*.yaml); do
-    kind=$(yq -r .kind "$f")
-    obj=$(yq -r .metadata.name "$f")
+    kind=$(it_kind "$f")
+    obj=$(it_name "$f")
     name=accept/$(basename "$f" .yaml)
     nsargs=(-n "$ns")
     [ "$kind" = ClusterTrainingRuntime ] && nsargs=()

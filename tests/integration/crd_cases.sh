@@ -22,8 +22,8 @@ ns=$(it_ns crd-cases) || {
 run_case() {
     local c=$1 name kind objname path want sub f
     name=crd/$(basename "$c")
-    kind=$(yq -r .kind "$c/input.yaml")
-    objname=$(yq -r .metadata.name "$c/input.yaml")
+    kind=$(it_kind "$c/input.yaml")
+    objname=$(it_name "$c/input.yaml")
     path=$(it_path "$kind" "$ns") || {
         it_fail "$name" "unknown kind $kind"
         return

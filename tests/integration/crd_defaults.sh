@@ -12,8 +12,8 @@ ns=$(it_ns crd-defaults) || {
 for c in "$it_dir"/defaults/*/; do
     c=${c%/}
     name=defaults/$(basename "$c")
-    kind=$(yq -r .kind "$c/input.yaml")
-    obj=$(yq -r .metadata.name "$c/input.yaml")
+    kind=$(it_kind "$c/input.yaml")
+    obj=$(it_name "$c/input.yaml")
     path=$(it_path "$kind" "$ns")
     it_api POST "$path" "$c/input.yaml"
     if [ "$IT_CODE" != 201 ]; then

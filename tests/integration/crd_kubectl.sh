@@ -45,11 +45,13 @@ else
     it_fail printer-columns-wide "got: $(head -1 "$IT_TMP/get")"
 fi
 # The runtimes have no printer columns: the default NAME AGE table.
-kc get clustertrainingruntimes >"$IT_TMP/get" 2>&1
-if grep -q 'No resources found' "$IT_TMP/get"; then
-    it_ok runtimes-list-empty
+printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata:\n  name: cols\nspec:\n  mlPolicy:\n    torch: {}\n' |
+    kc -n "$ns" create -f - >/dev/null
+kc -n "$ns" get trainingruntimes >"$IT_TMP/get" 2>&1
+if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME AGE" ] && awk 'NR == 2 { exit !($1 == "cols" && NF == 2) }' "$IT_TMP/get"; then
+    it_ok runtimes-default-columns
 else
-    it_fail runtimes-list-empty "got: $(cat "$IT_TMP/get")"
+    it_fail runtimes-default-columns "got: $(cat "$IT_TMP/get")"
 fi
 
 # explain: the description of spec.trainer and of each of its fields is printed (whitespace
@@ -58,14 +60,15 @@ norm() { tr -s ' \n\t' '   ' | sed 's/^ //; s/ $//'; }
 kc explain trainjob.spec.trainer >"$IT_TMP/explain" 2>&1
 out=$(norm <"$IT_TMP/explain")
 sch='.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer'
-desc=$(yq -r "$sch.description" "$crd" | norm)
+yq . "$crd" >"$IT_TMP/crd.json"
+desc=$(jq -r "$sch.description" "$IT_TMP/crd.json" | norm)
 if [ -n "$desc" ] && [ "$desc" != null ] && [[ "$out" == *"$desc"* ]]; then
     it_ok explain-trainer-description
 else
     it_fail explain-trainer-description "'$desc' not in: $(head -5 "$IT_TMP/explain")"
 fi
-for f in $(yq -r "$sch.properties | keys | .[]" "$crd"); do
-    d=$(yq -r "$sch.properties.$f.description" "$crd" | norm)
+for f in $(jq -r "$sch.properties | keys | .[]" "$IT_TMP/crd.json"); do
+    d=$(jq -r "$sch.properties.$f.description" "$IT_TMP/crd.json" | norm)
     if [ "$d" = null ] || [ -z "$d" ]; then
         it_fail "explain-trainer-$f" "no description in the CRD"
     elif [[ "$out" == *"$f"*"$d"* ]]; then
@@ -85,5 +88,5 @@ if kc explain trainjob.spec.nosuchfield >/dev/null 2>&1; then
 else
     it_ok explain-unknown-field
 fi
-kc -n "$ns" delete trainjob cols >/dev/null
+kc -n "$ns" delete trainjob/cols trainingruntime/cols >/dev/null
 it_finish

@@ -7,6 +7,8 @@
 
 #include <pthread.h>
 
+#include "common/str.h"
+
 struct ctx {
     struct itest_env env;
     struct kt_kube_config *admin_cfg;
@@ -353,7 +355,11 @@ static void *writer_main(void *arg)
                 break;
             }
             const char *s = kt_json_str(json_object_get(o, "data"), "n", "0");
-            n = strtoll(s, NULL, 10);
+            if (kt_str_to_i64(kt_str_c(s), 0, INT64_MAX - 1, &n, &err) < 0) {
+                w->failures++;
+                json_decref(o);
+                break;
+            }
             char buf[32];
             snprintf(buf, sizeof(buf), "%lld", (long long)(n + 1));
             json_object_set_new(json_object_get(o, "data"), "n", json_string(buf));
@@ -499,6 +505,69 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     json_decref(list);
 }
 
+/* A client from a JSON kubeconfig: server URL, CA file (NULL = none: the system store),
+ * client certificate from the admin kubeconfig's files. */
+static struct kt_kube_config *config_for(struct ctx *x, const char *server, const char *ca)
+{
+    char *doc = kt_xasprintf(
+        "{\"current-context\":\"t\",\"clusters\":[{\"name\":\"c\",\"cluster\":{"
+        "\"server\":\"%s\"%s%s%s}}],\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"x\"}}],"
+        "\"contexts\":[{\"name\":\"t\",\"context\":{\"cluster\":\"c\",\"user\":\"u\"}}]}",
+        server, ca ? ",\"certificate-authority\":\"" : "", ca ? ca : "", ca ? "\"" : "");
+    struct kt_err err = {0};
+    struct kt_kube_config *cfg =
+        kt_kube_config_parse_kubeconfig(doc, strlen(doc), NULL, NULL, &err);
+
+    (void)x;
+    if (!cfg) {
+        fprintf(stderr, "config_for: %s\n", err.msg);
+    }
+    free(doc);
+    return cfg;
+}
+
+static void test_tls_and_network_errors(struct ctx *x)
+{
+    const char *api = itest_env_get(&x->env, "KT_APISERVER");
+    struct kt_kube_config *cfg = config_for(x, api, NULL);
+    struct kt_kube_client *c;
+    struct kt_err err = {0};
+    json_t *out = NULL;
+
+    /* Verification is always on: the test CA is not in the system store. */
+    CHECK(cfg != NULL);
+    if (cfg) {
+        c = kt_kube_client_new(cfg);
+        CHECK_EQ_INT(kt_kube_get(c, &KT_GVR_NAMESPACES, NULL, "default", &out, &err), -1);
+        CHECK_EQ_INT(err.code, KT_EIO);
+        fprintf(stderr, "unknown CA: %s\n", err.msg);
+        CHECK(kt_kube_client_last_status(c)->http == 0);
+        kt_kube_client_free(c);
+        kt_kube_config_free(cfg);
+    }
+    /* The right CA but a port nobody listens on. */
+    cfg = config_for(x, "https://127.0.0.1:1", itest_env_get(&x->env, "KT_CA"));
+    CHECK(cfg != NULL);
+    if (cfg) {
+        c = kt_kube_client_new(cfg);
+        CHECK_EQ_INT(kt_kube_get(c, &KT_GVR_NAMESPACES, NULL, "default", &out, &err), -1);
+        CHECK_EQ_INT(err.code, KT_EIO);
+        kt_kube_client_free(c);
+        kt_kube_config_free(cfg);
+    }
+    /* The right CA and server with a bogus bearer token: 401 as a clear error. */
+    cfg = config_for(x, api, itest_env_get(&x->env, "KT_CA"));
+    if (cfg) {
+        c = kt_kube_client_new(cfg);
+        CHECK_EQ_INT(kt_kube_get(c, &KT_GVR_NAMESPACES, NULL, "default", &out, &err), -1);
+        CHECK_EQ_INT(err.code, KT_EFORBIDDEN);
+        CHECK_EQ_INT(kt_kube_client_last_status(c)->code, 401);
+        CHECK_CONTAINS(err.msg, "HTTP 401 Unauthorized");
+        kt_kube_client_free(c);
+        kt_kube_config_free(cfg);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct ctx x = {0};
@@ -523,6 +592,7 @@ int main(int argc, char **argv)
     test_concurrent_writers(&x);
     test_body_cap(&x);
     test_watch_replay_and_timeout(&x);
+    test_tls_and_network_errors(&x);
     kt_kube_client_free(x.c);
     kt_kube_config_free(x.admin_cfg);
     itest_env_release(&x.env);

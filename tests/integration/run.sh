@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/integration/run.sh [TEST...] - the integration tier on a REAL kube-apiserver + etcd.
 # Builds the control plane if needed (tests/cluster/build.sh), starts one cluster in a temp dir,
-# runs every tests/integration/crd_*.sh and every binary of build/plain/itests/ (after
-# `make -s itests`) with the env file as $1, prints one line per check and a final
+# runs every executable tests/integration/*.sh (crd_*.sh first, cluster_*.sh last), every
+# binary of build/plain/itests/ (after `make -s itests`), each with the env file as $1 (shell
+# tests source lib.sh and print `ok NAME` / `FAIL NAME: why` lines; C tests end with their own
+# `N passed, N failed` line). Prints one line per check and a final
 # `N passed, N failed`, dumps the control plane logs when something failed, and always stops the
 # cluster. TEST... restricts the run to tests whose name contains one of the words.
 # KT_KEEP_CLUSTER=1 keeps the cluster directory (not the processes) for inspection.
@@ -45,12 +47,14 @@ wanted() {
 # exits non-zero without printing FAIL counts as one failure, one that prints nothing and
 # exits 0 as one pass).
 run_one() {
-    local name=$1 out rc p f
+    local name=$1 out rc p f t
     shift
     out=$(mktemp)
-    echo "== $name"
+    t=$(date +%s%N)
     "$@" >"$out" 2>&1
     rc=$?
+    t=$((($(date +%s%N) - t) / 1000000))
+    echo "== $name ($((t / 1000)).$(printf '%03d' $((t % 1000)))s)"
     cat "$out"
     p=$(grep -c '^ok ' "$out")
     f=$(grep -c '^FAIL ' "$out")
@@ -97,14 +101,28 @@ if ! tests/cluster/up.sh "$D"; then
     exit 1
 fi
 
-for t in tests/integration/crd_*.sh; do
-    [ -x "$t" ] || continue
+# Every executable tests/integration/*.sh but lib.sh, run.sh and cluster_*.sh; crd_*.sh first.
+shells=()
+for t in tests/integration/crd_*.sh tests/integration/*.sh; do
+    case "$t" in
+    */lib.sh | */run.sh | */cluster_*) continue ;;
+    esac
+    case " ${shells[*]-} " in *" $t "*) continue ;; esac
+    [ -x "$t" ] && shells+=("$t")
+done
+for t in ${shells[@]+"${shells[@]}"}; do
     wanted "$t" "$@" || continue
     run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 for b in ${itests[@]+"${itests[@]}"}; do
     wanted "$b" "$@" || continue
     run_one "$(basename "$b")" "$b" "$D/env"
+done
+# Last: the harness tests restart the API server and start other clusters.
+for t in tests/integration/cluster_*.sh; do
+    [ -x "$t" ] || continue
+    wanted "$t" "$@" || continue
+    run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 
 if [ "$fail" -ne 0 ]; then

@@ -40,8 +40,7 @@ static void test_types_and_values(void)
     kt_ferrs_release(&l);
 
     /* A NULL value prints null (Go's nil). */
-    kt_ferrs_add(&l, KT_FERR_INVALID, "spec.trainer.resourcesPerNode", NULL, KT_GO_RESOURCES,
-                 "d");
+    kt_ferrs_add(&l, KT_FERR_INVALID, "spec.trainer.resourcesPerNode", NULL, KT_GO_RESOURCES, "d");
     check_one(&l, "spec.trainer.resourcesPerNode: Invalid value: null: d");
     kt_ferrs_release(&l);
 }
@@ -98,9 +97,11 @@ static void test_go_quote(void)
     q = kt_go_quote("");
     CHECK_EQ_STR(q, "\"\"");
     free(q);
-    char *m = kt_go_marshal(json_string("\xe2\x80\xa8\x7f\x01"), KT_GO_ANY);
+    json_t *str = json_string("\xe2\x80\xa8\x7f\x01");
+    char *m = kt_go_marshal(str, KT_GO_ANY);
     CHECK_EQ_STR(m, "\"\\u2028\x7f\\u0001\"");
     free(m);
+    json_decref(str);
     json_t *r = json_real(0.1);
     m = kt_go_marshal(r, KT_GO_ANY);
     CHECK_EQ_STR(m, "0.1");

@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/mem.h"
 #include "common/plugins.h"
+#include "common/snapshot.h"
 
 static json_t *parse(const char *s)
 {
@@ -26,13 +27,14 @@ static void decode_tj(const char *s, struct kt_trainjob *tj)
 static const char *TJ = "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
                         "\"metadata\":{\"name\":\"j\",\"namespace\":\"ns\",\"uid\":\"u1\"},"
                         "\"spec\":{\"runtimeRef\":{\"name\":\"rt\"},\"trainer\":{\"numNodes\":2}}}";
-static const char *RT = "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
-                        "\"ClusterTrainingRuntime\",\"metadata\":{\"name\":\"rt\"},\"spec\":{"
-                        "\"mlPolicy\":{\"torch\":{}},\"template\":{\"spec\":{\"replicatedJobs\":[{"
-                        "\"name\":\"node\",\"template\":{\"metadata\":{\"labels\":{"
-                        "\"trainer.kubeflow.org/trainjob-ancestor-step\":\"trainer\"}},\"spec\":{"
-                        "\"template\":{\"spec\":{\"containers\":[{\"name\":\"node\",\"image\":\"i\","
-                        "\"resources\":{\"requests\":{\"cpu\":\"1500m\"}}}]}}}}}]}}}}";
+static const char *RT =
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+    "\"ClusterTrainingRuntime\",\"metadata\":{\"name\":\"rt\"},\"spec\":{"
+    "\"mlPolicy\":{\"torch\":{}},\"template\":{\"spec\":{\"replicatedJobs\":[{"
+    "\"name\":\"node\",\"template\":{\"metadata\":{\"labels\":{"
+    "\"trainer.kubeflow.org/trainjob-ancestor-step\":\"trainer\"}},\"spec\":{"
+    "\"template\":{\"spec\":{\"containers\":[{\"name\":\"node\",\"image\":\"i\","
+    "\"resources\":{\"requests\":{\"cpu\":\"1500m\"}}}]}}}}}]}}}}";
 
 /* A view over one array of objects. */
 static const json_t *get(void *ctx, const char *av, const char *kind, const char *ns,
@@ -40,7 +42,8 @@ static const json_t *get(void *ctx, const char *av, const char *kind, const char
 {
     size_t i;
     json_t *o;
-    json_array_foreach((json_t *)ctx, i, o) {
+    json_array_foreach((json_t *)ctx, i, o)
+    {
         if (strcmp(kt_json_str(o, "apiVersion", ""), av) == 0 &&
             strcmp(kt_json_str(o, "kind", ""), kind) == 0 &&
             strcmp(kt_json_str(json_object_get(o, "metadata"), "name", ""), name) == 0 &&
@@ -59,7 +62,7 @@ static void test_table(void)
     CHECK_OK(kt_framework_check(&fw, &err));
     CHECK(fw.n >= 3);
     /* Torch before PlainML before JobSet (the documented fixed order). */
-    CHECK(fw.plugins[0] == &kt_plugin_torch);
+    CHECK(fw.plugins[0] == &kt_plugin_coscheduling);
     CHECK(fw.plugins[fw.n - 1] == &kt_plugin_jobset);
 
     const struct kt_plugin *two[] = {&kt_plugin_jobset, &kt_plugin_jobset};
@@ -113,14 +116,14 @@ static void test_build(void)
     json_t *ref = json_array_get(kt_json_path(js, "metadata.ownerReferences"), 0);
     CHECK_EQ_STR(kt_json_str(ref, "uid", ""), "u1");
     CHECK(kt_json_bool(ref, "controller", false) && kt_json_bool(ref, "blockOwnerDeletion", false));
-    CHECK_EQ_STR(kt_json_str(kt_json_path(cm, "metadata.labels"),
-                             "trainer.kubeflow.org/trainjob-name", ""),
-                 "j");
+    CHECK_EQ_STR(
+        kt_json_str(kt_json_path(cm, "metadata.labels"), "trainer.kubeflow.org/trainjob-name", ""),
+        "j");
     /* 1500m CPUs round up to numProcPerNode 2. */
-    json_t *c = json_array_get(
-        kt_json_path(json_array_get(kt_json_path(js, "spec.replicatedJobs"), 0),
-                     "template.spec.template.spec.containers"),
-        0);
+    json_t *c =
+        json_array_get(kt_json_path(json_array_get(kt_json_path(js, "spec.replicatedJobs"), 0),
+                                    "template.spec.template.spec.containers"),
+                       0);
     json_t *npp = kt_json_arr_find(json_object_get(c, "env"), "name", "PET_NPROC_PER_NODE", NULL);
     CHECK_EQ_STR(kt_json_str(npp, "value", ""), "2");
 
@@ -274,6 +277,63 @@ static void test_upserts(void)
     json_decref(in);
 }
 
+static void test_single_pod_requests(void)
+{
+    struct kt_podset ps = {0};
+    struct kt_err err = {0};
+    ps.pod_spec = parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"1\","
+                        "\"memory\":\"1Gi\"}}},{\"resources\":{\"requests\":{\"cpu\":\"500m\"}}}],"
+                        "\"initContainers\":[{\"resources\":{\"requests\":{\"cpu\":\"4\"}}},"
+                        "{\"restartPolicy\":\"Always\",\"resources\":{\"requests\":{\"memory\":"
+                        "\"512Mi\"}}}],\"overhead\":{\"cpu\":\"100m\"}}");
+    json_t *r = kt_podset_single_pod_requests(&ps, &err);
+    char *s = kt_json_dump(r);
+    /* cpu: max(1.5, 4) + 0.1; memory: 1Gi + 512Mi sidecar. */
+    CHECK_EQ_STR(s, "{\"cpu\":\"4100m\",\"memory\":\"1536Mi\"}");
+    free(s);
+    json_decref(r);
+    json_decref(ps.pod_spec);
+    ps.pod_spec = parse("{\"containers\":[{\"resources\":{\"requests\":{\"cpu\":\"x\"}}}]}");
+    CHECK(kt_podset_single_pod_requests(&ps, &err) == NULL);
+    json_decref(ps.pod_spec);
+}
+
+static void check_snapshot_error(const char *cm_text, const char *want)
+{
+    struct kt_trainjob tj = {0};
+    struct kt_runtime rt = {0};
+    struct kt_err err = {0};
+    json_t *cm = parse(cm_text);
+    decode_tj(TJ, &tj);
+    CHECK_EQ_INT(kt_snapshot_read(cm, &tj, &rt, &err), -1);
+    CHECK_CONTAINS(err.msg, want);
+    CHECK(rt.obj == NULL);
+    json_decref(cm);
+    kt_trainjob_release(&tj);
+}
+
+#define OWNED "\"metadata\":{\"ownerReferences\":[{\"uid\":\"u1\",\"controller\":true}]}"
+
+static void test_snapshot_errors(void)
+{
+    check_snapshot_error("{\"metadata\":{\"ownerReferences\":[{\"uid\":\"u1\"}]}}",
+                         "invalid runtime snapshot: a snapshot configmap exists but is owned "
+                         "by another object");
+    check_snapshot_error(
+        "{" OWNED ",\"data\":{}}",
+        "invalid runtime snapshot: snapshot ConfigMap missing \"runtime\" data key");
+    check_snapshot_error("{" OWNED ",\"data\":{\"runtime\":\"a: [\"}}",
+                         "invalid runtime snapshot: unable to unmarshal the snapshot: ");
+    /* The full text is longer than kt_err's 256 bytes; the start is what we can pin here. */
+    check_snapshot_error("{" OWNED ",\"data\":{\"runtime\":\"apiVersion: trainer.kubeflow.org/"
+                         "v1alpha1\\nkind: ClusterTrainingRuntime\\nmetadata:\\n  name: other\\n"
+                         "spec: {template: {}}\\n\"}}",
+                         "invalid runtime snapshot: the snapshot refers to the wrong runtime: "
+                         "expecting a runtime with name, api group and kind of \"rt\", "
+                         "\"trainer.kubeflow.org\", \"ClusterTrainingRuntime\" but found runtime "
+                         "with name, api group and kind of \"other\"");
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -283,5 +343,7 @@ int main(void)
     test_status();
     test_resource_helpers();
     test_upserts();
+    test_single_pod_requests();
+    test_snapshot_errors();
     return test_report();
 }

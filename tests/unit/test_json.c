@@ -43,7 +43,7 @@ static void test_parse(void)
     CHECK_CONTAINS(err.msg, "line 2");
 
     CHECK(kt_json_parse("", 0, &err) == NULL);
-    CHECK(kt_json_parse("{} x", 4, &err) == NULL); /* trailing garbage */
+    CHECK(kt_json_parse("{} x", 4, &err) == NULL);     /* trailing garbage */
     CHECK(kt_json_parse("\"\xff\"", 3, &err) == NULL); /* invalid UTF-8 */
     CHECK(kt_json_parse(NULL, 0, &err) == NULL);
 
@@ -189,7 +189,7 @@ static void test_getters(void)
 
     CHECK(json_is_object(kt_json_obj_ensure(spec, "new")));
     CHECK(json_is_object(kt_json_obj_ensure(spec, "n"))); /* null is replaced */
-    CHECK(kt_json_obj_ensure(spec, "s") == NULL);          /* another type */
+    CHECK(kt_json_obj_ensure(spec, "s") == NULL);         /* another type */
     CHECK(json_is_array(kt_json_arr_ensure(spec, "arr")));
     CHECK(kt_json_arr_ensure(spec, "trainer") == NULL);
     CHECK(kt_json_obj_ensure(json_object_get(spec, "list"), "x") == NULL);

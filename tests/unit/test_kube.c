@@ -456,6 +456,28 @@ static void test_paths_and_queries(void)
     kt_buf_release(&b);
 }
 
+static void test_retry_policy(void)
+{
+    bool reread = false;
+    long wait = -1;
+
+    CHECK(kt__kube_should_retry(429, 2, 0, &reread, &wait));
+    CHECK_EQ_INT(wait, 2);
+    CHECK(kt__kube_should_retry(429, -1, 1, &reread, &wait));
+    CHECK_EQ_INT(wait, 1);                                    /* no Retry-After: one second */
+    CHECK(!kt__kube_should_retry(429, 1, 2, &reread, &wait)); /* bounded: 3 attempts */
+    CHECK(kt__kube_should_retry(503, 3, 0, &reread, &wait));
+    CHECK(!kt__kube_should_retry(503, -1, 0, &reread, &wait)); /* 5xx only with Retry-After */
+    CHECK(!kt__kube_should_retry(500, -1, 0, &reread, &wait));
+    CHECK(!kt__kube_should_retry(409, -1, 0, &reread, &wait));
+    CHECK(!kt__kube_should_retry(404, 5, 0, &reread, &wait));
+    CHECK(!reread);
+    CHECK(kt__kube_should_retry(401, -1, 0, &reread, &wait));
+    CHECK(reread);
+    CHECK_EQ_INT(wait, 0);
+    CHECK(!kt__kube_should_retry(401, -1, 1, &reread, &wait)); /* only once */
+}
+
 static void test_time(void)
 {
     char t[40];
@@ -480,6 +502,7 @@ int main(void)
     test_lines();
     test_ratelimit();
     test_paths_and_queries();
+    test_retry_policy();
     test_time();
     return test_report();
 }

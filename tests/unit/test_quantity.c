@@ -388,6 +388,30 @@ static void test_json(void)
     json_decref(j);
 }
 
+static void test_odd_bytes(void)
+{
+    struct kt_quantity q;
+    struct kt_err err = {0};
+    char buf[KT_QUANTITY_STR_MAX];
+    char zeros[80];
+
+    /* An embedded NUL is just a bad byte, as in Go. */
+    CHECK_EQ_INT(kt_quantity_parse("1\0", 2, &q, &err), -1);
+    CHECK_CONTAINS(err.msg, "regular expression");
+    CHECK_EQ_INT(kt_quantity_parse("1k\0", 3, &q, &err), -1);
+    CHECK_CONTAINS(err.msg, "regular expression");
+    CHECK_EQ_INT(kt_quantity_parse(NULL, 0, &q, &err), -1);
+    /* Canonical input is printed back as written (upstream caches it)... */
+    CHECK_OK(kt_quantity_parse_c("0001", &q, &err));
+    CHECK_EQ_STR(kt_quantity_format(&q, buf, sizeof(buf)), "0001");
+    /* ...unless it is longer than we keep: then the recomputed canonical form is used. */
+    memset(zeros, '0', sizeof(zeros));
+    zeros[sizeof(zeros) - 2] = '7';
+    zeros[sizeof(zeros) - 1] = '\0';
+    CHECK_OK(kt_quantity_parse_c(zeros, &q, &err));
+    CHECK_EQ_STR(kt_quantity_format(&q, buf, sizeof(buf)), "7");
+}
+
 static void test_format_small_buffer(void)
 {
     struct kt_quantity q = q_of("1536Mi");
@@ -406,6 +430,7 @@ int main(void)
     test_limits();
     test_compare_and_values();
     test_json();
+    test_odd_bytes();
     test_format_small_buffer();
     return test_report();
 }

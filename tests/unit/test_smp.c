@@ -21,37 +21,45 @@ static void check_json(const json_t *got, const char *want)
     free(s);
 }
 
-#define POD(x) "{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{\"spec\":" x "}}}}]}"
+#define POD(x)                                                                                     \
+    "{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{\"spec\":" x    \
+    "}}}}]}"
 
 static void test_pod_spec_keys(void)
 {
-    json_t *spec = parse(POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"2\"},"
-                             "\"tolerations\":[{\"key\":\"old\"}],"
-                             "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"1\"}],"
-                             "\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/d\"}]},{\"name\":\"s\"}],"
-                             "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]}"));
-    json_t *patch = parse(POD("{\"nodeSelector\":{\"b\":\"3\",\"c\":\"4\"},"
-                              "\"tolerations\":[{\"key\":\"new\"}],"
-                              "\"containers\":[{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]},"
-                              "{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
-                              "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]}],"
-                              "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
+    json_t *spec =
+        parse(POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"2\"},"
+                  "\"tolerations\":[{\"key\":\"old\"}],"
+                  "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"1\"}],"
+                  "\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/d\"}]},{\"name\":\"s\"}],"
+                  "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}]}"));
+    json_t *patch = parse(
+        POD("{\"nodeSelector\":{\"b\":\"3\",\"c\":\"4\"},"
+            "\"tolerations\":[{\"key\":\"new\"}],"
+            "\"containers\":[{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]},"
+            "{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"2\"},{\"name\":\"B\","
+            "\"value\":\"b\"}],"
+            "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]}],"
+            "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
     kt_smp_jobset_spec(spec, patch);
     check_json(spec, POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"3\",\"c\":\"4\"},"
                          "\"tolerations\":[{\"key\":\"new\"}],"
-                         "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
+                         "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":"
+                         "\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
                          "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]},"
                          "{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]}],"
-                         "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{},\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
+                         "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{},\"configMap\":{\"name\":"
+                         "\"c\"}},{\"name\":\"z\"}]}"));
     json_decref(spec);
     json_decref(patch);
 }
 
 static void test_typed_patch_drops_unknown_and_empty(void)
 {
-    json_t *patch = parse(POD("{\"hostNetwork\":true,\"serviceAccountName\":\"\",\"tolerations\":[],"
-                              "\"nodeSelector\":{\"a\":\"1\"},\"containers\":[{\"name\":\"node\","
-                              "\"image\":\"dropped\",\"env\":[{\"name\":\"E\",\"value\":\"\"}]}]}"));
+    json_t *patch =
+        parse(POD("{\"hostNetwork\":true,\"serviceAccountName\":\"\",\"tolerations\":[],"
+                  "\"nodeSelector\":{\"a\":\"1\"},\"containers\":[{\"name\":\"node\","
+                  "\"image\":\"dropped\",\"env\":[{\"name\":\"E\",\"value\":\"\"}]}]}"));
     json_t *typed = kt_smp_typed_jobset_patch(patch);
     /* Struct field order of PodSpecPatch: containers come before nodeSelector. */
     check_json(typed, POD("{\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"E\"}]}],"
@@ -77,8 +85,9 @@ static void test_resources_and_generic(void)
     json_t *r = parse("{\"limits\":{\"nvidia.com/gpu\":4},\"requests\":{\"memory\":\"1Gi\"},"
                       "\"claims\":[{\"name\":\"b\"}]}");
     kt_smp_container_resources(c, r);
-    check_json(c, "{\"name\":\"node\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
-                  "\"claims\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"limits\":{\"nvidia.com/gpu\":4}}}");
+    check_json(
+        c, "{\"name\":\"node\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
+           "\"claims\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"limits\":{\"nvidia.com/gpu\":4}}}");
     json_decref(c);
     c = parse("{\"name\":\"x\"}");
     kt_smp_container_resources(c, r);
@@ -101,8 +110,9 @@ static void test_replicated_jobs_by_name(void)
     json_t *patch = parse("{\"replicatedJobs\":[{\"name\":\"b\",\"replicas\":2},{\"name\":\"a\","
                           "\"template\":{\"metadata\":{\"labels\":{\"x\":\"y\"}}}}]}");
     kt_smp_jobset_spec(spec, patch);
-    check_json(spec, "{\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":1,\"template\":{\"metadata\":"
-                     "{\"labels\":{\"x\":\"y\"}}}},{\"name\":\"b\",\"replicas\":2}]}");
+    check_json(spec,
+               "{\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":1,\"template\":{\"metadata\":"
+               "{\"labels\":{\"x\":\"y\"}}}},{\"name\":\"b\",\"replicas\":2}]}");
     json_decref(spec);
     json_decref(patch);
 }

@@ -39,42 +39,69 @@ static void test_scalars(void)
         const char *in;
         const char *want;
     } cases[] = {
-        {"v: true", "{\"v\":true}"},     {"v: True", "{\"v\":true}"},
-        {"v: TRUE", "{\"v\":true}"},     {"v: tRue", "{\"v\":\"tRue\"}"},
-        {"v: yes", "{\"v\":true}"},      {"v: Yes", "{\"v\":true}"},
-        {"v: YES", "{\"v\":true}"},      {"v: yEs", "{\"v\":\"yEs\"}"},
-        {"v: on", "{\"v\":true}"},       {"v: ON", "{\"v\":true}"},
-        {"v: y", "{\"v\":true}"},        {"v: Y", "{\"v\":true}"},
-        {"v: n", "{\"v\":false}"},       {"v: N", "{\"v\":false}"},
-        {"v: no", "{\"v\":false}"},      {"v: off", "{\"v\":false}"},
-        {"v: Off", "{\"v\":false}"},     {"v: false", "{\"v\":false}"},
-        {"v: FALSE", "{\"v\":false}"},   {"v: null", "{\"v\":null}"},
-        {"v: Null", "{\"v\":null}"},     {"v: NULL", "{\"v\":null}"},
-        {"v: ~", "{\"v\":null}"},        {"v:", "{\"v\":null}"},
-        {"v: nULL", "{\"v\":\"nULL\"}"}, {"v: 42", "{\"v\":42}"},
-        {"v: -42", "{\"v\":-42}"},       {"v: +42", "{\"v\":42}"},
-        {"v: 0x1F", "{\"v\":31}"},       {"v: -0x1f", "{\"v\":-31}"},
-        {"v: 010", "{\"v\":8}"},         {"v: 0o17", "{\"v\":15}"},
-        {"v: 0b101", "{\"v\":5}"},       {"v: 1_000", "{\"v\":1000}"},
-        {"v: 08", "{\"v\":8}"},          {"v: 0", "{\"v\":0}"},
-        {"v: 1.5", "{\"v\":1.5}"},       {"v: 1e3", "{\"v\":1000}"},
-        {"v: .5", "{\"v\":0.5}"},        {"v: -.5", "{\"v\":-0.5}"},
-        {"v: 1.", "{\"v\":1}"},          {"v: 1e400", "{\"v\":\"1e400\"}"},
-        {"v: 0x", "{\"v\":\"0x\"}"},     {"v: 1.2.3", "{\"v\":\"1.2.3\"}"},
+        {"v: true", "{\"v\":true}"},
+        {"v: True", "{\"v\":true}"},
+        {"v: TRUE", "{\"v\":true}"},
+        {"v: tRue", "{\"v\":\"tRue\"}"},
+        {"v: yes", "{\"v\":true}"},
+        {"v: Yes", "{\"v\":true}"},
+        {"v: YES", "{\"v\":true}"},
+        {"v: yEs", "{\"v\":\"yEs\"}"},
+        {"v: on", "{\"v\":true}"},
+        {"v: ON", "{\"v\":true}"},
+        {"v: y", "{\"v\":true}"},
+        {"v: Y", "{\"v\":true}"},
+        {"v: n", "{\"v\":false}"},
+        {"v: N", "{\"v\":false}"},
+        {"v: no", "{\"v\":false}"},
+        {"v: off", "{\"v\":false}"},
+        {"v: Off", "{\"v\":false}"},
+        {"v: false", "{\"v\":false}"},
+        {"v: FALSE", "{\"v\":false}"},
+        {"v: null", "{\"v\":null}"},
+        {"v: Null", "{\"v\":null}"},
+        {"v: NULL", "{\"v\":null}"},
+        {"v: ~", "{\"v\":null}"},
+        {"v:", "{\"v\":null}"},
+        {"v: nULL", "{\"v\":\"nULL\"}"},
+        {"v: 42", "{\"v\":42}"},
+        {"v: -42", "{\"v\":-42}"},
+        {"v: +42", "{\"v\":42}"},
+        {"v: 0x1F", "{\"v\":31}"},
+        {"v: -0x1f", "{\"v\":-31}"},
+        {"v: 010", "{\"v\":8}"},
+        {"v: 0o17", "{\"v\":15}"},
+        {"v: 0b101", "{\"v\":5}"},
+        {"v: 1_000", "{\"v\":1000}"},
+        {"v: 08", "{\"v\":8}"},
+        {"v: 0", "{\"v\":0}"},
+        {"v: 1.5", "{\"v\":1.5}"},
+        {"v: 1e3", "{\"v\":1000}"},
+        {"v: .5", "{\"v\":0.5}"},
+        {"v: -.5", "{\"v\":-0.5}"},
+        {"v: 1.", "{\"v\":1}"},
+        {"v: 1e400", "{\"v\":\"1e400\"}"},
+        {"v: 0x", "{\"v\":\"0x\"}"},
+        {"v: 1.2.3", "{\"v\":\"1.2.3\"}"},
         {"v: 0x1p3", "{\"v\":\"0x1p3\"}"},
         {"v: 9223372036854775807", "{\"v\":9223372036854775807}"},
         {"v: -9223372036854775808", "{\"v\":-9223372036854775808}"},
         /* Beyond int64 go-yaml makes a uint64; jansson has none, so it becomes a real. */
         {"v: 9223372036854775808", "{\"v\":9223372036854776000}"},
         {"y: 1", "{\"true\":1}"}, /* the YAML 1.1 key surprise */
-        {"v: \"3\"", "{\"v\":\"3\"}"},   {"v: 'true'", "{\"v\":\"true\"}"},
-        {"v: !!str 4", "{\"v\":\"4\"}"}, {"v: !!float 4", "{\"v\":4}"},
-        {"v: !!int 0x10", "{\"v\":16}"}, {"v: !custom 5", "{\"v\":\"5\"}"},
+        {"v: \"3\"", "{\"v\":\"3\"}"},
+        {"v: 'true'", "{\"v\":\"true\"}"},
+        {"v: !!str 4", "{\"v\":\"4\"}"},
+        {"v: !!float 4", "{\"v\":4}"},
+        {"v: !!int 0x10", "{\"v\":16}"},
+        {"v: !!int \"3\"", "{\"v\":3}"},
+        {"v: !custom 5", "{\"v\":\"5\"}"},
         {"v: 2001-12-14", "{\"v\":\"2001-12-14\"}"},
         {"v: 1:20", "{\"v\":\"1:20\"}"}, /* go-yaml has no base-60 */
         {"v: |\n  a\n  b\n", "{\"v\":\"a\\nb\\n\"}"},
         {"v: >-\n  a\n  b\n", "{\"v\":\"a b\"}"},
-        {"v: \"\"", "{\"v\":\"\"}"},     {"v: .inf", "ERR line 1: unsupported value: +Inf"},
+        {"v: \"\"", "{\"v\":\"\"}"},
+        {"v: .inf", "ERR line 1: unsupported value: +Inf"},
         {"v: -.Inf", "ERR line 1: unsupported value: -Inf"},
         {"v: .NaN", "ERR line 1: unsupported value: NaN"},
         {"v: .iNf", "{\"v\":\".iNf\"}"},
@@ -97,8 +124,9 @@ static void test_scalars(void)
 
 static void test_keys(void)
 {
-    check_yaml("yes: 1\n1: 2\n1.5: 3\n1e6: 4\n0x10: 5\n\"q\": 6\nfalse: 7\n.inf: 8",
-               "{\"true\":1,\"1\":2,\"1.5\":3,\"1e+06\":4,\"16\":5,\"q\":6,\"false\":7,\".inf\":8}");
+    check_yaml(
+        "yes: 1\n1: 2\n1.5: 3\n1e6: 4\n0x10: 5\n\"q\": 6\nfalse: 7\n.inf: 8",
+        "{\"true\":1,\"1\":2,\"1.5\":3,\"1e+06\":4,\"16\":5,\"q\":6,\"false\":7,\".inf\":8}");
     check_yaml("~: 1", "ERR line 1: unsupported map key: null");
     check_yaml("? [a]\n: 1", "ERR line 1: a mapping or sequence cannot be a map key");
     check_yaml("? {a: 1}\n: 1", "ERR line 1: a mapping or sequence cannot be a map key");
@@ -108,15 +136,21 @@ static void test_keys(void)
 
 static void test_anchors_merge(void)
 {
-    check_yaml("a: &x {p: 1, q: [1, 2]}\nb: *x\n", "{\"a\":{\"p\":1,\"q\":[1,2]},\"b\":{\"p\":1,\"q\":[1,2]}}");
+    check_yaml("a: &x {p: 1, q: [1, 2]}\nb: *x\n",
+               "{\"a\":{\"p\":1,\"q\":[1,2]},\"b\":{\"p\":1,\"q\":[1,2]}}");
     check_yaml("base: &b {x: 1, z: 2}\nd:\n  <<: *b\n  z: 3\n",
                "{\"base\":{\"x\":1,\"z\":2},\"d\":{\"x\":1,\"z\":3}}");
     /* A list of maps: earlier maps take precedence. */
-    check_yaml("- &c {x: 1, z: 2}\n- &l {x: 0, z: 2}\n- &s {r: 1}\n- <<: [*s, *l, *c]\n  label: L\n",
-               "[{\"x\":1,\"z\":2},{\"x\":0,\"z\":2},{\"r\":1},{\"x\":0,\"z\":2,\"r\":1,\"label\":\"L\"}]");
+    check_yaml(
+        "- &c {x: 1, z: 2}\n- &l {x: 0, z: 2}\n- &s {r: 1}\n- <<: [*s, *l, *c]\n  label: L\n",
+        "[{\"x\":1,\"z\":2},{\"x\":0,\"z\":2},{\"r\":1},{\"x\":0,\"z\":2,\"r\":1,\"label\":\"L\"}"
+        "]");
     check_yaml("m:\n  <<: {a: 1}\n  <<: {b: 2}\n", "{\"m\":{\"a\":1,\"b\":2}}");
+    /* go-yaml v2 (and so kubectl 1.35) merges in order: a later merge overwrites. */
+    check_yaml("a: 1\n<<: {a: 2}\n", "{\"a\":2}");
     check_yaml("m:\n  \"<<\": {a: 1}\n", "{\"m\":{\"<<\":{\"a\":1}}}"); /* quoted: no merge */
-    check_yaml("m:\n  <<: 3\n", "ERR line 2: map merge requires map or sequence of maps as the value");
+    check_yaml("m:\n  <<: 3\n",
+               "ERR line 2: map merge requires map or sequence of maps as the value");
     check_yaml("m:\n  <<: [{a: 1}, 2]\n",
                "ERR line 2: map merge requires map or sequence of maps as the value");
     check_yaml("a: *nope\n", "ERR line 1: unknown anchor 'nope' referenced");
@@ -237,10 +271,12 @@ static void test_syntax_errors(void)
     check_yaml("a: [1, 2\n", "ERR line 2: did not find expected ',' or ']' (while parsing a flow "
                              "sequence at line 1)");
     check_yaml("a: b: c\n", "ERR line 1: mapping values are not allowed in this context");
-    check_yaml("a: \"unterminated\n", "ERR line 2: found unexpected end of stream (while scanning a "
-                                      "quoted scalar at line 1)");
-    check_yaml("a:\n  b: 1\n c: 2\n", "ERR line 3: did not find expected key (while parsing a block "
-                                      "mapping at line 1)");
+    check_yaml("a: \"unterminated\n",
+               "ERR line 2: found unexpected end of stream (while scanning a "
+               "quoted scalar at line 1)");
+    check_yaml("a:\n  b: 1\n c: 2\n",
+               "ERR line 3: did not find expected key (while parsing a block "
+               "mapping at line 1)");
     check_yaml("ok: 1\nbad: \xff\xfe\n", "ERR line 2: invalid leading UTF-8 octet");
     check_yaml("a: \xc3\n", "ERR line 1: invalid trailing UTF-8 octet");
     check_yaml("a: \x01\n", "ERR line 1: control characters are not allowed");
@@ -312,6 +348,20 @@ static void test_caps(void)
     CHECK_EQ_STR(err.msg, "line 1: too many nodes: more than 5");
     kt_yaml_stream_release(&s);
 
+    /* The node cap covers the whole stream: many small bombs do not add up unchecked. */
+    lim.max_nodes = 100;
+    {
+        const char *doc = "a: &a [1,2,3,4,5,6,7,8,9]\nb: [*a,*a,*a]\n---\n";
+        char *stream = kt_xasprintf("%s%s%s%s", doc, doc, doc, doc);
+
+        CHECK_EQ_INT(kt_yaml_parse(stream, strlen(stream), &lim, &s, &err), -1);
+        CHECK_EQ_INT(err.code, KT_ERANGE);
+        CHECK_EQ_STR(err.msg, "line 8: too many nodes: more than 100");
+        CHECK_EQ_INT(s.len, 2);
+        kt_yaml_stream_release(&s);
+        free(stream);
+    }
+
     /* 50 MB: refused before any parsing. */
     big = kt_xmalloc(50u << 20);
     memset(big, 'a', 50u << 20);
@@ -358,16 +408,73 @@ static void check_emit(const char *json, const char *want)
 static void test_emit(void)
 {
     static const char *values[] = {
-        "\"3\"", "\"true\"", "\"1e3\"", "\"null\"", "\"~\"", "\"\"", "\"y\"", "\"n\"", "\"No\"",
-        "\"a: b\"", "\"- x\"", "\"#c\"", "\"x #c\"", "\"ends:\"", "\" lead\"", "\"trail \"",
-        "\"0x1F\"", "\"010\"", "\"1_000\"", "\".5\"", "\".inf\"", "\"-.inf\"", "\"<<\"",
-        "\"*a\"", "\"&a\"", "\"!t\"", "\"%p\"", "\"@x\"", "\"`x\"", "\"{a}\"", "\"[a]\"",
-        "\"'q'\"", "\"\\\"dq\\\"\"", "\"a\\\\b\"", "\"tab\\there\"", "\"\\u0001ctl\"",
-        "\"nel\\u0085x\"", "\"ls\\u2028x\"", "\"bom\\ufeffx\"", "\"caf\\u00e9\"", "\"---\"",
-        "\"...\"", "\"line1\\nline2\"", "\"line1\\nline2\\n\"", "\"a\\n\\n\"", "\"a\\n\\nb\\n\\n\\n\"",
-        "\"\\nlead\"", "\" x\\ny\"", "\"x \\ny\"", "\"x\\n  indented\\ny\"", "\"x\\ty\\nz\"",
-        "\"\\r\\n\"", "1", "-7", "0.1", "1e21", "1e-7", "100.0", "-0.0", "true", "false", "null",
-        "{}", "[]", "[[]]", "[{}]", "[[1, [2]], {\"a\": [3]}]",
+        "\"3\"",
+        "\"true\"",
+        "\"1e3\"",
+        "\"null\"",
+        "\"~\"",
+        "\"\"",
+        "\"y\"",
+        "\"n\"",
+        "\"No\"",
+        "\"a: b\"",
+        "\"- x\"",
+        "\"#c\"",
+        "\"x #c\"",
+        "\"ends:\"",
+        "\" lead\"",
+        "\"trail \"",
+        "\"0x1F\"",
+        "\"010\"",
+        "\"1_000\"",
+        "\".5\"",
+        "\".inf\"",
+        "\"-.inf\"",
+        "\"<<\"",
+        "\"*a\"",
+        "\"&a\"",
+        "\"!t\"",
+        "\"%p\"",
+        "\"@x\"",
+        "\"`x\"",
+        "\"{a}\"",
+        "\"[a]\"",
+        "\"'q'\"",
+        "\"\\\"dq\\\"\"",
+        "\"a\\\\b\"",
+        "\"tab\\there\"",
+        "\"\\u0001ctl\"",
+        "\"nel\\u0085x\"",
+        "\"ls\\u2028x\"",
+        "\"bom\\ufeffx\"",
+        "\"caf\\u00e9\"",
+        "\"---\"",
+        "\"...\"",
+        "\"line1\\nline2\"",
+        "\"line1\\nline2\\n\"",
+        "\"a\\n\\n\"",
+        "\"a\\n\\nb\\n\\n\\n\"",
+        "\"\\nlead\"",
+        "\" x\\ny\"",
+        "\"x \\ny\"",
+        "\"x\\n  indented\\ny\"",
+        "\"x\\ty\\nz\"",
+        "\"\\r\\n\"",
+        "1",
+        "-7",
+        "0.1",
+        "1e21",
+        "1e-7",
+        "100.0",
+        "-0.0",
+        "true",
+        "false",
+        "null",
+        "{}",
+        "[]",
+        "[[]]",
+        "[{}]",
+        "[[1, [2]], {\"a\": [3]}]",
         "{\"a\": {\"b\": {\"c\": [1, {\"d\": \"multi\\nline\\n\"}]}}, \"e\": [[\"x\", \"y\"]]}",
         "{\"yes\": 1, \"1\": 2, \"1.5\": 3, \"\": 4, \"a: b\": 5, \"null\": 6}",
     };

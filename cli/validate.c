@@ -1,0 +1,504 @@
+/* cli/validate.c - `ktctl validate`: the API server's and the webhooks' verdict on manifests,
+ * offline (DESIGN.md "Interfaces"). File handling and output only; the rules live in
+ * common/validate*.c. All inputs are read first so TrainJobs see every runtime given. */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "common/buf.h"
+#include "common/framework.h"
+#include "common/json.h"
+#include "common/mem.h"
+#include "common/validate.h"
+#include "common/yaml.h"
+
+#define INPUT_MAX (8u << 20)
+#define MAX_DEPTH 32
+
+/* One input file and its parsed documents. */
+struct vfile {
+    char *path;   /* as reported: "<stdin>" for - */
+    char *source; /* what to open: "-" for stdin */
+    struct kt_yaml_stream stream;
+    bool parsed;
+};
+
+/* One object to look at: a document's root or an item of a v1 List. */
+struct unit {
+    const struct vfile *file;
+    const struct kt_yaml_doc *doc;
+    const json_t *obj; /* borrowed from doc */
+    char *prefix;      /* JSON Pointer prefix of obj in doc ("" or "/items/3") */
+};
+
+struct vstate {
+    bool json;
+    bool allow_missing;
+    struct vfile *files;
+    size_t nfiles, capfiles;
+    struct unit *units;
+    size_t nunits, capunits;
+    json_t *report; /* -o json: array of problems */
+    int exit_code;
+    size_t n_invalid, n_checked, n_skipped, n_warnings;
+};
+
+void cli_validate_usage(FILE *f)
+{
+    fprintf(f, "  validate [-o text|json] [--allow-missing-runtimes] PATH...\n"
+               "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
+               "      server and the webhooks would (PATH: file, directory or - for stdin).\n"
+               "      Problems on stdout as FILE:LINE: Kind/name: <error>, warnings and a\n"
+               "      summary on stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable.\n");
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "ktctl validate: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    cli_validate_usage(stderr);
+    return KT_EXIT_USAGE;
+}
+
+static void fail(struct vstate *s, int code)
+{
+    if (code > s->exit_code) {
+        s->exit_code = code;
+    }
+}
+
+static void add_file(struct vstate *s, const char *path, const char *source)
+{
+    if (s->nfiles == s->capfiles) {
+        s->capfiles = s->capfiles ? s->capfiles * 2 : 16;
+        s->files = kt_xrealloc(s->files, s->capfiles * sizeof(*s->files));
+    }
+    struct vfile *f = &s->files[s->nfiles++];
+    memset(f, 0, sizeof(*f));
+    f->path = kt_xstrdup(path);
+    f->source = kt_xstrdup(source);
+}
+
+static bool wanted_name(const char *name)
+{
+    size_t n = strlen(name);
+    static const char *const exts[] = {".yaml", ".yml", ".json"};
+    for (size_t i = 0; i < 3; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(name + n - e, exts[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_path(struct vstate *s, const char *path, int depth);
+
+/* Every *.yaml, *.yml, *.json below dir, in name order. */
+static void add_dir(struct vstate *s, const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct kt_strv names;
+    struct dirent *e;
+    if (!d) {
+        fprintf(stderr, "ktctl validate: %s: cannot read directory\n", dir);
+        fail(s, KT_EXIT_USAGE);
+        return;
+    }
+    kt_strv_init(&names);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            kt_strv_push(&names, e->d_name);
+        }
+    }
+    closedir(d);
+    qsort(names.items, names.len, sizeof(*names.items), cmp_names);
+    for (size_t i = 0; i < names.len; i++) {
+        char *p =
+            kt_xasprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names.items[i]);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+            add_path(s, p, depth + 1);
+        } else if (wanted_name(names.items[i])) {
+            add_file(s, p, p);
+        }
+        free(p);
+    }
+    kt_strv_release(&names);
+}
+
+static void add_path(struct vstate *s, const char *path, int depth)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0) {
+        add_file(s, "<stdin>", "-");
+    } else if (depth > MAX_DEPTH) {
+        fprintf(stderr, "ktctl validate: %s: directories nested too deep\n", path);
+        fail(s, KT_EXIT_USAGE);
+    } else if (stat(path, &st) != 0) {
+        fprintf(stderr, "ktctl validate: %s: no such file or directory\n", path);
+        fail(s, KT_EXIT_USAGE);
+    } else if (S_ISDIR(st.st_mode)) {
+        add_dir(s, path, depth);
+    } else {
+        add_file(s, path, path);
+    }
+}
+
+/* "line N: rest" -> N and rest; else 0 and the message. */
+static const char *split_line(const char *msg, size_t *line)
+{
+    unsigned long n = 0;
+    const char *p = msg;
+    *line = 0;
+    if (strncmp(p, "line ", 5) != 0) {
+        return msg;
+    }
+    for (p += 5; *p >= '0' && *p <= '9'; p++) {
+        n = n * 10 + (unsigned long)(*p - '0');
+    }
+    if (p[0] != ':' || p[1] != ' ') {
+        return msg;
+    }
+    *line = n;
+    return p + 2;
+}
+
+static const char *const stage_names[] = {"decode", "schema", "cel", "webhook"};
+
+/* One line (or JSON element). stage < 0: not from the validator (syntax, kind, warning). */
+static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
+                   const char *field, const char *type, const char *msg, bool warning, int stage)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (warning) {
+        s->n_warnings++;
+    }
+    if (s->json) {
+        json_t *o =
+            json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "file", file, "line",
+                      (json_int_t)line, "kind", kind ? kind : "", "name", name ? name : "",
+                      "namespace", ns ? ns : "", "field", field ? field : "", "type",
+                      type ? type : "", "message", msg, "severity", warning ? "warning" : "error");
+        if (stage >= 0) {
+            json_object_set_new(o, "stage", json_string(stage_names[stage]));
+        }
+        json_array_append_new(s->report, o);
+        return;
+    }
+    FILE *out = warning ? stderr : stdout;
+    fprintf(out, "%s:%zu: ", file, line);
+    if (warning) {
+        fputs("warning: ", out);
+    }
+    if (kind) {
+        fprintf(out, "%s%s%s: ", kind, name ? "/" : "", name ? name : "");
+    }
+    fprintf(out, "%s\n", msg);
+}
+
+static void read_file(struct vstate *s, struct vfile *f)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    struct kt_yaml_limits lim;
+    kt_buf_init(&b, INPUT_MAX);
+    if (kt_buf_read_file(&b, f->source, &err) != 0) {
+        fprintf(stderr, "ktctl validate: %s: %s\n", f->path, err.msg);
+        fail(s, KT_EXIT_USAGE);
+        return;
+    }
+    kt_yaml_limits_default(&lim);
+    f->parsed = true;
+    if (kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &f->stream, &err) != 0) {
+        size_t line;
+        const char *rest = split_line(err.msg, &line);
+        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, -1);
+        s->n_invalid++;
+        fail(s, KT_EXIT_INVALID);
+    }
+    kt_buf_release(&b);
+}
+
+static void add_unit(struct vstate *s, const struct vfile *f, const struct kt_yaml_doc *d,
+                     const json_t *obj, const char *prefix)
+{
+    if (s->nunits == s->capunits) {
+        s->capunits = s->capunits ? s->capunits * 2 : 16;
+        s->units = kt_xrealloc(s->units, s->capunits * sizeof(*s->units));
+    }
+    struct unit *u = &s->units[s->nunits++];
+    u->file = f;
+    u->doc = d;
+    u->obj = obj;
+    u->prefix = kt_xstrdup(prefix);
+}
+
+/* Split every document into units (a v1 List contributes its items). */
+static void collect_units(struct vstate *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        const struct vfile *f = &s->files[i];
+        for (size_t j = 0; j < f->stream.len; j++) {
+            const struct kt_yaml_doc *d = &f->stream.docs[j];
+            const json_t *items = json_object_get(d->root, "items");
+            const char *kind = json_string_value(json_object_get(d->root, "kind"));
+            if (!d->root) {
+                continue;
+            }
+            if (kind && strcmp(kind, "List") == 0 && json_is_array(items)) {
+                size_t k;
+                json_t *it;
+                json_array_foreach(items, k, it)
+                {
+                    char *p = kt_xasprintf("/items/%zu", k);
+                    add_unit(s, f, d, it, p);
+                    free(p);
+                }
+            } else {
+                add_unit(s, f, d, d->root, "");
+            }
+        }
+    }
+}
+
+/* The line of the node at prefix+ptr, or of its nearest ancestor in the document. */
+static size_t unit_line(const struct unit *u, const char *ptr)
+{
+    char *p = kt_xasprintf("%s%s", u->prefix, ptr);
+    size_t line = 0;
+    for (;;) {
+        const json_t *l = json_object_get(u->doc->lines, p);
+        if (json_is_integer(l)) {
+            line = (size_t)json_integer_value(l);
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash) {
+            break;
+        }
+        *slash = '\0';
+    }
+    free(p);
+    return line ? line : u->doc->line;
+}
+
+static bool is_runtime(const json_t *o)
+{
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    return kt_validate_is_ours(o) && kind && strcmp(kind, "TrainJob") != 0;
+}
+
+/* A document that is not an object of ours: skipped, or an error kubectl would give too. */
+static bool check_foreign(struct vstate *s, const struct unit *u)
+{
+    const char *av = json_string_value(json_object_get(u->obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(u->obj, "kind"));
+    size_t line = unit_line(u, "");
+    if (!json_is_object(u->obj) || !av || !kind || !av[0] || !kind[0]) {
+        report(s, u->file->path, line, NULL, "", "",
+               "not a Kubernetes object: apiVersion and kind must be set", false, -1);
+        s->n_invalid++;
+        fail(s, KT_EXIT_INVALID);
+        return true;
+    }
+    if (kt_validate_is_ours(u->obj)) {
+        return false;
+    }
+    if (strncmp(av, KT_GROUP "/", strlen(KT_GROUP) + 1) == 0) {
+        char *m = kt_xasprintf("no matches for kind \"%s\" in version \"%s\"", kind, av);
+        report(s, u->file->path, line, u->obj, "", "", m, false, -1);
+        free(m);
+        s->n_invalid++;
+        fail(s, KT_EXIT_INVALID);
+    } else {
+        s->n_skipped++;
+    }
+    return true;
+}
+
+static bool seen_before(const struct kt_vresult *r, size_t i)
+{
+    for (size_t j = 0; j < i; j++) {
+        if (strcmp(r->items[j].text, r->items[i].text) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void check_unit(struct vstate *s, const struct kt_validator *v,
+                       const struct kt_framework *fw, const struct unit *u,
+                       const struct kt_vruntimes *rts, time_t now)
+{
+    struct kt_vresult r;
+    struct kt_err err = {0};
+    if (check_foreign(s, u)) {
+        return;
+    }
+    s->n_checked++;
+    kt_vresult_init(&r);
+    if (kt_validate_object(v, fw, u->obj, NULL, now, rts, &r, &err) != 0) {
+        kt_vresult_add(&r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
+    }
+    for (size_t i = 0; i < r.len; i++) {
+        const struct kt_vproblem *p = &r.items[i];
+        if (seen_before(&r, i)) {
+            continue; /* the aggregate is de-duplicated too */
+        }
+        report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type, p->text, false,
+               (int)p->stage);
+    }
+    for (size_t i = 0; i < r.warnings.len; i++) {
+        report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r.warnings.items[i], true,
+               KT_VSTAGE_WEBHOOK);
+    }
+    if (r.len > 0) {
+        s->n_invalid++;
+        fail(s, KT_EXIT_INVALID);
+    }
+    kt_vresult_release(&r);
+}
+
+/* YAML duplicate keys: "LINE: duplicate key \"k\"" -> FILE:LINE: warning: ... */
+static void report_yaml_warnings(struct vstate *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        const struct vfile *f = &s->files[i];
+        for (size_t j = 0; j < f->stream.len; j++) {
+            const struct kt_strv *w = &f->stream.docs[j].warnings;
+            for (size_t k = 0; k < w->len; k++) {
+                size_t line = 0;
+                const char *p = w->items[k];
+                while (*p >= '0' && *p <= '9') {
+                    line = line * 10 + (size_t)(*p++ - '0');
+                }
+                if (p[0] == ':' && p[1] == ' ') {
+                    p += 2;
+                }
+                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true, -1);
+            }
+        }
+    }
+}
+
+static int parse_args(int argc, char **argv, struct vstate *s, int *first_path)
+{
+    int i = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--allow-missing-runtimes") == 0) {
+            s->allow_missing = true;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("missing value for", a);
+            }
+            a = argv[++i];
+            if (strcmp(a, "json") != 0 && strcmp(a, "text") != 0) {
+                return usage_error("unknown output format", a);
+            }
+            s->json = strcmp(a, "json") == 0;
+        } else if (strncmp(a, "-o", 2) == 0 &&
+                   (strcmp(a + 2, "json") == 0 || strcmp(a + 2, "text") == 0)) {
+            s->json = strcmp(a + 2, "json") == 0;
+        } else if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        return usage_error("no input given", NULL);
+    }
+    *first_path = i;
+    return 0;
+}
+
+static void finish(struct vstate *s)
+{
+    if (s->json) {
+        char *out = kt_json_dump_pretty(s->report);
+        printf("%s\n", out);
+        free(out);
+    }
+    fprintf(stderr,
+            "ktctl validate: %zu file%s, %zu object%s checked, %zu invalid, %zu skipped, "
+            "%zu warning%s\n",
+            s->nfiles, s->nfiles == 1 ? "" : "s", s->n_checked, s->n_checked == 1 ? "" : "s",
+            s->n_invalid, s->n_skipped, s->n_warnings, s->n_warnings == 1 ? "" : "s");
+}
+
+static void release(struct vstate *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        free(s->files[i].path);
+        free(s->files[i].source);
+        kt_yaml_stream_release(&s->files[i].stream);
+    }
+    for (size_t i = 0; i < s->nunits; i++) {
+        free(s->units[i].prefix);
+    }
+    free(s->files);
+    free(s->units);
+    json_decref(s->report);
+}
+
+int cli_validate(int argc, char **argv)
+{
+    struct vstate s = {0};
+    struct kt_err err = {0};
+    struct kt_framework fw;
+    int first = 0;
+    int rc = parse_args(argc, argv, &s, &first);
+    if (rc != 0) {
+        return rc;
+    }
+    struct kt_validator *v = kt_validator_new(&err);
+    if (!v) {
+        fprintf(stderr, "ktctl validate: %s\n", err.msg);
+        return KT_EXIT_USAGE;
+    }
+    kt_framework_default(&fw);
+    s.report = json_array();
+    for (int i = first; i < argc; i++) {
+        add_path(&s, argv[i], 0);
+    }
+    for (size_t i = 0; i < s.nfiles; i++) {
+        read_file(&s, &s.files[i]);
+    }
+    report_yaml_warnings(&s);
+    collect_units(&s);
+    json_t *runtimes = json_array();
+    for (size_t i = 0; i < s.nunits; i++) {
+        if (is_runtime(s.units[i].obj)) {
+            json_array_append(runtimes, (json_t *)(uintptr_t)s.units[i].obj);
+        }
+    }
+    struct kt_vruntimes rts = {runtimes, s.allow_missing, NULL};
+    time_t now = time(NULL);
+    for (size_t i = 0; i < s.nunits; i++) {
+        check_unit(&s, v, &fw, &s.units[i], &rts, now);
+    }
+    json_decref(runtimes);
+    finish(&s);
+    rc = s.exit_code;
+    release(&s);
+    kt_validator_free(v);
+    return rc;
+}

@@ -1,0 +1,907 @@
+/* common/validate_schema.c - generic checks of a JSON value against our CRDs' OpenAPI v3
+ * schemas, the way the API server applies them to custom resources: pruning of unknown
+ * fields (reported as kubectl's strict decoding errors), structural defaults, ObjectMeta,
+ * kube-openapi's checks with apiextensions' error conversion, list-type map/set uniqueness,
+ * and the x-kubernetes-validations rules through their C twins (validate_cel.c). */
+#include <regex.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "mem.h"
+#include "validate.h"
+#include "validate_internal.h"
+
+#define MAX_PATTERNS 8
+
+struct kt_validator {
+    json_t *schemas; /* object: kind -> schema */
+    struct {
+        char *src;
+        regex_t re;
+    } patterns[MAX_PATTERNS];
+    size_t npatterns;
+};
+
+/* ------------------------------------------------------------------ validator */
+
+static json_t *join_schema(const char *const *parts, struct kt_err *err)
+{
+    struct kt_buf b;
+    kt_buf_init(&b, (size_t)1 << 30);
+    for (size_t i = 0; parts[i]; i++) {
+        if (kt_buf_append(&b, parts[i], strlen(parts[i]), err) != 0) {
+            kt_buf_release(&b);
+            return NULL;
+        }
+    }
+    json_t *s = kt_json_parse(b.data ? b.data : "", b.len, err);
+    kt_buf_release(&b);
+    return s;
+}
+
+/* Compile every `pattern` of the schema tree once. */
+static int compile_patterns(struct kt_validator *v, const json_t *node, struct kt_err *err)
+{
+    if (json_is_array(node)) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(node, i, it)
+        {
+            if (compile_patterns(v, it, err) != 0) {
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (!json_is_object(node)) {
+        return 0;
+    }
+    const char *p = json_string_value(json_object_get(node, "pattern"));
+    if (p && !kt_validator_pattern(v, p)) {
+        if (v->npatterns == MAX_PATTERNS) {
+            return kt_err_set(err, KT_ERANGE, "too many schema patterns");
+        }
+        if (regcomp(&v->patterns[v->npatterns].re, p, REG_EXTENDED | REG_NOSUB) != 0) {
+            return kt_err_set(err, KT_EINVAL, "schema pattern %s does not compile", p);
+        }
+        v->patterns[v->npatterns++].src = kt_xstrdup(p);
+    }
+    const char *k;
+    json_t *it;
+    json_object_foreach((json_t *)(uintptr_t)node, k, it)
+    {
+        if (compile_patterns(v, it, err) != 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+struct kt_validator *kt_validator_new(struct kt_err *err)
+{
+    struct kt_validator *v = kt_xcalloc(1, sizeof(*v));
+    v->schemas = json_object();
+    for (size_t i = 0; kt_crd_schemas[i].kind; i++) {
+        json_t *s = join_schema(kt_crd_schemas[i].json_parts, err);
+        if (!s) {
+            kt_err_prefix(err, "compiled-in schema of %s", kt_crd_schemas[i].kind);
+            goto fail;
+        }
+        json_object_set_new(v->schemas, kt_crd_schemas[i].kind, s);
+        if (compile_patterns(v, s, err) != 0) {
+            goto fail;
+        }
+    }
+    return v;
+fail:
+    kt_validator_free(v);
+    return NULL;
+}
+
+void kt_validator_free(struct kt_validator *v)
+{
+    if (!v) {
+        return;
+    }
+    for (size_t i = 0; i < v->npatterns; i++) {
+        regfree(&v->patterns[i].re);
+        free(v->patterns[i].src);
+    }
+    json_decref(v->schemas);
+    free(v);
+}
+
+const json_t *kt_validator_schema(const struct kt_validator *v, const char *kind)
+{
+    return kind ? json_object_get(v->schemas, kind) : NULL;
+}
+
+const regex_t *kt_validator_pattern(const struct kt_validator *v, const char *src)
+{
+    for (size_t i = 0; i < v->npatterns; i++) {
+        if (strcmp(v->patterns[i].src, src) == 0) {
+            return &v->patterns[i].re;
+        }
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ paths */
+
+char *kt_vpath_child(const char *path, const char *key)
+{
+    return path[0] ? kt_xasprintf("%s.%s", path, key) : kt_xstrdup(key);
+}
+
+char *kt_vpath_index(const char *path, size_t i)
+{
+    return kt_xasprintf("%s[%zu]", path, i);
+}
+
+char *kt_vptr_child(const char *ptr, const char *key)
+{
+    struct kt_buf b;
+    kt_buf_init(&b, (size_t)1 << 30);
+    size_t n = strlen(ptr);
+    KT_ASSERT(kt_buf_append(&b, ptr, n, NULL) == 0);
+    KT_ASSERT(kt_buf_append(&b, "/", 1, NULL) == 0);
+    for (const char *c = key; *c; c++) {
+        const char *e = *c == '~' ? "~0" : *c == '/' ? "~1" : NULL;
+        KT_ASSERT(kt_buf_append(&b, e ? e : c, e ? 2 : 1, NULL) == 0);
+    }
+    return kt_buf_take(&b, NULL);
+}
+
+char *kt_vptr_index(const char *ptr, size_t i)
+{
+    return kt_xasprintf("%s/%zu", ptr, i);
+}
+
+/* ------------------------------------------------------------------ pruning */
+
+static bool schema_true(const json_t *s, const char *key)
+{
+    return json_is_true(json_object_get(s, key));
+}
+
+static const char *const object_meta_fields[] = {"name",
+                                                 "generateName",
+                                                 "namespace",
+                                                 "selfLink",
+                                                 "uid",
+                                                 "resourceVersion",
+                                                 "generation",
+                                                 "creationTimestamp",
+                                                 "deletionTimestamp",
+                                                 "deletionGracePeriodSeconds",
+                                                 "labels",
+                                                 "annotations",
+                                                 "ownerReferences",
+                                                 "finalizers",
+                                                 "managedFields",
+                                                 NULL};
+
+static bool is_meta_field(const char *k)
+{
+    for (size_t i = 0; object_meta_fields[i]; i++) {
+        if (strcmp(object_meta_fields[i], k) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void prune(const json_t *s, json_t *val, const char *path, struct kt_strv *unknown);
+
+static void prune_object(const json_t *s, json_t *val, const char *path, struct kt_strv *unknown)
+{
+    const json_t *props = json_object_get(s, "properties");
+    const json_t *addl = json_object_get(s, "additionalProperties");
+    bool keep = schema_true(s, "x-kubernetes-preserve-unknown-fields");
+    const char *k;
+    json_t *it, *tmp;
+    json_object_foreach_safe(val, tmp, k, it)
+    {
+        const json_t *sub = json_object_get(props, k);
+        char *p = kt_vpath_child(path, k);
+        if (sub) {
+            prune(sub, it, p, unknown);
+        } else if (json_is_object(addl)) {
+            prune(addl, it, p, unknown);
+        } else if (!keep && !json_is_true(addl)) {
+            kt_strv_push(unknown, p);
+            json_object_del(val, k);
+        }
+        free(p);
+    }
+}
+
+static void prune(const json_t *s, json_t *val, const char *path, struct kt_strv *unknown)
+{
+    if (json_is_object(val) &&
+        (json_object_get(s, "properties") || json_object_get(s, "additionalProperties") ||
+         !schema_true(s, "x-kubernetes-preserve-unknown-fields"))) {
+        prune_object(s, val, path, unknown);
+    } else if (json_is_array(val) && json_is_object(json_object_get(s, "items"))) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(val, i, it)
+        {
+            char *p = kt_vpath_index(path, i);
+            prune(json_object_get(s, "items"), it, p, unknown);
+            free(p);
+        }
+    }
+}
+
+void kt_validate_prune(const struct kt_validator *v, const char *kind, json_t *obj,
+                       struct kt_strv *unknown)
+{
+    const json_t *s = kt_validator_schema(v, kind);
+    const char *k;
+    json_t *it, *tmp;
+    if (!s || !json_is_object(obj)) {
+        return;
+    }
+    struct kt_strv found;
+    kt_strv_init(&found);
+    json_object_foreach_safe(obj, tmp, k, it)
+    {
+        if (strcmp(k, "metadata") == 0 && json_is_object(it)) {
+            const char *mk;
+            json_t *mit, *mtmp;
+            json_object_foreach_safe(it, mtmp, mk, mit)
+            {
+                if (!is_meta_field(mk)) {
+                    char *p = kt_xasprintf("metadata.%s", mk);
+                    kt_strv_push(&found, p);
+                    free(p);
+                    json_object_del(it, mk);
+                }
+            }
+        } else if (json_object_get(json_object_get(s, "properties"), k)) {
+            prune(json_object_get(json_object_get(s, "properties"), k), it, k, &found);
+        } else {
+            kt_strv_push(&found, k);
+            json_object_del(obj, k);
+        }
+    }
+    kt_strv_sort(&found);
+    for (size_t i = 0; i < found.len; i++) {
+        kt_strv_push(unknown, found.items[i]);
+    }
+    kt_strv_release(&found);
+}
+
+/* ------------------------------------------------------------------ defaults */
+
+static void defaults(const json_t *s, json_t *val)
+{
+    if (json_is_array(val)) {
+        const json_t *items = json_object_get(s, "items");
+        size_t i;
+        json_t *it;
+        json_array_foreach(val, i, it)
+        {
+            defaults(items, it);
+        }
+        return;
+    }
+    if (!json_is_object(val)) {
+        return;
+    }
+    const json_t *props = json_object_get(s, "properties");
+    const json_t *addl = json_object_get(s, "additionalProperties");
+    const char *k;
+    json_t *sub, *it, *tmp;
+    json_object_foreach((json_t *)(uintptr_t)props, k, sub)
+    {
+        const json_t *def = json_object_get(sub, "default");
+        it = json_object_get(val, k);
+        if (def && (!it || json_is_null(it))) {
+            json_object_set_new(val, k, json_deep_copy(def));
+        } else if (it && json_is_null(it) && !schema_true(sub, "nullable")) {
+            json_object_del(val, k);
+        }
+    }
+    json_object_foreach_safe(val, tmp, k, it)
+    {
+        const json_t *ss = json_object_get(props, k);
+        if (!ss && json_is_object(addl)) {
+            ss = addl;
+        }
+        if (ss) {
+            defaults(ss, it);
+        }
+    }
+}
+
+void kt_validate_defaults(const struct kt_validator *v, const char *kind, json_t *obj)
+{
+    const json_t *s = kt_validator_schema(v, kind);
+    if (!s || !json_is_object(obj)) {
+        return;
+    }
+    if (strcmp(kind, "TrainJob") == 0) {
+        json_object_del(obj, "status");
+    }
+    defaults(s, obj);
+}
+
+/* ------------------------------------------------------------------ schema checks */
+
+struct walk {
+    const struct kt_validator *v;
+    struct kt_vresult *r;
+};
+
+const char *kt_vjson_type(const json_t *x)
+{
+    switch (json_typeof(x)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL:
+        return kt_vis_integral(x) ? "integer" : "number";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    default:
+        return "null";
+    }
+}
+
+bool kt_vis_integral(const json_t *x)
+{
+    if (json_is_integer(x)) {
+        return true;
+    }
+    double d = json_real_value(x);
+    return json_is_real(x) && d > -9.2e18 && d < 9.2e18 && d == (double)(long long)d;
+}
+
+/* Go's %v of a JSON scalar (int64, float64, bool) or %q of a string. */
+char *kt_vvalue(const json_t *x)
+{
+    char buf[KT_JSON_REAL_MAX];
+    if (json_is_string(x)) {
+        return kt_go_quote(json_string_value(x));
+    }
+    if (kt_vis_integral(x)) {
+        long long n =
+            json_is_integer(x) ? (long long)json_integer_value(x) : (long long)json_real_value(x);
+        return kt_xasprintf("%lld", n);
+    }
+    if (json_is_real(x)) {
+        double d = json_real_value(x);
+        kt_json_format_real(d, buf);
+        /* %v of a float64 uses %g's exponent form for large/small values */
+        if (d != 0 && (d >= 1e21 || d <= -1e21 || (d < 1e-4 && d > -1e-4))) {
+            return kt_xasprintf("%g", d);
+        }
+        return kt_xstrdup(buf);
+    }
+    if (json_is_boolean(x)) {
+        return kt_xstrdup(json_is_true(x) ? "true" : "false");
+    }
+    return kt_xstrdup("null");
+}
+
+void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const char *field, const char *type,
+             const char *value, const char *detail, const char *ptr)
+{
+    char *text;
+    if (value && detail) {
+        text = kt_xasprintf("%s: %s: %s: %s", field, type, value, detail);
+    } else if (value) {
+        text = kt_xasprintf("%s: %s: %s", field, type, value);
+    } else if (detail) {
+        text = kt_xasprintf("%s: %s: %s", field, type, detail);
+    } else {
+        text = kt_xasprintf("%s: %s", field, type);
+    }
+    kt_vresult_add(r, st, field, type, text, ptr);
+    free(text);
+}
+
+/* Invalid value with a value and an owned detail (freed here). */
+static void add_invalid(struct walk *w, const char *path, const char *ptr, const json_t *val,
+                        char *detail)
+{
+    char *value = kt_vvalue(val);
+    kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Invalid value", value, detail, ptr);
+    free(value);
+    free(detail);
+}
+
+static void type_error(struct walk *w, const char *path, const char *ptr, const char *want,
+                       const json_t *val)
+{
+    json_t *t = json_string(kt_vjson_type(val));
+    add_invalid(
+        w, path, ptr, t,
+        kt_xasprintf("%s in body must be of type %s: \"%s\"", path, want, kt_vjson_type(val)));
+    json_decref(t);
+}
+
+static bool type_ok(const char *want, const json_t *val)
+{
+    const char *got = kt_vjson_type(val);
+    if (strcmp(want, "number") == 0) {
+        return json_is_number(val);
+    }
+    return strcmp(want, got) == 0;
+}
+
+/* int-or-string: kube-openapi reports the anyOf failure as three errors. */
+static bool check_int_or_string(struct walk *w, const char *path, const char *ptr,
+                                const json_t *val)
+{
+    if (json_is_string(val) || kt_vis_integral(val)) {
+        return true;
+    }
+    type_error(w, path, ptr, "integer,string", val);
+    json_t *empty = json_string("");
+    add_invalid(w, "<nil>", ptr, empty,
+                kt_xasprintf("\"%s\" must validate at least one schema (anyOf)", path));
+    json_decref(empty);
+    type_error(w, path, ptr, "integer", val);
+    return false;
+}
+
+static size_t rune_count(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++) {
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    }
+    return n;
+}
+
+static bool digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int atoi_n(const char *s, size_t n)
+{
+    int v = 0;
+    for (size_t i = 0; i < n; i++) {
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* kube-openapi's strfmt IsDateTime: YYYY-MM-DD "t" hh:mm:ss(.frac)?(z|+hh:mm), any case. */
+static bool is_date_time(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 20 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
+        !digits(s + 8, 2) || (s[10] != 'T' && s[10] != 't')) {
+        return false;
+    }
+    int y = atoi_n(s, 4), mo = atoi_n(s + 5, 2), d = atoi_n(s + 8, 2);
+    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap)) {
+        return false;
+    }
+    const char *t = s + 11;
+    if (strchr(t, 't') || strchr(t, 'T') || !digits(t, 2) || t[2] != ':' || !digits(t + 3, 2) ||
+        t[5] != ':' || !digits(t + 6, 2)) {
+        return false;
+    }
+    if (atoi_n(t, 2) > 23 || atoi_n(t + 3, 2) > 59 || atoi_n(t + 6, 2) > 59) {
+        return false;
+    }
+    const char *z = t + 8;
+    if (*z != '\0' && *z != 'z' && *z != 'Z' && *z != '+' && *z != '-') {
+        z++; /* '.' of the regexp matches any character */
+        size_t k = 0;
+        while (z[k] >= '0' && z[k] <= '9') {
+            k++;
+        }
+        if (k == 0) {
+            return false;
+        }
+        z += k;
+    }
+    if ((*z == 'z' || *z == 'Z') && z[1] == '\0') {
+        return true;
+    }
+    return (*z == '+' || *z == '-') && strlen(z) == 6 && digits(z + 1, 2) && z[3] == ':' &&
+           digits(z + 4, 2);
+}
+
+static void check(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                  const char *ptr);
+
+static void check_string(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                         const char *ptr)
+{
+    const char *str = json_string_value(val);
+    const json_t *maxl = json_object_get(s, "maxLength"), *minl = json_object_get(s, "minLength");
+    const char *pat = json_string_value(json_object_get(s, "pattern"));
+    const char *fmt = json_string_value(json_object_get(s, "format"));
+    size_t n = rune_count(str);
+    if (maxl && n > (size_t)json_integer_value(maxl)) {
+        char *d =
+            kt_xasprintf("may not be more than %lld bytes", (long long)json_integer_value(maxl));
+        kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Too long", NULL, d, ptr);
+        free(d);
+    }
+    if (minl && n < (size_t)json_integer_value(minl)) {
+        add_invalid(w, path, ptr, val,
+                    kt_xasprintf("%s in body should be at least %lld chars long", path,
+                                 (long long)json_integer_value(minl)));
+    }
+    const regex_t *re = pat ? kt_validator_pattern(w->v, pat) : NULL;
+    if (re && (strlen(str) != json_string_length(val) || regexec(re, str, 0, NULL, 0) != 0)) {
+        add_invalid(w, path, ptr, val, kt_xasprintf("%s in body should match '%s'", path, pat));
+    }
+    if (fmt && strcmp(fmt, "date-time") == 0 && !is_date_time(str)) {
+        char *q = kt_vvalue(val);
+        add_invalid(w, path, ptr, val,
+                    kt_xasprintf("%s in body must be of type date-time: %s", path, q));
+        free(q);
+    }
+}
+
+static double num(const json_t *x)
+{
+    return json_is_integer(x) ? (double)json_integer_value(x) : json_real_value(x);
+}
+
+static void check_number(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                         const char *ptr)
+{
+    const json_t *min = json_object_get(s, "minimum"), *max = json_object_get(s, "maximum");
+    if (min && num(val) < num(min)) {
+        char *m = kt_vvalue(min);
+        add_invalid(w, path, ptr, val,
+                    kt_xasprintf("%s in body should be greater than or equal to %s", path, m));
+        free(m);
+    }
+    if (max && num(val) > num(max)) {
+        char *m = kt_vvalue(max);
+        add_invalid(w, path, ptr, val,
+                    kt_xasprintf("%s in body should be less than or equal to %s", path, m));
+        free(m);
+    }
+}
+
+static void check_enum(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                       const char *ptr)
+{
+    const json_t *en = json_object_get(s, "enum");
+    size_t i;
+    json_t *it;
+    if (!json_is_array(en)) {
+        return;
+    }
+    json_array_foreach(en, i, it)
+    {
+        if (kt_json_equal(it, val)) {
+            return;
+        }
+    }
+    struct kt_buf b;
+    kt_buf_init(&b, (size_t)1 << 30);
+    KT_ASSERT(kt_buf_puts(&b, "supported values: ", NULL) == 0);
+    json_array_foreach(en, i, it)
+    {
+        char *q = json_is_string(it) ? kt_go_quote(json_string_value(it)) : NULL;
+        if (!q) {
+            char *j = kt_json_dump_go(it);
+            q = kt_go_quote(j);
+            free(j);
+        }
+        KT_ASSERT(kt_buf_printf(&b, NULL, "%s%s", i ? ", " : "", q) == 0);
+        free(q);
+    }
+    char *detail = kt_buf_take(&b, NULL);
+    char *value = kt_vvalue(val);
+    kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Unsupported value", value, detail, ptr);
+    free(value);
+    free(detail);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A copy of object o with its keys in Go's map order (sorted). */
+static json_t *sorted_copy(const json_t *o)
+{
+    size_t n = json_object_size(o), i = 0;
+    const char **keys = kt_xcalloc(n ? n : 1, sizeof(*keys));
+    const char *k;
+    json_t *it;
+    json_object_foreach((json_t *)(uintptr_t)o, k, it)
+    {
+        keys[i++] = k;
+    }
+    qsort(keys, n, sizeof(*keys), cmp_str);
+    json_t *out = json_object();
+    for (i = 0; i < n; i++) {
+        json_object_set(out, keys[i], json_object_get(o, keys[i]));
+    }
+    free(keys);
+    return out;
+}
+
+/* x-kubernetes-list-type map/set: later duplicates are "Duplicate value". */
+static void check_list_type(struct walk *w, const json_t *s, const json_t *arr, const char *path,
+                            const char *ptr)
+{
+    const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
+    const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
+    bool is_map = lt && strcmp(lt, "map") == 0, is_set = lt && strcmp(lt, "set") == 0;
+    if (!is_map && !is_set) {
+        return;
+    }
+    json_t *seen = json_array();
+    size_t i, k;
+    json_t *it, *key;
+    json_array_foreach(arr, i, it)
+    {
+        json_t *id = json_object();
+        if (is_map) {
+            json_array_foreach(keys, k, key)
+            {
+                json_t *kv = json_object_get(it, json_string_value(key));
+                if (kv) {
+                    json_object_set(id, json_string_value(key), kv);
+                }
+            }
+        } else {
+            json_decref(id);
+            id = json_incref(it);
+        }
+        bool dup = false;
+        json_t *prev;
+        json_array_foreach(seen, k, prev)
+        {
+            dup = dup || kt_json_equal(prev, id);
+        }
+        if (dup) {
+            char *p = kt_vpath_index(path, i), *pp = kt_vptr_index(ptr, i);
+            char *value = NULL;
+            if (is_map) {
+                json_t *sorted = sorted_copy(id);
+                value = kt_json_dump_go(sorted);
+                json_decref(sorted);
+            } else {
+                value =
+                    json_is_object(id) || json_is_array(id) ? kt_json_dump_go(id) : kt_vvalue(id);
+            }
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA, p, "Duplicate value", value, NULL, pp);
+            free(value);
+            free(p);
+            free(pp);
+        }
+        json_array_append_new(seen, id);
+    }
+    json_decref(seen);
+}
+
+static void check_array(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                        const char *ptr)
+{
+    const json_t *maxi = json_object_get(s, "maxItems"), *mini = json_object_get(s, "minItems");
+    const json_t *items = json_object_get(s, "items");
+    size_t n = json_array_size(val), i;
+    json_t *it;
+    if (maxi && n > (size_t)json_integer_value(maxi)) {
+        char *v = kt_xasprintf("%zu", n);
+        char *d = kt_xasprintf("must have at most %lld items", (long long)json_integer_value(maxi));
+        kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Too many", v, d, ptr);
+        free(v);
+        free(d);
+    }
+    if (mini && n < (size_t)json_integer_value(mini)) {
+        json_t *jn = json_integer((json_int_t)n);
+        add_invalid(w, path, ptr, jn,
+                    kt_xasprintf("%s in body should have at least %lld items", path,
+                                 (long long)json_integer_value(mini)));
+        json_decref(jn);
+    }
+    if (json_is_object(items)) {
+        json_array_foreach(val, i, it)
+        {
+            char *p = kt_vpath_index(path, i), *pp = kt_vptr_index(ptr, i);
+            check(w, items, it, p, pp);
+            free(p);
+            free(pp);
+        }
+    }
+}
+
+static void check_object(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                         const char *ptr)
+{
+    const json_t *req = json_object_get(s, "required"), *props = json_object_get(s, "properties");
+    const json_t *addl = json_object_get(s, "additionalProperties");
+    const json_t *minp = json_object_get(s, "minProperties");
+    size_t i;
+    const char *k;
+    json_t *it;
+    json_array_foreach(req, i, it)
+    {
+        if (!json_object_get(val, json_string_value(it))) {
+            char *p = kt_vpath_child(path, json_string_value(it));
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA, p, "Required value", NULL, NULL, ptr);
+            free(p);
+        }
+    }
+    if (minp && json_object_size(val) < (size_t)json_integer_value(minp)) {
+        json_t *jn = json_integer((json_int_t)json_object_size(val));
+        add_invalid(w, path, ptr, jn,
+                    kt_xasprintf("%s in body should have at least %lld properties", path,
+                                 (long long)json_integer_value(minp)));
+        json_decref(jn);
+    }
+    json_object_foreach((json_t *)(uintptr_t)val, k, it)
+    {
+        const json_t *sub = json_object_get(props, k);
+        if (!sub && json_is_object(addl)) {
+            sub = addl;
+        }
+        if (!sub || (path[0] == '\0' && strcmp(k, "metadata") == 0)) {
+            continue;
+        }
+        char *p = kt_vpath_child(path, k), *pp = kt_vptr_child(ptr, k);
+        check(w, sub, it, p, pp);
+        free(p);
+        free(pp);
+    }
+}
+
+static void check(struct walk *w, const json_t *s, const json_t *val, const char *path,
+                  const char *ptr)
+{
+    const char *type = json_string_value(json_object_get(s, "type"));
+    if (schema_true(s, "x-kubernetes-int-or-string")) {
+        if (!check_int_or_string(w, path, ptr, val)) {
+            return;
+        }
+    } else if (type && !type_ok(type, val)) {
+        type_error(w, path, ptr, type, val);
+    }
+    if (json_is_string(val)) {
+        check_string(w, s, val, path, ptr);
+    } else if (json_is_number(val)) {
+        check_number(w, s, val, path, ptr);
+    }
+    check_enum(w, s, val, path, ptr);
+    if (json_is_array(val)) {
+        check_array(w, s, val, path, ptr);
+        check_list_type(w, s, val, path, ptr);
+    } else if (json_is_object(val)) {
+        check_object(w, s, val, path, ptr);
+    }
+}
+
+/* ------------------------------------------------------------------ ObjectMeta */
+
+static bool dns1123_label_chars(const char *s, size_t n, bool dots)
+{
+    if (n == 0) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && c != '-' && !(dots && c == '.')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* RFC 1123 subdomain: labels of [a-z0-9]([-a-z0-9]*[a-z0-9])? joined by dots. */
+bool kt_vis_dns1123_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (!dns1123_label_chars(s, n, true)) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool edge = i == 0 || i == n - 1 || s[i - 1] == '.' || s[i + 1] == '.';
+        if (edge && (s[i] == '-' || s[i] == '.')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void check_meta(struct walk *w, const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    if (!name || !name[0]) {
+        if (!json_string_value(json_object_get(meta, "generateName"))) {
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA, "metadata.name", "Required value", NULL,
+                    "name or generateName is required", "/metadata");
+        }
+    } else {
+        kt_vcheck_dns_subdomain(w->r, "metadata.name", name, "/metadata/name");
+    }
+    kt_vcheck_labels(w->r, json_object_get(meta, "labels"), "metadata.labels", "/metadata/labels");
+    kt_vcheck_annotations(w->r, json_object_get(meta, "annotations"), "metadata.annotations",
+                          "/metadata/annotations");
+}
+
+void kt_vcheck_dns_subdomain(struct kt_vresult *r, const char *field, const char *name,
+                             const char *ptr)
+{
+    char *v = kt_go_quote(name);
+    if (strlen(name) > 253) {
+        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", v, "must be no more than 253 bytes",
+                ptr);
+    }
+    if (!kt_vis_dns1123_subdomain(name)) {
+        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", v,
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '-' or '.', and must start and end with an alphanumeric character "
+                "(e.g. 'example.com', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                ptr);
+    }
+    free(v);
+}
+
+/* Errors of these types make the API server skip the x-kubernetes-validations rules. */
+static bool blocking(const struct kt_vresult *r, size_t from)
+{
+    static const char *const types[] = {"Unsupported value", "Required value", "Too long",
+                                        "Too many", NULL};
+    for (size_t i = from; i < r->len; i++) {
+        for (size_t t = 0; types[t]; t++) {
+            if (strcmp(r->items[i].type, types[t]) == 0) {
+                return true;
+            }
+        }
+        if (strstr(r->items[i].text, " in body must be of type ")) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void kt_validate_schema(const struct kt_validator *v, const char *kind, const json_t *obj,
+                        const json_t *old, struct kt_vresult *r)
+{
+    const json_t *s = kt_validator_schema(v, kind);
+    struct walk w = {v, r};
+    size_t from = r->len;
+    if (!s) {
+        return;
+    }
+    check_meta(&w, obj);
+    size_t schema_from = r->len;
+    check(&w, s, obj, "", "");
+    if (blocking(r, schema_from)) {
+        kt_vadd(r, KT_VSTAGE_SCHEMA, "<nil>", "Invalid value", "null",
+                "some validation rules were not checked because the object was invalid; "
+                "correct the existing errors to complete validation",
+                "");
+        return;
+    }
+    (void)from;
+    kt_validate_cel(v, s, obj, old, r);
+}

@@ -1,0 +1,274 @@
+/* reconciler/leader.c - see leader.h. */
+#include "leader.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/mem.h"
+
+#define LOG "leader"
+
+struct kt_leader {
+    struct kt_kube_config *cfg;
+    char *ns, *name, *identity;
+    double lease_s, renew_s, retry_s;
+    pthread_t thread;
+    bool started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop, leader, lost, release;
+    /* election thread only: */
+    char *observed; /* "holder|renewTime" of the last record seen */
+    double observed_at;
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *default_identity(void)
+{
+    char host[256] = "kt-reconciler";
+    unsigned char rnd[8] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f) {
+        if (fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd)) {
+            memset(rnd, 0, sizeof(rnd));
+        }
+        fclose(f);
+    }
+    if (gethostname(host, sizeof(host) - 1) != 0) {
+        snprintf(host, sizeof(host), "kt-reconciler");
+    }
+    return kt_xasprintf("%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, rnd[0], rnd[1], rnd[2],
+                        rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+}
+
+struct kt_leader *kt_leader_new(struct kt_kube_config *cfg, const struct kt_leader_opts *o)
+{
+    struct kt_leader *l = kt_xcalloc(1, sizeof(*l));
+    pthread_condattr_t ca;
+    l->cfg = cfg;
+    l->ns = kt_xstrdup(o->ns);
+    l->name = kt_xstrdup(o->name);
+    l->identity = o->identity ? kt_xstrdup(o->identity) : default_identity();
+    l->lease_s = o->lease_s;
+    l->renew_s = o->renew_s;
+    l->retry_s = o->retry_s;
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return l;
+}
+
+const char *kt_leader_identity(const struct kt_leader *l)
+{
+    return l->identity;
+}
+
+/* The spec we write: holder = identity, renewTime = now, acquireTime and leaseTransitions
+ * carried over while we keep holding it. */
+static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, bool release)
+{
+    char now[40];
+    kt_kube_time_now(now, true);
+    bool ours = strcmp(kt_json_str(old_spec, "holderIdentity", ""), l->identity) == 0;
+    int64_t transitions = kt_json_int(old_spec, "leaseTransitions", 0);
+    json_t *spec = json_pack("{s:s, s:I, s:s, s:s, s:I}", "holderIdentity",
+                             release ? "" : l->identity, "leaseDurationSeconds",
+                             (json_int_t)(release ? 1 : (int64_t)l->lease_s), "renewTime", now,
+                             "acquireTime", now, "leaseTransitions",
+                             (json_int_t)(old_spec && !ours && !release ? transitions + 1
+                                                                        : transitions));
+    if (ours && !release && json_object_get(old_spec, "acquireTime")) {
+        json_object_set(spec, "acquireTime", json_object_get(old_spec, "acquireTime"));
+    }
+    return spec;
+}
+
+static int create_lease(struct kt_leader *l, struct kt_kube_client *c)
+{
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion",
+                            "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
+                            l->name, "namespace", l->ns, "spec", lease_spec(l, NULL, false));
+    struct kt_err err = {0};
+    int rc = kt_kube_create(c, &KT_GVR_LEASES, l->ns, obj, NULL, &err);
+    if (rc != 0) {
+        kt_log_info(LOG, "creating lease %s/%s: %s", l->ns, l->name, err.msg);
+    }
+    json_decref(obj);
+    return rc;
+}
+
+/* Note a change of the record; true when the current holder's lease has expired. */
+static bool observe(struct kt_leader *l, const json_t *spec)
+{
+    char *rec = kt_xasprintf("%s|%s", kt_json_str(spec, "holderIdentity", ""),
+                             kt_json_str(spec, "renewTime", ""));
+    if (!l->observed || strcmp(l->observed, rec) != 0) {
+        free(l->observed);
+        l->observed = rec;
+        l->observed_at = mono_now();
+    } else {
+        free(rec);
+    }
+    return l->observed_at + l->lease_s <= mono_now();
+}
+
+/* One attempt to acquire or renew (or release); true on success. */
+static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, bool release)
+{
+    json_t *lease = NULL;
+    struct kt_err err = {0};
+    bool ok = false;
+    if (kt_kube_get(c, &KT_GVR_LEASES, l->ns, l->name, &lease, &err) != 0) {
+        if (err.code == KT_ENOENT && !release) {
+            return create_lease(l, c) == 0;
+        }
+        kt_log_info(LOG, "reading lease %s/%s: %s", l->ns, l->name, err.msg);
+        return false;
+    }
+    json_t *spec = json_object_get(lease, "spec");
+    const char *holder = kt_json_str(spec, "holderIdentity", "");
+    bool expired = observe(l, spec);
+    bool ours = strcmp(holder, l->identity) == 0;
+    if ((release && !ours) || (!ours && *holder && !expired)) {
+        goto out;
+    }
+    json_object_set_new(lease, "spec", lease_spec(l, spec, release));
+    if (kt_kube_update(c, &KT_GVR_LEASES, l->ns, l->name, NULL, lease, NULL, &err) != 0) {
+        kt_log_info(LOG, "updating lease %s/%s: %s", l->ns, l->name, err.msg);
+        goto out;
+    }
+    ok = true;
+out:
+    json_decref(lease);
+    return ok;
+}
+
+static void set_state(struct kt_leader *l, bool leader, bool lost)
+{
+    pthread_mutex_lock(&l->mu);
+    l->leader = leader;
+    l->lost = l->lost || lost;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* Wait retry_s unless stopped; true when stopping. */
+static bool pause_retry(struct kt_leader *l)
+{
+    pthread_mutex_lock(&l->mu);
+    double t = mono_now() + l->retry_s;
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    while (!l->stop && mono_now() < t) {
+        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+    }
+    bool stop = l->stop;
+    pthread_mutex_unlock(&l->mu);
+    return stop;
+}
+
+static void *run(void *arg)
+{
+    struct kt_leader *l = arg;
+    struct kt_kube_client *c = kt_kube_client_new(l->cfg);
+    double last_renew = 0;
+    bool leader = false;
+    do {
+        bool ok = try_lease(l, c, false);
+        if (ok) {
+            last_renew = mono_now();
+            if (!leader) {
+                kt_log_info(LOG, "became leader lease=%s/%s identity=%s", l->ns, l->name,
+                            l->identity);
+                leader = true;
+                set_state(l, true, false);
+            }
+        } else if (leader && mono_now() - last_renew > l->renew_s) {
+            kt_log_error(LOG, "leader election lost lease=%s/%s", l->ns, l->name);
+            set_state(l, false, true);
+            break;
+        }
+    } while (!pause_retry(l));
+    if (leader && !kt_leader_lost(l) && l->release && try_lease(l, c, true)) {
+        kt_log_info(LOG, "released lease %s/%s", l->ns, l->name);
+    }
+    kt_kube_client_free(c);
+    return NULL;
+}
+
+int kt_leader_start(struct kt_leader *l, struct kt_err *err)
+{
+    if (pthread_create(&l->thread, NULL, run, l) != 0) {
+        return kt_err_set(err, KT_EINTERNAL, "cannot start the leader election thread");
+    }
+    l->started = true;
+    return 0;
+}
+
+bool kt_leader_wait(struct kt_leader *l)
+{
+    pthread_mutex_lock(&l->mu);
+    while (!l->leader && !l->stop && !l->lost) {
+        pthread_cond_wait(&l->cv, &l->mu);
+    }
+    bool leader = l->leader;
+    pthread_mutex_unlock(&l->mu);
+    return leader;
+}
+
+bool kt_leader_is_leader(struct kt_leader *l)
+{
+    pthread_mutex_lock(&l->mu);
+    bool v = l->leader;
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+bool kt_leader_lost(struct kt_leader *l)
+{
+    pthread_mutex_lock(&l->mu);
+    bool v = l->lost;
+    pthread_mutex_unlock(&l->mu);
+    return v;
+}
+
+void kt_leader_stop(struct kt_leader *l, bool release)
+{
+    pthread_mutex_lock(&l->mu);
+    l->stop = true;
+    l->release = release;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    if (l->started) {
+        pthread_join(l->thread, NULL);
+        l->started = false;
+    }
+}
+
+void kt_leader_free(struct kt_leader *l)
+{
+    if (!l) {
+        return;
+    }
+    kt_leader_stop(l, true);
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l->observed);
+    free(l->ns);
+    free(l->name);
+    free(l->identity);
+    free(l);
+}

@@ -1,0 +1,423 @@
+/* reconciler/main.c - kt-reconciler: flags, signals, wiring (STYLE rule 5).
+ *
+ *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
+ *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
+ *                 [--workers N]
+ *
+ * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
+ * the Configuration enables it), N workers (started once the caches are synced and, with
+ * leader election, once this replica leads), the health and metrics servers. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/config.h"
+#include "common/httpd.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/str.h"
+#include "leader.h"
+#include "queue.h"
+#include "reconcile.h"
+
+#define LOG "main"
+#define DEFAULT_NAMESPACE "kubeflow-system"
+#define DEFAULT_LEASE "trainer.kubeflow.org"
+#define MAX_WORKERS 64
+
+static volatile sig_atomic_t g_signal;
+
+static void on_signal(int sig)
+{
+    g_signal = sig;
+}
+
+struct flags {
+    const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level;
+    long workers;
+};
+
+struct app {
+    struct flags fl;
+    struct kt_config conf;
+    struct kt_kube_config *kcfg;
+    struct kt_metrics *metrics;
+    struct kt_queue *queue;
+    struct kt_rec rec;
+    struct kt_leader *leader;
+    struct kt_httpd *health_srv, *metrics_srv;
+    pthread_t loop_thread, workers[MAX_WORKERS];
+    bool loop_started;
+    long nworkers, started_workers;
+    atomic_int ready;
+};
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
+                    "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
+                    "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N]\n");
+    return 2;
+}
+
+static int parse_flags(int argc, char **argv, struct flags *fl)
+{
+    static const char *const names[] = {"--config",         "--kubeconfig", "--health-listen",
+                                        "--metrics-listen", "--portfile",   "--log-level"};
+    const char **slots[] = {&fl->config,  &fl->kubeconfig, &fl->health,
+                            &fl->metrics, &fl->portfile,   &fl->log_level};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+        bool known = false;
+        for (size_t k = 0; k < 6 && !known; k++) {
+            if (strlen(names[k]) == n && strncmp(a, names[k], n) == 0) {
+                *slots[k] = val;
+                known = true;
+            }
+        }
+        if (!known && n == 9 && strncmp(a, "--workers", 9) == 0) {
+            int64_t w = 0;
+            known = val && kt_str_to_i64(kt_str_c(val), 1, MAX_WORKERS, &w, NULL) == 0;
+            fl->workers = (long)w;
+        }
+        if (!known || !val) {
+            fprintf(stderr, "kt-reconciler: bad flag %s\n", a);
+            return -1;
+        }
+        i += eq ? 0 : 1;
+    }
+    return 0;
+}
+
+/* ---- metrics ---- */
+
+static void metrics_init(struct app *a)
+{
+    static const char *const ctl[] = {"controller"};
+    static const char *const ctl_res[] = {"controller", "result"};
+    static const char *const name[] = {"name"};
+    struct kt_metrics *m = a->metrics;
+    a->rec.m_total = kt_metrics_counter(m, "controller_runtime_reconcile_total",
+                                        "Total number of reconciliations per controller",
+                                        ctl_res, 2);
+    a->rec.m_errors = kt_metrics_counter(m, "controller_runtime_reconcile_errors_total",
+                                         "Total number of reconciliation errors per controller",
+                                         ctl, 1);
+    a->rec.m_time = kt_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
+                                         "Length of time per reconciliation per controller", ctl,
+                                         1, NULL, 0);
+    a->rec.m_depth = kt_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue", name, 1);
+    a->rec.m_adds = kt_metrics_counter(m, "workqueue_adds_total",
+                                       "Total number of adds handled by workqueue", name, 1);
+}
+
+/* Refresh the gauges that are read, not pushed: queue depth, informer counters, leadership. */
+static void metrics_refresh(struct app *a)
+{
+    static const char *const res[] = {"resource"};
+    struct kt_metric *restarts = kt_metrics_gauge(
+        a->metrics, "kt_informer_watch_restarts",
+        "Watches started after the first one (server timeouts, restarts, 410 relists)", res, 1);
+    struct kt_metric *relists = kt_metrics_gauge(
+        a->metrics, "kt_informer_relists_gone", "Relists caused by 410 Gone", res, 1);
+    struct kt_metric *objects =
+        kt_metrics_gauge(a->metrics, "kt_informer_objects", "Objects cached", res, 1);
+    struct kt_metric *leader = kt_metrics_gauge(a->metrics, "leader_election_master_status",
+                                                "1 when this replica leads", (const char *[]){"name"}, 1);
+    const char *wq[] = {"trainjob_controller"};
+    kt_metric_set(a->rec.m_depth, wq, (double)kt_queue_len(a->queue));
+    struct kt_informer *infs[] = {a->rec.trainjobs,  a->rec.runtimes,     a->rec.cluster_runtimes,
+                                  a->rec.jobsets,    a->rec.configmaps,   a->rec.secrets,
+                                  a->rec.podgroups_sp, a->rec.podgroups_volcano};
+    const char *names[] = {"trainjobs",  "trainingruntimes", "clustertrainingruntimes",
+                           "jobsets",    "configmaps",       "secrets",
+                           "podgroups.scheduling.x-k8s.io", "podgroups.scheduling.volcano.sh"};
+    for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) {
+        struct kt_informer_stats st;
+        if (!infs[i]) {
+            continue;
+        }
+        kt_informer_stats(infs[i], &st);
+        const char *lv[] = {names[i]};
+        kt_metric_set(restarts, lv, st.watches > 0 ? (double)(st.watches - 1) : 0);
+        kt_metric_set(relists, lv, (double)st.relists_gone);
+        kt_metric_set(objects, lv, (double)st.objects);
+    }
+    const char *ln[] = {DEFAULT_LEASE};
+    kt_metric_set(leader, ln, a->leader ? (kt_leader_is_leader(a->leader) ? 1 : 0) : 1);
+}
+
+/* ---- threads ---- */
+
+static void *loop_main(void *arg)
+{
+    struct app *a = arg;
+    struct kt_err err = {0};
+    if (kt_informer_loop_run(a->rec.loop, &err) != 0) {
+        kt_log_error(LOG, "informer loop failed: %s", err.msg);
+        g_signal = SIGTERM;
+    }
+    return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+    struct app *a = arg;
+    struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
+    for (;;) {
+        char *key = kt_queue_get(a->queue);
+        if (!key) {
+            break;
+        }
+        kt_rec_process(&a->rec, c, key);
+        kt_queue_done(a->queue, key);
+        free(key);
+    }
+    kt_kube_client_free(c);
+    return NULL;
+}
+
+static const char *ready_fn(void *arg)
+{
+    struct app *a = arg;
+    return atomic_load(&a->ready) ? NULL : "informers not synced";
+}
+
+/* ---- setup ---- */
+
+static long workers_of(const struct app *a)
+{
+    if (a->fl.workers > 0) {
+        return a->fl.workers;
+    }
+    for (size_t i = 0; i < a->conf.group_kind_concurrency.len; i++) {
+        const struct kt_config_gk *gk = &a->conf.group_kind_concurrency.items[i];
+        if (strcmp(gk->group_kind, "TrainJob.trainer.kubeflow.org") == 0) {
+            return gk->concurrency > MAX_WORKERS ? MAX_WORKERS : gk->concurrency;
+        }
+    }
+    return 4;
+}
+
+static int load_config(struct app *a, struct kt_err *err)
+{
+    if (!a->fl.config) {
+        kt_config_default(&a->conf);
+    } else if (kt_config_load(a->fl.config, &a->conf, err) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < a->conf.warnings.len; i++) {
+        kt_log_warn(LOG, "%s", a->conf.warnings.items[i]);
+    }
+    a->kcfg = kt_kube_config_load(a->fl.kubeconfig, err);
+    if (!a->kcfg) {
+        return -1;
+    }
+    kt_kube_config_set_rate(a->kcfg, a->conf.client_connection.qps,
+                            a->conf.client_connection.burst);
+    return 0;
+}
+
+static struct kt_httpd *serve(struct app *a, const char *name, const char *listen,
+                              unsigned builtins, struct kt_err *err)
+{
+    struct kt_httpd_opts o = {
+        .name = name,
+        .listen = listen,
+        .builtins = builtins,
+        .metrics = a->metrics,
+        .ready = ready_fn,
+        .ready_arg = a,
+    };
+    struct kt_httpd *h = kt_httpd_new(&o, err);
+    if (h && kt_httpd_start(h, err) != 0) {
+        kt_httpd_free(h);
+        return NULL;
+    }
+    return h;
+}
+
+static int start_servers(struct app *a, struct kt_err *err)
+{
+    const char *health = a->fl.health ? a->fl.health : a->conf.health.probe_bind_address;
+    const char *metrics = a->fl.metrics ? a->fl.metrics : a->conf.metrics.bind_address;
+    const char *names[2];
+    uint16_t ports[2];
+    size_t n = 0;
+    a->health_srv = serve(a, "health", health, KT_HTTPD_HEALTH, err);
+    if (!a->health_srv) {
+        return kt_err_prefix(err, "health server on %s", health);
+    }
+    names[n] = "health";
+    ports[n++] = kt_httpd_port(a->health_srv);
+    if (strcmp(metrics, "0") != 0) {
+        a->metrics_srv = serve(a, "metrics", metrics, KT_HTTPD_METRICS | KT_HTTPD_HEALTH, err);
+        if (!a->metrics_srv) {
+            return kt_err_prefix(err, "metrics server on %s", metrics);
+        }
+        names[n] = "metrics";
+        ports[n++] = kt_httpd_port(a->metrics_srv);
+    }
+    if (a->fl.portfile && kt_httpd_write_portfile(a->fl.portfile, names, ports, n, err) != 0) {
+        return -1;
+    }
+    kt_log_info(LOG, "serving health=%u metrics=%u", (unsigned)ports[0],
+                n > 1 ? (unsigned)ports[1] : 0u);
+    return 0;
+}
+
+static int start_leader(struct app *a, struct kt_err *err)
+{
+    const struct kt_config_leader *le = &a->conf.leader_election;
+    if (!le->present || !le->leader_elect) {
+        kt_log_info(LOG, "leader election disabled");
+        return 0;
+    }
+    const char *ns = *le->resource_namespace ? le->resource_namespace
+                                             : kt_kube_config_namespace(a->kcfg);
+    struct kt_leader_opts o = {
+        .ns = *ns ? ns : DEFAULT_NAMESPACE,
+        .name = *le->resource_name ? le->resource_name : DEFAULT_LEASE,
+        .lease_s = (double)le->lease_duration_ms / 1000.0,
+        .renew_s = (double)le->renew_deadline_ms / 1000.0,
+        .retry_s = (double)le->retry_period_ms / 1000.0,
+    };
+    a->leader = kt_leader_new(a->kcfg, &o);
+    kt_log_info(LOG, "leader election on lease=%s/%s identity=%s", o.ns, o.name,
+                kt_leader_identity(a->leader));
+    return kt_leader_start(a->leader, err);
+}
+
+static int setup(struct app *a, struct kt_err *err)
+{
+    if (load_config(a, err) != 0) {
+        return -1;
+    }
+    a->metrics = kt_metrics_new();
+    a->queue = kt_queue_new(0.005, 1000.0, NULL);
+    a->rec.cfg = a->kcfg;
+    a->rec.queue = a->queue;
+    metrics_init(a);
+    struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
+    int rc = kt_rec_init(&a->rec, c, err);
+    kt_kube_client_free(c);
+    if (rc != 0 || start_servers(a, err) != 0) {
+        return -1;
+    }
+    if (pthread_create(&a->loop_thread, NULL, loop_main, a) != 0) {
+        return kt_err_set(err, KT_EINTERNAL, "cannot start the informer thread");
+    }
+    a->loop_started = true;
+    a->nworkers = workers_of(a);
+    return start_leader(a, err);
+}
+
+/* ---- run and stop ---- */
+
+static void start_workers(struct app *a)
+{
+    for (long i = 0; i < a->nworkers; i++) {
+        if (pthread_create(&a->workers[i], NULL, worker_main, a) != 0) {
+            kt_log_error(LOG, "cannot start worker %ld", i);
+            break;
+        }
+        a->started_workers++;
+    }
+    kt_log_info(LOG, "started %ld workers", a->started_workers);
+}
+
+/* Watch the signal flag, readiness and leadership until a signal or a lost lease. Returns
+ * the exit status. */
+static int run(struct app *a)
+{
+    struct timespec tick = {0, 20 * 1000 * 1000};
+    int status = 0;
+    while (!g_signal) {
+        if (!atomic_load(&a->ready) && kt_rec_synced(&a->rec)) {
+            atomic_store(&a->ready, 1);
+            kt_log_info(LOG, "caches synced");
+        }
+        bool may_work = !a->leader || kt_leader_is_leader(a->leader);
+        if (atomic_load(&a->ready) && may_work && a->started_workers == 0) {
+            start_workers(a);
+        }
+        if (a->leader && kt_leader_lost(a->leader)) {
+            status = 1;
+            break;
+        }
+        metrics_refresh(a);
+        nanosleep(&tick, NULL);
+    }
+    if (g_signal) {
+        kt_log_info(LOG, "signal %d: shutting down", (int)g_signal);
+    }
+    return status;
+}
+
+static void shutdown_all(struct app *a)
+{
+    if (a->health_srv) {
+        kt_httpd_quiesce(a->health_srv);
+    }
+    if (a->queue) {
+        kt_queue_shutdown(a->queue);
+    }
+    for (long i = 0; i < a->started_workers; i++) {
+        pthread_join(a->workers[i], NULL);
+    }
+    if (a->leader) {
+        kt_leader_stop(a->leader, true);
+    }
+    if (a->loop_started) {
+        kt_informer_loop_stop(a->rec.loop);
+        pthread_join(a->loop_thread, NULL);
+    }
+    kt_httpd_free(a->metrics_srv);
+    kt_httpd_free(a->health_srv);
+    kt_leader_free(a->leader);
+    if (a->rec.loop) {
+        kt_rec_release(&a->rec);
+    }
+    kt_queue_free(a->queue);
+    kt_metrics_free(a->metrics);
+    kt_kube_config_free(a->kcfg);
+    kt_config_release(&a->conf);
+}
+
+int main(int argc, char **argv)
+{
+    struct app a = {0};
+    struct kt_err err = {0};
+    struct sigaction sa = {0};
+    enum kt_log_level lvl;
+    int status = 1;
+
+    kt_mem_init();
+    if (parse_flags(argc, argv, &a.fl) != 0) {
+        return usage();
+    }
+    if (a.fl.log_level) {
+        if (kt_log_level_parse(a.fl.log_level, &lvl) != 0) {
+            return usage();
+        }
+        kt_log_set_level(lvl);
+    }
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (setup(&a, &err) != 0) {
+        kt_log_error(LOG, "startup failed: %s", err.msg);
+    } else {
+        status = run(&a);
+    }
+    shutdown_all(&a);
+    kt_log_info(LOG, "stopped status=%d", status);
+    return status;
+}

@@ -1,0 +1,630 @@
+/* reconciler/reconcile.c - see reconcile.h. */
+#include "reconcile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/runtime.h"
+#include "api/trainjob.h"
+#include "apply.h"
+#include "common/crypto.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "status.h"
+
+#define LOG "reconciler"
+#define CONTROLLER "trainjob_controller"
+#define TJ_GROUP_PREFIX "trainer.kubeflow.org/"
+
+static double real_now(void *ctx)
+{
+    (void)ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_of(const struct kt_rec *r)
+{
+    return r->clock.now ? r->clock.now(r->clock.ctx) : real_now(NULL);
+}
+
+/* ---- event handlers (informer loop thread) ---- */
+
+static void enqueue(struct kt_rec *r, const char *key)
+{
+    const char *labels[] = {CONTROLLER};
+    kt_queue_add(r->queue, key);
+    kt_metric_inc(r->m_adds, labels);
+}
+
+static void enqueue_obj(struct kt_rec *r, const char *prefix, const json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = kt_json_str(meta, "namespace", "");
+    char *key = *ns ? kt_xasprintf("%s%s/%s", prefix, ns, kt_json_str(meta, "name", ""))
+                    : kt_xasprintf("%s%s", prefix, kt_json_str(meta, "name", ""));
+    enqueue(r, key);
+    free(key);
+}
+
+static void tj_add(void *ud, const json_t *obj)
+{
+    enqueue_obj(ud, "", obj);
+}
+
+static void tj_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    (void)old_obj;
+    enqueue_obj(ud, "", new_obj);
+}
+
+/* The TrainJob that controls obj, or NULL. Borrowed from obj. */
+static const char *controller_trainjob(const json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    size_t i;
+    json_t *ref;
+    json_array_foreach(refs, i, ref)
+    {
+        if (kt_json_bool(ref, "controller", false) &&
+            strcmp(kt_json_str(ref, "kind", ""), "TrainJob") == 0 &&
+            strncmp(kt_json_str(ref, "apiVersion", ""), TJ_GROUP_PREFIX,
+                    strlen(TJ_GROUP_PREFIX)) == 0) {
+            return kt_json_str(ref, "name", NULL);
+        }
+    }
+    return NULL;
+}
+
+static void owned_add(void *ud, const json_t *obj)
+{
+    const char *owner = controller_trainjob(obj);
+    if (owner) {
+        char *key = kt_xasprintf(
+            "%s/%s", kt_json_str(json_object_get(obj, "metadata"), "namespace", ""), owner);
+        enqueue(ud, key);
+        free(key);
+    }
+}
+
+static void owned_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    owned_add(ud, old_obj);
+    owned_add(ud, new_obj);
+}
+
+static bool has_legacy_finalizer(const json_t *obj)
+{
+    json_t *f = json_object_get(json_object_get(obj, "metadata"), "finalizers");
+    size_t i;
+    json_t *v;
+    json_array_foreach(f, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), KT_LEGACY_FINALIZER) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void rt_add(void *ud, const json_t *obj)
+{
+    if (has_legacy_finalizer(obj)) {
+        bool cluster = strcmp(kt_json_str(obj, "kind", ""), "ClusterTrainingRuntime") == 0;
+        enqueue_obj(ud, cluster ? "ctr:" : "tr:", obj);
+    }
+}
+
+static void rt_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    (void)old_obj;
+    rt_add(ud, new_obj);
+}
+
+/* ---- store transforms: keep only what the pipeline reads ---- */
+
+static json_t *slim_jobset(json_t *obj, void *ud)
+{
+    (void)ud;
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *slim = json_pack("{s:O*, s:O*, s:O*, s:{}, s:O*}", "apiVersion",
+                             json_object_get(obj, "apiVersion"), "kind",
+                             json_object_get(obj, "kind"), "metadata",
+                             json_object_get(obj, "metadata"), "spec", "status",
+                             json_object_get(obj, "status"));
+    json_t *suspend = json_object_get(spec, "suspend");
+    if (suspend) {
+        json_object_set(json_object_get(slim, "spec"), "suspend", suspend);
+    }
+    json_decref(obj);
+    return slim;
+}
+
+static json_t *drop_secret_data(json_t *obj, void *ud)
+{
+    (void)ud;
+    json_object_del(obj, "data");
+    json_object_del(obj, "stringData");
+    return obj;
+}
+
+/* ---- init ---- */
+
+static bool crd_served(struct kt_kube_client *c, const struct kt_kube_gvr *gvr)
+{
+    char *path = kt_xasprintf("/apis/%s/%s", gvr->group, gvr->version);
+    json_t *list = NULL;
+    struct kt_err err = {0};
+    bool found = false;
+    if (kt_kube_request(c, "GET", path, NULL, NULL, 0, &list, &err) == 0) {
+        found = kt_json_arr_find(json_object_get(list, "resources"), "name", gvr->resource,
+                                 NULL) != NULL;
+    }
+    json_decref(list);
+    free(path);
+    return found;
+}
+
+static struct kt_informer *informer(struct kt_rec *r, const struct kt_kube_gvr *gvr,
+                                    const char *selector, const struct kt_informer_handlers *h,
+                                    json_t *(*transform)(json_t *, void *))
+{
+    struct kt_informer_opts o = {
+        .gvr = gvr,
+        .label_selector = selector,
+        .strip_managed_fields = true,
+        .transform = transform,
+    };
+    struct kt_informer *inf = kt_informer_new(&o, h);
+    kt_informer_loop_add(r->loop, inf);
+    return inf;
+}
+
+int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
+{
+    (void)err;
+    struct kt_informer_handlers tjh = {tj_add, tj_update, tj_add, NULL, r};
+    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, NULL, r};
+    struct kt_informer_handlers rth = {rt_add, rt_update, NULL, NULL, r};
+    const char *sel = KT_TRAINJOB_NAME_LABEL;
+
+    kt_framework_default(&r->fw);
+    if (r->start_time <= 0) {
+        r->start_time = now_of(r);
+    }
+    r->loop = kt_informer_loop_new(r->cfg);
+    r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, NULL, &tjh, NULL);
+    r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, NULL, &rth, NULL);
+    r->cluster_runtimes = informer(r, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, &rth, NULL);
+    r->jobsets = informer(r, &KT_GVR_JOBSETS, sel, &owned, slim_jobset);
+    r->configmaps = informer(r, &KT_GVR_CONFIGMAPS, sel, &owned, NULL);
+    r->secrets = informer(r, &KT_GVR_SECRETS, sel, &owned, drop_secret_data);
+    if (crd_served(c, &KT_GVR_PODGROUPS_SP)) {
+        r->podgroups_sp = informer(r, &KT_GVR_PODGROUPS_SP, sel, &owned, NULL);
+    }
+    if (crd_served(c, &KT_GVR_PODGROUPS_VOLCANO)) {
+        r->podgroups_volcano = informer(r, &KT_GVR_PODGROUPS_VOLCANO, sel, &owned, NULL);
+    }
+    kt_log_info(LOG, "informers ready podgroups_scheduler_plugins=%s podgroups_volcano=%s",
+                r->podgroups_sp ? "yes" : "no", r->podgroups_volcano ? "yes" : "no");
+    return 0;
+}
+
+void kt_rec_release(struct kt_rec *r)
+{
+    kt_informer_loop_free(r->loop);
+    struct kt_informer *all[] = {r->trainjobs, r->runtimes,         r->cluster_runtimes,
+                                 r->jobsets,   r->configmaps,       r->secrets,
+                                 r->podgroups_sp, r->podgroups_volcano};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        kt_informer_free(all[i]);
+    }
+    r->loop = NULL;
+}
+
+bool kt_rec_synced(struct kt_rec *r)
+{
+    struct kt_informer *all[] = {r->trainjobs, r->runtimes,         r->cluster_runtimes,
+                                 r->jobsets,   r->configmaps,       r->secrets,
+                                 r->podgroups_sp, r->podgroups_volcano};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if (all[i] && !kt_informer_synced(all[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- the cluster view of one reconcile ---- */
+
+struct rview {
+    struct kt_rec *r;
+    struct kt_kube_client *c;
+    const struct kt_trainjob *tj;
+    const struct kt_view *view;
+    bool legacy;  /* the TrainJob predates this process: unlabelled objects may exist */
+    json_t *seen; /* "apiVersion|kind|ns|name" -> object, or null for "absent" */
+    struct kt_err err;
+    bool failed; /* a live read failed (not NotFound): the reconcile must be retried */
+};
+
+static struct kt_informer *informer_for(struct kt_rec *r, const struct kt_kube_gvr *gvr)
+{
+    if (gvr == &KT_GVR_CONFIGMAPS) {
+        return r->configmaps;
+    }
+    if (gvr == &KT_GVR_SECRETS) {
+        return r->secrets;
+    }
+    if (gvr == &KT_GVR_JOBSETS) {
+        return r->jobsets;
+    }
+    if (gvr == &KT_GVR_PODGROUPS_SP) {
+        return r->podgroups_sp;
+    }
+    if (gvr == &KT_GVR_PODGROUPS_VOLCANO) {
+        return r->podgroups_volcano;
+    }
+    return NULL;
+}
+
+/* Label an unlabelled object that this TrainJob controls, so that the informers select it
+ * from now on (migration from upstream, which did not label). Best effort. */
+static void adopt(struct rview *v, const struct kt_kube_gvr *gvr, const json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *owner = controller_trainjob(obj);
+    if (!owner || strcmp(owner, v->tj->name) != 0 ||
+        json_object_get(json_object_get(meta, "labels"), KT_TRAINJOB_NAME_LABEL)) {
+        return;
+    }
+    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", KT_TRAINJOB_NAME_LABEL,
+                              v->tj->name);
+    struct kt_err err = {0};
+    if (kt_kube_merge_patch(v->c, gvr, kt_json_str(meta, "namespace", ""),
+                            kt_json_str(meta, "name", ""), NULL, patch, NULL, &err) != 0) {
+        kt_log_warn(LOG, "adopting %s %s failed: %s", gvr->resource,
+                    kt_json_str(meta, "name", ""), err.msg);
+    } else {
+        kt_log_info(LOG, "labelled legacy %s %s/%s", gvr->resource,
+                    kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
+    }
+    json_decref(patch);
+}
+
+static json_t *live_get(struct rview *v, const struct kt_kube_gvr *gvr, const char *ns,
+                        const char *name)
+{
+    json_t *obj = NULL;
+    struct kt_err err = {0};
+    if (kt_kube_get(v->c, gvr, ns, name, &obj, &err) != 0) {
+        if (err.code != KT_ENOENT && !v->failed) {
+            v->failed = true;
+            v->err = err;
+        }
+        return NULL;
+    }
+    adopt(v, gvr, obj);
+    return obj;
+}
+
+static const json_t *view_get(void *ctx, const char *api_version, const char *kind,
+                              const char *ns, const char *name)
+{
+    struct rview *v = ctx;
+    char *key = kt_xasprintf("%s|%s|%s|%s", api_version, kind, ns ? ns : "", name);
+    json_t *obj = json_object_get(v->seen, key);
+    if (!obj) {
+        const struct kt_kube_gvr *gvr = kt_rec_gvr_of(api_version, kind);
+        struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
+        json_t *got = inf ? kt_informer_get(inf, ns, name) : NULL;
+        if (!got && gvr && (v->legacy || !inf)) {
+            got = live_get(v, gvr, ns, name);
+        }
+        obj = got ? got : json_null();
+        json_object_set_new(v->seen, key, obj);
+    }
+    free(key);
+    return json_is_null(obj) ? NULL : obj;
+}
+
+/* Record what the server returned for an applied object, so the rest of this reconcile
+ * (the status step) sees it even before the informer does. */
+static void view_put(struct rview *v, json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    char *key = kt_xasprintf("%s|%s|%s|%s", kt_json_str(obj, "apiVersion", ""),
+                             kt_json_str(obj, "kind", ""), kt_json_str(meta, "namespace", ""),
+                             kt_json_str(meta, "name", ""));
+    json_object_set_new(v->seen, key, obj);
+    free(key);
+}
+
+static int view_keygen(void *ctx, char **private_pem, char **public_line, struct kt_err *err)
+{
+    (void)ctx;
+    struct kt_ssh_key key = {0};
+    if (kt_crypto_ssh_key_generate(&key, err) != 0) {
+        return -1;
+    }
+    *private_pem = key.private_pem;
+    *public_line = key.public_line;
+    return 0;
+}
+
+/* ---- build and apply (SPEC §5.1 step 5) ---- */
+
+/* The live runtime of tj into rt; 0 found, 1 not found, -1 error. */
+static int get_runtime(struct rview *v, struct kt_runtime *rt, struct kt_err *err)
+{
+    const struct kt_trainjob *tj = v->tj;
+    bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
+    const char *ns = cluster ? NULL : tj->namespace_;
+    struct kt_informer *inf = cluster ? v->r->cluster_runtimes : v->r->runtimes;
+    const struct kt_kube_gvr *gvr =
+        cluster ? &KT_GVR_CLUSTERTRAININGRUNTIMES : &KT_GVR_TRAININGRUNTIMES;
+    json_t *obj = kt_informer_get(inf, ns, tj->runtime_ref.name);
+    if (!obj && kt_kube_get(v->c, gvr, ns, tj->runtime_ref.name, &obj, err) != 0) {
+        return err->code == KT_ENOENT ? 1 : -1;
+    }
+    return kt_runtime_decode(obj, rt, err) == 0 ? 0 : -1;
+}
+
+static int build_and_apply(struct rview *v, const struct kt_view *view, struct kt_err *err)
+{
+    const struct kt_trainjob *tj = v->tj;
+    struct kt_runtime rt = {0};
+    json_t *objs = NULL;
+    int found = 1, rc = -1;
+    char *snap = kt_xasprintf("%s%s", tj->name, KT_SNAPSHOT_SUFFIX);
+    if (!kt_view_get(view, "v1", "ConfigMap", tj->namespace_, snap)) {
+        found = get_runtime(v, &rt, err);
+    }
+    free(snap);
+    if (found < 0 || v->failed) {
+        if (v->failed) {
+            *err = v->err;
+        }
+        goto out;
+    }
+    if (kt_framework_build(&v->r->fw, tj, found == 0 ? &rt : NULL, view, &objs, err) != 0) {
+        goto out;
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(objs, i, o)
+    {
+        json_t *resp = NULL;
+        if (kt_rec_apply(v->c, o, &resp, err) != 0) {
+            goto out;
+        }
+        if (resp) {
+            view_put(v, resp);
+        }
+    }
+    rc = 0;
+out:
+    json_decref(objs);
+    kt_runtime_release(&rt);
+    return rc;
+}
+
+static void warn_event(struct rview *v, const char *msg)
+{
+    char *note = kt_rec_event_note(msg);
+    struct kt_kube_event ev = {v->tj->obj, "Warning", KT_EVENT_REASON_FAILED, note,
+                               KT_EVENT_COMPONENT, NULL};
+    struct kt_err err = {0};
+    if (kt_kube_event_create(v->c, &ev, &err) != 0) {
+        kt_log_warn(LOG, "event for trainjob %s/%s failed: %s", v->tj->namespace_, v->tj->name,
+                    err.msg);
+    }
+    free(note);
+}
+
+/* ---- status (SPEC §5.1 steps 6-9) ---- */
+
+static void join_err(struct kt_err *into, const struct kt_err *e)
+{
+    if (into->code == KT_OK) {
+        *into = *e;
+    } else {
+        struct kt_err tmp = *into;
+        kt_err_set(into, tmp.code, "%s\n%s", tmp.msg, e->msg);
+    }
+}
+
+static void delete_jobset(struct rview *v)
+{
+    struct kt_err err = {0};
+    struct kt_kube_delete_opts o = {.propagation_policy = "Background"};
+    if (kt_kube_delete(v->c, &KT_GVR_JOBSETS, v->tj->namespace_, v->tj->name, &o, &err) != 0 &&
+        err.code != KT_ENOENT) {
+        kt_log_info(LOG, "deleting jobset %s/%s after the deadline failed: %s", v->tj->namespace_,
+                    v->tj->name, err.msg);
+    }
+}
+
+static int patch_status(struct rview *v, json_t *orig, json_t *st, struct kt_err *err)
+{
+    if (kt_json_equal(orig, st)) {
+        return 0;
+    }
+    json_t *patch = json_pack("{s:o}", "status", kt_rec_merge_patch(orig, st));
+    int rc = kt_kube_merge_patch(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name,
+                                 "status", patch, NULL, err);
+    json_decref(patch);
+    if (rc != 0 && err->code == KT_ENOENT) {
+        return 0; /* deleted meanwhile */
+    }
+    return rc;
+}
+
+/* Steps 6-8 on st (stolen); returns the new status. */
+static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *st, bool supported,
+                              double now, double *requeue_s, struct kt_err *errs)
+{
+    kt_rec_set_suspended(st, tj->suspend, (int64_t)floor(now));
+    if (supported) {
+        json_t *pst = NULL;
+        struct kt_err e = {0};
+        json_object_set(tj->obj, "status", st);
+        tj->status = st;
+        if (kt_framework_status(&v->r->fw, tj, v->view, &pst, &e) != 0) {
+            join_err(errs, &e);
+        }
+        st = kt_rec_take_plugin_status(st, pst);
+    }
+    if (kt_rec_check_deadline(tj, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+        delete_jobset(v);
+    }
+    return st;
+}
+
+static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const char *ns,
+                              const char *name, double *requeue_s, struct kt_err *err)
+{
+    struct kt_trainjob tj = {0};
+    json_t *raw = kt_informer_get(r->trainjobs, ns, name);
+    if (!raw) {
+        return 0; /* deleted */
+    }
+    if (kt_trainjob_decode(raw, &tj, err) != 0) {
+        kt_log_error(LOG, "trainjob %s/%s cannot be decoded: %s", ns, name, err->msg);
+        return 0; /* retrying will not help; the next update event will */
+    }
+    if (strcmp(tj.managed_by, KT_MANAGED_BY_DEFAULT) != 0) {
+        kt_log_debug(LOG, "trainjob %s/%s is managed by %s: skipped", ns, name, tj.managed_by);
+        kt_trainjob_release(&tj);
+        return 0;
+    }
+    double now = now_of(r);
+    json_t *meta = json_object_get(tj.obj, "metadata");
+    int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
+    struct rview v = {r, c, &tj, NULL, created < 0 || (double)created < r->start_time,
+                      json_object(), {0}, false};
+    struct kt_view view = {view_get, &v, view_keygen, NULL};
+    struct kt_err errs = {0}, e = {0};
+    v.view = &view;
+    json_t *orig = json_is_object(tj.status) ? json_deep_copy(tj.status) : json_object();
+    json_t *st = json_deep_copy(orig);
+    char *key = kt_runtime_key(&tj);
+    bool supported = kt_runtime_key_supported(key);
+    if (!supported) {
+        char *msg = kt_xasprintf("unsupported runtime: %s", key);
+        kt_rec_set_condition(st, KT_COND_FAILED, "True", KT_REASON_NOT_SUPPORTED, msg,
+                             (int64_t)floor(now));
+        kt_err_set(&errs, KT_EUNSUPPORTED, "%s", msg);
+        free(msg);
+    } else if (!kt_rec_finished(st) && build_and_apply(&v, &view, &e) != 0) {
+        warn_event(&v, e.msg);
+        join_err(&errs, &e);
+    }
+    free(key);
+    st = compute_status(&v, &tj, st, supported, now, requeue_s, &errs);
+    e.code = KT_OK;
+    if (patch_status(&v, orig, st, &e) != 0) {
+        join_err(&errs, &e);
+    }
+    json_decref(orig);
+    json_decref(st);
+    json_decref(v.seen);
+    kt_trainjob_release(&tj);
+    if (errs.code != KT_OK) {
+        *err = errs;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- runtimes: strip the legacy finalizer (SPEC §5.5) ---- */
+
+static int reconcile_runtime(struct kt_rec *r, struct kt_kube_client *c, bool cluster,
+                             const char *ns, const char *name, struct kt_err *err)
+{
+    struct kt_informer *inf = cluster ? r->cluster_runtimes : r->runtimes;
+    json_t *obj = kt_informer_get(inf, cluster ? NULL : ns, name);
+    int rc = 0;
+    if (!obj || !has_legacy_finalizer(obj)) {
+        json_decref(obj);
+        return 0;
+    }
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *keep = json_array();
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(meta, "finalizers"), i, f)
+    {
+        if (!json_is_string(f) || strcmp(json_string_value(f), KT_LEGACY_FINALIZER) != 0) {
+            json_array_append(keep, f);
+        }
+    }
+    json_t *patch = json_pack("{s:{s:s, s:o}}", "metadata", "resourceVersion",
+                              kt_json_str(meta, "resourceVersion", ""), "finalizers",
+                              json_array_size(keep) ? keep : json_null());
+    if (!json_array_size(keep)) {
+        json_decref(keep);
+    }
+    const struct kt_kube_gvr *gvr =
+        cluster ? &KT_GVR_CLUSTERTRAININGRUNTIMES : &KT_GVR_TRAININGRUNTIMES;
+    if (kt_kube_merge_patch(c, gvr, cluster ? NULL : ns, name, NULL, patch, NULL, err) != 0) {
+        rc = err->code == KT_ENOENT ? 0 : -1;
+    } else {
+        kt_log_info(LOG, "removed finalizer %s from %s %s", KT_LEGACY_FINALIZER, gvr->resource,
+                    name);
+    }
+    json_decref(patch);
+    json_decref(obj);
+    return rc;
+}
+
+int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key,
+                     double *requeue_s, struct kt_err *err)
+{
+    *requeue_s = 0;
+    bool cluster = strncmp(key, "ctr:", 4) == 0;
+    bool runtime = cluster || strncmp(key, "tr:", 3) == 0;
+    const char *k = cluster ? key + 4 : runtime ? key + 3 : key;
+    const char *slash = strchr(k, '/');
+    char *ns = slash ? kt_xstrndup(k, (size_t)(slash - k)) : kt_xstrdup("");
+    const char *name = slash ? slash + 1 : k;
+    int rc = runtime ? reconcile_runtime(r, c, cluster, ns, name, err)
+                     : reconcile_trainjob(r, c, ns, name, requeue_s, err);
+    free(ns);
+    return rc;
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key)
+{
+    const char *ctl[] = {CONTROLLER};
+    struct kt_err err = {0};
+    double requeue = 0, t0 = mono_now();
+    int rc = kt_rec_reconcile(r, c, key, &requeue, &err);
+    kt_metric_observe(r->m_time, ctl, mono_now() - t0);
+    if (rc != 0) {
+        const char *lv[] = {CONTROLLER, "error"};
+        kt_metric_inc(r->m_total, lv);
+        kt_metric_inc(r->m_errors, ctl);
+        double d = kt_queue_add_rate_limited(r->queue, key);
+        kt_log_warn(LOG, "reconcile %s failed (retry in %.3fs): %s", key, d, err.msg);
+        return;
+    }
+    kt_queue_forget(r->queue, key);
+    const char *lv[] = {CONTROLLER, requeue > 0 ? "requeue_after" : "success"};
+    kt_metric_inc(r->m_total, lv);
+    if (requeue > 0) {
+        kt_queue_add_after(r->queue, key, requeue);
+    }
+    kt_log_debug(LOG, "reconciled %s", key);
+}

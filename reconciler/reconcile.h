@@ -1,0 +1,63 @@
+/* reconciler/reconcile.h - the TrainJob controller: informers, event handlers and the
+ * reconcile of one key (SPEC §5.1-5.5). Business rules live in the framework (common/); this
+ * module only reads the caches, calls the pipeline, applies and writes status.
+ *
+ * Keys: "ns/name" for TrainJobs; "tr:ns/name" and "ctr:name" for runtimes (only the legacy
+ * finalizer removal, SPEC §5.5).
+ *
+ * Threads: the informers' handlers run on the informer loop thread and only enqueue; any
+ * number of workers may call kt_rec_reconcile concurrently, each with its own kube client
+ * (the queue guarantees one worker per key). */
+#ifndef KT_RECONCILER_RECONCILE_H
+#define KT_RECONCILER_RECONCILE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "common/framework.h"
+#include "common/informer.h"
+#include "common/kube.h"
+#include "common/metrics.h"
+#include "queue.h"
+
+#define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
+#define KT_EVENT_COMPONENT "trainer-controller-manager"
+
+/* Wall clock in epoch seconds (injected so the deadline logic is testable). */
+struct kt_rec_clock {
+    double (*now)(void *ctx);
+    void *ctx;
+};
+
+struct kt_rec {
+    struct kt_kube_config *cfg; /* borrowed */
+    struct kt_framework fw;
+    struct kt_queue *queue; /* borrowed */
+    struct kt_rec_clock clock;
+    double start_time; /* epoch seconds: TrainJobs created earlier may own unlabelled objects */
+    struct kt_informer *trainjobs, *runtimes, *cluster_runtimes;
+    struct kt_informer *jobsets, *configmaps, *secrets;
+    struct kt_informer *podgroups_sp, *podgroups_volcano; /* NULL when the CRD is missing */
+    struct kt_informer_loop *loop;
+    /* metrics (borrowed from the registry) */
+    struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;
+};
+
+/* Discover optional CRDs (PodGroups), create the informers and register them with a new
+ * loop. r->cfg, r->queue and the metrics must be set; r->clock NULL fn = real time. Returns
+ * -1 only when discovery itself fails. */
+KT_MUST_CHECK int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err);
+/* Free the informers and the loop (the loop must have returned). */
+void kt_rec_release(struct kt_rec *r);
+/* True once every informer has listed. Thread-safe. */
+bool kt_rec_synced(struct kt_rec *r);
+
+/* Reconcile one key. *requeue_s gets a delay (> 0) when the key must be looked at again
+ * later (active deadline). -1 + err asks for a rate-limited retry. */
+KT_MUST_CHECK int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key,
+                                   double *requeue_s, struct kt_err *err);
+
+/* Run one key through kt_rec_reconcile with metrics and requeueing; the worker loop body. */
+void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key);
+
+#endif

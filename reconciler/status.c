@@ -1,0 +1,190 @@
+/* reconciler/status.c - see status.h. */
+#include "status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/json.h"
+#include "common/mem.h"
+
+void kt_rec_format_time(int64_t t, char out[32])
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int64_t kt_rec_parse_time(const char *s)
+{
+    int y, mo, d, h, mi, se, n = 0;
+    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &se, &n) != 6 ||
+        n != 19) {
+        return -1;
+    }
+    const char *p = s + n;
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++) {
+        }
+    }
+    int64_t off = 0;
+    if (*p == '+' || *p == '-') {
+        int oh, om;
+        if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2) {
+            return -1;
+        }
+        off = (*p == '+' ? 1 : -1) * (int64_t)(oh * 3600 + om * 60);
+    } else if (*p != 'Z' && *p != 'z') {
+        return -1;
+    }
+    return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - off;
+}
+
+json_t *kt_rec_cond_find(const json_t *status, const char *type)
+{
+    return kt_json_arr_find(json_object_get(status, "conditions"), "type", type, NULL);
+}
+
+bool kt_rec_cond_true(const json_t *status, const char *type)
+{
+    const json_t *c = kt_rec_cond_find(status, type);
+    return c && strcmp(kt_json_str(c, "status", ""), "True") == 0;
+}
+
+void kt_rec_set_condition(json_t *status, const char *type, const char *cond_status,
+                          const char *reason, const char *message, int64_t now)
+{
+    char ts[32];
+    kt_rec_format_time(now, ts);
+    json_t *conds = kt_json_arr_ensure(status, "conditions");
+    json_t *c = kt_json_arr_find(conds, "type", type, NULL);
+    if (!c) {
+        c = json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status", cond_status,
+                      "lastTransitionTime", ts, "reason", reason, "message", message);
+        json_array_append_new(conds, c);
+        return;
+    }
+    if (strcmp(kt_json_str(c, "status", ""), cond_status) != 0) {
+        json_object_set_new(c, "status", json_string(cond_status));
+        json_object_set_new(c, "lastTransitionTime", json_string(ts));
+    }
+    json_object_set_new(c, "reason", json_string(reason));
+    json_object_set_new(c, "message", json_string(message));
+}
+
+bool kt_rec_finished(const json_t *status)
+{
+    return kt_rec_cond_true(status, KT_COND_COMPLETE) || kt_rec_cond_true(status, KT_COND_FAILED);
+}
+
+void kt_rec_set_suspended(json_t *status, bool suspend, int64_t now)
+{
+    if (suspend) {
+        kt_rec_set_condition(status, KT_COND_SUSPENDED, "True", "Suspended",
+                             "TrainJob is suspended", now);
+    } else if (kt_rec_cond_true(status, KT_COND_SUSPENDED)) {
+        kt_rec_set_condition(status, KT_COND_SUSPENDED, "False", "Resumed", "TrainJob is resumed",
+                             now);
+    }
+}
+
+json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status)
+{
+    if (!plugin_status) {
+        return status;
+    }
+    json_t *failed = kt_rec_cond_find(status, KT_COND_FAILED);
+    if (failed && strcmp(kt_json_str(failed, "reason", ""), KT_REASON_DEADLINE) == 0) {
+        json_t *conds = kt_json_arr_ensure(plugin_status, "conditions");
+        size_t idx;
+        if (kt_json_arr_find(conds, "type", KT_COND_FAILED, &idx)) {
+            json_array_set(conds, idx, failed);
+        } else {
+            json_array_append(conds, failed);
+        }
+    }
+    json_decref(status);
+    return plugin_status;
+}
+
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status,
+                                           double now, double *remaining_s)
+{
+    *remaining_s = 0;
+    if (!tj->active_deadline_seconds.has || tj->active_deadline_seconds.v <= 0 ||
+        kt_rec_finished(status) || tj->suspend) {
+        return KT_DEADLINE_NONE;
+    }
+    json_t *meta = json_object_get(tj->obj, "metadata");
+    int64_t start = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
+    const json_t *susp = kt_rec_cond_find(status, KT_COND_SUSPENDED);
+    if (susp && strcmp(kt_json_str(susp, "status", ""), "False") == 0) {
+        start = kt_rec_parse_time(kt_json_str(susp, "lastTransitionTime", ""));
+    }
+    if (start < 0) {
+        return KT_DEADLINE_NONE;
+    }
+    double deadline = (double)start + (double)tj->active_deadline_seconds.v;
+    if (now > deadline) {
+        kt_rec_set_condition(status, KT_COND_FAILED, "True", KT_REASON_DEADLINE, KT_MSG_DEADLINE,
+                             (int64_t)floor(now));
+        return KT_DEADLINE_EXCEEDED;
+    }
+    *remaining_s = deadline - now < 1 ? 1 : deadline - now;
+    return KT_DEADLINE_PENDING;
+}
+
+json_t *kt_rec_merge_patch(json_t *from, json_t *to)
+{
+    json_t *patch = json_object();
+    const char *k;
+    json_t *v;
+    json_object_foreach(from, k, v)
+    {
+        if (!json_object_get(to, k)) {
+            json_object_set_new(patch, k, json_null());
+        }
+    }
+    json_object_foreach(to, k, v)
+    {
+        json_t *old = json_object_get(from, k);
+        if (old && kt_json_equal(old, v)) {
+            continue;
+        }
+        if (json_is_object(old) && json_is_object(v)) {
+            json_object_set_new(patch, k, kt_rec_merge_patch(old, v));
+        } else {
+            json_object_set_new(patch, k, json_deep_copy(v));
+        }
+    }
+    return patch;
+}
+
+char *kt_rec_event_note(const char *msg)
+{
+    static const char prefix[] = "TrainJob resources reconciliation failed: ";
+    size_t len = strlen(msg), cut = 0, runes = 0;
+    while (cut < len && runes < 950) {
+        unsigned char ch = (unsigned char)msg[cut++];
+        if (ch >= 0xc0) {
+            while (cut < len && ((unsigned char)msg[cut] & 0xc0) == 0x80) {
+                cut++;
+            }
+        }
+        runes++;
+    }
+    return kt_xasprintf("%s%.*s%s", prefix, (int)cut, msg, len > 950 ? " ..." : "");
+}

@@ -1,0 +1,67 @@
+/* reconciler/status.h - the pure status steps of the TrainJob reconcile (SPEC §5.1 steps
+ * 6-9, §5.2): conditions, the active deadline, the status merge patch and the event note.
+ * No I/O and no clock: "now" is always an argument (epoch seconds), so the deadline logic is
+ * testable without waiting. */
+#ifndef KT_RECONCILER_STATUS_H
+#define KT_RECONCILER_STATUS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/types.h"
+
+#define KT_COND_COMPLETE "Complete"
+#define KT_COND_FAILED "Failed"
+#define KT_COND_SUSPENDED "Suspended"
+#define KT_REASON_DEADLINE "DeadlineExceeded"
+#define KT_REASON_NOT_SUPPORTED "TrainingRuntimeNotSupported"
+#define KT_MSG_DEADLINE "TrainJob exceeded its active deadline"
+#define KT_EVENT_REASON_FAILED "TrainJobResourcesCreationFailed"
+
+/* "2026-01-02T03:04:05Z" for epoch seconds t (UTC, second precision like metav1.Time). */
+void kt_rec_format_time(int64_t t, char out[32]);
+/* Epoch seconds of an RFC 3339 time (fraction ignored, "Z" or +hh:mm), or -1. */
+int64_t kt_rec_parse_time(const char *s);
+
+/* True when status.conditions has type with status "True". status may be NULL. */
+bool kt_rec_cond_true(const json_t *status, const char *type);
+/* The condition of that type, or NULL. Borrowed from status. */
+json_t *kt_rec_cond_find(const json_t *status, const char *type);
+/* meta.SetStatusCondition: add the condition (lastTransitionTime = now) or update reason,
+ * message and status in place, moving lastTransitionTime only when status changes.
+ * Creates status.conditions when needed. */
+void kt_rec_set_condition(json_t *status, const char *type, const char *cond_status,
+                          const char *reason, const char *message, int64_t now);
+/* Complete=True or Failed=True. */
+bool kt_rec_finished(const json_t *status);
+
+/* SPEC §5.1 step 6: Suspended/True when suspend, Suspended/False/Resumed when it was True. */
+void kt_rec_set_suspended(json_t *status, bool suspend, int64_t now);
+
+/* SPEC §5.1 step 7: status becomes plugin_status (when not NULL) with an existing
+ * Failed/DeadlineExceeded condition kept. Steals plugin_status; returns the status to use
+ * (status itself or plugin_status). Caller owns the result. Steals status too. */
+json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status);
+
+enum kt_rec_deadline {
+    KT_DEADLINE_NONE,     /* no deadline applies now */
+    KT_DEADLINE_PENDING,  /* *remaining_s set (>= 1) */
+    KT_DEADLINE_EXCEEDED, /* Failed/DeadlineExceeded was set in status */
+};
+/* SPEC §5.1 step 8 at time now (epoch seconds, fraction allowed). tj gives
+ * activeDeadlineSeconds, suspend and metadata.creationTimestamp; status is the status being
+ * built (its Suspended=False lastTransitionTime restarts the clock). */
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status,
+                                           double now, double *remaining_s);
+
+/* The RFC 7386 merge patch turning from into to (objects recursed, everything else
+ * replaced, removed members null). NULL from/to count as {}. Caller owns the result. */
+json_t *kt_rec_merge_patch(json_t *from, json_t *to);
+
+/* "TrainJob resources reconciliation failed: <msg>" with msg cut to 950 characters and
+ * " ..." appended when msg is longer than 950 bytes (upstream's %.950v rule). Caller owns the
+ * result; free with free(). */
+char *kt_rec_event_note(const char *msg);
+
+#endif

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# tests/admission/tier.sh BUILD_DIR - AdmissionReview golden cases over real TLS (STYLE 31-32).
+#
+# Each tests/admission/<case>/ holds:
+#   request.json   the body POSTed (or request.raw, sent byte for byte)
+#   objects.yaml   runtimes/JobSets kt-webhook sees (--objects); optional
+#   response.json  the expected body (keys compared order-insensitively); in a mutating
+#                  response "patch" is written decoded (a JSONPatch array) and a time the
+#                  webhook stamped (an RFC 3339 value not found in the request) as "<NOW>"
+#   path           the URL path; optional (default: the validator of request.kind.kind)
+#   content-type   optional (default application/json)
+#   status         the expected HTTP status; optional (default 200)
+#   spec           the SPEC section the case pins
+# kt-webhook is started from BUILD_DIR/bin/kt-webhook per case with throwaway certificates
+# (openssl), port 0 and --portfile. Then the bad-input checks: a 10 MB body, a client that
+# never finishes its TLS handshake, one that never sends a request, one that sends its headers
+# slowly; the daemon must keep answering and stop cleanly on SIGTERM. Every daemon's stderr is
+# scanned for sanitizer reports. Prints "N passed, N failed". KT_ADMISSION_BLESS=1 rewrites
+# every response.json from what the daemon answers (review the diff before committing).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+b=${1:-build/plain}
+case "$b" in /*) ;; *) b="$root/$b" ;; esac
+bin="$b/bin/kt-webhook"
+pass=0
+fail=0
+T=$(mktemp -d)
+pids=()
+cleanup() {
+    local p
+    for p in ${pids[@]+"${pids[@]}"}; do
+        kill "$p" 2>/dev/null
+    done
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+ok() {
+    pass=$((pass + 1))
+}
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1: $2"
+}
+
+if [ ! -x "$bin" ]; then
+    bad build "$bin missing"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+
+# Throwaway CA + serving certificate for 127.0.0.1.
+gen_certs() {
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 2 \
+        -subj /CN=kt-admission-test-ca 2>/dev/null &&
+        openssl req -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.csr" \
+            -subj /CN=127.0.0.1 2>/dev/null &&
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$T/ext" &&
+        openssl x509 -req -in "$T/tls.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
+            -out "$T/tls.crt" -days 2 -extfile "$T/ext" 2>/dev/null
+}
+if ! gen_certs; then
+    bad certs "openssl failed"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+
+# start_daemon NAME OBJECTS - start kt-webhook; sets PID, PORT, HPORT. Polls the portfile
+# (written only once every server listens) with a deadline.
+start_daemon() {
+    local pf="$T/$1.ports" i
+    rm -f "$pf"
+    "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" --objects "$2" \
+        --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+        --portfile "$pf" 2>"$T/$1.stderr" &
+    PID=$!
+    pids+=("$PID")
+    for ((i = 0; i < 1000; i++)); do
+        [ -s "$pf" ] && break
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.01
+    done
+    if [ ! -s "$pf" ]; then
+        cat "$T/$1.stderr"
+        return 1
+    fi
+    PORT=$(jq .webhook "$pf")
+    HPORT=$(jq .health "$pf")
+    MPORT=$(jq .metrics "$pf")
+}
+
+# stop_daemon NAME - SIGTERM, wait (bounded), scan stderr.
+stop_daemon() {
+    local i
+    kill -TERM "$PID" 2>/dev/null
+    for ((i = 0; i < 500; i++)); do
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.01
+    done
+    if kill -0 "$PID" 2>/dev/null; then
+        bad "$1" "kt-webhook did not stop within 5 s of SIGTERM"
+        kill -KILL "$PID" 2>/dev/null
+    fi
+    wait "$PID"
+    local rc=$?
+    if [ "$rc" -ne 0 ]; then
+        bad "$1" "kt-webhook exited with $rc"
+    fi
+    if grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error:' "$T/$1.stderr"; then
+        bad "$1" "sanitizer report in kt-webhook's stderr:"
+        cat "$T/$1.stderr"
+    fi
+}
+
+# post PATH CONTENT_TYPE BODY_FILE OUT - sets CODE.
+post() {
+    CODE=$(curl -sS --max-time 20 --cacert "$T/ca.crt" -o "$4" -w '%{http_code}' \
+        -H "Content-Type: $2" --data-binary "@$3" "https://127.0.0.1:$PORT$1") || CODE=000
+}
+
+default_path() {
+    case "$(jq -r '.request.kind.kind // ""' "$1" 2>/dev/null)" in
+    TrainingRuntime) echo /validate-trainer-kubeflow-org-v1alpha1-trainingruntime ;;
+    ClusterTrainingRuntime) echo /validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime ;;
+    *) echo /validate-trainer-kubeflow-org-v1alpha1-trainjob ;;
+    esac
+}
+
+# normalize GOT REQUEST - decode the patch; stamped times (RFC 3339, not in the request)
+# become "<NOW>".
+normalize() {
+    local times='[]'
+    [ -f "$2" ] && times=$(jq -c '[.. | strings | select(test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))] | unique' "$2" 2>/dev/null || echo '[]')
+    jq -S --argjson seen "$times" '
+        if (.response.patch? // null) != null then
+            .response.patch |= (@base64d | fromjson
+                | map(if (.value? | type) == "string"
+                          and (.value | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$"))
+                          and ((.value as $v | $seen | index($v)) == null)
+                      then .value = "<NOW>" else . end))
+        else . end' "$1"
+}
+
+run_case() {
+    local d=$1 name req ct path want_status objects
+    name=$(basename "$d")
+    req="$d/request.json"
+    [ -f "$d/request.raw" ] && req="$d/request.raw"
+    ct="application/json"
+    [ -f "$d/content-type" ] && ct=$(cat "$d/content-type")
+    path=$(default_path "$d/request.json")
+    [ -f "$d/path" ] && path=$(cat "$d/path")
+    want_status=200
+    [ -f "$d/status" ] && want_status=$(cat "$d/status")
+    objects="$d/objects.yaml"
+    [ -f "$objects" ] || objects="$T/empty.yaml"
+    if ! daemon_for "$objects"; then
+        bad "$name" "kt-webhook did not start"
+        return
+    fi
+    post "$path" "$ct" "$req" "$T/$name.out"
+    if [ "$CODE" != "$want_status" ]; then
+        bad "$name" "HTTP $CODE, want $want_status: $(head -c 400 "$T/$name.out")"
+    elif ! normalize "$T/$name.out" "$d/request.json" >"$T/$name.got" 2>"$T/$name.jqerr"; then
+        bad "$name" "response is not JSON: $(head -c 400 "$T/$name.out")"
+    elif [ "${KT_ADMISSION_BLESS:-}" = 1 ]; then
+        cp "$T/$name.got" "$d/response.json" # a changed expectation is a reviewed decision
+        ok
+    elif ! diff -u <(jq -S . "$d/response.json") "$T/$name.got" >"$T/$name.diff"; then
+        bad "$name" "response differs:"
+        sed 's/^/    /' "$T/$name.diff"
+    else
+        ok
+    fi
+}
+
+# daemon_for OBJECTS - one kt-webhook per distinct objects file content (started on first
+# use, stopped after the cases); sets PORT.
+declare -A d_pid d_port
+daemons=()
+daemon_for() {
+    local h
+    h=$(md5sum <"$1" | cut -c1-12)
+    if [ -z "${d_pid[$h]:-}" ]; then
+        start_daemon "objects-$h" "$1" || return 1
+        d_pid[$h]=$PID
+        d_port[$h]=$PORT
+        daemons+=("$h")
+    fi
+    PORT=${d_port[$h]}
+}
+
+: >"$T/empty.yaml"
+for d in "$here"/*/; do
+    [ -f "$d/response.json" ] || continue
+    run_case "${d%/}"
+done
+for h in ${daemons[@]+"${daemons[@]}"}; do
+    PID=${d_pid[$h]}
+    stop_daemon "objects-$h"
+done
+
+# ---- bad input against one daemon --------------------------------------------------------
+name=robustness
+if ! start_daemon "$name" "$here/valid-torch/objects.yaml"; then
+    bad "$name" "kt-webhook did not start"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+valid_req="$here/valid-torch/request.json"
+healthy() { # CHECK - the daemon still answers a valid review and /healthz
+    post /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$valid_req" "$T/h.out"
+    if [ "$CODE" = 200 ] && jq -e '.response.allowed == true' "$T/h.out" >/dev/null &&
+        [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then
+        ok
+    else
+        bad "$1" "daemon unhealthy (HTTP $CODE)"
+    fi
+}
+
+# Clients that never finish: TCP only, a TLS ClientHello cut short, headers sent slowly.
+exec 5<>"/dev/tcp/127.0.0.1/$PORT"
+exec 6<>"/dev/tcp/127.0.0.1/$PORT"
+printf '\x16\x03\x01\x00\xc8\x01\x00\x00\xc4\x03\x03' >&6
+(
+    {
+        printf 'POST /validate-trainer-kubeflow-org-v1alpha1-trainjob HTTP/1.1\r\n'
+        sleep 30
+    } | timeout 40 openssl s_client -quiet -connect "127.0.0.1:$PORT" >/dev/null 2>&1
+) &
+slow=$!
+healthy stalled-clients-do-not-block
+
+# 10 MB body: 413, daemon fine.
+head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$T/big"
+post /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$T/big" "$T/big.out"
+if [ "$CODE" = 413 ]; then ok; else bad body-10mb "HTTP $CODE, want 413"; fi
+healthy after-10mb-body
+
+# Wrong method, unknown path.
+code=$(curl -sS --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' \
+    "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob")
+if [ "$code" = 405 ]; then ok; else bad get-method "HTTP $code, want 405"; fi
+code=$(curl -sS --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' -d '{}' \
+    -H 'Content-Type: application/json' "https://127.0.0.1:$PORT/validate-nothing")
+if [ "$code" = 404 ]; then ok; else bad unknown-path "HTTP $code, want 404"; fi
+
+# Plain HTTP and TLS 1.1 are refused.
+if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
+    bad plain-http "plain HTTP got an answer"
+else
+    ok
+fi
+if curl -sS --max-time 5 --cacert "$T/ca.crt" --tls-max 1.1 -o /dev/null \
+    "https://127.0.0.1:$PORT/healthz" 2>/dev/null; then
+    bad tls11 "TLS 1.1 handshake succeeded"
+else
+    ok
+fi
+
+# Readiness and metrics.
+if [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/readyz")" = ok ]; then ok; else bad readyz "not ready"; fi
+curl -sS --max-time 5 --cacert "$T/ca.crt" "https://127.0.0.1:$MPORT/metrics" >"$T/metrics"
+if grep -q 'kt_webhook_admission_reviews_total{webhook="validator.trainjob.trainer.kubeflow.org",verdict="allowed"}' "$T/metrics" &&
+    grep -q 'kt_http_request_duration_seconds_bucket' "$T/metrics"; then
+    ok
+else
+    bad metrics "review counter or latency histogram missing"
+fi
+
+# The stalled connections are cut by the server's timeout (10 s): reading fd 5 ends.
+if timeout 20 cat <&5 >/dev/null 2>&1; then ok; else bad idle-timeout "idle connection not closed"; fi
+exec 5>&- 6>&-
+kill "$slow" 2>/dev/null
+wait "$slow" 2>/dev/null
+healthy after-timeouts
+stop_daemon "$name"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

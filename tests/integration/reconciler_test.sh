@@ -1,0 +1,445 @@
+#!/usr/bin/env bash
+# tests/integration/reconciler_test.sh ENV_FILE - kt-reconciler on the real API server
+# (SPEC §5.1-5.5), running as its non-admin identity with exactly deploy/rbac/reconciler
+# applied by the admin. JobSet status is written with kubectl as upstream's integration tests
+# do. Every wait is `kubectl wait` (60 s) or a bounded poll on a condition; nothing sleeps for
+# readiness and nothing asserts on time.
+. "$(dirname "$0")/lib.sh"
+REC="$it_root/build/plain/bin/kt-reconciler"
+KTCTL="$it_root/build/plain/bin/ktctl"
+T=60s
+PIDS=()
+
+cleanup_recs() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+}
+trap 'cleanup_recs; rm -rf "$IT_TMP"' EXIT
+
+check() { # check NAME CMD... - ok when CMD succeeds
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
+}
+kw() { kc wait --timeout=$T "$@"; }
+jp() { kc get "$@"; }
+
+# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity and wait
+# (bounded poll) until its /readyz answers 200.
+start_rec() {
+    local name=$1 port i
+    shift
+    rm -f "$IT_TMP/$name.ports"
+    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" "$@" \
+        >>"$IT_TMP/$name.log" 2>&1 &
+    eval "PID_$name=$!"
+    PIDS+=($!)
+    for i in $(seq 600); do
+        if [ -s "$IT_TMP/$name.ports" ]; then
+            port=$(jq -r .health "$IT_TMP/$name.ports")
+            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
+                return 0
+            fi
+        fi
+        kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "reconciler $name did not become ready" >&2
+    cat "$IT_TMP/$name.log" >&2
+    return 1
+}
+stop_rec() { # stop_rec NAME [SIGNAL]
+    local pid
+    pid=$(eval echo "\$PID_$1")
+    kill "-${2:-TERM}" "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+# subset A B (JSON files): every member of A is in B with the same value; arrays match
+# element by element with the same length.
+subset() {
+    jq -e -n --slurpfile a "$1" --slurpfile b "$2" '
+        def sub(x; y): if (x|type) == "object" then (y|type) == "object" and
+                ([x|keys[] as $k | sub(x[$k]; y[$k])] | all)
+            elif (x|type) == "array" then (y|type) == "array" and (x|length) == (y|length) and
+                ([range(x|length) as $i | sub(x[$i]; y[$i])] | all)
+            else x == y end;
+        sub($a[0]; $b[0])' >/dev/null
+}
+
+# render_subset NS NAME FILE [RUNTIME_FILE] - every object `ktctl render --uid <live uid>`
+# prints is a subset of the live one (ignoring the SSH key bytes and the snapshot's
+# data.runtime).
+render_subset() {
+    local ns=$1 name=$2 file=$3 uid n i kind oname args=()
+    [ $# -ge 4 ] && args=(--runtime "$4")
+    uid=$(jp trainjob "$name" -n "$ns" -o jsonpath='{.metadata.uid}')
+    "$KTCTL" render --uid "$uid" "${args[@]}" -o json "$file" >"$IT_TMP/render.json" || return 1
+    n=$(jq '.items | length' "$IT_TMP/render.json")
+    [ "$n" -gt 0 ] || return 1
+    for i in $(seq 0 $((n - 1))); do
+        jq ".items[$i] | if .kind == \"Secret\" then del(.data) else . end |
+            if .kind == \"ConfigMap\" and (.metadata.name | endswith(\"-runtime-snapshot\"))
+            then del(.data.runtime) else . end" "$IT_TMP/render.json" >"$IT_TMP/want.json"
+        kind=$(jq -r .kind "$IT_TMP/want.json")
+        oname=$(jq -r .metadata.name "$IT_TMP/want.json")
+        case "$(jq -r .apiVersion "$IT_TMP/want.json")" in
+        scheduling.volcano.sh/*) kind=podgroups.scheduling.volcano.sh ;;
+        scheduling.x-k8s.io/*) kind=podgroups.scheduling.x-k8s.io ;;
+        esac
+        kw --for=create "$kind/$oname" -n "$ns" >/dev/null || return 1
+        jp "$kind" "$oname" -n "$ns" -o json >"$IT_TMP/have.json" || return 1
+        if ! subset "$IT_TMP/want.json" "$IT_TMP/have.json"; then
+            echo "$kind/$oname differs:"
+            diff <(jq -S . "$IT_TMP/want.json") <(jq -S . "$IT_TMP/have.json") | head -40
+            return 1
+        fi
+    done
+}
+
+# runtime_yaml NS NAME POLICY_YAML [PODGROUP_YAML] - a TrainingRuntime with one trainer job.
+runtime_yaml() {
+    cat <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  mlPolicy:
+    numNodes: 1
+$3
+${4:-}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: busybox
+YAML
+}
+
+# trainjob_yaml NS NAME RUNTIME KIND [EXTRA_SPEC_YAML]
+trainjob_yaml() {
+    cat <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  runtimeRef:
+    name: $3
+    kind: $4
+${5:-}
+YAML
+}
+
+poll() { # poll CMD... - bounded poll (60 s) for a condition kubectl wait cannot express
+    local i
+    for i in $(seq 600); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+finalizers_are() { test "$(kc get $1 -o jsonpath='{.metadata.finalizers}')" = "$2"; }
+no_finalizers() { test -z "$(kc get "$1" -o jsonpath='{.metadata.finalizers}')"; }
+js_status() { # js_status NS NAME JSON - write the JobSet status as the JobSet controller would
+    kc patch jobset "$2" -n "$1" --subresource=status --type=merge -p "$3" >/dev/null
+}
+cond_json() { # cond_json TYPE REASON MESSAGE
+    printf '{"type":"%s","status":"True","reason":"%s","message":"%s","lastTransitionTime":"2026-01-01T00:00:00Z"}' "$1" "$2" "$3"
+}
+
+# ---- setup -------------------------------------------------------------------------------
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
+kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
+# The identity really is not admin: it must not be able to read pods or write trainjobs.
+check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -q yes"
+check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -q yes"
+# One worker: keys are handled in arrival order, which the managedBy test relies on.
+start_rec main --workers 1 || { it_fail start "reconciler not ready"; it_finish; }
+it_ok start
+
+NS=$(it_ns rec)
+
+# ---- every policy: ktctl render --uid <live uid> is a subset of the cluster --------------
+policy_case() { # policy_case NAME RUNTIME_KIND RUNTIME [RUNTIME_FILE]
+    local name=$1 f="$IT_TMP/$1.yaml"
+    trainjob_yaml "$NS" "$name" "$3" "$2" "  trainer:
+    numNodes: 2" >"$f"
+    if [ "$2" = TrainingRuntime ]; then
+        { echo ---; kc get trainingruntime "$3" -n "$NS" -o yaml; } >>"$f"
+    fi
+    kc apply -f <(trainjob_yaml "$NS" "$name" "$3" "$2" "  trainer:
+    numNodes: 2") >/dev/null &&
+        kw --for=create "jobset/$name" -n "$NS" >/dev/null &&
+        render_subset "$NS" "$name" "$f" ${4:+"$4"}
+}
+runtime_yaml "$NS" plainml-rt "" | kc apply -f - >/dev/null
+runtime_yaml "$NS" flux-rt "    flux: {}" | kc apply -f - >/dev/null
+runtime_yaml "$NS" cosched-rt "    torch: {}" "  podGroupPolicy:
+    coscheduling:
+      scheduleTimeoutSeconds: 90" | kc apply -f - >/dev/null
+runtime_yaml "$NS" volcano-rt "    torch: {}" "  podGroupPolicy:
+    volcano: {}" | kc apply -f - >/dev/null
+check render-plainml policy_case plainml TrainingRuntime plainml-rt
+check render-torch policy_case torch ClusterTrainingRuntime torch-distributed "$it_root/deploy/runtimes/torch-distributed.yaml"
+check render-mpi policy_case mpi ClusterTrainingRuntime deepspeed-distributed "$it_root/deploy/runtimes/deepspeed-distributed.yaml"
+check render-jax policy_case jax ClusterTrainingRuntime jax-distributed "$it_root/deploy/runtimes/jax-distributed.yaml"
+check render-xgboost policy_case xgboost ClusterTrainingRuntime xgboost-distributed "$it_root/deploy/runtimes/xgboost-distributed.yaml"
+check render-flux policy_case flux TrainingRuntime flux-rt
+check render-coscheduling policy_case cosched TrainingRuntime cosched-rt
+check render-volcano policy_case volcano TrainingRuntime volcano-rt
+# Objects carry the selection label and the controller reference (no duplicates by name).
+owned_names() { kc get cm,secret,jobset -n "$1" -l "trainer.kubeflow.org/trainjob-name=$2" -o name | sort | tr '\n' ' '; }
+check owned-objects-mpi test "$(owned_names "$NS" mpi)" = "configmap/mpi-mpi-hostfile configmap/mpi-runtime-snapshot jobset.jobset.x-k8s.io/mpi secret/mpi-mpi-ssh-auth "
+# The subset check itself rejects a difference (negative control).
+neg_subset() {
+    echo '{"spec":{"replicatedJobs":[{"name":"node","replicas":7}]}}' >"$IT_TMP/neg.json"
+    jp jobset torch -n "$NS" -o json >"$IT_TMP/have.json"
+    ! subset "$IT_TMP/neg.json" "$IT_TMP/have.json"
+}
+check render-subset-negative neg_subset
+
+# ---- status from the JobSet --------------------------------------------------------------
+tj() { trainjob_yaml "$NS" "$1" torch-distributed ClusterTrainingRuntime "${2:-}" | kc apply -f - >/dev/null; }
+status_complete() {
+    js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":2,"succeeded":0,"failed":0,"active":2,"suspended":0}]}}' &&
+        kw --for=jsonpath='{.status.jobsStatus[0].active}'=2 trainjob/torch -n "$NS" >/dev/null &&
+        test "$(jp trainjob torch -n "$NS" -o jsonpath='{.status.jobsStatus[0].name}/{.status.jobsStatus[0].ready}/{.status.jobsStatus[0].succeeded}')" = node/2/0 &&
+        js_status "$NS" torch "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')],\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":0,\"succeeded\":2,\"failed\":0,\"active\":0,\"suspended\":0}]}}" &&
+        kw --for=condition=Complete trainjob/torch -n "$NS" >/dev/null &&
+        test "$(jp trainjob torch -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Complete")].reason}|{.status.conditions[?(@.type=="Complete")].message}|{.status.jobsStatus[0].succeeded}')" = "AllJobsCompleted|jobset completed successfully|2"
+}
+check status-jobsstatus-and-complete status_complete
+status_failed() { # status_failed TJ REASON MESSAGE
+    js_status "$NS" "$1" "{\"status\":{\"conditions\":[$(cond_json Failed "$2" "$3")]}}" &&
+        kw --for=condition=Failed "trainjob/$1" -n "$NS" >/dev/null &&
+        test "$(jp trainjob "$1" -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "$2|$3"
+}
+check status-failed-jobs status_failed jax FailedJobs "jobset failed due to one or more job failures"
+check status-failed-max-restarts status_failed xgboost ReachedMaxRestarts "jobset failed due to reaching max number of restarts"
+check status-failed-deadline status_failed plainml DeadlineExceeded "jobset exceeded its active deadline"
+# A finished TrainJob builds nothing more: its deleted snapshot is not re-created.
+finished_frozen() {
+    kc delete cm torch-runtime-snapshot -n "$NS" >/dev/null &&
+        kc annotate trainjob torch -n "$NS" poke=1 >/dev/null &&
+        js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":0,"succeeded":3,"failed":0,"active":0,"suspended":0}]}}' &&
+        kw --for=jsonpath='{.status.jobsStatus[0].succeeded}'=3 trainjob/torch -n "$NS" >/dev/null &&
+        ! kc get cm torch-runtime-snapshot -n "$NS" >/dev/null 2>&1
+}
+check finished-builds-nothing finished_frozen
+
+# ---- suspend, resume, and the running JobSet left alone ----------------------------------
+runtime_yaml "$NS" edit-rt "    torch: {}" | kc apply -f - >/dev/null
+suspend_resume() {
+    trainjob_yaml "$NS" sr edit-rt TrainingRuntime "  suspend: true" | kc apply -f - >/dev/null &&
+        kw --for=condition=Suspended trainjob/sr -n "$NS" >/dev/null &&
+        kw --for=jsonpath='{.spec.suspend}'=true jobset/sr -n "$NS" >/dev/null &&
+        test "$(jp trainjob sr -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Suspended")].reason}')" = Suspended &&
+        # the runtime is edited while suspended: the snapshot wins
+        kc patch trainingruntime edit-rt -n "$NS" --type=json \
+            -p '[{"op":"replace","path":"/spec/template/spec/replicatedJobs/0/template/spec/template/spec/containers/0/image","value":"edited"}]' >/dev/null &&
+        kc patch trainjob sr -n "$NS" --type=merge -p '{"spec":{"suspend":false}}' >/dev/null &&
+        kw --for=condition=Suspended=false trainjob/sr -n "$NS" >/dev/null &&
+        kw --for=jsonpath='{.spec.suspend}'=false jobset/sr -n "$NS" >/dev/null &&
+        test "$(jp trainjob sr -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Suspended")].reason}|{.status.conditions[?(@.type=="Suspended")].message}')" = "Resumed|TrainJob is resumed" &&
+        test "$(jp jobset sr -n "$NS" -o jsonpath='{.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image}')" = busybox
+}
+check suspend-then-resume suspend_resume
+running_left_alone() {
+    # Someone else changes a field we own on the running JobSet; a later reconcile (proved by
+    # the jobsStatus it copies) does not re-apply the JobSet.
+    kc patch jobset sr -n "$NS" --type=json -p '[{"op":"replace","path":"/spec/replicatedJobs/0/replicas","value":5}]' >/dev/null &&
+        js_status "$NS" sr '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+        kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/sr -n "$NS" >/dev/null &&
+        test "$(jp jobset sr -n "$NS" -o jsonpath='{.spec.replicatedJobs[0].replicas}')" = 5
+}
+check running-jobset-not-reapplied running_left_alone
+runtime_deleted() {
+    # The runtime disappears after start: suspending still works from the snapshot.
+    kc delete trainingruntime edit-rt -n "$NS" >/dev/null &&
+        kc patch trainjob sr -n "$NS" --type=merge -p '{"spec":{"suspend":true}}' >/dev/null &&
+        kw --for=jsonpath='{.spec.suspend}'=true jobset/sr -n "$NS" >/dev/null &&
+        kw --for=condition=Suspended trainjob/sr -n "$NS" >/dev/null &&
+        test "$(jp jobset sr -n "$NS" -o jsonpath='{.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image}')" = busybox &&
+        test -z "$(kc get events -n "$NS" --field-selector involvedObject.name=sr,reason=TrainJobResourcesCreationFailed -o name)"
+}
+check runtime-deleted-after-start runtime_deleted
+
+# ---- activeDeadlineSeconds ---------------------------------------------------------------
+deadline() {
+    tj dl "  activeDeadlineSeconds: 2" &&
+        kw --for=condition=Failed trainjob/dl -n "$NS" >/dev/null &&
+        test "$(jp trainjob dl -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "DeadlineExceeded|TrainJob exceeded its active deadline" &&
+        kw --for=delete jobset/dl -n "$NS" >/dev/null
+}
+check deadline-exceeded deadline
+deadline_kept() {
+    # A JobSet failure reported afterwards does not replace DeadlineExceeded (nor recreate).
+    tj dl2 "  activeDeadlineSeconds: 600" && kw --for=create jobset/dl2 -n "$NS" >/dev/null &&
+        js_status "$NS" dl2 '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+        kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/dl2 -n "$NS" >/dev/null &&
+        test -z "$(jp trainjob dl2 -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}')"
+}
+check deadline-pending deadline_kept
+
+# ---- skipped and failed TrainJobs --------------------------------------------------------
+managed_by() {
+    trainjob_yaml "$NS" mk torch-distributed ClusterTrainingRuntime "  managedBy: kueue.x-k8s.io/multikueue" | kc apply -f - >/dev/null &&
+        tj after-mk && kw --for=create jobset/after-mk -n "$NS" >/dev/null &&
+        ! kc get jobset mk -n "$NS" >/dev/null 2>&1 &&
+        ! kc get cm mk-runtime-snapshot -n "$NS" >/dev/null 2>&1 &&
+        test -z "$(jp trainjob mk -n "$NS" -o jsonpath='{.status}')"
+}
+check managedby-multikueue-left-alone managed_by
+unsupported() {
+    trainjob_yaml "$NS" unsup whatever Foo | kc apply -f - >/dev/null &&
+        kw --for=condition=Failed trainjob/unsup -n "$NS" >/dev/null &&
+        test "$(jp trainjob unsup -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "TrainingRuntimeNotSupported|unsupported runtime: Foo.trainer.kubeflow.org"
+}
+check training-runtime-not-supported unsupported
+warning_event() {
+    local i msg=""
+    trainjob_yaml "$NS" norun no-such-runtime ClusterTrainingRuntime | kc apply -f - >/dev/null || return 1
+    for i in $(seq 600); do # bounded poll: events have generated names
+        msg=$(kc get events -n "$NS" --field-selector involvedObject.name=norun,reason=TrainJobResourcesCreationFailed -o jsonpath='{.items[0].message}|{.items[0].type}' 2>/dev/null)
+        [ -n "$msg" ] && break
+        sleep 0.1
+    done
+    test "$msg" = 'TrainJob resources reconciliation failed: clustertrainingruntimes.trainer.kubeflow.org "no-such-runtime" not found|Warning' &&
+        ! kc get jobset norun -n "$NS" >/dev/null 2>&1
+}
+check warning-event-missing-runtime warning_event
+
+# ---- legacy runtime finalizer, removed despite a concurrent writer (409s) ----------------
+finalizer() {
+    local writer i
+    runtime_yaml "$NS" legacy-rt "    torch: {}" | kc apply -f - >/dev/null || return 1
+    # a concurrent writer keeps changing the runtime, so optimistic-lock patches conflict
+    (for i in $(seq 40); do kc label trainingruntime legacy-rt -n "$NS" --overwrite "w=$i" >/dev/null 2>&1; done) &
+    writer=$!
+    kc patch trainingruntime legacy-rt -n "$NS" --type=merge \
+        -p '{"metadata":{"finalizers":["example.com/keep","trainer.kubeflow.org/resource-in-use"]}}' >/dev/null &&
+        kc patch clustertrainingruntime torch-distributed --type=merge \
+            -p '{"metadata":{"finalizers":["trainer.kubeflow.org/resource-in-use"]}}' >/dev/null &&
+        poll finalizers_are "trainingruntime/legacy-rt -n $NS" '["example.com/keep"]' &&
+        poll no_finalizers clustertrainingruntime/torch-distributed
+    local rc=$?
+    wait "$writer"
+    kc patch trainingruntime legacy-rt -n "$NS" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+    return $rc
+}
+check legacy-finalizer-removed finalizer
+
+# ---- a concurrent writer takes a field we own: the next apply wins it back ---------------
+conflict() {
+    tj cw "  suspend: true" && kw --for=jsonpath='{.spec.suspend}'=true jobset/cw -n "$NS" >/dev/null &&
+        # without force the intruder gets the 409 from the API server ...
+        ! kc apply --server-side --field-manager=intruder -f - <<<"apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: cw, namespace: $NS}
+spec: {suspend: false}" >/dev/null 2>&1 &&
+        # ... with force it takes spec.suspend over; our next reconcile forces it back
+        kc apply --server-side --force-conflicts --field-manager=intruder -f - <<<"apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: cw, namespace: $NS}
+spec: {suspend: false}" >/dev/null &&
+        kc annotate trainjob cw -n "$NS" poke=1 >/dev/null &&
+        kw --for=jsonpath='{.spec.suspend}'=true jobset/cw -n "$NS" >/dev/null &&
+        test "$(owned_names "$NS" cw)" = "configmap/cw-runtime-snapshot jobset.jobset.x-k8s.io/cw "
+}
+check concurrent-writer-converges conflict
+
+# ---- API server restarted mid-run: everything converges, nothing duplicated or lost ------
+restart_midrun() {
+    local ns2 i n
+    ns2=$(it_ns restart) || return 1
+    for i in $(seq 1 20); do
+        trainjob_yaml "$ns2" "r$i" torch-distributed ClusterTrainingRuntime
+        echo ---
+    done | kc apply -f - >/dev/null || return 1
+    "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >/dev/null 2>&1 || return 1
+    for i in $(seq 1 20); do
+        kw --for=create "jobset/r$i" -n "$ns2" >/dev/null || return 1
+        kw --for=create "cm/r$i-runtime-snapshot" -n "$ns2" >/dev/null || return 1
+    done
+    n=$(kc get jobsets -n "$ns2" -o name | wc -l)
+    [ "$n" -eq 20 ] || { echo "jobsets: $n"; return 1; }
+    n=$(kc get cm -n "$ns2" -l trainer.kubeflow.org/trainjob-name -o name | wc -l)
+    [ "$n" -eq 20 ] || { echo "configmaps: $n"; return 1; }
+    # the watches came back: a JobSet status change still reaches the TrainJob
+    js_status "$ns2" r7 "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')]}}" &&
+        kw --for=condition=Complete trainjob/r7 -n "$ns2" >/dev/null &&
+        tj after-restart && kw --for=create jobset/after-restart -n "$NS" >/dev/null
+}
+check apiserver-restart-converges restart_midrun
+
+# ---- metrics -----------------------------------------------------------------------------
+metrics() {
+    local port
+    port=$(jq -r .metrics "$IT_TMP/main.ports")
+    curl -s "http://127.0.0.1:$port/metrics" >"$IT_TMP/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_total{controller="trainjob_controller",result="success"} [1-9]' "$IT_TMP/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_errors_total{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_time_seconds_count{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&
+        grep -q '^workqueue_depth{name="trainjob_controller"} ' "$IT_TMP/metrics.txt" &&
+        grep -q '^kt_informer_watch_restarts{resource="trainjobs"} [1-9]' "$IT_TMP/metrics.txt" &&
+        test "$(curl -s "http://127.0.0.1:$(jq -r .health "$IT_TMP/main.ports")/healthz")" = ok
+}
+check metrics-and-health metrics
+graceful() {
+    stop_rec main TERM
+    local rc=$?
+    grep -q 'stopped status=0' "$IT_TMP/main.log" && [ "$rc" -eq 0 ]
+}
+check sigterm-graceful graceful
+
+# ---- leader election: one leader, standby idle, failover on release and on expiry --------
+cat >"$IT_TMP/le.yaml" <<YAML
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: true
+  resourceName: trainer.kubeflow.org
+  resourceNamespace: kubeflow-system
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 500ms
+YAML
+identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$IT_TMP/$1.log" | tail -1; }
+holder_is() { kw --for=jsonpath='{.spec.holderIdentity}'="$1" lease/trainer.kubeflow.org -n kubeflow-system >/dev/null; }
+leader_election() {
+    local a b
+    start_rec la --config "$IT_TMP/le.yaml" && a=$(identity_of la) && [ -n "$a" ] &&
+        kw --for=create lease/trainer.kubeflow.org -n kubeflow-system >/dev/null && holder_is "$a" &&
+        start_rec lb --config "$IT_TMP/le.yaml" && b=$(identity_of lb) && [ -n "$b" ] &&
+        tj le1 && kw --for=create jobset/le1 -n "$NS" >/dev/null &&
+        ! grep -q 'started .* workers' "$IT_TMP/lb.log" &&
+        holder_is "$a" || return 1
+    # graceful stop releases the lease: the standby takes over
+    stop_rec la TERM
+    holder_is "$b" && poll grep -q 'started .* workers' "$IT_TMP/lb.log" &&
+        tj le2 && kw --for=create jobset/le2 -n "$NS" >/dev/null || return 1
+    # a crashed leader: the lease expires and a new replica takes it
+    stop_rec lb KILL
+    start_rec la2 --config "$IT_TMP/le.yaml" && a=$(identity_of la2) && holder_is "$a" &&
+        tj le3 && kw --for=create jobset/le3 -n "$NS" >/dev/null &&
+        test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" -ge 2
+}
+check leader-election-failover leader_election
+stop_rec la2 TERM
+
+it_finish

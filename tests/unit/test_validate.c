@@ -1,0 +1,230 @@
+/* tests/unit/test_validate.c - common/validate*.c: rule coverage of the compiled-in schemas,
+ * transition rules (update), the runtimePatches time defaulter (SPEC §4.2), the aggregate
+ * string (SPEC §4.5) and strict decoding. Expected texts are the API server's, captured in
+ * tests/integration/crd/ (immutable-* cases). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/framework.h"
+#include "common/json.h"
+#include "common/mem.h"
+#include "common/validate.h"
+#include "tests/test.h"
+
+bool kt_validate_cel_has_twin(const char *rule);
+
+static struct kt_validator *v;
+static struct kt_framework fw;
+
+static json_t *parse(const char *s)
+{
+    struct kt_err err = {0};
+    json_t *j = kt_json_parse(s, strlen(s), &err);
+    KT_ASSERT(j != NULL);
+    return j;
+}
+
+/* Every x-kubernetes-validations rule below node has a C twin; counts them in *n. */
+static bool all_rules_twinned(const json_t *node, size_t *n)
+{
+    bool ok = true;
+    if (json_is_array(node)) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(node, i, it)
+        {
+            ok = all_rules_twinned(it, n) && ok;
+        }
+        return ok;
+    }
+    if (!json_is_object(node)) {
+        return true;
+    }
+    const json_t *rules = json_object_get(node, "x-kubernetes-validations");
+    size_t i;
+    json_t *r;
+    json_array_foreach(rules, i, r)
+    {
+        (*n)++;
+        if (!kt_validate_cel_has_twin(json_string_value(json_object_get(r, "rule")))) {
+            TEST_FAIL_("no twin for rule %s", json_string_value(json_object_get(r, "rule")));
+            ok = false;
+        }
+    }
+    const char *k;
+    json_t *it;
+    json_object_foreach((json_t *)(uintptr_t)node, k, it)
+    {
+        ok = all_rules_twinned(it, n) && ok;
+    }
+    return ok;
+}
+
+static void test_every_rule_has_a_twin(void)
+{
+    static const char *const kinds[] = {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"};
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++) {
+        const json_t *s = kt_validator_schema(v, kinds[i]);
+        CHECK(s != NULL);
+        CHECK(all_rules_twinned(s, &n));
+    }
+    CHECK(n >= 40); /* 13 + 11 + 11 ... rule sites, JobSet's included */
+    CHECK(kt_validator_schema(v, "ConfigMap") == NULL);
+    CHECK(!kt_validate_cel_has_twin("self.size() > 0"));
+}
+
+#define TJ_BASE                                                                                    \
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":{"       \
+    "\"name\":\"imm\"},\"spec\":{\"runtimeRef\":{\"name\":\"torch-distributed\"},"                 \
+    "\"activeDeadlineSeconds\":100,\"trainer\":{\"image\":\"busybox:1\"},"                         \
+    "\"runtimePatches\":[{\"manager\":\"example.com/tuner\",\"trainingRuntimeSpec\":{"             \
+    "\"template\":{\"spec\":{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{"      \
+    "\"template\":{\"spec\":{\"serviceAccountName\":\"sa-a\",\"nodeSelector\":{\"pool\":"          \
+    "\"a\"}}}}}}]}}}}]}}"
+
+/* Validate new against old (schema + rules only); returns the aggregate. */
+static char *update(const char *new_json, const char *old_json)
+{
+    json_t *n = parse(new_json), *o = parse(old_json);
+    struct kt_vresult r;
+    kt_vresult_init(&r);
+    kt_validate_defaults(v, "TrainJob", n);
+    kt_validate_defaults(v, "TrainJob", o);
+    kt_validate_schema(v, "TrainJob", n, o, &r);
+    char *s = kt_vresult_string(&r);
+    kt_vresult_release(&r);
+    json_decref(n);
+    json_decref(o);
+    return s;
+}
+
+static char *replace(const char *s, const char *from, const char *to)
+{
+    const char *p = strstr(s, from);
+    KT_ASSERT(p != NULL);
+    return kt_xasprintf("%.*s%s%s", (int)(p - s), s, to, p + strlen(from));
+}
+
+static void check_update(const char *from, const char *to, const char *want)
+{
+    char *n = replace(TJ_BASE, from, to);
+    char *got = update(n, TJ_BASE);
+    CHECK_EQ_STR(got, want);
+    free(got);
+    free(n);
+}
+
+static void test_transition_rules(void)
+{
+    char *same = update(TJ_BASE, TJ_BASE);
+    CHECK_EQ_STR(same, "");
+    free(same);
+    check_update("busybox:1", "busybox:2", "spec.trainer: Invalid value: field is immutable");
+    check_update("\"activeDeadlineSeconds\":100", "\"activeDeadlineSeconds\":200",
+                 "spec.activeDeadlineSeconds: Invalid value: 200: field is immutable");
+    check_update("torch-distributed", "other",
+                 "spec.runtimeRef: Invalid value: field is immutable");
+    check_update("\"sa-a\"", "\"sa-b\"",
+                 "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]."
+                 "template.spec.template.spec.serviceAccountName: Invalid value: \"sa-b\": field "
+                 "is immutable");
+    /* mutable: nodeSelector, suspend; a renamed manager is a new list-map entry */
+    check_update("\"pool\":\"a\"", "\"pool\":\"b\"", "");
+    check_update("\"activeDeadlineSeconds\":100", "\"activeDeadlineSeconds\":100,\"suspend\":true",
+                 "");
+    check_update("example.com/tuner", "example.com/other", "");
+    check_update(
+        "\"runtimeRef\"", "\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"runtimeRef\"",
+        "spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable");
+    /* adding a previously absent block is not a transition (SPEC §1.4) */
+    char *old = replace(TJ_BASE, ",\"trainer\":{\"image\":\"busybox:1\"}", "");
+    char *got = update(TJ_BASE, old);
+    CHECK_EQ_STR(got, "");
+    free(got);
+    free(old);
+}
+
+static void test_defaulter(void)
+{
+    json_t *tj = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\"},{\"manager\":\"b\","
+                       "\"time\":\"2020-01-01T00:00:00Z\"}]}}");
+    kt_validate_default_trainjob(tj, NULL, 86400);
+    const json_t *p = json_object_get(json_object_get(tj, "spec"), "runtimePatches");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 0), "time", ""), "1970-01-02T00:00:00Z");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 1), "time", ""), "2020-01-01T00:00:00Z");
+
+    /* update: unchanged keeps the old time, changed gets now, new without time gets now */
+    json_t *old = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                        "\"2021-01-01T00:00:00Z\"},{\"manager\":\"b\",\"time\":"
+                        "\"2021-01-01T00:00:00Z\",\"x\":1}]}}");
+    json_t *nw = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                       "\"2030-01-01T00:00:00Z\"},{\"manager\":\"b\",\"x\":2},{\"manager\":\"c\"},"
+                       "{\"manager\":\"d\",\"time\":\"2022-02-02T00:00:00Z\"}]}}");
+    kt_validate_default_trainjob(nw, old, 0);
+    p = json_object_get(json_object_get(nw, "spec"), "runtimePatches");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 0), "time", ""), "2021-01-01T00:00:00Z");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 1), "time", ""), "1970-01-01T00:00:00Z");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 2), "time", ""), "1970-01-01T00:00:00Z");
+    CHECK_EQ_STR(kt_json_str(json_array_get(p, 3), "time", ""), "2022-02-02T00:00:00Z");
+    json_decref(tj);
+    json_decref(old);
+    json_decref(nw);
+}
+
+static void test_aggregate_and_strict(void)
+{
+    struct kt_vresult r;
+    struct kt_err err = {0};
+    kt_vresult_init(&r);
+    char *s = kt_vresult_string(&r);
+    CHECK_EQ_STR(s, "");
+    free(s);
+    kt_vresult_add(&r, KT_VSTAGE_SCHEMA, "a", "Required value", "a: Required value", "/a");
+    s = kt_vresult_string(&r);
+    CHECK_EQ_STR(s, "a: Required value");
+    free(s);
+    kt_vresult_add(&r, KT_VSTAGE_SCHEMA, "a", "Required value", "a: Required value", "/a");
+    kt_vresult_add(&r, KT_VSTAGE_SCHEMA, "b", "Required value", "b: Required value", "/b");
+    s = kt_vresult_string(&r);
+    CHECK_EQ_STR(s, "[a: Required value, b: Required value]");
+    free(s);
+    kt_vresult_release(&r);
+
+    json_t *o = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                      "\"metadata\":{\"name\":\"x\",\"foo\":1},\"spec\":{\"zed\":1,"
+                      "\"runtimeRef\":{\"name\":\"r\"}}}");
+    kt_vresult_init(&r);
+    CHECK_OK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err));
+    CHECK_EQ_INT(r.len, 2);
+    if (r.len == 2) {
+        CHECK_EQ_STR(r.items[0].text, "strict decoding error: unknown field \"metadata.foo\"");
+        CHECK_EQ_STR(r.items[1].text, "strict decoding error: unknown field \"spec.zed\"");
+        CHECK_EQ_STR(r.items[1].ptr, "/spec/zed");
+    }
+    kt_vresult_release(&r);
+    /* not ours */
+    json_object_set_new(o, "kind", json_string("ConfigMap"));
+    kt_vresult_init(&r);
+    CHECK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err) != 0);
+    kt_vresult_release(&r);
+    json_decref(o);
+}
+
+int main(void)
+{
+    struct kt_err err = {0};
+    kt_mem_init();
+    v = kt_validator_new(&err);
+    CHECK(v != NULL);
+    if (!v) {
+        return test_report();
+    }
+    kt_framework_default(&fw);
+    test_every_rule_has_a_twin();
+    test_transition_rules();
+    test_defaulter();
+    test_aggregate_and_strict();
+    kt_validator_free(v);
+    return test_report();
+}

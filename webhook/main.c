@@ -1,0 +1,289 @@
+/* webhook/main.c - kt-webhook: flags, configuration and wiring only (DESIGN.md interface).
+ *
+ * Three servers: the admission webhook over TLS (--listen), plain-HTTP health probes
+ * (--health-listen: /healthz, /readyz) and Prometheus metrics (--metrics-listen; TLS with
+ * the webhook certificate when the Configuration says metrics.secureServing, as upstream).
+ * /readyz is ready once the certificate pair is loaded and, with a cluster, the runtime cache
+ * has synced. SIGTERM/SIGINT stop gracefully. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/httpd.h"
+#include "common/kube.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/metrics.h"
+#include "webhook/routes.h"
+#include "webhook/store.h"
+
+#define LOG "webhook"
+#define EXIT_USAGE 2
+
+struct flags {
+    const char *config, *kubeconfig, *cert, *key, *listen, *health, *metrics, *portfile;
+    const char *log_level, *objects;
+    unsigned threads;
+};
+
+struct app {
+    struct flags f;
+    struct kt_config cfg;
+    struct kt_kube_config *kube;
+    struct kt_wstore *store;
+    struct kt_metrics *metrics;
+    struct kt_wroutes routes;
+    struct kt_httpd *web, *health, *mon;
+    char *listen, *health_listen, *metrics_listen; /* owned effective addresses */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: kt-webhook --tls-cert-file FILE --tls-key-file FILE [options]\n"
+               "  --config FILE           Configuration (config.trainer.kubeflow.org/v1alpha1)\n"
+               "  --kubeconfig FILE       API server access (default: in-cluster)\n"
+               "  --objects PATH          serve runtimes/JobSets from files, no cluster\n"
+               "  --listen ADDR:PORT      webhook (default: config webhook host:port, :9443)\n"
+               "  --health-listen ADDR:PORT  /healthz /readyz (default: config, :8081)\n"
+               "  --metrics-listen ADDR:PORT /metrics (default: config, :8443; \"0\" = off)\n"
+               "  --portfile FILE         write the bound ports as JSON once listening\n"
+               "  --threads N             webhook worker threads (default: 4)\n"
+               "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
+               "Port 0 picks a free port.\n");
+}
+
+/* "--name value" or "--name=value"; returns the value and advances *i, or NULL. */
+static const char *flag_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+
+    if (strncmp(a, name, n) != 0) {
+        return NULL;
+    }
+    if (a[n] == '=') {
+        return a + n + 1;
+    }
+    if (a[n] == '\0' && *i + 1 < argc) {
+        return argv[++*i];
+    }
+    return NULL;
+}
+
+static int parse_flags(int argc, char **argv, struct flags *f)
+{
+    struct {
+        const char *name;
+        const char **dst;
+    } table[] = {
+        {"--config", &f->config},          {"--kubeconfig", &f->kubeconfig},
+        {"--tls-cert-file", &f->cert},     {"--tls-key-file", &f->key},
+        {"--listen", &f->listen},          {"--health-listen", &f->health},
+        {"--metrics-listen", &f->metrics}, {"--portfile", &f->portfile},
+        {"--log-level", &f->log_level},    {"--objects", &f->objects},
+    };
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        size_t k;
+        for (k = 0; k < sizeof(table) / sizeof(table[0]) && !v; k++) {
+            v = flag_value(argc, argv, &i, table[k].name);
+            if (v) {
+                *table[k].dst = v;
+            }
+        }
+        if (v) {
+            continue;
+        }
+        v = flag_value(argc, argv, &i, "--threads");
+        int64_t n = 0;
+        if (v && kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) == 0) {
+            f->threads = (unsigned)n;
+            continue;
+        }
+        fprintf(stderr, "kt-webhook: bad argument \"%s\"\n", argv[i]);
+        return -1;
+    }
+    if (!f->cert || !f->key) {
+        fprintf(stderr, "kt-webhook: --tls-cert-file and --tls-key-file are required\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Effective listen addresses: the flags, else the Configuration. */
+static void pick_addresses(struct app *a)
+{
+    if (a->f.listen) {
+        a->listen = kt_xstrdup(a->f.listen);
+    } else {
+        const char *host = a->cfg.webhook.host ? a->cfg.webhook.host : "";
+        bool v6 = strchr(host, ':') != NULL;
+        a->listen = kt_xasprintf(v6 ? "[%s]:%d" : "%s:%d", host, (int)a->cfg.webhook.port);
+    }
+    a->health_listen = kt_xstrdup(a->f.health ? a->f.health : a->cfg.health.probe_bind_address);
+    a->metrics_listen = kt_xstrdup(a->f.metrics ? a->f.metrics : a->cfg.metrics.bind_address);
+}
+
+static const char *readiness(void *arg)
+{
+    struct app *a = arg;
+
+    if (!kt_httpd_certs_ready(a->web)) {
+        return "certificates are not ready";
+    }
+    if (!kt_wstore_synced(a->store)) {
+        return "runtime cache is not synced";
+    }
+    return NULL;
+}
+
+static int make_servers(struct app *a, struct kt_err *err)
+{
+    struct kt_httpd_opts w = {.name = "webhook",
+                              .listen = a->listen,
+                              .cert_file = a->f.cert,
+                              .key_file = a->f.key,
+                              .threads = a->f.threads ? a->f.threads : 4,
+                              .metrics = a->metrics};
+    struct kt_httpd_opts h = {.name = "health",
+                              .listen = a->health_listen,
+                              .builtins = KT_HTTPD_HEALTH,
+                              .ready = readiness,
+                              .ready_arg = a};
+
+    a->web = kt_httpd_new(&w, err);
+    if (!a->web) {
+        return kt_err_prefix(err, "webhook server");
+    }
+    kt_wroutes_register(&a->routes, a->web);
+    a->health = kt_httpd_new(&h, err);
+    if (!a->health) {
+        return kt_err_prefix(err, "health server");
+    }
+    if (strcmp(a->metrics_listen, "0") == 0) {
+        return 0;
+    }
+    struct kt_httpd_opts m = {.name = "metrics",
+                              .listen = a->metrics_listen,
+                              .builtins = KT_HTTPD_METRICS,
+                              .metrics = a->metrics};
+    if (a->cfg.metrics.secure_serving) {
+        m.cert_file = a->f.cert;
+        m.key_file = a->f.key;
+    }
+    a->mon = kt_httpd_new(&m, err);
+    return a->mon ? 0 : kt_err_prefix(err, "metrics server");
+}
+
+static int write_portfile(struct app *a, struct kt_err *err)
+{
+    const char *names[3] = {"webhook", "health", "metrics"};
+    uint16_t ports[3] = {kt_httpd_port(a->web), kt_httpd_port(a->health),
+                         a->mon ? kt_httpd_port(a->mon) : 0};
+
+    if (!a->f.portfile) {
+        return 0;
+    }
+    return kt_httpd_write_portfile(a->f.portfile, names, ports, a->mon ? 3 : 2, err);
+}
+
+static int setup(struct app *a, struct kt_err *err)
+{
+    if (a->f.config && kt_config_load(a->f.config, &a->cfg, err) != 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < a->cfg.warnings.len; i++) {
+        kt_log_warn(LOG, "%s", a->cfg.warnings.items[i]);
+    }
+    pick_addresses(a);
+    a->metrics = kt_metrics_new();
+    if (a->f.objects) {
+        a->store = kt_wstore_from_files(a->f.objects, err);
+    } else {
+        a->kube = kt_kube_config_load(a->f.kubeconfig, err);
+        if (a->kube) {
+            kt_kube_config_set_rate(a->kube, a->cfg.client_connection.qps,
+                                    a->cfg.client_connection.burst);
+            a->store = kt_wstore_from_cluster(a->kube);
+        }
+    }
+    if (!a->store) {
+        return -1;
+    }
+    kt_wroutes_init(&a->routes, a->store, a->metrics);
+    return make_servers(a, err);
+}
+
+static int start(struct app *a, struct kt_err *err)
+{
+    if (kt_httpd_start(a->health, err) != 0 || kt_wstore_start(a->store, err) != 0 ||
+        kt_httpd_start(a->web, err) != 0 || (a->mon && kt_httpd_start(a->mon, err) != 0)) {
+        return -1;
+    }
+    kt_log_info(LOG, "listening webhook=%u health=%u metrics=%u mode=%s",
+                (unsigned)kt_httpd_port(a->web), (unsigned)kt_httpd_port(a->health),
+                a->mon ? (unsigned)kt_httpd_port(a->mon) : 0U, a->f.objects ? "files" : "cluster");
+    return write_portfile(a, err);
+}
+
+static void shutdown_all(struct app *a)
+{
+    if (a->web) {
+        kt_httpd_quiesce(a->web);
+        kt_httpd_stop(a->web, KT_HTTPD_DEFAULT_GRACE_MS);
+    }
+    kt_httpd_free(a->web);
+    kt_httpd_free(a->mon);
+    kt_httpd_free(a->health);
+    kt_wstore_free(a->store);
+    kt_kube_config_free(a->kube);
+    kt_metrics_free(a->metrics);
+    kt_config_release(&a->cfg);
+    free(a->listen);
+    free(a->health_listen);
+    free(a->metrics_listen);
+}
+
+int main(int argc, char **argv)
+{
+    struct app a = {0};
+    struct kt_err err = {0};
+    enum kt_log_level lvl;
+    sigset_t set;
+    int sig = 0, rc = 1;
+
+    kt_mem_init();
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (parse_flags(argc, argv, &a.f) != 0) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (a.f.log_level && kt_log_level_parse(a.f.log_level, &lvl) != 0) {
+        fprintf(stderr, "kt-webhook: unknown --log-level \"%s\"\n", a.f.log_level);
+        return EXIT_USAGE;
+    }
+    kt_log_set_level(a.f.log_level ? lvl : KT_LOG_INFO);
+    kt_config_default(&a.cfg);
+    /* Every thread inherits this mask; only sigwait below sees the signals. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (setup(&a, &err) != 0 || start(&a, &err) != 0) {
+        kt_log_error(LOG, "%s", err.msg);
+        goto out;
+    }
+    sigwait(&set, &sig);
+    kt_log_info(LOG, "signal %d: shutting down", sig);
+    rc = 0;
+out:
+    shutdown_all(&a);
+    return rc;
+}

@@ -1,0 +1,301 @@
+/* webhook/routes.c - the four admission webhooks; see routes.h. */
+#include "webhook/routes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/types.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/mem.h"
+#include "common/validate.h"
+
+#define LOG "webhook"
+#define JSON_TYPE "application/json"
+
+typedef const char *review_fn(struct kt_wroutes *r, struct kt_admission_ctx *ctx);
+
+/* The object must be apiVersion trainer.kubeflow.org/v1alpha1 of kind; else a 400 error. */
+static bool object_is(struct kt_admission_ctx *ctx, const char *kind)
+{
+    const json_t *o = ctx->object;
+
+    if (o && strcmp(kt_json_str(o, "apiVersion", ""), KT_API_VERSION) == 0 &&
+        strcmp(kt_json_str(o, "kind", ""), kind) == 0 &&
+        (!ctx->old_object || strcmp(kt_json_str(ctx->old_object, "kind", ""), kind) == 0)) {
+        return true;
+    }
+    char *msg = kt_xasprintf("request.object must be a %s of apiVersion " KT_API_VERSION, kind);
+    kt_admission_error(ctx, 400, msg);
+    free(msg);
+    return false;
+}
+
+/* Deny with the aggregate of res, or allow; warnings either way. */
+static const char *verdict(struct kt_admission_ctx *ctx, const struct kt_vresult *res)
+{
+    for (size_t i = 0; i < res->warnings.len; i++) {
+        kt_admission_warn(ctx, res->warnings.items[i]);
+    }
+    if (res->len == 0) {
+        kt_admission_allow(ctx);
+        return "allowed";
+    }
+    char *msg = kt_vresult_string(res);
+    kt_admission_deny(ctx, msg);
+    free(msg);
+    return "denied";
+}
+
+static const char *internal_error(struct kt_admission_ctx *ctx, const struct kt_err *err)
+{
+    int code = err->code == KT_EINVAL || err->code == KT_EPARSE ? 400 : 500;
+
+    kt_admission_error(ctx, code, err->msg);
+    kt_log_warn(LOG, "review failed uid=%s code=%d: %s", ctx->uid, code, err->msg);
+    return "error";
+}
+
+/* ------------------------------------------------------------------ defaulter (§4.2) */
+
+/* JSONPatch ops turning before's runtimePatches[].time into after's. */
+static json_t *time_ops(const json_t *before, const json_t *after)
+{
+    const json_t *bp = json_object_get(json_object_get(before, "spec"), "runtimePatches");
+    const json_t *ap = json_object_get(json_object_get(after, "spec"), "runtimePatches");
+    json_t *ops = json_array();
+    size_t i;
+    json_t *a;
+
+    json_array_foreach(ap, i, a)
+    {
+        const json_t *bt = json_object_get(json_array_get(bp, i), "time");
+        const json_t *at = json_object_get(a, "time");
+        const char *op = NULL;
+        if (at && !bt) {
+            op = "add";
+        } else if (bt && !at) {
+            op = "remove";
+        } else if (at && !kt_json_equal(at, bt)) {
+            op = "replace";
+        }
+        if (!op) {
+            continue;
+        }
+        char path[64];
+        snprintf(path, sizeof(path), "/spec/runtimePatches/%zu/time", i);
+        json_t *o = json_pack("{s:s, s:s}", "op", op, "path", path);
+        if (at) {
+            json_object_set_new(o, "value", json_deep_copy(at));
+        }
+        json_array_append_new(ops, o);
+    }
+    return ops;
+}
+
+static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
+{
+    if (ctx->op != KT_OP_CREATE && ctx->op != KT_OP_UPDATE) {
+        kt_admission_allow(ctx);
+        return "allowed";
+    }
+    if (!object_is(ctx, "TrainJob")) {
+        return "error";
+    }
+    json_t *after = json_deep_copy(ctx->object);
+    kt_validate_default_trainjob(after, ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL,
+                                 r->now ? r->now() : time(NULL));
+    json_t *ops = time_ops(ctx->object, after);
+    json_decref(after);
+    const char *v = json_array_size(ops) > 0 ? "patched" : "allowed";
+    kt_admission_patch(ctx, ops);
+    return v;
+}
+
+/* ------------------------------------------------------------------ TrainJob (§4.3) */
+
+/* The TrainJob's namespace; fills metadata.namespace from request.namespace when absent. */
+static const char *trainjob_ns(struct kt_admission_ctx *ctx)
+{
+    json_t *md = kt_json_obj_ensure(ctx->object, "metadata");
+    const char *ns = kt_json_str(md, "namespace", "");
+    const char *req_ns = kt_json_str(json_object_get(ctx->review, "request"), "namespace", "");
+
+    if (!ns[0] && req_ns[0] && md) {
+        json_object_set_new(md, "namespace", json_string(req_ns));
+        ns = kt_json_str(md, "namespace", "");
+    }
+    return ns[0] ? ns : "default";
+}
+
+static const char *validate_trainjob(struct kt_wroutes *r, struct kt_admission_ctx *ctx,
+                                     const struct kt_wsnap *snap)
+{
+    const char *ns = trainjob_ns(ctx);
+    const json_t *ref = kt_json_path(ctx->object, "spec.runtimeRef");
+    const json_t *runtimes = NULL;
+    json_t *owned = NULL;
+    struct kt_err err = {0};
+    struct kt_vresult res;
+    struct kt_wview wv;
+    const char *v;
+
+    if (kt_wstore_runtimes_for(r->store, snap, kt_json_str(ref, "kind", "ClusterTrainingRuntime"),
+                               ns, kt_json_str(ref, "name", ""), &runtimes, &owned, &err) != 0) {
+        return internal_error(ctx, &err);
+    }
+    kt_wview_init(&wv, r->store, snap);
+    kt_vresult_init(&res);
+    const struct kt_vruntimes rts = {.runtimes = runtimes, .view = &wv.view};
+    const json_t *old = ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL;
+    int rc = kt_validate_trainjob_webhook(&r->fw, ctx->object, old, &rts, &res, &err);
+    if (wv.err_set) {
+        v = internal_error(ctx, &wv.err);
+    } else if (rc != 0) {
+        v = internal_error(ctx, &err);
+    } else {
+        v = verdict(ctx, &res);
+    }
+    kt_vresult_release(&res);
+    kt_wview_release(&wv);
+    json_decref(owned);
+    return v;
+}
+
+static const char *review_validate_trainjob(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
+{
+    if (ctx->op != KT_OP_CREATE && ctx->op != KT_OP_UPDATE) {
+        kt_admission_allow(ctx);
+        return "allowed";
+    }
+    if (!object_is(ctx, "TrainJob")) {
+        return "error";
+    }
+    struct kt_wsnap *snap = kt_wstore_acquire(r->store);
+    const char *v = validate_trainjob(r, ctx, snap);
+    kt_wsnap_release(snap);
+    return v;
+}
+
+/* ------------------------------------------------------------------ runtimes (§4.4) */
+
+static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind)
+{
+    struct kt_vresult res;
+
+    if (ctx->op != KT_OP_CREATE && ctx->op != KT_OP_UPDATE) {
+        kt_admission_allow(ctx);
+        return "allowed";
+    }
+    if (!object_is(ctx, kind)) {
+        return "error";
+    }
+    kt_vresult_init(&res);
+    kt_validate_runtime_webhook(ctx->object, ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL,
+                                &res);
+    const char *v = verdict(ctx, &res);
+    kt_vresult_release(&res);
+    return v;
+}
+
+static const char *review_validate_tr(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
+{
+    (void)r;
+    return review_runtime(ctx, "TrainingRuntime");
+}
+
+static const char *review_validate_ctr(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
+{
+    (void)r;
+    return review_runtime(ctx, "ClusterTrainingRuntime");
+}
+
+/* ------------------------------------------------------------------ HTTP */
+
+struct route {
+    const char *path;
+    const char *webhook; /* metric label: upstream's webhook name */
+    review_fn *fn;
+};
+
+static const struct route routes[] = {
+    {KT_PATH_MUTATE_TRAINJOB, "defaulter.trainjob.trainer.kubeflow.org", review_default_trainjob},
+    {KT_PATH_VALIDATE_TRAINJOB, "validator.trainjob.trainer.kubeflow.org",
+     review_validate_trainjob},
+    {KT_PATH_VALIDATE_TR, "validator.trainingruntime.trainer.kubeflow.org", review_validate_tr},
+    {KT_PATH_VALIDATE_CTR, "validator.clustertrainingruntime.trainer.kubeflow.org",
+     review_validate_ctr},
+};
+#define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
+_Static_assert(N_ROUTES == KT_WROUTES_N, "one binding per route");
+
+void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_metrics *metrics)
+{
+    static const char *const labels[] = {"webhook", "verdict"};
+
+    memset(r, 0, sizeof(*r));
+    r->store = store;
+    kt_framework_default(&r->fw);
+    if (metrics) {
+        r->m_reviews =
+            kt_metrics_counter(metrics, "kt_webhook_admission_reviews_total",
+                               "AdmissionReviews answered, by webhook and verdict.", labels, 2);
+    }
+}
+
+const char *kt_wroutes_review(struct kt_wroutes *r, const char *path, struct kt_admission_ctx *ctx)
+{
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        if (strcmp(routes[i].path, path) == 0) {
+            return routes[i].fn(r, ctx);
+        }
+    }
+    kt_admission_error(ctx, 404, "no webhook at this path");
+    return "error";
+}
+
+static void count(struct kt_wroutes *r, const struct route *rt, const char *verdict_label)
+{
+    if (r->m_reviews) {
+        const char *lv[] = {rt->webhook, verdict_label};
+        kt_metric_inc(r->m_reviews, lv);
+    }
+}
+
+static void handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp, void *arg)
+{
+    const struct kt_wroute_binding *b = arg;
+    const struct route *rt = &routes[b->index];
+    struct kt_admission_ctx ctx = {0};
+    struct kt_err err = {0};
+    size_t len = 0;
+    char *body;
+
+    enum kt_admission_bad bad =
+        kt_admission_decode(&ctx, req->content_type, req->body, req->body_len, &err);
+    if (bad != KT_ADMISSION_OK) {
+        unsigned status = bad == KT_ADMISSION_BAD_CONTENT_TYPE ? 415 : 400;
+        body = kt_admission_encode_error((int)status, err.msg, &len);
+        kt_httpd_response_take(resp, status, JSON_TYPE, body, len);
+        count(b->r, rt, "bad-request");
+        kt_log_debug(LOG, "bad request path=%s: %s", req->path, err.msg);
+        kt_admission_release(&ctx);
+        return;
+    }
+    const char *v = rt->fn(b->r, &ctx);
+    body = kt_admission_encode(&ctx, &len);
+    kt_httpd_response_take(resp, 200, JSON_TYPE, body, len);
+    count(b->r, rt, v);
+    kt_log_debug(LOG, "review path=%s uid=%s verdict=%s", req->path, ctx.uid, v);
+    kt_admission_release(&ctx);
+}
+
+void kt_wroutes_register(struct kt_wroutes *r, struct kt_httpd *h)
+{
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        r->bind[i].r = r;
+        r->bind[i].index = i;
+        kt_httpd_route(h, "POST", routes[i].path, handle, &r->bind[i]);
+    }
+}
