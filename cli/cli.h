@@ -5,13 +5,19 @@
 
 #include <stdio.h>
 
+#include "common/framework.h"
+
 #define KT_EXIT_OK 0
 #define KT_EXIT_INVALID 1
 #define KT_EXIT_USAGE 2
 
-int cli_render(int argc, char **argv);
+/* fw: the plugin table (built-ins + --plugin externals), borrowed for the call. */
+int cli_render(int argc, char **argv, const struct kt_framework *fw);
 void cli_render_usage(FILE *f);
-int cli_validate(int argc, char **argv);
+int cli_validate(int argc, char **argv, const struct kt_framework *fw);
 void cli_validate_usage(FILE *f);
+/* fw is unused: certificates need no plugins. */
+int cli_certs(int argc, char **argv, const struct kt_framework *fw);
+void cli_certs_usage(FILE *f);
 
 #endif

@@ -1,33 +1,59 @@
 /* cli/main.c - ktctl: dispatch to a subcommand. Only wiring: every subcommand lives in its
- * own cli/<name>.c and is one entry of the table below (validate and certs join it). */
+ * own cli/<name>.c and is one entry of the table below (validate and certs join it).
+ *
+ * Global flags, accepted before or after the subcommand and removed before it parses its
+ * own: `--plugin FILE[,CONFIG]` (repeatable) and `--trainjob-status-plugin NAME`
+ * (common/plugin_loader.h). A plugin that is refused stops ktctl with exit code 2. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "common/mem.h"
+#include "common/plugin_loader.h"
 
 struct subcommand {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*run)(int argc, char **argv, const struct kt_framework *fw);
     void (*usage)(FILE *f);
 };
 
 static const struct subcommand subcommands[] = {
     {"render", cli_render, cli_render_usage},
     {"validate", cli_validate, cli_validate_usage},
+    {"certs", cli_certs, cli_certs_usage},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ktctl <command> [options]\n\ncommands:\n");
+    fprintf(f, "usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
         subcommands[i].usage(f);
     }
+    fprintf(f, "\nglobal options:\n%s", kt_plugin_flags_usage());
 }
 
-int main(int argc, char **argv)
+/* Move the plugin flags out of argv (in place); *argc becomes the count of what is left.
+ * -1 on a flag without its value. */
+static int take_plugin_flags(int *argc, char **argv, struct kt_plugin_flags *f)
 {
-    kt_mem_init();
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        int r = kt_plugin_flags_parse(f, *argc, argv, &i);
+        if (r < 0) {
+            fprintf(stderr, "ktctl: %s needs a value\n", argv[i]);
+            return -1;
+        }
+        if (r == 0) {
+            argv[out++] = argv[i];
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
+
+static int dispatch(int argc, char **argv, const struct kt_framework *fw)
+{
     if (argc < 2) {
         usage(stderr);
         return KT_EXIT_USAGE;
@@ -39,10 +65,32 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
         if (strcmp(argv[1], subcommands[i].name) == 0) {
-            return subcommands[i].run(argc - 2, argv + 2);
+            return subcommands[i].run(argc - 2, argv + 2, fw);
         }
     }
     fprintf(stderr, "ktctl: unknown command \"%s\"\n", argv[1]);
     usage(stderr);
     return KT_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    struct kt_plugin_flags flags;
+    struct kt_plugin_set plugins;
+    struct kt_err err = {0};
+    int rc = KT_EXIT_USAGE;
+    kt_mem_init();
+    kt_plugin_flags_init(&flags);
+    if (take_plugin_flags(&argc, argv, &flags) != 0) {
+        goto out;
+    }
+    if (kt_plugin_set_load(&plugins, &flags, &err) != 0) {
+        fprintf(stderr, "ktctl: %s\n", err.msg);
+        goto out;
+    }
+    rc = dispatch(argc, argv, &plugins.fw);
+    kt_plugin_set_release(&plugins);
+out:
+    kt_plugin_flags_release(&flags);
+    return rc;
 }

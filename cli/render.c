@@ -192,16 +192,15 @@ static void print_denial(const struct origin *o, const json_t *tj, const struct 
     }
 }
 
-static int render_all(const struct render_cfg *c, json_t *tjs, const struct origin *origins,
-                      const json_t *runtimes, const json_t *objects, const char *ssh_pem)
+static int render_all(const struct kt_framework *fw, const struct render_cfg *c, json_t *tjs,
+                      const struct origin *origins, const json_t *runtimes,
+                      const json_t *objects, const char *ssh_pem)
 {
-    struct kt_framework fw;
     struct kt_render_opts opts = {c->uid, ssh_pem, c->no_validate};
     json_t *items = json_array();
     size_t i;
     json_t *tj;
     int rc = 0;
-    kt_framework_default(&fw);
     json_array_foreach(tjs, i, tj)
     {
         struct kt_ferrs denial;
@@ -210,7 +209,7 @@ static int render_all(const struct render_cfg *c, json_t *tjs, const struct orig
         kt_ferrs_init(&denial);
         kt_strv_init(&warnings);
         int r =
-            kt_render_trainjob(&fw, tj, runtimes, objects, &opts, items, &denial, &warnings, &err);
+            kt_render_trainjob(fw, tj, runtimes, objects, &opts, items, &denial, &warnings, &err);
         for (size_t w = 0; w < warnings.len; w++) {
             fprintf(stderr, "%s:%zu: warning: %s\n", origins[i].file, origins[i].line,
                     warnings.items[w]);
@@ -237,7 +236,7 @@ static int worst(int a, int b)
     return a == KT_EXIT_USAGE || b == KT_EXIT_USAGE ? KT_EXIT_USAGE : (a > b ? a : b);
 }
 
-int cli_render(int argc, char **argv)
+int cli_render(int argc, char **argv, const struct kt_framework *fw)
 {
     struct render_cfg c;
     memset(&c, 0, sizeof(c));
@@ -264,7 +263,7 @@ int cli_render(int argc, char **argv)
         rc = KT_EXIT_INVALID;
     }
     if (rc == 0) {
-        rc = render_all(&c, tjs, origins, runtimes, objects, ssh_pem);
+        rc = render_all(fw, &c, tjs, origins, runtimes, objects, ssh_pem);
     }
     free(ssh_pem);
     free(origins);

@@ -459,11 +459,10 @@ static void release(struct vstate *s)
     json_decref(s->report);
 }
 
-int cli_validate(int argc, char **argv)
+int cli_validate(int argc, char **argv, const struct kt_framework *fw)
 {
     struct vstate s = {0};
     struct kt_err err = {0};
-    struct kt_framework fw;
     int first = 0;
     int rc = parse_args(argc, argv, &s, &first);
     if (rc != 0) {
@@ -474,7 +473,6 @@ int cli_validate(int argc, char **argv)
         fprintf(stderr, "ktctl validate: %s\n", err.msg);
         return KT_EXIT_USAGE;
     }
-    kt_framework_default(&fw);
     s.report = json_array();
     for (int i = first; i < argc; i++) {
         add_path(&s, argv[i], 0);
@@ -493,7 +491,7 @@ int cli_validate(int argc, char **argv)
     struct kt_vruntimes rts = {runtimes, s.allow_missing, NULL};
     time_t now = time(NULL);
     for (size_t i = 0; i < s.nunits; i++) {
-        check_unit(&s, v, &fw, &s.units[i], &rts, now);
+        check_unit(&s, v, fw, &s.units[i], &rts, now);
     }
     json_decref(runtimes);
     finish(&s);

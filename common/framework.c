@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/kt_plugin.h"
 #include "api/runtime.h"
 #include "mem.h"
 #include "plugins.h"
@@ -35,7 +36,7 @@ int kt_framework_check(const struct kt_framework *fw, struct kt_err *err)
         if (p->abi != KT_PLUGIN_ABI || p->size < sizeof(struct kt_plugin)) {
             return kt_err_set(err, KT_EINVAL, "plugin %s: unsupported ABI %u", p->name, p->abi);
         }
-        status += p->status ? 1 : 0;
+        status += (p->status || (p->ext && kt__plugin_ext_has(p, KT_EP_STATUS))) ? 1 : 0;
     }
     if (status > 1) {
         return kt_err_set(err, KT_EINVAL, "too many TrainJobStatus plugins are registered");
@@ -121,14 +122,22 @@ static int run_plugins(const struct kt_framework *fw, struct kt_build *b, json_t
 {
     for (int phase = 0; phase < 4; phase++) {
         for (size_t i = 0; i < fw->n; i++) {
-            phase_fn fn = phase_of(fw->plugins[i], phase);
+            const struct kt_plugin *p = fw->plugins[i];
+            phase_fn fn = phase_of(p, phase);
+            if (p->ext && kt__plugin_ext_build(p, phase, b, NULL, err) != 0) {
+                return -1;
+            }
             if (fn && fn(b, err) != 0) {
                 return -1;
             }
         }
     }
     for (size_t i = 0; i < fw->n; i++) {
-        if (fw->plugins[i]->build && fw->plugins[i]->build(b, objects, err) != 0) {
+        const struct kt_plugin *p = fw->plugins[i];
+        if (p->ext && kt__plugin_ext_build(p, 4, b, objects, err) != 0) {
+            return -1;
+        }
+        if (p->build && p->build(b, objects, err) != 0) {
             return -1;
         }
     }
@@ -224,7 +233,9 @@ int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjo
     }
     struct kt_validation v = {tj, old, rt, &info, view};
     for (size_t i = 0; i < fw->n; i++) {
-        if (fw->plugins[i]->validate) {
+        if (fw->plugins[i]->ext) {
+            kt__plugin_ext_validate(fw->plugins[i], &v, errs, warnings);
+        } else if (fw->plugins[i]->validate) {
             fw->plugins[i]->validate(&v, errs, warnings);
         }
     }
@@ -237,8 +248,12 @@ int kt_framework_status(const struct kt_framework *fw, const struct kt_trainjob 
 {
     *out = NULL;
     for (size_t i = 0; i < fw->n; i++) {
-        if (fw->plugins[i]->status) {
-            return fw->plugins[i]->status(tj, view, out, err);
+        const struct kt_plugin *p = fw->plugins[i];
+        if (p->ext && kt__plugin_ext_has(p, KT_EP_STATUS)) {
+            return kt__plugin_ext_status(p, tj, view, out, err);
+        }
+        if (p->status) {
+            return p->status(tj, view, out, err);
         }
     }
     return 0;

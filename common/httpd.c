@@ -344,7 +344,7 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
         pthread_mutex_unlock(&cc->h->mu);
     }
     if (!cc->creds) {
-        kt_log_warn(LOG, "TLS handshake refused: no certificate loaded server=%s", cc->h->name);
+        kt_log_debug(LOG, "TLS handshake refused: no certificate loaded server=%s", cc->h->name);
         return -1;
     }
     *pcert = cc->creds->pcert;

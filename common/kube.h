@@ -26,26 +26,31 @@ struct kt_kube_config;
 
 /* Load a kubeconfig file (YAML or JSON). context NULL = current-context. Relative file paths
  * in it are resolved against the file's directory. *-data fields are written to 0600 files
- * in a private temporary directory removed by kt_kube_config_free(). insecure-skip-tls-verify
- * is refused (KT_EUNSUPPORTED). Caller owns the result; free with kt_kube_config_free().
- * NULL + err (KT_EIO, KT_EPARSE, KT_EINVAL, KT_ENOENT for a missing context) on failure. */
-struct kt_kube_config *kt_kube_config_from_kubeconfig(const char *path, const char *context,
-                                                      struct kt_err *err);
+ * that are unlinked at once and read through /proc/self/fd (Linux) until
+ * kt_kube_config_free() closes them, so nothing is left on disk even after a SIGKILL.
+ * insecure-skip-tls-verify is refused (KT_EUNSUPPORTED). Caller owns the result; free with
+ * kt_kube_config_free(). NULL + err (KT_EIO, KT_EPARSE, KT_EINVAL, KT_ENOENT for a missing context)
+ * on failure. */
+KT_MUST_CHECK struct kt_kube_config *
+kt_kube_config_from_kubeconfig(const char *path, const char *context, struct kt_err *err);
 
 /* Same from bytes already read; base_dir resolves relative paths (NULL = cwd). Does not retain
  * data. */
-struct kt_kube_config *kt_kube_config_parse_kubeconfig(const char *data, size_t len,
-                                                       const char *context, const char *base_dir,
-                                                       struct kt_err *err);
+KT_MUST_CHECK struct kt_kube_config *kt_kube_config_parse_kubeconfig(const char *data, size_t len,
+                                                                     const char *context,
+                                                                     const char *base_dir,
+                                                                     struct kt_err *err);
 
 /* In-cluster config: KUBERNETES_SERVICE_HOST/PORT, sa_dir/token (re-read whenever the file
  * changes) and sa_dir/ca.crt. sa_dir NULL = /var/run/secrets/kubernetes.io/serviceaccount.
  * Caller owns the result; free with kt_kube_config_free(). */
-struct kt_kube_config *kt_kube_config_in_cluster(const char *sa_dir, struct kt_err *err);
+KT_MUST_CHECK struct kt_kube_config *kt_kube_config_in_cluster(const char *sa_dir,
+                                                               struct kt_err *err);
 
 /* kubeconfig_path non-NULL: kt_kube_config_from_kubeconfig(path, NULL); else in-cluster.
  * Caller owns the result; free with kt_kube_config_free(). */
-struct kt_kube_config *kt_kube_config_load(const char *kubeconfig_path, struct kt_err *err);
+KT_MUST_CHECK struct kt_kube_config *kt_kube_config_load(const char *kubeconfig_path,
+                                                         struct kt_err *err);
 
 /* Tuning; call before the config is shared. qps <= 0 disables limiting. Defaults: qps 50,
  * burst 100 (SPEC §7.1 clientConnection), request timeout 30 s, connect timeout 10 s, response

@@ -1,7 +1,7 @@
 /* common/kube_config.c - client configuration from a kubeconfig or the in-cluster files.
  *
  * Supports certificate-authority(-data), client-certificate/-key(-data), token and tokenFile.
- * *-data fields go to 0600 files in a private temporary directory because Debian's libcurl
+ * *-data fields go to unlinked 0600 files read through /proc/self/fd because Debian's libcurl
  * (GnuTLS backend) has no in-memory certificate options. Refuses exec/auth-provider plugins,
  * basic auth and insecure-skip-tls-verify. Also holds the token cache and the rate limiter. */
 #include "kube.h"
@@ -36,23 +36,13 @@ struct kt_kube_config *kt__kube_config_alloc(void)
     return cfg;
 }
 
-static void unlink_in(const char *dir, const char *path)
-{
-    if (path && dir && strncmp(path, dir, strlen(dir)) == 0) {
-        unlink(path);
-    }
-}
-
 void kt_kube_config_free(struct kt_kube_config *cfg)
 {
     if (!cfg) {
         return;
     }
-    unlink_in(cfg->tmpdir, cfg->ca_file);
-    unlink_in(cfg->tmpdir, cfg->cert_file);
-    unlink_in(cfg->tmpdir, cfg->key_file);
-    if (cfg->tmpdir) {
-        rmdir(cfg->tmpdir);
+    for (size_t i = 0; i < cfg->n_data_fds; i++) {
+        close(cfg->data_fds[i]);
     }
     free(cfg->server);
     free(cfg->ca_file);
@@ -60,7 +50,6 @@ void kt_kube_config_free(struct kt_kube_config *cfg)
     free(cfg->key_file);
     free(cfg->token);
     free(cfg->token_file);
-    free(cfg->tmpdir);
     free(cfg->ns);
     free(cfg->cached_token);
     pthread_mutex_destroy(&cfg->lock);
@@ -148,55 +137,48 @@ static int b64_decode(const char *s, struct kt_buf *out, struct kt_err *err)
     return 0;
 }
 
-static int ensure_tmpdir(struct kt_kube_config *cfg, struct kt_err *err)
-{
-    const char *base = getenv("TMPDIR");
-    char *tmpl;
-
-    if (cfg->tmpdir) {
-        return 0;
-    }
-    tmpl = kt_xasprintf("%s/kt-kube-XXXXXX", base && *base ? base : "/tmp");
-    if (!mkdtemp(tmpl)) {
-        int e = errno;
-        free(tmpl);
-        return kt_err_set(err, KT_EIO, "mkdtemp: %s", strerror(e));
-    }
-    cfg->tmpdir = tmpl;
-    return 0;
-}
-
-/* Decode base64 data into tmpdir/name (0600). Caller owns *path; free with free(). */
+/* Decode base64 data into an anonymous 0600 file and return "/proc/self/fd/N" as its path.
+ * The file is unlinked at once, so nothing is left behind even when the process is killed;
+ * the descriptor keeps it alive until kt_kube_config_free(). (curl re-reads certificate
+ * files by path for every new connection.) Caller owns *path; free with free(). */
 static int write_data_file(struct kt_kube_config *cfg, const char *name, const char *b64,
                            char **path, struct kt_err *err)
 {
+    const char *base = getenv("TMPDIR");
     struct kt_buf raw;
-    char *p = NULL;
+    char *tmpl = NULL;
     int fd = -1;
     int rc = -1;
 
     kt_buf_init(&raw, 1024 * 1024);
-    if (b64_decode(b64, &raw, err) < 0 || ensure_tmpdir(cfg, err) < 0) {
+    if (cfg->n_data_fds >= sizeof(cfg->data_fds) / sizeof(cfg->data_fds[0])) {
+        kt_err_set(err, KT_EINTERNAL, "too many data files");
+        goto out;
+    }
+    if (b64_decode(b64, &raw, err) < 0) {
         kt_err_prefix(err, "%s", name);
         goto out;
     }
-    p = kt_xasprintf("%s/%s", cfg->tmpdir, name);
-    fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0 || write(fd, raw.data, raw.len) != (ssize_t)raw.len) {
-        kt_err_set(err, KT_EIO, "%s: %s", p, strerror(errno));
+    tmpl = kt_xasprintf("%s/kt-kube-XXXXXX", base && *base ? base : "/tmp");
+    fd = mkstemp(tmpl); /* mode 0600 */
+    if (fd < 0) {
+        kt_err_set(err, KT_EIO, "%s: %s", tmpl, strerror(errno));
         goto out;
     }
-    *path = p;
-    p = NULL;
+    unlink(tmpl);
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || write(fd, raw.data, raw.len) != (ssize_t)raw.len) {
+        kt_err_set(err, KT_EIO, "%s data: %s", name, strerror(errno));
+        goto out;
+    }
+    cfg->data_fds[cfg->n_data_fds++] = fd;
+    *path = kt_xasprintf("/proc/self/fd/%d", fd);
+    fd = -1;
     rc = 0;
 out:
     if (fd >= 0) {
         close(fd);
     }
-    if (p) {
-        unlink(p);
-        free(p);
-    }
+    free(tmpl);
     kt_buf_release(&raw);
     return rc;
 }

@@ -19,9 +19,10 @@ struct kt_kube_config {
     char *key_file;   /* client key PEM, or NULL */
     char *token;      /* static bearer token, or NULL */
     char *token_file; /* bearer token file re-read when it changes, or NULL */
-    char *tmpdir;     /* private directory for *-data files, removed on free; or NULL */
-    char *ns;         /* default namespace from the context; "" when none */
-    long request_ms;  /* whole-request timeout for non-watch calls */
+    int data_fds[3];  /* unlinked files holding *-data fields (ca, cert, key) */
+    size_t n_data_fds;
+    char *ns;        /* default namespace from the context; "" when none */
+    long request_ms; /* whole-request timeout for non-watch calls */
     long connect_ms;
     size_t body_max; /* response body cap */
     size_t line_max; /* watch line cap */

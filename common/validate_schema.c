@@ -432,6 +432,19 @@ static void type_error(struct walk *w, const char *path, const char *ptr, const 
     json_decref(t);
 }
 
+/* kube-openapi's type check of a formatted (apiextensions keeps only date-time here) field
+ * holding a non-string: the format is the expected type and the datum's Go format
+ * ("int64", "float64", or "" for bools and objects) the actual one; arrays pass. */
+static void format_type_error(struct walk *w, const char *path, const char *ptr, const char *fmt,
+                              const json_t *val)
+{
+    const char *got = kt_vis_integral(val) ? "int64" : json_is_real(val) ? "float64" : "";
+    json_t *t = json_string(got);
+    add_invalid(w, path, ptr, t,
+                kt_xasprintf("%s in body must be of type %s: \"%s\"", path, fmt, got));
+    json_decref(t);
+}
+
 static bool type_ok(const char *want, const json_t *val)
 {
     const char *got = kt_vjson_type(val);
@@ -775,9 +788,14 @@ static void check(struct walk *w, const json_t *s, const json_t *val, const char
                   const char *ptr)
 {
     const char *type = json_string_value(json_object_get(s, "type"));
+    const char *fmt = json_string_value(json_object_get(s, "format"));
     if (schema_true(s, "x-kubernetes-int-or-string")) {
         if (!check_int_or_string(w, path, ptr, val)) {
             return;
+        }
+    } else if (fmt && strcmp(fmt, "date-time") == 0 && !json_is_string(val)) {
+        if (!json_is_array(val)) {
+            format_type_error(w, path, ptr, fmt, val);
         }
     } else if (type && !type_ok(type, val)) {
         type_error(w, path, ptr, type, val);

@@ -36,7 +36,8 @@ struct scalar {
     enum skind kind;
     bool b;
     int64_t i;
-    double f; /* SK_FLOAT; also integers beyond int64 (go-yaml's uint64) */
+    double f;    /* SK_FLOAT; also integers beyond int64 (go-yaml's uint64) */
+    bool binary; /* SK_STR from a !!binary tag: the text is base64 of the value */
 };
 
 struct word {
@@ -249,6 +250,119 @@ static void resolve_plain(const char *s, size_t len, struct scalar *out)
     }
 }
 
+static int b64_value(char c)
+{
+    if (c >= 'A' && c <= 'Z') {
+        return c - 'A';
+    }
+    if (c >= 'a' && c <= 'z') {
+        return c - 'a' + 26;
+    }
+    if (c >= '0' && c <= '9') {
+        return c - '0' + 52;
+    }
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
+/* Decode standard padded base64 the way Go's base64.StdEncoding does (CR and LF are
+ * skipped). With out NULL only validates. out, when given, has room for len bytes;
+ * its length goes to out->len. */
+static bool base64_decode(const char *s, size_t len, struct kt_buf *out)
+{
+    unsigned acc = 0;
+    size_t bits = 0;
+    size_t chars = 0;
+    size_t pad = 0;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        int v;
+        char byte;
+
+        if (s[i] == '\r' || s[i] == '\n') {
+            continue;
+        }
+        chars++;
+        if (s[i] == '=') {
+            pad++;
+            continue;
+        }
+        v = b64_value(s[i]);
+        if (v < 0 || pad) {
+            return false;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            byte = (char)((acc >> bits) & 0xFF);
+            if (out && kt_buf_append(out, &byte, 1, NULL) < 0) {
+                return false;
+            }
+        }
+    }
+    /* Like Go's non-strict decoder, leftover bits before the padding are ignored. */
+    return chars % 4 == 0 && pad <= 2;
+}
+
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p, size_t left)
+{
+    size_t n;
+    unsigned cp;
+    size_t i;
+
+    if (p[0] < 0x80) {
+        return 1;
+    }
+    n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (!n || n > left) {
+        return 0;
+    }
+    cp = p[0] & (0xFFu >> (n + 1));
+    for (i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (p[i] & 0x3Fu);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        return 0;
+    }
+    return n;
+}
+
+/* The string a !!binary scalar stands for: its bytes, each invalid UTF-8 byte replaced
+ * by U+FFFD as Go's encoding/json does. Caller owns the result; NULL on bad base64. */
+static json_t *binary_json(const char *s, size_t len)
+{
+    struct kt_buf raw;
+    struct kt_buf txt;
+    size_t i = 0;
+    json_t *v = NULL;
+
+    kt_buf_init(&raw, len + 1);
+    kt_buf_init(&txt, 3 * len + 1);
+    if (!base64_decode(s, len, &raw) || kt_buf_append(&raw, "", 0, NULL) < 0) {
+        goto out;
+    }
+    while (i < raw.len) {
+        size_t n = utf8_len((const unsigned char *)raw.data + i, raw.len - i);
+
+        if (n ? kt_buf_append(&txt, raw.data + i, n, NULL) < 0
+              : kt_buf_append(&txt, "\xEF\xBF\xBD", 3, NULL) < 0) {
+            goto out;
+        }
+        i += n ? n : 1;
+    }
+    v = json_stringn(txt.data ? txt.data : "", txt.len);
+out:
+    kt_buf_release(&raw);
+    kt_buf_release(&txt);
+    return v;
+}
+
 static const char *kind_tag(enum skind k)
 {
     switch (k) {
@@ -289,8 +403,18 @@ static int resolve_scalar(const yaml_event_t *ev, struct scalar *out, struct kt_
         want = "!!float";
     } else if (strcmp(tag, TAG_PREFIX "bool") == 0) {
         want = "!!bool";
+    } else if (strcmp(tag, TAG_PREFIX "null") == 0) {
+        want = "!!null";
+    } else if (strcmp(tag, TAG_PREFIX "binary") == 0) {
+        out->binary = true;
+        if (!base64_decode(s, len, NULL)) {
+            return kt_err_set(err, KT_EPARSE,
+                              "line %zu: !!binary value contains invalid base64 data",
+                              ev->start_mark.line + 1);
+        }
+        return 0;
     } else {
-        return 0; /* !!str, !!binary, !!timestamp, custom tags: the text itself */
+        return 0; /* !!str, !!timestamp, custom tags: the text itself */
     }
     resolve_plain(s, len, out);
     if (strcmp(want, "!!float") == 0 && out->kind == SK_INT) {
@@ -497,7 +621,11 @@ static json_t *scalar_json(const struct scalar *sc, const yaml_event_t *ev, stru
         return json_real(sc->f);
     case SK_STR:
     default:
-        v = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        if (sc->binary) {
+            v = binary_json((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        } else {
+            v = json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        }
         if (!v) {
             kt_err_set(err, KT_EPARSE, "line %zu: invalid UTF-8 in a string",
                        ev->start_mark.line + 1);
@@ -523,6 +651,13 @@ static char *scalar_key(const struct scalar *sc, const yaml_event_t *ev, struct 
         return kt_xstrdup(num);
     case SK_STR:
     default:
+        if (sc->binary) {
+            json_t *v = binary_json((const char *)ev->data.scalar.value, ev->data.scalar.length);
+            char *k = kt_xstrdup(v ? json_string_value(v) : "");
+
+            json_decref(v);
+            return k;
+        }
         return kt_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
     }
 }

@@ -3,7 +3,7 @@
 # Runs `apt-get update` at most once, and only when something is missing.
 set -euo pipefail
 pkgs="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev nettle-dev libjansson-dev
-libcurl4-gnutls-dev libyaml-dev clang libclang-rt-14-dev clang-format valgrind openssl curl"
+libcurl4-gnutls-dev libyaml-dev clang libclang-rt-14-dev clang-format valgrind openssl curl jq"
 missing=""
 for p in $pkgs; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -277,5 +277,53 @@ wait "$slow" 2>/dev/null
 healthy after-timeouts
 stop_daemon "$name"
 
+# ---- certificates: not ready without them; picked up when they appear; reloaded ---------
+name=certs
+mkdir -p "$T/late"
+pf="$T/late.ports"
+"$bin" --tls-cert-file "$T/late/tls.crt" --tls-key-file "$T/late/tls.key" --objects "$T/empty.yaml" \
+    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$pf" \
+    2>"$T/$name.stderr" &
+PID=$!
+pids+=("$PID")
+for ((i = 0; i < 1000; i++)); do
+    [ -s "$pf" ] || ! kill -0 "$PID" 2>/dev/null && break
+    sleep 0.01
+done
+if [ -s "$pf" ]; then
+    PORT=$(jq .webhook "$pf")
+    HPORT=$(jq .health "$pf")
+    r=$(curl -sS --max-time 5 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz")
+    case "$r" in *"certificates are not ready"*" 503") ok ;; *) bad readyz-no-certs "got '$r'" ;; esac
+    cp "$T/tls.crt" "$T/tls.key" "$T/late/"
+    ready=""
+    for ((i = 0; i < 1000; i++)); do
+        ready=$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")
+        [ "$ready" = ok ] && break
+        sleep 0.01
+    done
+    if [ "$ready" = ok ]; then ok; else bad readyz-certs-appear "readyz: '$ready'"; fi
+    # A new CA and pair replace the files: new connections get the new certificate.
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca2.key" -out "$T/ca2.crt" -days 2 \
+        -subj /CN=kt-admission-test-ca2 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout "$T/n.key" -out "$T/n.csr" -subj /CN=127.0.0.1 2>/dev/null
+    openssl x509 -req -in "$T/n.csr" -CA "$T/ca2.crt" -CAkey "$T/ca2.key" -CAcreateserial \
+        -out "$T/n.crt" -days 2 -extfile "$T/ext" 2>/dev/null
+    cp "$T/n.key" "$T/late/tls.key.new" && cp "$T/n.crt" "$T/late/tls.crt.new" &&
+        mv "$T/late/tls.key.new" "$T/late/tls.key" && mv "$T/late/tls.crt.new" "$T/late/tls.crt"
+    got=""
+    for ((i = 0; i < 1000; i++)); do
+        got=$(curl -s --max-time 2 --cacert "$T/ca2.crt" -o /dev/null -w '%{http_code}' \
+            -H 'Content-Type: application/json' --data-binary "@$valid_req" \
+            "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob")
+        [ "$got" = 200 ] && break
+        sleep 0.01
+    done
+    if [ "$got" = 200 ]; then ok; else bad cert-reload "new certificate not served (HTTP $got)"; fi
+else
+    bad "$name" "kt-webhook did not start: $(cat "$T/$name.stderr")"
+fi
+stop_daemon "$name"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -322,6 +322,11 @@ static void test_forbidden(struct ctx *x)
     CHECK_EQ_INT(kt_kube_create(c, &KT_GVR_CONFIGMAPS, x->ns, cm, NULL, &err), -1);
     CHECK_EQ_INT(err.code, KT_EFORBIDDEN);
     CHECK_CONTAINS(err.msg, "cannot create resource");
+    /* A refused watch: the HTTP status of the stream's response, decoded the same way. */
+    CHECK_EQ_INT(kt_kube_watch(c, &KT_GVR_CONFIGMAPS, x->ns, NULL, NULL, NULL, NULL, NULL, &err),
+                 -1);
+    CHECK_EQ_INT(err.code, KT_EFORBIDDEN);
+    CHECK_CONTAINS(err.msg, "cannot watch resource \"configmaps\"");
     json_decref(cm);
     kt_kube_client_free(c);
     kt_kube_config_free(cfg);
@@ -494,7 +499,7 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     atomic_init(&stop, 1);
     o.timeout_seconds = 60;
     CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, record, &s, &stop, NULL, &err));
-    /* Watching something the identity may not see: a 403 before the stream starts. */
+    /* An invalid namespace fails before any request. */
     o.resource_version = NULL;
     CHECK_EQ_INT(kt_kube_watch(x->c, &KT_GVR_TRAINJOBS, "bad/ns", &o, record, &s, NULL, NULL, &err),
                  -1);

@@ -6,7 +6,9 @@
  * --watch-cache=false, then etcd compaction while the loop is stopped, so the resumed watch
  * gets 410 Gone and the informer relists. After each phase the store AND the sequence of
  * handler calls must converge to the true state (a LIST) with no duplicate or missed call.
- * The API server is restarted with its default flags at the end. */
+ * Then: 429 with Retry-After (--max-requests-inflight=1 while a slow reader holds the slot);
+ * back to default flags; a second informer whose service-account token (a JWT signed with
+ * KT_SA_KEY) expires mid-watch and is rotated in its token file; the in-cluster config. */
 #include "tests/integration/kube_itest.h"
 
 #include <pthread.h>
@@ -307,10 +309,10 @@ static long etcd_compact(struct ctx *x)
     if (rev < 0) {
         return -1;
     }
-    if (itest_sh(
-            "curl -sf -X POST %s/v3/kv/compaction -d '{\"revision\":\"%lld\",\"physical\":true}'"
-            " >&2",
-            itest_env_get(&x->env, "KT_ETCD"), (long long)rev) != 0) {
+    if (itest_sh("curl -sf -o /dev/null -X POST %s/v3/kv/compaction -d "
+                 "'{\"revision\":\"%lld\",\"physical\":true}'"
+                 " >&2",
+                 itest_env_get(&x->env, "KT_ETCD"), (long long)rev) != 0) {
         return -1;
     }
     return (long)rev;

@@ -92,8 +92,12 @@ static void test_kubeconfig_data_files(void)
     CHECK_EQ_STR(kt_kube_config_server(cfg), "https://127.0.0.1:6443");
     CHECK_EQ_STR(kt_kube_config_namespace(cfg), "team-a");
     CHECK(cfg->ca_file && cfg->cert_file && cfg->key_file);
+    CHECK_EQ_INT(cfg->n_data_fds, 3);
+    /* Nothing under a name in the file system: only the open descriptor. */
+    CHECK(strncmp(cfg->ca_file, "/proc/self/fd/", 14) == 0);
     CHECK_OK(stat(cfg->ca_file, &st));
     CHECK_EQ_INT(st.st_mode & 0777, 0600);
+    CHECK_EQ_INT(st.st_nlink, 0);
     kt_buf_init(&b, 4096);
     CHECK_OK(kt_buf_read_file(&b, cfg->ca_file, &err));
     CHECK_EQ_STR(b.data, "-----BEGIN CERTIFICATE-----\nAAAA\n");
@@ -115,7 +119,7 @@ static void test_kubeconfig_token_and_paths(void)
         CHECK_EQ_STR(cfg->ca_file, "/etc/kube/certs/ca.crt");
         CHECK_EQ_STR(cfg->token, "s3cr3t");
         CHECK_EQ_STR(kt_kube_config_namespace(cfg), "");
-        CHECK(cfg->tmpdir == NULL);
+        CHECK_EQ_INT(cfg->n_data_fds, 0);
         char *h = kt__kube_auth_header(cfg, false);
         CHECK_EQ_STR(h, "Authorization: Bearer s3cr3t");
         free(h);

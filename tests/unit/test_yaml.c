@@ -106,6 +106,17 @@ static void test_scalars(void)
         {"v: .NaN", "ERR line 1: unsupported value: NaN"},
         {"v: .iNf", "{\"v\":\".iNf\"}"},
         {"v: !!int abc", "ERR line 1: cannot decode !!str `abc` as a !!int"},
+        {"v: !!null ~", "{\"v\":null}"},
+        {"v: !!null 1", "ERR line 1: cannot decode !!int `1` as a !!null"},
+        /* !!binary is decoded; invalid UTF-8 bytes become U+FFFD (checked against kubectl). */
+        {"v: !!binary aGk=", "{\"v\":\"hi\"}"},
+        {"v: !!binary \"/w==\"", "{\"v\":\"\xef\xbf\xbd\"}"},
+        {"v: !!binary |\n  aGVs\n  bG8=\n", "{\"v\":\"hello\"}"},
+        {"!!binary aGk=: k", "{\"hi\":\"k\"}"},
+        {"v: !!binary YR==", "{\"v\":\"a\"}"}, /* Go's decoder is not strict */
+        {"v: !!binary YQ", "ERR line 1: !!binary value contains invalid base64 data"},
+        {"v: !!binary YQ=", "ERR line 1: !!binary value contains invalid base64 data"},
+        {"v: !!binary \"!!!!\"", "ERR line 1: !!binary value contains invalid base64 data"},
         {"v: !!bool 1", "ERR line 1: cannot decode !!int `1` as a !!bool"},
     };
     size_t i;

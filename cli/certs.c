@@ -1,0 +1,191 @@
+/* cli/certs.c - `ktctl certs`: a CA and a serving certificate for kt-webhook in a folder
+ * (ca.crt, ca.key, tls.crt, tls.key; the layout of the kubeflow-trainer-webhook-cert
+ * Secret), e.g. for local runs where no kubelet mounts the Secret. Argument handling only;
+ * issuing lives in certs/certs.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "certs/certs.h"
+#include "cli/cli.h"
+#include "common/mem.h"
+#include "common/str.h"
+
+#define MAX_SANS 32
+
+struct certs_args {
+    const char *dir;
+    const char *service;
+    const char *namespace;
+    const char *sans[MAX_SANS];
+    size_t n_sans;
+    int64_t issued_at; /* 0 = now */
+    bool quiet;
+};
+
+void cli_certs_usage(FILE *f)
+{
+    fprintf(f,
+            "  certs [--dir DIR] [--service NAME] [--namespace NS] [--san DNS:x|IP:y]...\n"
+            "      Generate a CA and a serving certificate for kt-webhook into DIR (default\n"
+            "      .; created if missing): ca.crt ca.key tls.crt tls.key, the layout of the\n"
+            "      kubeflow-trainer-webhook-cert Secret. The certificate is for\n"
+            "      NAME.NS.svc (default kubeflow-trainer-controller-manager.kubeflow-system.svc)\n"
+            "      plus every --san (e.g. --san IP:127.0.0.1 --san DNS:localhost for local\n"
+            "      runs). --issued-at UNIX_SECONDS backdates issuing (rotation tests), -q\n"
+            "      prints nothing. Exit 0 ok, 1 failed, 2 usage error.\n");
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "ktctl certs: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    cli_certs_usage(stderr);
+    return KT_EXIT_USAGE;
+}
+
+/* "--name value" or "--name=value": the value (advancing *i), or NULL when a is not --name. */
+static const char *flag_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+
+    if (strncmp(a, name, n) != 0) {
+        return NULL;
+    }
+    if (a[n] == '=') {
+        return a + n + 1;
+    }
+    if (a[n] != '\0') {
+        return NULL;
+    }
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
+{
+    bool missing = false;
+    const char *v;
+
+    if (strcmp(argv[*i], "-q") == 0 || strcmp(argv[*i], "--quiet") == 0) {
+        a->quiet = true;
+        return 0;
+    }
+    if ((v = flag_value(argc, argv, i, "--dir", &missing))) {
+        a->dir = v;
+    } else if ((v = flag_value(argc, argv, i, "--service", &missing))) {
+        a->service = v;
+    } else if ((v = flag_value(argc, argv, i, "--namespace", &missing))) {
+        a->namespace = v;
+    } else if ((v = flag_value(argc, argv, i, "--san", &missing))) {
+        if (a->n_sans == MAX_SANS) {
+            return usage_error("too many --san flags", NULL);
+        }
+        a->sans[a->n_sans++] = v;
+    } else if ((v = flag_value(argc, argv, i, "--issued-at", &missing))) {
+        if (kt_str_to_i64(kt_str_c(v), 1, INT64_MAX / 2, &a->issued_at, NULL) != 0) {
+            return usage_error("--issued-at must be Unix seconds", v);
+        }
+    } else {
+        return usage_error(missing ? "flag needs a value" : "unknown argument", argv[*i]);
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, struct certs_args *a)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            cli_certs_usage(stdout);
+            return 1;
+        }
+        int rc = parse_one(argc, argv, &i, a);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    if (!a->dir) {
+        a->dir = ".";
+    }
+    return 0;
+}
+
+static int ensure_dir(const char *dir)
+{
+    struct stat st;
+
+    if (stat(dir, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            return 0;
+        }
+        fprintf(stderr, "ktctl certs: %s: not a directory\n", dir);
+        return -1;
+    }
+    if (mkdir(dir, 0700) != 0) {
+        fprintf(stderr, "ktctl certs: mkdir %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void report(const struct certs_args *a, const struct kt_certs_opts *o, int64_t now)
+{
+    char *name = kt_certs_server_name(o);
+    time_t until = (time_t)(now + KT_CERTS_SERVER_VALIDITY_S);
+    struct tm tm;
+    char when[32] = "?";
+
+    if (gmtime_r(&until, &tm)) {
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    }
+    printf("wrote %s/ca.crt %s/ca.key %s/tls.crt %s/tls.key\n", a->dir, a->dir, a->dir, a->dir);
+    printf("serving certificate: DNS:%s", name);
+    for (size_t i = 0; i < a->n_sans; i++) {
+        printf(", %s", a->sans[i]);
+    }
+    printf("; valid until %s (CA: %s, 10 years)\n", when, KT_CERTS_CA_NAME);
+    free(name);
+}
+
+int cli_certs(int argc, char **argv, const struct kt_framework *fw)
+{
+    (void)fw;
+    struct certs_args a = {0};
+    struct kt_certs certs = {0};
+    struct kt_err err = {0};
+    int rc = parse_args(argc, argv, &a);
+
+    if (rc != 0) {
+        return rc == 1 ? KT_EXIT_OK : rc;
+    }
+    struct kt_certs_opts o = {.service = a.service,
+                              .namespace = a.namespace,
+                              .extra_sans = a.sans,
+                              .n_extra_sans = a.n_sans};
+    int64_t now = a.issued_at ? a.issued_at : (int64_t)time(NULL);
+    if (kt_certs_generate(&o, now, &certs, &err) != 0) {
+        fprintf(stderr, "ktctl certs: %s\n", err.msg);
+        return err.code == KT_EINVAL ? KT_EXIT_USAGE : KT_EXIT_INVALID;
+    }
+    rc = KT_EXIT_INVALID;
+    if (ensure_dir(a.dir) != 0) {
+        goto out;
+    }
+    if (kt_certs_write_dir(&certs, a.dir, &err) != 0) {
+        fprintf(stderr, "ktctl certs: %s\n", err.msg);
+        goto out;
+    }
+    if (!a.quiet) {
+        report(&a, &o, now);
+    }
+    rc = KT_EXIT_OK;
+out:
+    kt_certs_release(&certs);
+    return rc;
+}

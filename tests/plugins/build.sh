@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# tests/plugins/build.sh BUILD_DIR - build the example plugins into BUILD_DIR/plugins/*.so.
+# Each is compiled from its own file against api/kt_plugin.h ONLY (no libkt.a): that is the
+# contract. Warnings are errors. Sanitizer builds of the host load them unchanged.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out="$1/plugins"
+mkdir -p "$out"
+cc=${CC:-cc}
+flags=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+    -Wmissing-prototypes -Wcast-qual -Wwrite-strings -fPIC -shared -fvisibility=hidden
+    -I"$root" -Wl,--no-undefined)
+build() { # name source [extra flags]
+    local name=$1 src=$2
+    shift 2
+    "$cc" "${flags[@]}" "$@" -o "$out/$name.so" "$root/tests/plugins/$src"
+}
+build tensorflow tensorflow.c
+build mxnet mxnet.c
+build require_label require_label.c
+build extra_configmap extra_configmap.c
+build minimal minimal.c
+build status_stub status_stub.c
+build bad_abi bad_abi.c
+build bad_minor bad_abi.c -DBAD_MINOR
+build bad_claim bad_abi.c -DBAD_CLAIM
