@@ -67,15 +67,15 @@ extern "C" {
 #define KT_PLUGIN_SYMBOL "kt_plugin_def"
 
 /* Extension points, as bits of kt_plugin_def.points. */
-#define KT_EP_WATCH (1u << 0)              /* WatchExtension: `watches` */
-#define KT_EP_VALIDATE (1u << 1)           /* CustomValidation: `validate` */
-#define KT_EP_ENFORCE_ML_POLICY (1u << 2)  /* EnforceMLPolicy: `enforce_ml_policy` */
-#define KT_EP_ENFORCE_PODGROUP (1u << 3)   /* EnforcePodGroupPolicy: `enforce_podgroup_policy` */
-#define KT_EP_ENFORCE_PODSPEC (1u << 4)    /* EnforcePodSpec: `enforce_podspec` */
-#define KT_EP_PRE_BUILD_SYNC (1u << 5)     /* PreBuildSync: `pre_build_sync` */
-#define KT_EP_BUILD (1u << 6)              /* ComponentBuilder: `build` */
-#define KT_EP_STATUS (1u << 7)             /* TrainJobStatus: `status` (at most one active) */
-#define KT_EP_ALL_1_0 0xffu                /* every point ABI 1.0 knows */
+#define KT_EP_WATCH (1u << 0)             /* WatchExtension: `watches` */
+#define KT_EP_VALIDATE (1u << 1)          /* CustomValidation: `validate` */
+#define KT_EP_ENFORCE_ML_POLICY (1u << 2) /* EnforceMLPolicy: `enforce_ml_policy` */
+#define KT_EP_ENFORCE_PODGROUP (1u << 3)  /* EnforcePodGroupPolicy: `enforce_podgroup_policy` */
+#define KT_EP_ENFORCE_PODSPEC (1u << 4)   /* EnforcePodSpec: `enforce_podspec` */
+#define KT_EP_PRE_BUILD_SYNC (1u << 5)    /* PreBuildSync: `pre_build_sync` */
+#define KT_EP_BUILD (1u << 6)             /* ComponentBuilder: `build` */
+#define KT_EP_STATUS (1u << 7)            /* TrainJobStatus: `status` (at most one active) */
+#define KT_EP_ALL_1_0 0xffu               /* every point ABI 1.0 knows */
 
 /* Documents a plugin can read with host->get. */
 #define KT_DOC_TRAINJOB 0     /* the defaulted TrainJob (metadata, spec, status) */
@@ -142,9 +142,9 @@ struct kt_plugin_host {
     /* The stable DNS name of pod `pod` of job `job` of pod set i, as JobSet creates it:
      * <trainjob>-<replicatedJob>-<job>-<pod>.<subdomain> (subdomain: the JobSet's
      * network.subdomain, else the TrainJob name). Into buf (NUL-terminated); 0, or -1 when
-     * it does not fit or i is out of range. */
-    int (*podset_hostname)(struct kt_plugin_ctx *c, uint32_t i, int64_t job, int64_t pod,
-                           char *buf, size_t len);
+     * it does not fit (buf then holds a truncated name) or i is out of range. */
+    int (*podset_hostname)(struct kt_plugin_ctx *c, uint32_t i, int64_t job, int64_t pod, char *buf,
+                           size_t len);
 
     /* --- mutating the pod sets (Enforce* and PreBuildSync only) --- */
     int (*podset_set_pods)(struct kt_plugin_ctx *c, uint32_t i, int64_t pods);
@@ -180,12 +180,13 @@ struct kt_plugin_host {
     /* One field error of the denial: `field` is the path ("metadata.labels"), value_json the
      * offending value as JSON (printed for KT_FIELD_INVALID; NULL prints null), detail the
      * message. The API server shows `<field>: <type>: <value>: <detail>`. */
-    int (*field_error)(struct kt_plugin_ctx *c, int type, const char *field,
-                       const char *value_json, const char *detail);
+    int (*field_error)(struct kt_plugin_ctx *c, int type, const char *field, const char *value_json,
+                       const char *detail);
     /* An admission warning (shown by kubectl, never denies). */
     int (*warning)(struct kt_plugin_ctx *c, const char *message);
 
-    /* --- TrainJobStatus only --- */
+    /* --- TrainJobStatus only (there, get serves KT_DOC_TRAINJOB only, no pod sets; read
+     * the JobSet with lookup) --- */
     /* The new TrainJob status object (JSON); not calling it means "no change". */
     int (*set_status)(struct kt_plugin_ctx *c, const char *status_json);
 
@@ -197,8 +198,7 @@ struct kt_plugin_host {
 };
 
 /* A build, status or init callback: 0 on success, non-zero (after host->fail) to abort. */
-typedef int (*kt_plugin_fn)(const struct kt_plugin_host *h, struct kt_plugin_ctx *c,
-                            void *state);
+typedef int (*kt_plugin_fn)(const struct kt_plugin_host *h, struct kt_plugin_ctx *c, void *state);
 
 /* The descriptor a plugin exports as `kt_plugin_def`. */
 struct kt_plugin_def {
@@ -231,9 +231,9 @@ struct kt_plugin_def {
 
 /* Fills the version header of a kt_plugin_def: `KT_PLUGIN_DEF_INIT("Name", KT_EP_BUILD),`
  * followed by the designated callbacks. */
-#define KT_PLUGIN_DEF_INIT(plugin_name, claimed_points)                                         \
-    .abi_major = KT_PLUGIN_ABI_MAJOR, .abi_minor = KT_PLUGIN_ABI_MINOR,                         \
-    .size = (uint32_t)sizeof(struct kt_plugin_def), .points = (claimed_points),                 \
+#define KT_PLUGIN_DEF_INIT(plugin_name, claimed_points)                                            \
+    .abi_major = KT_PLUGIN_ABI_MAJOR, .abi_minor = KT_PLUGIN_ABI_MINOR,                            \
+    .size = (uint32_t)sizeof(struct kt_plugin_def), .points = (claimed_points),                    \
     .name = (plugin_name)
 
 /* Marks the exported descriptor visible even under -fvisibility=hidden. */

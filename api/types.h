@@ -39,11 +39,11 @@ struct kt_initializer_src {
 };
 
 struct kt_trainer {
-    bool present;             /* spec.trainer set */
-    const char *image;        /* NULL when absent */
-    json_t *command;          /* borrowed array of strings, NULL when absent */
-    json_t *args;             /* borrowed array of strings, NULL when absent */
-    json_t *env;              /* borrowed array of EnvVar, NULL when absent */
+    bool present;      /* spec.trainer set */
+    const char *image; /* NULL when absent */
+    json_t *command;   /* borrowed array of strings, NULL when absent */
+    json_t *args;      /* borrowed array of strings, NULL when absent */
+    json_t *env;       /* borrowed array of EnvVar, NULL when absent */
     struct kt_opt_i64 num_nodes;
     json_t *resources_per_node; /* borrowed ResourceRequirements, NULL when absent */
     struct kt_opt_i64 num_proc_per_node;
@@ -51,19 +51,19 @@ struct kt_trainer {
 
 /* A TrainJob. All pointers are borrowed from obj unless noted. */
 struct kt_trainjob {
-    json_t *obj;               /* owned: the whole defaulted object */
+    json_t *obj; /* owned: the whole defaulted object */
     const char *name;
-    const char *namespace_;    /* "" when absent */
-    const char *uid;           /* "" when absent */
+    const char *namespace_; /* "" when absent */
+    const char *uid;        /* "" when absent */
     struct kt_runtime_ref runtime_ref;
     struct kt_initializer_src dataset;
     struct kt_initializer_src model;
     struct kt_trainer trainer;
-    json_t *runtime_patches;   /* borrowed array, NULL when absent */
-    bool suspend;              /* default false */
+    json_t *runtime_patches; /* borrowed array, NULL when absent */
+    bool suspend;            /* default false */
     struct kt_opt_i64 active_deadline_seconds;
-    const char *managed_by;    /* defaulted */
-    json_t *status;            /* borrowed, NULL when absent */
+    const char *managed_by; /* defaulted */
+    json_t *status;         /* borrowed, NULL when absent */
 };
 
 enum kt_policy_kind {
@@ -76,40 +76,40 @@ enum kt_policy_kind {
 };
 
 struct kt_ml_policy {
-    bool present;                   /* spec.mlPolicy set */
-    struct kt_opt_i64 num_nodes;    /* no default in the CRD; code treats absent as 1 */
+    bool present;                /* spec.mlPolicy set */
+    struct kt_opt_i64 num_nodes; /* no default in the CRD; code treats absent as 1 */
     enum kt_policy_kind kind;
-    json_t *source;                 /* borrowed: the torch/mpi/... object, NULL for NONE */
-    unsigned sources;               /* bitmask of (1u << KT_POLICY_x) for every source set; more
-                                       than one bit is invalid (the validator reports it) and
-                                       kind is then the first in CEL order torch, mpi, jax,
-                                       xgboost, flux */
+    json_t *source;   /* borrowed: the torch/mpi/... object, NULL for NONE */
+    unsigned sources; /* bitmask of (1u << KT_POLICY_x) for every source set; more
+                         than one bit is invalid (the validator reports it) and
+                         kind is then the first in CEL order torch, mpi, jax,
+                         xgboost, flux */
     /* mpi (defaults applied): */
-    int64_t mpi_num_proc_per_node;  /* default 1 */
-    const char *mpi_implementation; /* default "OpenMPI" */
+    int64_t mpi_num_proc_per_node;       /* default 1 */
+    const char *mpi_implementation;      /* default "OpenMPI" */
     const char *mpi_ssh_auth_mount_path; /* default "/root/.ssh" */
-    bool mpi_run_launcher_as_node;  /* default false */
+    bool mpi_run_launcher_as_node;       /* default false */
     /* flux: */
     int64_t flux_num_proc_per_node; /* default 1 */
 };
 
 struct kt_podgroup_policy {
-    bool coscheduling;                 /* podGroupPolicy.coscheduling set */
-    int64_t schedule_timeout_seconds;  /* default 60 */
-    bool volcano;                      /* podGroupPolicy.volcano set */
-    json_t *network_topology;          /* borrowed, NULL when absent (defaults applied) */
+    bool coscheduling;                /* podGroupPolicy.coscheduling set */
+    int64_t schedule_timeout_seconds; /* default 60 */
+    bool volcano;                     /* podGroupPolicy.volcano set */
+    json_t *network_topology;         /* borrowed, NULL when absent (defaults applied) */
 };
 
 /* A TrainingRuntime or ClusterTrainingRuntime. */
 struct kt_runtime {
-    json_t *obj;               /* owned: the whole defaulted object */
-    bool cluster;              /* kind ClusterTrainingRuntime */
+    json_t *obj;  /* owned: the whole defaulted object */
+    bool cluster; /* kind ClusterTrainingRuntime */
     const char *name;
-    const char *namespace_;    /* "" for cluster-scoped */
+    const char *namespace_; /* "" for cluster-scoped */
     struct kt_ml_policy ml;
     struct kt_podgroup_policy pg;
-    json_t *template_;         /* borrowed spec.template (metadata + JobSetSpec), never NULL
-                                  after a successful decode (empty object when absent) */
+    json_t *template_;             /* borrowed spec.template (metadata + JobSetSpec), never NULL
+                                      after a successful decode (empty object when absent) */
     json_t *template_placeholder_; /* owned: the empty object template_ points at when
                                       spec.template is absent (NULL otherwise); internal */
 };

@@ -341,7 +341,11 @@ static int rotate_state(struct kt_kube_client *c, const struct kt_rotator_opts *
             s->previous = old_ca;
             old_ca = NULL;
         }
-        rc = inject_all(c, o, s->certs.ca_crt, s->previous, now, rep, err);
+        /* The tick's final injection reports what is missing; count only writes here. */
+        struct kt_rotator_report pre = {0};
+        rc = inject_all(c, o, s->certs.ca_crt, s->previous, now, &pre, err);
+        rep->webhooks_updated += pre.webhooks_updated;
+        rep->conflicts += pre.conflicts;
     }
     free(old_ca);
     return rc;
@@ -490,4 +494,18 @@ int kt_certs_rotator_tick(struct kt_kube_client *c, const struct kt_rotator_opts
     rc = inject_all(c, o, s.certs.ca_crt, s.previous, now, rep, err);
     state_release(&s);
     return rc;
+}
+
+void kt_certs_rotator_opts_from_config(struct kt_rotator_opts *o, const struct kt_config *cfg,
+                                       const char *ns, const char *cert_dir)
+{
+    memset(o, 0, sizeof(*o));
+    o->mode = cfg->cert_management.enable ? KT_ROTATOR_MANAGED : KT_ROTATOR_EXTERNAL;
+    if (cert_dir) {
+        o->mode = KT_ROTATOR_LOCAL;
+        o->dir = cert_dir;
+    }
+    o->namespace = ns;
+    o->service = cfg->cert_management.webhook_service_name;
+    o->secret_name = cfg->cert_management.webhook_secret_name;
 }

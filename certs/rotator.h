@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "certs/certs.h"
+#include "common/config.h"
 #include "common/err.h"
 #include "common/kube.h"
 
@@ -84,6 +85,36 @@ KT_MUST_CHECK int kt_certs_rotator_tick(struct kt_kube_client *c, const struct k
  * KT_CERTS_SA_NAMESPACE_FILE), else KT_CERTS_DEFAULT_NAMESPACE. Caller owns the result;
  * free with free(). */
 char *kt_certs_pod_namespace(const char *path);
+
+/* Options for a daemon: certManagement.enable picks MANAGED (else EXTERNAL), with its
+ * webhookServiceName and webhookSecretName; cert_dir non-NULL picks LOCAL. ns is the
+ * install namespace (NULL = KT_CERTS_DEFAULT_NAMESPACE). o borrows from cfg, ns and
+ * cert_dir: they must outlive it (kt_certs_rotator_new copies). */
+void kt_certs_rotator_opts_from_config(struct kt_rotator_opts *o, const struct kt_config *cfg,
+                                       const char *ns, const char *cert_dir);
+
+/* ---- the periodic runner (certs/rotator_run.c) ---- */
+
+/* A thread that runs kt_certs_rotator_tick every period_s while leads(arg) is true (leads
+ * NULL = always), every 2 s after a failure, and checks leads every second otherwise, so a
+ * new leader injects at once. Logs what each pass changed (component "certs"). */
+struct kt_certs_rotator;
+
+/* Copies o (strings included). Does not take cfg: it must outlive the runner. leads is
+ * called from the runner's thread and must be thread-safe. Caller owns the result; free with
+ * kt_certs_rotator_free(). Cannot fail (aborts on OOM). */
+struct kt_certs_rotator *kt_certs_rotator_new(struct kt_kube_config *cfg,
+                                              const struct kt_rotator_opts *o, double period_s,
+                                              bool (*leads)(void *arg), void *arg);
+
+/* Start the thread. KT_EINTERNAL when it cannot start. */
+KT_MUST_CHECK int kt_certs_rotator_start(struct kt_certs_rotator *r, struct kt_err *err);
+
+/* Passes that succeeded so far (for readiness, metrics and tests). Thread-safe. */
+unsigned long kt_certs_rotator_passes(struct kt_certs_rotator *r);
+
+/* Stop the thread (waking it at once), join it and free. Accepts NULL. */
+void kt_certs_rotator_free(struct kt_certs_rotator *r);
 
 /* ---- pure parts (exposed for tests) ---- */
 

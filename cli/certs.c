@@ -24,6 +24,7 @@ struct certs_args {
     size_t n_sans;
     int64_t issued_at; /* 0 = now */
     bool quiet;
+    bool renew_server; /* keep DIR's CA, issue a new serving certificate */
 };
 
 void cli_certs_usage(FILE *f)
@@ -35,8 +36,10 @@ void cli_certs_usage(FILE *f)
             "      kubeflow-trainer-webhook-cert Secret. The certificate is for\n"
             "      NAME.NS.svc (default kubeflow-trainer-controller-manager.kubeflow-system.svc)\n"
             "      plus every --san (e.g. --san IP:127.0.0.1 --san DNS:localhost for local\n"
-            "      runs). --issued-at UNIX_SECONDS backdates issuing (rotation tests), -q\n"
-            "      prints nothing. Exit 0 ok, 1 failed, 2 usage error.\n");
+            "      runs). --renew-server keeps the CA already in DIR (ca.crt, ca.key) and\n"
+            "      issues only a new serving certificate. --issued-at UNIX_SECONDS issues as\n"
+            "      of that time (rotation tests). -q prints nothing. Exit 0 ok, 1 failed,\n"
+            "      2 usage error.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -77,6 +80,10 @@ static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
         a->quiet = true;
         return 0;
     }
+    if (strcmp(argv[*i], "--renew-server") == 0) {
+        a->renew_server = true;
+        return 0;
+    }
     if ((v = flag_value(argc, argv, i, "--dir", &missing))) {
         a->dir = v;
     } else if ((v = flag_value(argc, argv, i, "--service", &missing))) {
@@ -113,25 +120,41 @@ static int parse_args(int argc, char **argv, struct certs_args *a)
     if (!a->dir) {
         a->dir = ".";
     }
+    if (!*a->dir) {
+        return usage_error("--dir must not be empty", NULL);
+    }
     return 0;
 }
 
+/* mkdir -p dir (0700 for what it creates); -1 with a message on failure. */
 static int ensure_dir(const char *dir)
 {
+    char *path = kt_xstrdup(dir);
     struct stat st;
+    int rc = 0;
 
-    if (stat(dir, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            return 0;
+    for (char *p = path + 1; rc == 0; p++) {
+        bool end = *p == '\0';
+        if (*p != '/' && !end) {
+            continue;
         }
-        fprintf(stderr, "ktctl certs: %s: not a directory\n", dir);
-        return -1;
+        *p = '\0';
+        if (stat(path, &st) == 0) {
+            if (!S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "ktctl certs: %s: not a directory\n", path);
+                rc = -1;
+            }
+        } else if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            fprintf(stderr, "ktctl certs: mkdir %s: %s\n", path, strerror(errno));
+            rc = -1;
+        }
+        if (end) {
+            break;
+        }
+        *p = '/';
     }
-    if (mkdir(dir, 0700) != 0) {
-        fprintf(stderr, "ktctl certs: mkdir %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+    free(path);
+    return rc;
 }
 
 static void report(const struct certs_args *a, const struct kt_certs_opts *o, int64_t now)
@@ -153,6 +176,29 @@ static void report(const struct certs_args *a, const struct kt_certs_opts *o, in
     free(name);
 }
 
+/* New certificates, or (--renew-server) DIR's CA with a new serving certificate. Returns 0,
+ * or the exit code: usage error for a bad --san, else failure. */
+static int issue(const struct certs_args *a, const struct kt_certs_opts *o, int64_t now,
+                 struct kt_certs *out)
+{
+    struct kt_err err = {0};
+
+    if (!a->renew_server) {
+        if (kt_certs_generate(o, now, out, &err) == 0) {
+            return 0;
+        }
+    } else if (kt_certs_load_dir(a->dir, out, &err) == 0) {
+        if (!out->ca_key) {
+            kt_err_set(&err, KT_ENOENT, "%s/ca.key: no such file (needed to sign)", a->dir);
+        } else if (kt_certs_renew_server(o, now, out, &err) == 0) {
+            return 0;
+        }
+        kt_certs_release(out);
+    }
+    fprintf(stderr, "ktctl certs: %s\n", err.msg);
+    return err.code == KT_EINVAL ? KT_EXIT_USAGE : KT_EXIT_INVALID;
+}
+
 int cli_certs(int argc, char **argv, const struct kt_framework *fw)
 {
     (void)fw;
@@ -169,9 +215,9 @@ int cli_certs(int argc, char **argv, const struct kt_framework *fw)
                               .extra_sans = a.sans,
                               .n_extra_sans = a.n_sans};
     int64_t now = a.issued_at ? a.issued_at : (int64_t)time(NULL);
-    if (kt_certs_generate(&o, now, &certs, &err) != 0) {
-        fprintf(stderr, "ktctl certs: %s\n", err.msg);
-        return err.code == KT_EINVAL ? KT_EXIT_USAGE : KT_EXIT_INVALID;
+    rc = issue(&a, &o, now, &certs);
+    if (rc != 0) {
+        return rc;
     }
     rc = KT_EXIT_INVALID;
     if (ensure_dir(a.dir) != 0) {

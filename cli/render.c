@@ -193,8 +193,8 @@ static void print_denial(const struct origin *o, const json_t *tj, const struct 
 }
 
 static int render_all(const struct kt_framework *fw, const struct render_cfg *c, json_t *tjs,
-                      const struct origin *origins, const json_t *runtimes,
-                      const json_t *objects, const char *ssh_pem)
+                      const struct origin *origins, const json_t *runtimes, const json_t *objects,
+                      const char *ssh_pem)
 {
     struct kt_render_opts opts = {c->uid, ssh_pem, c->no_validate};
     json_t *items = json_array();

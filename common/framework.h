@@ -42,6 +42,12 @@
  * the ABI version and its own size, only appends new members, and every callback receives
  * framework-owned contexts by pointer (no struct passed by value).
  *
+ * External plugins (issue 11) do not see this struct: they are written against the public,
+ * versioned C header api/kt_plugin.h (JSON text and opaque handles, no libkt symbols) and
+ * loaded by plugin_loader.c, which appends one adapter entry per plugin (member `ext`) after
+ * the built-ins, in command-line order. So within each extension point the built-ins run
+ * first in the order above, then the externals.
+ *
  * ## Build pipeline (kt_framework_build), SPEC §3.3 + §3.9
  *
  *  0. runtime: the snapshot ConfigMap `<trainjob>-runtime-snapshot` from the view when it
@@ -145,8 +151,8 @@ struct kt_plugin_ext;
 bool kt__plugin_ext_has(const struct kt_plugin *p, unsigned bit);
 /* Run p's build-side point (0 ml, 1 podgroup, 2 podspec, 3 pre-build sync, 4 build; objects
  * only for 4). -1 + err when the plugin fails. */
-int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b,
-                         json_t *objects, struct kt_err *err);
+int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b, json_t *objects,
+                         struct kt_err *err);
 void kt__plugin_ext_validate(const struct kt_plugin *p, const struct kt_validation *v,
                              struct kt_ferrs *errs, struct kt_strv *warnings);
 int kt__plugin_ext_status(const struct kt_plugin *p, const struct kt_trainjob *tj,

@@ -242,8 +242,8 @@ typedef void (*container_fn)(json_t *container, const json_t *item);
 
 /* Apply fn(container, item) to the named container (regular, then init) or to every
  * regular container when name is NULL. item NULL = bad JSON input. */
-static int each_container(struct kt_plugin_ctx *c, uint32_t i, const char *name,
-                          container_fn fn, json_t *item)
+static int each_container(struct kt_plugin_ctx *c, uint32_t i, const char *name, container_fn fn,
+                          json_t *item)
 {
     int rc = 0;
     struct kt_podset *ps = mutable_podset(c, i, &rc);
@@ -392,8 +392,7 @@ static int h_add_object(struct kt_plugin_ctx *c, const char *object_json)
 static int h_field_error(struct kt_plugin_ctx *c, int type, const char *field,
                          const char *value_json, const char *detail)
 {
-    static const enum kt_ferr_type types[] = {KT_FERR_INVALID, KT_FERR_FORBIDDEN,
-                                              KT_FERR_REQUIRED};
+    static const enum kt_ferr_type types[] = {KT_FERR_INVALID, KT_FERR_FORBIDDEN, KT_FERR_REQUIRED};
     if (c->point != KT_EP_VALIDATE || !c->errs || !field || type < 0 || type > 2) {
         return -1;
     }
@@ -500,8 +499,7 @@ static void ctx_release(struct kt_plugin_ctx *c)
 
 static int ctx_fail(struct kt_plugin_ctx *c, struct kt_err *err)
 {
-    return kt_err_set(err, KT_EINVAL, "plugin %s: %s", c->name,
-                      c->failure ? c->failure : "failed");
+    return kt_err_set(err, KT_EINVAL, "plugin %s: %s", c->name, c->failure ? c->failure : "failed");
 }
 
 int kt__plugin_ext_init(struct kt_plugin_ext *ext, const char *config, struct kt_err *err)
@@ -544,8 +542,8 @@ static kt_plugin_fn build_fn(const struct kt_plugin_def *d, int phase)
     }
 }
 
-int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b,
-                         json_t *objects, struct kt_err *err)
+int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b, json_t *objects,
+                         struct kt_err *err)
 {
     const struct kt_plugin_ext *ext = p->ext;
     if (phase < 0 || phase > 4 || !kt__plugin_ext_has(p, build_points[phase])) {

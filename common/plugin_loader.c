@@ -72,14 +72,17 @@ const char *kt_plugin_flags_usage(void)
 
 static int check_points(const struct kt_plugin_def *d, const char *path, struct kt_err *err)
 {
-    static const char *const names[] = {"WatchExtension",        "CustomValidation",
-                                        "EnforceMLPolicy",       "EnforcePodGroupPolicy",
-                                        "EnforcePodSpec",        "PreBuildSync",
-                                        "ComponentBuilder",      "TrainJobStatus"};
-    const bool set[] = {d->watches != NULL,       d->validate != NULL,
-                        d->enforce_ml_policy != NULL, d->enforce_podgroup_policy != NULL,
-                        d->enforce_podspec != NULL,   d->pre_build_sync != NULL,
-                        d->build != NULL,             d->status != NULL};
+    static const char *const names[] = {
+        "WatchExtension", "CustomValidation", "EnforceMLPolicy",  "EnforcePodGroupPolicy",
+        "EnforcePodSpec", "PreBuildSync",     "ComponentBuilder", "TrainJobStatus"};
+    const bool set[] = {d->watches != NULL,
+                        d->validate != NULL,
+                        d->enforce_ml_policy != NULL,
+                        d->enforce_podgroup_policy != NULL,
+                        d->enforce_podspec != NULL,
+                        d->pre_build_sync != NULL,
+                        d->build != NULL,
+                        d->status != NULL};
     if ((d->points & ~KT_EP_ALL_1_0) != 0) {
         return kt_err_set(err, KT_EINVAL,
                           "plugin %s (%s): claims unknown extension points 0x%x (this kt "
@@ -132,8 +135,8 @@ static int open_one(struct kt_plugin_ext *ext, const char *spec, struct kt_err *
     }
     ext->def = dlsym(ext->handle, KT_PLUGIN_SYMBOL);
     if (!ext->def) {
-        return kt_err_set(err, KT_EINVAL, "plugin %s: no %s symbol (not a kt plugin?)",
-                          ext->path, KT_PLUGIN_SYMBOL);
+        return kt_err_set(err, KT_EINVAL, "plugin %s: no %s symbol (not a kt plugin?)", ext->path,
+                          KT_PLUGIN_SYMBOL);
     }
     if (check_def(ext->def, ext->path, err) != 0) {
         ext->def = NULL;

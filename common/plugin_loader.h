@@ -40,9 +40,9 @@ struct kt_plugin_flags {
  * kt_plugin_set_release. */
 struct kt_plugin_set {
     struct kt_framework fw;
-    const struct kt_plugin **table;  /* owned array of fw.n entries */
-    struct kt_plugin *entries;       /* owned: adapter entries of the externals */
-    struct kt_plugin_ext *exts;      /* owned, n_ext */
+    const struct kt_plugin **table; /* owned array of fw.n entries */
+    struct kt_plugin *entries;      /* owned: adapter entries of the externals */
+    struct kt_plugin_ext *exts;     /* owned, n_ext */
     size_t n_ext;
     struct kt_plugin jobset_nostatus; /* the JobSet plugin minus status, when replaced */
 };

@@ -49,8 +49,8 @@ static char *default_identity(void)
     if (gethostname(host, sizeof(host) - 1) != 0) {
         snprintf(host, sizeof(host), "kt-reconciler");
     }
-    return kt_xasprintf("%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, rnd[0], rnd[1], rnd[2],
-                        rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+    return kt_xasprintf("%s_%02x%02x%02x%02x%02x%02x%02x%02x", host, rnd[0], rnd[1], rnd[2], rnd[3],
+                        rnd[4], rnd[5], rnd[6], rnd[7]);
 }
 
 struct kt_leader *kt_leader_new(struct kt_kube_config *cfg, const struct kt_leader_opts *o)
@@ -85,12 +85,11 @@ static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, bool rele
     kt_kube_time_now(now, true);
     bool ours = strcmp(kt_json_str(old_spec, "holderIdentity", ""), l->identity) == 0;
     int64_t transitions = kt_json_int(old_spec, "leaseTransitions", 0);
-    json_t *spec = json_pack("{s:s, s:I, s:s, s:s, s:I}", "holderIdentity",
-                             release ? "" : l->identity, "leaseDurationSeconds",
-                             (json_int_t)(release ? 1 : (int64_t)l->lease_s), "renewTime", now,
-                             "acquireTime", now, "leaseTransitions",
-                             (json_int_t)(old_spec && !ours && !release ? transitions + 1
-                                                                        : transitions));
+    json_t *spec =
+        json_pack("{s:s, s:I, s:s, s:s, s:I}", "holderIdentity", release ? "" : l->identity,
+                  "leaseDurationSeconds", (json_int_t)(release ? 1 : (int64_t)l->lease_s),
+                  "renewTime", now, "acquireTime", now, "leaseTransitions",
+                  (json_int_t)(old_spec && !ours && !release ? transitions + 1 : transitions));
     if (ours && !release && json_object_get(old_spec, "acquireTime")) {
         json_object_set(spec, "acquireTime", json_object_get(old_spec, "acquireTime"));
     }
@@ -99,9 +98,9 @@ static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, bool rele
 
 static int create_lease(struct kt_leader *l, struct kt_kube_client *c)
 {
-    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion",
-                            "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
-                            l->name, "namespace", l->ns, "spec", lease_spec(l, NULL, false));
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1",
+                            "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns,
+                            "spec", lease_spec(l, NULL, false));
     struct kt_err err = {0};
     int rc = kt_kube_create(c, &KT_GVR_LEASES, l->ns, obj, NULL, &err);
     if (rc != 0) {

@@ -19,6 +19,7 @@
 #include "common/httpd.h"
 #include "common/log.h"
 #include "common/mem.h"
+#include "common/plugin_loader.h"
 #include "common/str.h"
 #include "leader.h"
 #include "queue.h"
@@ -39,6 +40,7 @@ static void on_signal(int sig)
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level;
     long workers;
+    struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
 
 struct app {
@@ -48,6 +50,7 @@ struct app {
     struct kt_metrics *metrics;
     struct kt_queue *queue;
     struct kt_rec rec;
+    struct kt_plugin_set plugins;
     struct kt_leader *leader;
     struct kt_httpd *health_srv, *metrics_srv;
     pthread_t loop_thread, workers[MAX_WORKERS];
@@ -61,6 +64,7 @@ static int usage(void)
     fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
                     "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N]\n");
+    fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
 
@@ -71,6 +75,9 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
     const char **slots[] = {&fl->config,  &fl->kubeconfig, &fl->health,
                             &fl->metrics, &fl->portfile,   &fl->log_level};
     for (int i = 1; i < argc; i++) {
+        if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
+            continue;
+        }
         const char *a = argv[i], *eq = strchr(a, '=');
         size_t n = eq ? (size_t)(eq - a) : strlen(a);
         const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
@@ -103,15 +110,15 @@ static void metrics_init(struct app *a)
     static const char *const ctl_res[] = {"controller", "result"};
     static const char *const name[] = {"name"};
     struct kt_metrics *m = a->metrics;
-    a->rec.m_total = kt_metrics_counter(m, "controller_runtime_reconcile_total",
-                                        "Total number of reconciliations per controller",
-                                        ctl_res, 2);
-    a->rec.m_errors = kt_metrics_counter(m, "controller_runtime_reconcile_errors_total",
-                                         "Total number of reconciliation errors per controller",
-                                         ctl, 1);
-    a->rec.m_time = kt_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
-                                         "Length of time per reconciliation per controller", ctl,
-                                         1, NULL, 0);
+    a->rec.m_total =
+        kt_metrics_counter(m, "controller_runtime_reconcile_total",
+                           "Total number of reconciliations per controller", ctl_res, 2);
+    a->rec.m_errors =
+        kt_metrics_counter(m, "controller_runtime_reconcile_errors_total",
+                           "Total number of reconciliation errors per controller", ctl, 1);
+    a->rec.m_time =
+        kt_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
+                             "Length of time per reconciliation per controller", ctl, 1, NULL, 0);
     a->rec.m_depth = kt_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue", name, 1);
     a->rec.m_adds = kt_metrics_counter(m, "workqueue_adds_total",
                                        "Total number of adds handled by workqueue", name, 1);
@@ -124,20 +131,26 @@ static void metrics_refresh(struct app *a)
     struct kt_metric *restarts = kt_metrics_gauge(
         a->metrics, "kt_informer_watch_restarts",
         "Watches started after the first one (server timeouts, restarts, 410 relists)", res, 1);
-    struct kt_metric *relists = kt_metrics_gauge(
-        a->metrics, "kt_informer_relists_gone", "Relists caused by 410 Gone", res, 1);
+    struct kt_metric *relists = kt_metrics_gauge(a->metrics, "kt_informer_relists_gone",
+                                                 "Relists caused by 410 Gone", res, 1);
     struct kt_metric *objects =
         kt_metrics_gauge(a->metrics, "kt_informer_objects", "Objects cached", res, 1);
-    struct kt_metric *leader = kt_metrics_gauge(a->metrics, "leader_election_master_status",
-                                                "1 when this replica leads", (const char *[]){"name"}, 1);
+    struct kt_metric *leader =
+        kt_metrics_gauge(a->metrics, "leader_election_master_status", "1 when this replica leads",
+                         (const char *[]){"name"}, 1);
     const char *wq[] = {"trainjob_controller"};
     kt_metric_set(a->rec.m_depth, wq, (double)kt_queue_len(a->queue));
-    struct kt_informer *infs[] = {a->rec.trainjobs,  a->rec.runtimes,     a->rec.cluster_runtimes,
-                                  a->rec.jobsets,    a->rec.configmaps,   a->rec.secrets,
-                                  a->rec.podgroups_sp, a->rec.podgroups_volcano};
-    const char *names[] = {"trainjobs",  "trainingruntimes", "clustertrainingruntimes",
-                           "jobsets",    "configmaps",       "secrets",
-                           "podgroups.scheduling.x-k8s.io", "podgroups.scheduling.volcano.sh"};
+    struct kt_informer *infs[] = {
+        a->rec.trainjobs,  a->rec.runtimes, a->rec.cluster_runtimes, a->rec.jobsets,
+        a->rec.configmaps, a->rec.secrets,  a->rec.podgroups_sp,     a->rec.podgroups_volcano};
+    const char *names[] = {"trainjobs",
+                           "trainingruntimes",
+                           "clustertrainingruntimes",
+                           "jobsets",
+                           "configmaps",
+                           "secrets",
+                           "podgroups.scheduling.x-k8s.io",
+                           "podgroups.scheduling.volcano.sh"};
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) {
         struct kt_informer_stats st;
         if (!infs[i]) {
@@ -279,8 +292,8 @@ static int start_leader(struct app *a, struct kt_err *err)
         kt_log_info(LOG, "leader election disabled");
         return 0;
     }
-    const char *ns = *le->resource_namespace ? le->resource_namespace
-                                             : kt_kube_config_namespace(a->kcfg);
+    const char *ns =
+        *le->resource_namespace ? le->resource_namespace : kt_kube_config_namespace(a->kcfg);
     struct kt_leader_opts o = {
         .ns = *ns ? ns : DEFAULT_NAMESPACE,
         .name = *le->resource_name ? le->resource_name : DEFAULT_LEASE,
@@ -296,6 +309,9 @@ static int start_leader(struct app *a, struct kt_err *err)
 
 static int setup(struct app *a, struct kt_err *err)
 {
+    if (kt_plugin_set_load(&a->plugins, &a->fl.plugins, err) != 0) {
+        return -1;
+    }
     if (load_config(a, err) != 0) {
         return -1;
     }
@@ -306,6 +322,7 @@ static int setup(struct app *a, struct kt_err *err)
     metrics_init(a);
     struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
     int rc = kt_rec_init(&a->rec, c, err);
+    a->rec.fw = a->plugins.fw;
     kt_kube_client_free(c);
     if (rc != 0 || start_servers(a, err) != 0) {
         return -1;
@@ -385,6 +402,8 @@ static void shutdown_all(struct app *a)
         kt_rec_release(&a->rec);
     }
     kt_queue_free(a->queue);
+    kt_plugin_set_release(&a->plugins);
+    kt_plugin_flags_release(&a->fl.plugins);
     kt_metrics_free(a->metrics);
     kt_kube_config_free(a->kcfg);
     kt_config_release(&a->conf);

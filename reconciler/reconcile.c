@@ -72,8 +72,8 @@ static const char *controller_trainjob(const json_t *obj)
     {
         if (kt_json_bool(ref, "controller", false) &&
             strcmp(kt_json_str(ref, "kind", ""), "TrainJob") == 0 &&
-            strncmp(kt_json_str(ref, "apiVersion", ""), TJ_GROUP_PREFIX,
-                    strlen(TJ_GROUP_PREFIX)) == 0) {
+            strncmp(kt_json_str(ref, "apiVersion", ""), TJ_GROUP_PREFIX, strlen(TJ_GROUP_PREFIX)) ==
+                0) {
             return kt_json_str(ref, "name", NULL);
         }
     }
@@ -131,11 +131,10 @@ static json_t *slim_jobset(json_t *obj, void *ud)
 {
     (void)ud;
     json_t *spec = json_object_get(obj, "spec");
-    json_t *slim = json_pack("{s:O*, s:O*, s:O*, s:{}, s:O*}", "apiVersion",
-                             json_object_get(obj, "apiVersion"), "kind",
-                             json_object_get(obj, "kind"), "metadata",
-                             json_object_get(obj, "metadata"), "spec", "status",
-                             json_object_get(obj, "status"));
+    json_t *slim = json_pack(
+        "{s:O*, s:O*, s:O*, s:{}, s:O*}", "apiVersion", json_object_get(obj, "apiVersion"), "kind",
+        json_object_get(obj, "kind"), "metadata", json_object_get(obj, "metadata"), "spec",
+        "status", json_object_get(obj, "status"));
     json_t *suspend = json_object_get(spec, "suspend");
     if (suspend) {
         json_object_set(json_object_get(slim, "spec"), "suspend", suspend);
@@ -161,8 +160,8 @@ static bool crd_served(struct kt_kube_client *c, const struct kt_kube_gvr *gvr)
     struct kt_err err = {0};
     bool found = false;
     if (kt_kube_request(c, "GET", path, NULL, NULL, 0, &list, &err) == 0) {
-        found = kt_json_arr_find(json_object_get(list, "resources"), "name", gvr->resource,
-                                 NULL) != NULL;
+        found = kt_json_arr_find(json_object_get(list, "resources"), "name", gvr->resource, NULL) !=
+                NULL;
     }
     json_decref(list);
     free(path);
@@ -193,6 +192,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     const char *sel = KT_TRAINJOB_NAME_LABEL;
 
     kt_framework_default(&r->fw);
+    pthread_mutex_init(&r->ev_mu, NULL);
     if (r->start_time <= 0) {
         r->start_time = now_of(r);
     }
@@ -216,9 +216,10 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
 
 void kt_rec_release(struct kt_rec *r)
 {
+    pthread_mutex_destroy(&r->ev_mu);
     kt_informer_loop_free(r->loop);
-    struct kt_informer *all[] = {r->trainjobs, r->runtimes,         r->cluster_runtimes,
-                                 r->jobsets,   r->configmaps,       r->secrets,
+    struct kt_informer *all[] = {r->trainjobs,    r->runtimes,         r->cluster_runtimes,
+                                 r->jobsets,      r->configmaps,       r->secrets,
                                  r->podgroups_sp, r->podgroups_volcano};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         kt_informer_free(all[i]);
@@ -228,8 +229,8 @@ void kt_rec_release(struct kt_rec *r)
 
 bool kt_rec_synced(struct kt_rec *r)
 {
-    struct kt_informer *all[] = {r->trainjobs, r->runtimes,         r->cluster_runtimes,
-                                 r->jobsets,   r->configmaps,       r->secrets,
+    struct kt_informer *all[] = {r->trainjobs,    r->runtimes,         r->cluster_runtimes,
+                                 r->jobsets,      r->configmaps,       r->secrets,
                                  r->podgroups_sp, r->podgroups_volcano};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         if (all[i] && !kt_informer_synced(all[i])) {
@@ -282,13 +283,13 @@ static void adopt(struct rview *v, const struct kt_kube_gvr *gvr, const json_t *
         json_object_get(json_object_get(meta, "labels"), KT_TRAINJOB_NAME_LABEL)) {
         return;
     }
-    json_t *patch = json_pack("{s:{s:{s:s}}}", "metadata", "labels", KT_TRAINJOB_NAME_LABEL,
-                              v->tj->name);
+    json_t *patch =
+        json_pack("{s:{s:{s:s}}}", "metadata", "labels", KT_TRAINJOB_NAME_LABEL, v->tj->name);
     struct kt_err err = {0};
     if (kt_kube_merge_patch(v->c, gvr, kt_json_str(meta, "namespace", ""),
                             kt_json_str(meta, "name", ""), NULL, patch, NULL, &err) != 0) {
-        kt_log_warn(LOG, "adopting %s %s failed: %s", gvr->resource,
-                    kt_json_str(meta, "name", ""), err.msg);
+        kt_log_warn(LOG, "adopting %s %s failed: %s", gvr->resource, kt_json_str(meta, "name", ""),
+                    err.msg);
     } else {
         kt_log_info(LOG, "labelled legacy %s %s/%s", gvr->resource,
                     kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
@@ -312,8 +313,8 @@ static json_t *live_get(struct rview *v, const struct kt_kube_gvr *gvr, const ch
     return obj;
 }
 
-static const json_t *view_get(void *ctx, const char *api_version, const char *kind,
-                              const char *ns, const char *name)
+static const json_t *view_get(void *ctx, const char *api_version, const char *kind, const char *ns,
+                              const char *name)
 {
     struct rview *v = ctx;
     char *key = kt_xasprintf("%s|%s|%s|%s", api_version, kind, ns ? ns : "", name);
@@ -413,11 +414,45 @@ out:
     return rc;
 }
 
+static uint64_t fnv(const char *a, const char *b)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = a; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    h = (h ^ '/') * 1099511628211ull;
+    for (const char *s = b; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* True when the same message was recorded for this TrainJob recently (then it is skipped);
+ * otherwise remembers it. */
+static bool event_seen(struct kt_rec *r, const struct kt_trainjob *tj, const char *msg)
+{
+    uint64_t kh = fnv(tj->namespace_, tj->uid), mh = fnv(msg, "");
+    double now = now_of(r);
+    struct kt_rec_event_slot *s = &r->ev_slots[kh % (sizeof(r->ev_slots) / sizeof(r->ev_slots[0]))];
+    pthread_mutex_lock(&r->ev_mu);
+    bool seen = s->key_hash == kh && s->msg_hash == mh && now - s->at < KT_EVENT_DEDUP_S;
+    if (!seen) {
+        s->key_hash = kh;
+        s->msg_hash = mh;
+        s->at = now;
+    }
+    pthread_mutex_unlock(&r->ev_mu);
+    return seen;
+}
+
 static void warn_event(struct rview *v, const char *msg)
 {
+    if (event_seen(v->r, v->tj, msg)) {
+        return;
+    }
     char *note = kt_rec_event_note(msg);
-    struct kt_kube_event ev = {v->tj->obj, "Warning", KT_EVENT_REASON_FAILED, note,
-                               KT_EVENT_COMPONENT, NULL};
+    struct kt_kube_event ev = {v->tj->obj, "Warning",          KT_EVENT_REASON_FAILED,
+                               note,       KT_EVENT_COMPONENT, NULL};
     struct kt_err err = {0};
     if (kt_kube_event_create(v->c, &ev, &err) != 0) {
         kt_log_warn(LOG, "event for trainjob %s/%s failed: %s", v->tj->namespace_, v->tj->name,
@@ -455,8 +490,8 @@ static int patch_status(struct rview *v, json_t *orig, json_t *st, struct kt_err
         return 0;
     }
     json_t *patch = json_pack("{s:o}", "status", kt_rec_merge_patch(orig, st));
-    int rc = kt_kube_merge_patch(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name,
-                                 "status", patch, NULL, err);
+    int rc = kt_kube_merge_patch(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, "status",
+                                 patch, NULL, err);
     json_decref(patch);
     if (rc != 0 && err->code == KT_ENOENT) {
         return 0; /* deleted meanwhile */
@@ -505,8 +540,8 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     double now = now_of(r);
     json_t *meta = json_object_get(tj.obj, "metadata");
     int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
-    struct rview v = {r, c, &tj, NULL, created < 0 || (double)created < r->start_time,
-                      json_object(), {0}, false};
+    struct rview v = {
+        r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
     struct kt_view view = {view_get, &v, view_keygen, NULL};
     struct kt_err errs = {0}, e = {0};
     v.view = &view;
@@ -582,8 +617,8 @@ static int reconcile_runtime(struct kt_rec *r, struct kt_kube_client *c, bool cl
     return rc;
 }
 
-int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key,
-                     double *requeue_s, struct kt_err *err)
+int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key, double *requeue_s,
+                     struct kt_err *err)
 {
     *requeue_s = 0;
     bool cluster = strncmp(key, "ctr:", 4) == 0;

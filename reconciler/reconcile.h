@@ -12,7 +12,9 @@
 #define KT_RECONCILER_RECONCILE_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "common/framework.h"
 #include "common/informer.h"
@@ -41,7 +43,17 @@ struct kt_rec {
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
     struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;
+    /* Event de-duplication (like client-go's correlator, simplified): a Warning identical to
+     * the last one recorded for the same TrainJob within KT_EVENT_DEDUP_S is not re-posted,
+     * so the retry backoff does not flood the namespace with events. */
+    pthread_mutex_t ev_mu;
+    struct kt_rec_event_slot {
+        uint64_t key_hash, msg_hash;
+        double at;
+    } ev_slots[256];
 };
+
+#define KT_EVENT_DEDUP_S 600.0
 
 /* Discover optional CRDs (PodGroups), create the informers and register them with a new
  * loop. r->cfg, r->queue and the metrics must be set; r->clock NULL fn = real time. Returns

@@ -120,8 +120,8 @@ json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status)
     return plugin_status;
 }
 
-enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status,
-                                           double now, double *remaining_s)
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
+                                           double *remaining_s)
 {
     *remaining_s = 0;
     if (!tj->active_deadline_seconds.has || tj->active_deadline_seconds.v <= 0 ||

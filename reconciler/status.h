@@ -52,8 +52,8 @@ enum kt_rec_deadline {
 /* SPEC §5.1 step 8 at time now (epoch seconds, fraction allowed). tj gives
  * activeDeadlineSeconds, suspend and metadata.creationTimestamp; status is the status being
  * built (its Suspended=False lastTransitionTime restarts the clock). */
-enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status,
-                                           double now, double *remaining_s);
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
+                                           double *remaining_s);
 
 /* The RFC 7386 merge patch turning from into to (objects recursed, everything else
  * replaced, removed members null). NULL from/to count as {}. Caller owns the result. */

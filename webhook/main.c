@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/mem.h"
 #include "common/metrics.h"
+#include "common/plugin_loader.h"
 #include "webhook/routes.h"
 #include "webhook/store.h"
 
@@ -27,6 +28,7 @@ struct flags {
     const char *config, *kubeconfig, *cert, *key, *listen, *health, *metrics, *portfile;
     const char *log_level, *objects;
     unsigned threads;
+    struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
 
 struct app {
@@ -36,6 +38,7 @@ struct app {
     struct kt_wstore *store;
     struct kt_metrics *metrics;
     struct kt_wroutes routes;
+    struct kt_plugin_set plugins;
     struct kt_httpd *web, *health, *mon;
     char *listen, *health_listen, *metrics_listen; /* owned effective addresses */
 };
@@ -53,6 +56,7 @@ static void usage(FILE *f)
                "  --threads N             webhook worker threads (default: 4)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
                "Port 0 picks a free port.\n");
+    fputs(kt_plugin_flags_usage(), f);
 }
 
 /* "--name value" or "--name=value"; returns the value and advances *i, or NULL. */
@@ -95,6 +99,9 @@ static int parse_flags(int argc, char **argv, struct flags *f)
             }
         }
         if (v) {
+            continue;
+        }
+        if (kt_plugin_flags_parse(&f->plugins, argc, argv, &i) > 0) {
             continue;
         }
         v = flag_value(argc, argv, &i, "--threads");
@@ -192,6 +199,9 @@ static int write_portfile(struct app *a, struct kt_err *err)
 
 static int setup(struct app *a, struct kt_err *err)
 {
+    if (kt_plugin_set_load(&a->plugins, &a->f.plugins, err) != 0) {
+        return -1;
+    }
     if (a->f.config && kt_config_load(a->f.config, &a->cfg, err) != 0) {
         return -1;
     }
@@ -214,6 +224,7 @@ static int setup(struct app *a, struct kt_err *err)
         return -1;
     }
     kt_wroutes_init(&a->routes, a->store, a->metrics);
+    a->routes.fw = a->plugins.fw;
     return make_servers(a, err);
 }
 
@@ -239,6 +250,8 @@ static void shutdown_all(struct app *a)
     kt_httpd_free(a->mon);
     kt_httpd_free(a->health);
     kt_wstore_free(a->store);
+    kt_plugin_set_release(&a->plugins);
+    kt_plugin_flags_release(&a->f.plugins);
     kt_kube_config_free(a->kube);
     kt_metrics_free(a->metrics);
     kt_config_release(&a->cfg);

@@ -141,8 +141,10 @@ static const char *validate_trainjob(struct kt_wroutes *r, struct kt_admission_c
     struct kt_wview wv;
     const char *v;
 
-    if (kt_wstore_runtimes_for(r->store, snap, kt_json_str(ref, "kind", "ClusterTrainingRuntime"),
-                               ns, kt_json_str(ref, "name", ""), &runtimes, &owned, &err) != 0) {
+    /* The CRD defaults apiGroup and kind; the same defaults for a request that lacks them. */
+    if (kt_wstore_runtimes_for(r->store, snap, kt_json_str(ref, "apiGroup", KT_GROUP),
+                               kt_json_str(ref, "kind", "ClusterTrainingRuntime"), ns,
+                               kt_json_str(ref, "name", ""), &runtimes, &owned, &err) != 0) {
         return internal_error(ctx, &err);
     }
     kt_wview_init(&wv, r->store, snap);
@@ -233,15 +235,27 @@ _Static_assert(N_ROUTES == KT_WROUTES_N, "one binding per route");
 void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_metrics *metrics)
 {
     static const char *const labels[] = {"webhook", "verdict"};
+    static const char *const cr_total[] = {"code", "webhook"};
+    static const char *const cr_hook[] = {"webhook"};
 
     memset(r, 0, sizeof(*r));
     r->store = store;
     kt_framework_default(&r->fw);
-    if (metrics) {
-        r->m_reviews =
-            kt_metrics_counter(metrics, "kt_webhook_admission_reviews_total",
-                               "AdmissionReviews answered, by webhook and verdict.", labels, 2);
+    if (!metrics) {
+        return;
     }
+    r->m_reviews =
+        kt_metrics_counter(metrics, "kt_webhook_admission_reviews_total",
+                           "AdmissionReviews answered, by webhook and verdict.", labels, 2);
+    r->m_cr_total =
+        kt_metrics_counter(metrics, "controller_runtime_webhook_requests_total",
+                           "Total number of admission requests by HTTP status code.", cr_total, 2);
+    r->m_cr_latency = kt_metrics_histogram(
+        metrics, "controller_runtime_webhook_latency_seconds",
+        "Histogram of the latency of processing admission requests", cr_hook, 1, NULL, 0);
+    r->m_cr_inflight =
+        kt_metrics_gauge(metrics, "controller_runtime_webhook_requests_in_flight",
+                         "Current number of admission requests being served.", cr_hook, 1);
 }
 
 const char *kt_wroutes_review(struct kt_wroutes *r, const char *path, struct kt_admission_ctx *ctx)
@@ -263,9 +277,10 @@ static void count(struct kt_wroutes *r, const struct route *rt, const char *verd
     }
 }
 
-static void handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp, void *arg)
+/* Decode, review, encode; returns the HTTP status sent. */
+static unsigned answer(struct kt_wroute_binding *b, const struct kt_httpd_request *req,
+                       struct kt_httpd_response *resp)
 {
-    const struct kt_wroute_binding *b = arg;
     const struct route *rt = &routes[b->index];
     struct kt_admission_ctx ctx = {0};
     struct kt_err err = {0};
@@ -281,7 +296,7 @@ static void handle(const struct kt_httpd_request *req, struct kt_httpd_response 
         count(b->r, rt, "bad-request");
         kt_log_debug(LOG, "bad request path=%s: %s", req->path, err.msg);
         kt_admission_release(&ctx);
-        return;
+        return status;
     }
     const char *v = rt->fn(b->r, &ctx);
     body = kt_admission_encode(&ctx, &len);
@@ -289,6 +304,31 @@ static void handle(const struct kt_httpd_request *req, struct kt_httpd_response 
     count(b->r, rt, v);
     kt_log_debug(LOG, "review path=%s uid=%s verdict=%s", req->path, ctx.uid, v);
     kt_admission_release(&ctx);
+    return 200;
+}
+
+static void handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp, void *arg)
+{
+    struct kt_wroute_binding *b = arg;
+    const char *path[] = {routes[b->index].path};
+    struct timespec t0, t1;
+    char code[16];
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (b->r->m_cr_inflight) {
+        kt_metric_set(b->r->m_cr_inflight, path, (double)(atomic_fetch_add(&b->inflight, 1) + 1));
+    }
+    unsigned status = answer(b, req, resp);
+    if (b->r->m_cr_inflight) {
+        kt_metric_set(b->r->m_cr_inflight, path, (double)(atomic_fetch_sub(&b->inflight, 1) - 1));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        snprintf(code, sizeof(code), "%u", status);
+        const char *lv[] = {code, path[0]};
+        kt_metric_inc(b->r->m_cr_total, lv);
+        kt_metric_observe(b->r->m_cr_latency, path,
+                          (double)(t1.tv_sec - t0.tv_sec) +
+                              (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    }
 }
 
 void kt_wroutes_register(struct kt_wroutes *r, struct kt_httpd *h)
@@ -296,6 +336,7 @@ void kt_wroutes_register(struct kt_wroutes *r, struct kt_httpd *h)
     for (size_t i = 0; i < N_ROUTES; i++) {
         r->bind[i].r = r;
         r->bind[i].index = i;
+        atomic_init(&r->bind[i].inflight, 0);
         kt_httpd_route(h, "POST", routes[i].path, handle, &r->bind[i]);
     }
 }

@@ -6,6 +6,7 @@
 #ifndef KT_WEBHOOK_ROUTES_H
 #define KT_WEBHOOK_ROUTES_H
 
+#include <stdatomic.h>
 #include <time.h>
 
 #include "common/framework.h"
@@ -26,6 +27,7 @@ struct kt_wroutes;
 struct kt_wroute_binding {
     struct kt_wroutes *r;
     size_t index;
+    atomic_long inflight;
 };
 
 /* Shared by every request thread; read-only after kt_wroutes_register. */
@@ -33,7 +35,11 @@ struct kt_wroutes {
     struct kt_wstore *store; /* borrowed */
     struct kt_framework fw;
     struct kt_metric *m_reviews; /* kt_webhook_admission_reviews_total{webhook,verdict} */
-    time_t (*now)(void);         /* clock; NULL = time() */
+    /* controller-runtime's webhook metrics, same names and labels (webhook = the path) */
+    struct kt_metric *m_cr_total;    /* controller_runtime_webhook_requests_total{code,webhook} */
+    struct kt_metric *m_cr_latency;  /* controller_runtime_webhook_latency_seconds{webhook} */
+    struct kt_metric *m_cr_inflight; /* controller_runtime_webhook_requests_in_flight{webhook} */
+    time_t (*now)(void);             /* clock; NULL = time() */
     struct kt_wroute_binding bind[KT_WROUTES_N];
 };
 

@@ -17,7 +17,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 b=${1:-build/plain}
 N=${BENCH_TRAINJOBS:-1000}
-REC="$root/$b/bin/kt-reconciler"
+REC=${KT_BENCH_RECONCILER:-"$root/$b/bin/kt-reconciler"}
 KTCTL="$root/$b/bin/ktctl"
 [ -x "$REC" ] && [ -x "$KTCTL" ] || make -s "$REC" "$KTCTL" >/dev/null || exit 1
 W=$(mktemp -d "${TMPDIR:-/tmp}/kt-bench-rec.XXXXXX")
@@ -26,7 +26,7 @@ RPID=""
 finish() {
     [ -n "$RPID" ] && kill "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
     tests/cluster/down.sh "$D" >/dev/null 2>&1
-    rm -rf "$W"
+    [ -n "${BENCH_KEEP:-}" ] || rm -rf "$W"
 }
 trap finish EXIT
 tests/cluster/up.sh "$D" >/dev/null 2>&1 || { echo "bench: reconcile-$N: cluster failed to start"; exit 0; }
@@ -50,6 +50,19 @@ trainjobs() { # trainjobs NS - N suspended torch TrainJobs as one JSON List
          spec: {runtimeRef: {name: "torch-distributed"}, suspend: true, trainer: {numNodes: 2}}}]}'
 }
 now() { date +%s.%N; }
+count_until() { # count_until N - read names until N distinct ones were seen (line by line)
+    local -A seen=()
+    local name
+    while read -r name; do
+        seen[$name]=1
+        if [ "${#seen[@]}" -ge "$1" ]; then
+            kill "$(cat "$W/curl.pid")" # ends the watch, so the pipeline ends
+            echo done
+            return 0
+        fi
+    done
+    return 1
+}
 since() { echo "$(now) - $1" | bc | awk '{printf "%.2f", $1}'; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
@@ -75,14 +88,14 @@ tls=$(printf 'cacert = "%s"\ncert = "%s"\nkey = "%s"\noutput = "/dev/null"\nwrit
         JobSet) p="/apis/jobset.x-k8s.io/v1alpha2/namespaces/bench-base/jobsets/$name" ;;
         *) continue ;;
         esac
-        printf 'url = "%s%s?fieldManager=trainer&force=true"\nrequest = "PATCH"\nheader = "Content-Type: application/apply-patch+yaml"\ndata-binary = "@%s/%s.json"\n%s' \
+        printf 'url = "%s%s?fieldManager=trainer&force=true"\nrequest = "PATCH"\nheader = "Content-Type: application/apply-patch+yaml"\ndata-binary = "@%s/%s.json"\n%s\n' \
             "$KT_APISERVER" "$p" "$W/o" "$i" "$tls"
     done
     for i in $(seq 0 $((N - 1))); do
-        printf 'url = "%s/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench-base/trainjobs/tj%s/status"\nrequest = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\ndata-binary = "@%s/status.json"\n%s' \
+        printf 'url = "%s/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench-base/trainjobs/tj%s/status"\nrequest = "PATCH"\nheader = "Content-Type: application/merge-patch+json"\ndata-binary = "@%s/status.json"\n%s\n' \
             "$KT_APISERVER" "$i" "$W/o" "$tls"
     done
-} >"$W/curl.cfg"
+} | sed '$d' >"$W/curl.cfg" # no "next" after the last group
 t0=$(now)
 curl -s --parallel --parallel-max 4 -K "$W/curl.cfg" >"$W/codes.txt"
 base=$(since "$t0")
@@ -117,10 +130,10 @@ trainjobs bench >"$W/tj.json"
 kc create -f "$W/tj.json" >/dev/null || exit 0
 rv=$(kc get --raw "/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench/trainjobs?limit=1" | jq -r .metadata.resourceVersion)
 # watch TrainJob status from here on; done when N distinct TrainJobs carry Suspended=True
-curl -sN --cacert "$KT_CA" --cert "$W/c.crt" --key "$W/c.key" \
-    "$KT_APISERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench/trainjobs?watch=1&resourceVersion=$rv&timeoutSeconds=600" |
+(echo "$BASHPID" >"$W/curl.pid" && exec curl -sN --cacert "$KT_CA" --cert "$W/c.crt" --key "$W/c.key" \
+    "$KT_APISERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench/trainjobs?watch=1&resourceVersion=$rv&timeoutSeconds=300") |
     jq --unbuffered -r 'select(.object.status.conditions // [] | map(select(.type == "Suspended" and .status == "True")) | length > 0) | .object.metadata.name' |
-    awk -v n="$N" '!seen[$0]++ { c++ } c >= n { print "done"; exit }' >"$W/watch.out" &
+    count_until "$N" >"$W/watch.out" &
 wpid=$!
 t0=$(now)
 start_rec

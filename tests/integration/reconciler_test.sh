@@ -5,7 +5,7 @@
 # do. Every wait is `kubectl wait` (60 s) or a bounded poll on a condition; nothing sleeps for
 # readiness and nothing asserts on time.
 . "$(dirname "$0")/lib.sh"
-REC="$it_root/build/plain/bin/kt-reconciler"
+REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KTCTL="$it_root/build/plain/bin/ktctl"
 T=60s
 PIDS=()
@@ -387,6 +387,30 @@ restart_midrun() {
 }
 check apiserver-restart-converges restart_midrun
 
+# ---- 410 Gone: etcd compacted, API server restarted, watches resume from a compacted RV ---
+gone_midrun() {
+    local rev ns3 i
+    ns3=$(it_ns gone) || return 1
+    for i in 1 2 3; do tj_in "$ns3" "g$i"; done
+    for i in 1 2 3; do kw --for=create "jobset/g$i" -n "$ns3" >/dev/null || return 1; done
+    rev=$(curl -s -X POST "$KT_ETCD/v3/kv/range" -d '{"key":"AA=="}' | jq -r .header.revision)
+    [ -n "$rev" ] && [ "$rev" != null ] || return 1
+    curl -s -X POST "$KT_ETCD/v3/kv/compaction" -d "{\"revision\":\"$rev\",\"physical\":true}" >/dev/null || return 1
+    "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >/dev/null 2>&1 || return 1
+    for i in 4 5 6; do tj_in "$ns3" "g$i"; done
+    for i in 4 5 6; do kw --for=create "jobset/g$i" -n "$ns3" >/dev/null || return 1; done
+    js_status "$ns3" g2 "{\"status\":{\"conditions\":[$(cond_json Failed FailedJobs 'jobset failed due to one or more job failures')]}}" &&
+        kw --for=condition=Failed trainjob/g2 -n "$ns3" >/dev/null &&
+        test "$(kc get jobsets -n "$ns3" -o name | wc -l)" -eq 6 &&
+        poll relisted
+}
+relisted() {
+    curl -s "http://127.0.0.1:$(jq -r .metrics "$IT_TMP/main.ports")/metrics" |
+        grep -E '^kt_informer_relists_gone\{resource="(trainjobs|jobsets|configmaps)"\} [1-9]'
+}
+tj_in() { trainjob_yaml "$1" "$2" torch-distributed ClusterTrainingRuntime | kc apply -f - >/dev/null; }
+check gone-410-relist-converges gone_midrun
+
 # ---- metrics -----------------------------------------------------------------------------
 metrics() {
     local port
@@ -441,5 +465,7 @@ leader_election() {
 }
 check leader-election-failover leader_election
 stop_rec la2 TERM
+# Every reconciler exited; with a sanitizer build (KT_RECONCILER_BIN) this catches leaks and UB.
+check no-sanitizer-reports bash -c "! grep -l -E 'ERROR: (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
 
 it_finish

@@ -11,85 +11,8 @@
 # is found, warnings reach the client. The configurations are removed again at the end.
 . "$(dirname "$0")/lib.sh"
 
-bin="${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}" # KT_WEBHOOK_BIN: e.g. a TSan build
-W="$IT_TMP/wh"
-mkdir -p "$W"
-WPID=""
-stop_webhook() {
-    kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
-    kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
-    if [ -n "$WPID" ]; then
-        kill -TERM "$WPID" 2>/dev/null
-        wait "$WPID" 2>/dev/null
-        WPID=""
-    fi
-    rm -rf "$IT_TMP"
-}
-trap stop_webhook EXIT
-
-[ -x "$bin" ] || {
-    it_fail webhook-binary "$bin missing (make)"
-    it_finish
-}
-
-# ---- certificates, RBAC, daemon ----------------------------------------------------------
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.crt" -days 2 \
-    -subj /CN=kt-webhook-itest-ca 2>/dev/null &&
-    openssl req -newkey rsa:2048 -nodes -keyout "$W/tls.key" -out "$W/tls.csr" \
-        -subj /CN=127.0.0.1 2>/dev/null &&
-    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$W/ext" &&
-    openssl x509 -req -in "$W/tls.csr" -CA "$W/ca.crt" -CAkey "$W/ca.key" -CAcreateserial \
-        -out "$W/tls.crt" -days 2 -extfile "$W/ext" 2>/dev/null || {
-    it_fail webhook-certs "openssl failed"
-    it_finish
-}
-
-if kc apply -k "$it_root/deploy/rbac/webhook" >"$W/rbac.log" 2>&1; then
-    it_ok webhook-rbac-applied
-else
-    it_fail webhook-rbac-applied "$(cat "$W/rbac.log")"
-fi
-
-"$bin" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$W/tls.crt" \
-    --tls-key-file "$W/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --portfile "$W/ports" --log-level info 2>"$W/stderr" &
-WPID=$!
-deadline=$((SECONDS + 30))
-until [ -s "$W/ports" ] || [ $SECONDS -ge $deadline ] || it_dead "$WPID"; do sleep 0.02; done
-if [ ! -s "$W/ports" ]; then
-    it_fail webhook-start "no portfile: $(cat "$W/stderr")"
-    it_finish
-fi
-PORT=$(jq .webhook "$W/ports")
-HPORT=$(jq .health "$W/ports")
-until [ "$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")" = ok ] ||
-    [ $SECONDS -ge $deadline ] || it_dead "$WPID"; do sleep 0.02; done
-if [ "$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")" = ok ]; then
-    it_ok webhook-ready-after-cache-sync
-else
-    it_fail webhook-ready-after-cache-sync "readyz: $(curl -s "http://127.0.0.1:$HPORT/readyz")"
-    cat "$W/stderr"
-    it_finish
-fi
-
-# ---- register the configurations: service -> url + caBundle --------------------------------
-ca_b64=$(base64 -w0 <"$W/ca.crt")
-python3 - "$it_root/deploy/webhook/manifests.yaml" "$PORT" "$ca_b64" >"$W/hooks.yaml" <<'EOF'
-import sys, yaml
-docs = list(yaml.safe_load_all(open(sys.argv[1])))
-for d in docs:
-    for h in d["webhooks"]:
-        path = h["clientConfig"]["service"]["path"]
-        h["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (sys.argv[2], path),
-                             "caBundle": sys.argv[3]}
-print(yaml.safe_dump_all(docs, sort_keys=False))
-EOF
-if kc apply -f "$W/hooks.yaml" >"$W/hooks.log" 2>&1; then
-    it_ok webhook-configurations-registered
-else
-    it_fail webhook-configurations-registered "$(cat "$W/hooks.log")"
-    it_finish
-fi
+. "$(dirname "$0")/webhook_lib.sh"
+wh_setup
 
 ns=$(it_ns webhook) || {
     it_fail webhook-namespace "cannot create a namespace"
@@ -119,11 +42,7 @@ reserved=$(tj bad-env '  trainer:
         value: "3"')
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.trainer.env: Invalid value: [{"name":"PET_NNODES","value":"3"}]: must not have reserved envs, invalid envs configured: [PET_NNODES]'
 
-# The API server picks up new webhook configurations asynchronously: poll (bounded) with a
-# server-side dry run until our validator answers.
-deadline=$((SECONDS + 30))
-until echo "$reserved" | kc apply --dry-run=server -f - 2>&1 | grep -qF "$want" ||
-    [ $SECONDS -ge $deadline ]; do sleep 0.1; done
+wh_wait_effective "$reserved" "$want"
 
 # ---- denials, exactly as upstream's client output ------------------------------------------
 echo "$reserved" >"$W/bad-env.yaml"
@@ -351,6 +270,7 @@ if wait "$WPID"; then
 else
     it_fail webhook-sigterm-clean-exit "exit status $?"
 fi
+[ -n "${KT_WEBHOOK_KEEP_LOG:-}" ] && cp "$W/stderr" "$KT_WEBHOOK_KEEP_LOG"
 WPID=""
 kc delete clustertrainingruntime torch-distributed --ignore-not-found >/dev/null 2>&1
 it_finish

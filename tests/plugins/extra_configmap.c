@@ -49,13 +49,13 @@ static int ec_build(const struct kt_plugin_host *h, struct kt_plugin_ctx *c, voi
     char obj[2048];
     const char *rt = h->get(c, KT_DOC_RUNTIME, "/metadata/name");
     json_escape(cfg, esc, sizeof(esc));
-    int n = snprintf(obj, sizeof(obj),
-                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
-                     "\"%s-extra\",\"namespace\":\"%s\"},\"data\":{\"trainjob\":\"%s\","
-                     "\"runtime\":\"%s\"%s%s%s}}",
-                     h->trainjob_name(c), h->trainjob_namespace(c), h->trainjob_name(c),
-                     rt ? rt : "", cfg[0] ? ",\"config\":\"" : "", cfg[0] ? esc : "",
-                     cfg[0] ? "\"" : "");
+    int n =
+        snprintf(obj, sizeof(obj),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":"
+                 "\"%s-extra\",\"namespace\":\"%s\"},\"data\":{\"trainjob\":\"%s\","
+                 "\"runtime\":\"%s\"%s%s%s}}",
+                 h->trainjob_name(c), h->trainjob_namespace(c), h->trainjob_name(c), rt ? rt : "",
+                 cfg[0] ? ",\"config\":\"" : "", cfg[0] ? esc : "", cfg[0] ? "\"" : "");
     if (n < 0 || (size_t)n >= sizeof(obj)) {
         return h->fail(c, "ConfigMap too large");
     }

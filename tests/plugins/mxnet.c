@@ -89,8 +89,8 @@ static int mx_enforce(const struct kt_plugin_host *h, struct kt_plugin_ctx *c, v
     if (h->podset_set_pods(c, s, 1) != 0 || h->podset_hostname(c, s, 0, 0, uri, sizeof(uri))) {
         return h->fail(c, "cannot address the scheduler pod");
     }
-    int64_t servers = h->podset_pods(c, (uint32_t)r.idx[1]) *
-                      h->podset_replicas(c, (uint32_t)r.idx[1]);
+    int64_t servers =
+        h->podset_pods(c, (uint32_t)r.idx[1]) * h->podset_replicas(c, (uint32_t)r.idx[1]);
     int64_t workers = h->podset_pods(c, (uint32_t)r.idx[2]);
     for (int k = 0; k < 3; k++) {
         if (set_env(h, c, (uint32_t)r.idx[k], role_names[k], uri, servers, workers) < 0) {

@@ -84,16 +84,17 @@ static void check_gpus(const struct kt_plugin_host *h, struct kt_plugin_ctx *c,
                        const struct policy *p)
 {
     const char *nodes = h->get(c, KT_DOC_TRAINJOB, "/spec/trainer/numNodes");
-    const char *lim = h->get(c, KT_DOC_TRAINJOB,
-                             "/spec/trainer/resourcesPerNode/limits/nvidia.com~1gpu");
-    const char *req = h->get(c, KT_DOC_TRAINJOB,
-                             "/spec/trainer/resourcesPerNode/requests/nvidia.com~1gpu");
+    const char *lim =
+        h->get(c, KT_DOC_TRAINJOB, "/spec/trainer/resourcesPerNode/limits/nvidia.com~1gpu");
+    const char *req =
+        h->get(c, KT_DOC_TRAINJOB, "/spec/trainer/resourcesPerNode/requests/nvidia.com~1gpu");
     long long per_node = lim ? count_of(lim) : count_of(req);
     long long n = nodes ? count_of(nodes) : 1;
     if (per_node * n > p->max_gpus) {
         char detail[160];
-        snprintf(detail, sizeof(detail), "%lld GPUs requested (%lld nodes x %lld), the budget is %lld",
-                 per_node * n, n, per_node, p->max_gpus);
+        snprintf(detail, sizeof(detail),
+                 "%lld GPUs requested (%lld nodes x %lld), the budget is %lld", per_node * n, n,
+                 per_node, p->max_gpus);
         h->field_error(c, KT_FIELD_FORBIDDEN, "spec.trainer.resourcesPerNode", NULL, detail);
     }
 }
@@ -120,8 +121,8 @@ static int rl_validate(const struct kt_plugin_host *h, struct kt_plugin_ctx *c, 
         ptr[k] = '\0';
         if (!h->get(c, KT_DOC_TRAINJOB, ptr)) {
             char detail[400];
-            snprintf(detail, sizeof(detail), "label %s is required for TrainJobs in %s%s",
-                     p->label, p->ns[0] ? "namespace " : "this cluster", p->ns);
+            snprintf(detail, sizeof(detail), "label %s is required for TrainJobs in %s%s", p->label,
+                     p->ns[0] ? "namespace " : "this cluster", p->ns);
             h->field_error(c, KT_FIELD_REQUIRED, "metadata.labels", NULL, detail);
         }
     }

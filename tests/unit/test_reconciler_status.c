@@ -93,12 +93,12 @@ static void test_plugin_status(void)
 
 static void decode_tj(const char *extra_spec, const char *status, struct kt_trainjob *tj)
 {
-    char *s = kt_xasprintf(
-        "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
-        "\"metadata\":{\"name\":\"j\",\"namespace\":\"n\","
-        "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
-        "\"spec\":{\"runtimeRef\":{\"name\":\"r\"}%s}%s%s}",
-        extra_spec, status ? ",\"status\":" : "", status ? status : "");
+    char *s =
+        kt_xasprintf("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                     "\"metadata\":{\"name\":\"j\",\"namespace\":\"n\","
+                     "\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                     "\"spec\":{\"runtimeRef\":{\"name\":\"r\"}%s}%s%s}",
+                     extra_spec, status ? ",\"status\":" : "", status ? status : "");
     struct kt_err err = {0};
     KT_ASSERT(kt_trainjob_decode(parse(s), tj, &err) == 0);
     free(s);
@@ -133,8 +133,7 @@ static void test_deadline(void)
               "{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"False\","
               "\"lastTransitionTime\":\"2026-01-01T01:00:00Z\"}]}",
               &tj);
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.status, T0 + 3600 + 30, &rem),
-                 KT_DEADLINE_PENDING);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.status, T0 + 3600 + 30, &rem), KT_DEADLINE_PENDING);
     CHECK(rem == 30);
     kt_trainjob_release(&tj);
 

@@ -205,7 +205,7 @@ static void *worker(void *arg)
     struct shared *s = arg;
     char *k;
     while ((k = kt_queue_get(s->q)) != NULL) {
-        int i = atoi(k + 1);
+        int i = (int)strtol(k + 1, NULL, 10);
         if (atomic_fetch_add(&s->in_flight[i], 1) != 0) {
             atomic_fetch_add(&s->overlaps, 1);
         }

@@ -145,6 +145,50 @@ static void test_transition_rules(void)
     free(old);
 }
 
+/* Rules the create path of ktctl never reaches: a runtime transition rule and a status rule
+ * (texts captured in tests/integration/crd/ctr-jobset-failurepolicy-immutable and
+ * status-trainerstatus-no-lastupdatedtime). */
+static void test_runtime_transition_and_status_rules(void)
+{
+    const char *rt_old = "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+                         "\"ClusterTrainingRuntime\",\"metadata\":{\"name\":\"fp\"},\"spec\":{"
+                         "\"template\":{\"spec\":{\"failurePolicy\":{\"maxRestarts\":1}}}}}";
+    char *rt_new = replace(rt_old, "\"maxRestarts\":1", "\"maxRestarts\":2");
+    json_t *n = parse(rt_new), *o = parse(rt_old);
+    struct kt_vresult r;
+    kt_vresult_init(&r);
+    kt_validate_defaults(v, "ClusterTrainingRuntime", n);
+    kt_validate_defaults(v, "ClusterTrainingRuntime", o);
+    kt_validate_schema(v, "ClusterTrainingRuntime", n, o, &r);
+    char *got = kt_vresult_string(&r);
+    CHECK_EQ_STR(got, "spec.template.spec.failurePolicy: Invalid value: Value is immutable");
+    free(got);
+    kt_vresult_release(&r);
+    /* mlPolicy is mutable */
+    kt_vresult_init(&r);
+    kt_validate_schema(v, "ClusterTrainingRuntime", o, o, &r);
+    CHECK_EQ_INT(r.len, 0);
+    kt_vresult_release(&r);
+    json_decref(n);
+    json_decref(o);
+    free(rt_new);
+
+    json_t *tj = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                       "\"metadata\":{\"name\":\"st\"},\"spec\":{\"runtimeRef\":{\"name\":\"x\"}},"
+                       "\"status\":{\"trainerStatus\":{\"progressPercentage\":5}}}");
+    kt_vresult_init(&r);
+    kt_validate_schema(v, "TrainJob", tj, NULL, &r);
+    got = kt_vresult_string(&r);
+    CHECK_EQ_STR(got, "status.trainerStatus: Invalid value: lastUpdatedTime is required when "
+                      "trainerStatus is present");
+    free(got);
+    kt_vresult_release(&r);
+    /* on create the status subresource resets status: ktctl drops it before checking */
+    kt_validate_defaults(v, "TrainJob", tj);
+    CHECK(json_object_get(tj, "status") == NULL);
+    json_decref(tj);
+}
+
 static void test_defaulter(void)
 {
     json_t *tj = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\"},{\"manager\":\"b\","
@@ -223,6 +267,7 @@ int main(void)
     kt_framework_default(&fw);
     test_every_rule_has_a_twin();
     test_transition_rules();
+    test_runtime_transition_and_status_rules();
     test_defaulter();
     test_aggregate_and_strict();
     kt_validator_free(v);

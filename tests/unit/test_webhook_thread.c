@@ -239,6 +239,15 @@ static void test_concurrent(void)
                    kt_metric_value(r.m_reviews, patched);
     CHECK_EQ_INT((long long)total, CLIENTS * ROUNDS);
     CHECK_EQ_INT((long long)kt_metric_value(r.m_reviews, denied), CLIENTS * (ROUNDS / 3));
+    const char *v200[] = {"200", KT_PATH_VALIDATE_TRAINJOB};
+    const char *m200[] = {"200", KT_PATH_MUTATE_TRAINJOB};
+    const char *vpath[] = {KT_PATH_VALIDATE_TRAINJOB};
+    CHECK_EQ_INT(
+        (long long)(kt_metric_value(r.m_cr_total, v200) + kt_metric_value(r.m_cr_total, m200)),
+        CLIENTS * ROUNDS);
+    CHECK_EQ_INT((long long)kt_metric_value(r.m_cr_latency, vpath),
+                 (long long)kt_metric_value(r.m_cr_total, v200));
+    CHECK_EQ_INT((long long)kt_metric_value(r.m_cr_inflight, vpath), 0);
     kt_httpd_free(h);
     kt_wstore_free(store);
     kt_metrics_free(m);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tests/dist/tier.sh BUILD_DIR - `make dist` end to end, outside the repo: build the tarball
+# from BUILD_DIR into a temp folder, install it into a temp prefix, and from a folder outside
+# the work tree run the installed ktctl (validate the shipped runtimes and an example, refuse
+# a bad one, issue certificates) and the daemons' usage. Nothing here needs a cluster.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+b=${1:-build/plain}
+case "$b" in /*) ;; *) b="$root/$b" ;; esac
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+check() { # check NAME CMD...
+    local name=$1
+    shift
+    if "$@" >"$T/out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 600 "$T/out")"; fi
+}
+
+if KT_VERSION=test KT_DIST_DIR="$T/dist" "$root/tests/dist.sh" "$b" >"$T/dist.log" 2>&1; then
+    ok dist-builds
+else
+    bad dist-builds "$(cat "$T/dist.log")"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+tgz="$T/dist/kt-test.tar.gz"
+tar -tzf "$tgz" | sort >"$T/list"
+for f in kt-test/bin/ktctl kt-test/bin/kt-webhook kt-test/bin/kt-reconciler \
+    kt-test/share/kt/api/kustomization.yaml kt-test/share/kt/api/trainer.kubeflow.org_trainjobs.yaml \
+    kt-test/share/kt/deploy/kustomization.yaml kt-test/share/kt/deploy/runtimes/torch-distributed.yaml \
+    kt-test/share/kt/deploy/manager/controller_manager_config.yaml kt-test/share/doc/kt/README.md; do
+    if grep -qx "$f" "$T/list"; then ok "dist-has $f"; else bad "dist-has $f" "not in the tarball"; fi
+done
+check dist-one-top-folder test "$(grep -vc '^kt-test/' "$T/list")" -eq 0
+check dist-no-build-junk test "$(grep -cE '\.(o|d|a)$|/build/' "$T/list")" -eq 0
+
+P="$T/prefix"
+mkdir -p "$P" "$T/elsewhere"
+check dist-installs tar -xzf "$tgz" -C "$P" --strip-components=1
+cd "$T/elsewhere" || exit 1
+check dist-ktctl-validate-runtimes bash -c "'$P/bin/ktctl' validate '$P/share/kt/deploy/runtimes' 2>&1 | grep -q '8 objects checked, 0 invalid'"
+cp "$root/tests/run/example-trainjob.yaml" job.yaml
+check dist-ktctl-validate-example "$P/bin/ktctl" validate job.yaml "$P/share/kt/deploy/runtimes/torch-distributed.yaml"
+sed 's/name: EPOCHS$/name: PET_NNODES/' job.yaml >bad.yaml
+check dist-ktctl-refuses-bad bash -c "'$P/bin/ktctl' validate bad.yaml '$P/share/kt/deploy/runtimes/torch-distributed.yaml' | grep -q 'must not have reserved envs'; test \${PIPESTATUS[0]} -eq 1"
+check dist-ktctl-render bash -c "'$P/bin/ktctl' render --runtime '$P/share/kt/deploy/runtimes/torch-distributed.yaml' -o json job.yaml | jq -e '[.items[].kind] == [\"ConfigMap\",\"JobSet\"]'"
+check dist-ktctl-certs bash -c "'$P/bin/ktctl' certs -q --dir certs --san IP:127.0.0.1 && test -s certs/tls.crt && test -s certs/ca.key"
+check dist-webhook-usage bash -c "'$P/bin/kt-webhook' --help 2>&1 | grep -q -- --tls-cert-file"
+check dist-reconciler-usage bash -c "'$P/bin/kt-reconciler' --help 2>&1 | grep -q -- --kubeconfig"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

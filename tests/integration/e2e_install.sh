@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# tests/integration/e2e_install.sh ENV_FILE - the install manifests: `kubectl kustomize
+# deploy/` builds, the REAL API server accepts every object (server-side dry run, so the
+# shared cluster is not changed), `ktctl validate` accepts the runtimes in it, the shipped
+# Configuration loads in both daemons, and the objects carry the install names and the
+# settings README promises (DESIGN.md "Install names", SPEC §4.1, §5.7, §7). Negative
+# controls: a broken copy is refused by the API server and by ktctl.
+. "$(dirname "$0")/lib.sh"
+
+KTCTL=$it_root/build/plain/bin/ktctl
+REC=${KT_RECONCILER_BIN:-$it_root/build/plain/bin/kt-reconciler}
+WEBHOOK=${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}
+W="$IT_TMP/install"
+mkdir -p "$W"
+# The reconciler started below is a leader in managed mode: it creates the certificate Secret.
+trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; rm -rf "$IT_TMP"' EXIT
+
+check() { # check NAME CMD... - ok when CMD succeeds
+    local name=$1
+    shift
+    if "$@" >"$W/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 800 "$W/check.out")"; fi
+}
+
+if kc kustomize "$it_root/deploy" >"$W/all.yaml" 2>"$W/kustomize.err"; then
+    it_ok install-kustomize-builds
+else
+    it_fail install-kustomize-builds "$(cat "$W/kustomize.err")"
+    it_finish
+fi
+check install-server-side-dry-run kc apply --server-side --dry-run=server -f "$W/all.yaml"
+check install-ktctl-validate "$KTCTL" validate "$W/all.yaml"
+# kubectl prints one JSON document per object; gather them into {"items": [...]}.
+kc create --dry-run=client -o json -f "$W/all.yaml" 2>"$W/json.err" |
+    jq -s '{items: [.[] | if .kind == "List" then .items[] else . end]}' >"$W/all.json"
+check install-json test "$(jq '.items | length' "$W/all.json")" -eq "$(grep -c '^kind:' "$W/all.yaml")"
+
+# q NAME JQ - one jq expression over the List must print "true".
+q() {
+    local name=$1
+    shift
+    if [ "$(jq -r "$@" "$W/all.json" 2>&1)" = true ]; then it_ok "$name"; else it_fail "$name" "jq: $*"; fi
+}
+obj() { printf '.items[] | select(.kind == "%s" and .metadata.name == "%s")' "$1" "$2"; }
+q install-namespace "[.items[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == [\"kubeflow-system\"]"
+q install-crds "[.items[] | select(.kind == \"CustomResourceDefinition\") | .metadata.name] | sort == [\"clustertrainingruntimes.trainer.kubeflow.org\",\"trainingruntimes.trainer.kubeflow.org\",\"trainjobs.trainer.kubeflow.org\"]"
+q install-runtimes-cluster-scoped "[.items[] | select(.kind == \"ClusterTrainingRuntime\") | .metadata.namespace] | (length == 8 and all(. == null))"
+q install-service-accounts "[.items[] | select(.kind == \"ServiceAccount\") | .metadata.name] | sort == [\"kubeflow-trainer-controller-manager\",\"kubeflow-trainer-webhook\"]"
+q install-service "$(obj Service kubeflow-trainer-controller-manager) | [.spec.ports[] | select(.name == \"webhook-server\") | .port == 443 and .targetPort == \"webhook\"] == [true]"
+WH=$(obj Deployment kubeflow-trainer-webhook)
+RC=$(obj Deployment kubeflow-trainer-controller-manager)
+q install-webhook-replicas "$WH | .spec.replicas == 2 and .spec.template.spec.serviceAccountName == \"kubeflow-trainer-webhook\""
+q install-webhook-probes "$WH | .spec.template.spec.containers[0] | .livenessProbe.httpGet.path == \"/healthz\" and .readinessProbe.httpGet.path == \"/readyz\""
+q install-webhook-port "$WH | [.spec.template.spec.containers[0].ports[] | select(.name == \"webhook\") | .containerPort] == [9443]"
+q install-webhook-cert-mount "$WH | .spec.template.spec | ([.containers[0].volumeMounts[] | select(.mountPath == \"/tmp/k8s-webhook-server/serving-certs\") | .readOnly] == [true]) and ([.volumes[] | select(.secret.secretName == \"kubeflow-trainer-webhook-cert\") | .secret.defaultMode] == [420])"
+q install-non-root "[($WH), ($RC) | .spec.template.spec | .securityContext.runAsNonRoot == true and .containers[0].securityContext.allowPrivilegeEscalation == false and .containers[0].securityContext.readOnlyRootFilesystem == true and (.containers[0].resources.requests | length) > 0] | all"
+q install-reconciler "$RC | .spec.template.spec.serviceAccountName == \"kubeflow-trainer-controller-manager\" and (.spec.template.spec.containers[0].args | index(\"--config=/controller_manager_config.yaml\")) != null"
+q install-config-map "$(obj ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"] | contains(\"leaderElect: true\")"
+q install-cert-secret "$(obj Secret kubeflow-trainer-webhook-cert) | .data == null"
+q install-webhook-configs "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .metadata.name] | sort == [\"defaulter.trainer.kubeflow.org\",\"validator.trainer.kubeflow.org\"]"
+q install-webhook-service-ref "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .webhooks[].clientConfig.service | .name == \"kubeflow-trainer-controller-manager\" and .namespace == \"kubeflow-system\"] | all"
+
+# The shipped Configuration (as the ConfigMap carries it) is decoded strictly and validated:
+# kt-reconciler starts with it and gets ready; an invalid copy stops kt-webhook, naming it.
+jq -r "$(obj ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"]" "$W/all.json" >"$W/config.yaml"
+config_loads() { # as the controller-manager identity, with exactly deploy/rbac/reconciler
+    rm -f "$W/rec.ports"
+    "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+        --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/rec.ports" \
+        </dev/null >"$W/rec.log" 2>&1 &
+    local pid=$! deadline=$((SECONDS + 30)) rc=1
+    while [ $SECONDS -lt $deadline ] && kill -0 "$pid" 2>/dev/null; do
+        if [ -s "$W/rec.ports" ] && [ "$(curl -s "http://127.0.0.1:$(jq .health "$W/rec.ports")/readyz")" = ok ]; then
+            rc=0
+            break
+        fi
+        sleep 0.1
+    done
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    [ $rc -eq 0 ] || cat "$W/rec.log"
+    return $rc
+}
+kc apply --server-side -k "$it_root/deploy/rbac/reconciler" >/dev/null 2>&1
+check install-config-loads-in-reconciler config_loads
+printf 'webhook:\n  port: 70000\n' >>"$W/config.yaml"
+bad_config() {
+    ! "$WEBHOOK" --config "$W/config.yaml" --objects "$it_root/deploy/runtimes" --tls-cert-file /nonexistent \
+        --tls-key-file /nonexistent --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+        --metrics-listen 0 </dev/null >"$W/wh.log" 2>&1 && grep -q 'config.yaml' "$W/wh.log"
+}
+check install-bad-config-refused bad_config
+
+# The tarball's copy (make dist, installed into a prefix) builds to the same objects.
+dist_same() {
+    KT_VERSION=t KT_DIST_DIR="$W/dist" "$it_root/tests/dist.sh" "$it_root/build/plain" >/dev/null &&
+        mkdir -p "$W/prefix" && tar -xzf "$W/dist/kt-t.tar.gz" -C "$W/prefix" --strip-components=1 &&
+        kc kustomize "$W/prefix/share/kt/deploy" >"$W/dist.yaml" && cmp "$W/all.yaml" "$W/dist.yaml"
+}
+check install-dist-tarball-same-manifests dist_same
+
+# deploy/cert-manager: the same install with cert-manager's certificates ("external").
+if kc kustomize "$it_root/deploy/cert-manager" >"$W/cm.yaml" 2>"$W/cm.err"; then
+    it_ok install-cert-manager-builds
+    # every document but cert-manager's own kinds (no cert-manager CRDs here)
+    awk 'BEGIN { RS = "\n---\n" } $0 !~ /(^|\n)kind: (Certificate|Issuer)(\n|$)/ { printf "---\n%s\n", $0 }' \
+        "$W/cm.yaml" >"$W/cm-rest.yaml"
+    kc create --dry-run=client -o json -f "$W/cm-rest.yaml" 2>/dev/null |
+        jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$W/cm.json"
+    cmq() { jq -r "$1" "$W/cm.json"; }
+    check install-cert-manager-objects test "$(cmq '.items | length')" -eq $(($(grep -c '^kind:' "$W/cm.yaml") - 2))
+    check install-cert-manager-no-kt-secret test "$(cmq '[.items[] | select(.kind == "Secret")] | length')" = 0
+    cm_external() { cmq '.items[] | select(.kind == "ConfigMap") | .data["controller_manager_config.yaml"]' | grep -qx '  enable: false'; }
+    check install-cert-manager-config-external cm_external
+    check install-cert-manager-inject-ca-from test "$(cmq '[.items[] | select(.kind | endswith("WebhookConfiguration")) | .metadata.annotations["cert-manager.io/inject-ca-from"]] | unique | join(",")')" = kubeflow-system/kubeflow-trainer-webhook-cert
+    check install-cert-manager-certificate bash -c "grep -A3 '^kind: Certificate$' '$W/cm.yaml' | grep -q 'name: kubeflow-trainer-webhook-cert' && grep -q 'secretName: kubeflow-trainer-webhook-cert' '$W/cm.yaml'"
+    check install-cert-manager-dry-run-rest kc apply --server-side --dry-run=server -f "$W/cm.json"
+else
+    it_fail install-cert-manager-builds "$(cat "$W/cm.err")"
+fi
+
+# ---- negative controls ---------------------------------------------------------------------
+sed 's/^  replicas: 2$/  replicas: two/' "$W/all.yaml" >"$W/broken.yaml"
+check install-negative-differs bash -c "! cmp -s '$W/all.yaml' '$W/broken.yaml'"
+check install-negative-dry-run-refuses bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' apply --server-side --dry-run=server -f '$W/broken.yaml'"
+awk '/^kind: ClusterTrainingRuntime$/ { n++ } { print } n == 1 && /^spec:$/ && !done { print "  bogusField: 1"; done = 1 }' \
+    "$W/all.yaml" >"$W/broken-runtime.yaml"
+check install-negative-ktctl-refuses bash -c "'$KTCTL' validate '$W/broken-runtime.yaml'; test \$? -eq 1"
+it_finish

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (tests/run-demo.sh) with
+# stdin closed, in a temporary KT_RUN_DIR: it starts its own control plane, both daemons and
+# the example, prints every step and "It works.", exits 0, and leaves no process behind.
+# (The shared cluster of ENV_FILE is not used.)
+. "$(dirname "$0")/lib.sh"
+
+D="$IT_TMP/run"
+out="$IT_TMP/run.out"
+KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then
+    it_ok "run-demo-stdin-closed ($(grep -o 'Demo took [0-9.]*s' "$out"))"
+else
+    it_fail run-demo-stdin-closed "exit $rc: $(tail -30 "$out")"
+fi
+steps=$(grep -c '^==> \[[0-9]/9\]' "$out")
+if [ "$steps" -eq 9 ]; then it_ok run-demo-progress-steps; else it_fail run-demo-progress-steps "$steps of 9 steps printed"; fi
+for want in 'THIS SCRIPT writes JobSet status Completed' 'export KUBECONFIG=' \
+    'denied the request' 'Complete=True reason=AllJobsCompleted' 'stdin is not a terminal'; do
+    if grep -qF "$want" "$out"; then it_ok "run-demo-says: $want"; else it_fail "run-demo-says: $want" "missing"; fi
+done
+left=""
+for v in KT_APISERVER_PID KT_ETCD_PID; do
+    pid=$(. "$D/env" 2>/dev/null && eval "echo \${$v:-}")
+    [ -n "$pid" ] && ! it_dead "$pid" && left="$left $v=$pid"
+done
+for p in $(pgrep -f -- "--portfile $D/" 2>/dev/null); do left="$left daemon=$p"; done
+if [ -z "$left" ]; then it_ok run-demo-cleans-up; else it_fail run-demo-cleans-up "still running:$left"; fi
+it_finish

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# tests/integration/plugins_test.sh ENV_FILE - external plugins (api/kt_plugin.h, issue 11) in
+# the daemons on the real API server: kt-webhook with `--plugin require_label.so,...` denies a
+# TrainJob through the API server (registered with a url clientConfig + caBundle, scoped to the
+# test namespace); kt-reconciler with `--plugin extra_configmap.so --plugin tensorflow.so`
+# applies the plugin's ConfigMap owned by the TrainJob and the TF_CONFIG env; both daemons
+# refuse an ABI-mismatched plugin at startup. The daemons run as their non-admin identities
+# with deploy/rbac/ applied. Waits are `kubectl wait` or bounded polls; no sleeps, no timing.
+# KT_BIN_DIR overrides the binaries' directory (default build/plain/bin).
+. "$(dirname "$0")/lib.sh"
+BIN=${KT_BIN_DIR:-$it_root/build/plain/bin}
+PLUG="$IT_TMP/build/plugins"
+T=60s
+PIDS=()
+
+cleanup() {
+    local p
+    kc delete validatingwebhookconfiguration kt-plugins-test.trainer.kubeflow.org \
+        --ignore-not-found >/dev/null 2>&1
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    rm -rf "$IT_TMP"
+}
+trap cleanup EXIT
+
+# ready NAME PID - bounded poll of the /readyz of a daemon started with --portfile.
+ready() {
+    local i port
+    for i in $(seq 600); do
+        if [ -s "$IT_TMP/$1.ports" ]; then
+            port=$(jq -r .health "$IT_TMP/$1.ports")
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] &&
+                return 0
+        fi
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$IT_TMP/$1.log" >&2
+    return 1
+}
+
+# refused NAME BINARY ARGS... - the daemon exits non-zero at startup naming the ABI mismatch.
+refused() {
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/$name.log" 2>&1; then
+        it_fail "$name" "started with an ABI-mismatched plugin"
+    elif grep -q "plugin $PLUG/bad_abi.so: built for plugin ABI 2.0, this kt speaks 1.0" \
+        "$IT_TMP/$name.log"; then
+        it_ok "$name"
+    else
+        it_fail "$name" "$(head -c 400 "$IT_TMP/$name.log")"
+    fi
+}
+
+make_certs() {
+    local d=$IT_TMP/certs
+    mkdir -p "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days 1 \
+        -subj /CN=kt-plugins-test-ca 2>/dev/null &&
+        openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" \
+            -subj /CN=127.0.0.1 2>/dev/null &&
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext" &&
+        openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+            -out "$d/tls.crt" -days 1 -extfile "$d/ext" 2>/dev/null
+}
+
+register_webhook() { # register_webhook NS PORT
+    cat <<YAML | kc apply -f - >/dev/null
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: kt-plugins-test.trainer.kubeflow.org
+webhooks:
+  - name: validator.trainjob.trainer.kubeflow.org
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    clientConfig:
+      url: https://127.0.0.1:$2/validate-trainer-kubeflow-org-v1alpha1-trainjob
+      caBundle: $(base64 -w0 "$IT_TMP/certs/ca.crt")
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: $1
+    rules:
+      - apiGroups: [trainer.kubeflow.org]
+        apiVersions: [v1alpha1]
+        operations: [CREATE, UPDATE]
+        resources: [trainjobs]
+YAML
+}
+
+runtime_yaml() { # runtime_yaml NS NAME FRAMEWORK
+    cat <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: $2
+  namespace: $1
+  labels:
+    trainer.kubeflow.org/framework: $3
+spec:
+  mlPolicy:
+    numNodes: 1
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: busybox
+YAML
+}
+
+trainjob_yaml() { # trainjob_yaml NS NAME RUNTIME [LABELS_YAML]
+    cat <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: $2
+  namespace: $1
+${4:-}
+spec:
+  runtimeRef:
+    name: $3
+    kind: TrainingRuntime
+  trainer:
+    numNodes: 2
+YAML
+}
+
+# ---- setup -------------------------------------------------------------------------------
+"$it_root/tests/plugins/build.sh" "$IT_TMP/build" >"$IT_TMP/build.log" 2>&1 ||
+    { it_fail build "$(head -c 400 "$IT_TMP/build.log")"; it_finish; }
+make_certs || { it_fail certs "openssl failed"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || { it_fail rbac "webhook"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "reconciler"; it_finish; }
+NS=$(it_ns plugins) || { it_fail namespace "create failed"; it_finish; }
+
+# ---- an ABI-mismatched plugin is refused at startup by both daemons ----------------------
+refused webhook-refuses-bad-abi "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" \
+    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
+    --plugin "$PLUG/bad_abi.so"
+refused reconciler-refuses-bad-abi "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --plugin "$PLUG/bad_abi.so"
+
+# ---- kt-webhook + an external CustomValidation deny through the API server ---------------
+"$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" \
+    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
+    --portfile "$IT_TMP/webhook.ports" \
+    --plugin "$PLUG/require_label.so,namespace=$NS,label=cost-center" >"$IT_TMP/webhook.log" 2>&1 &
+WPID=$!
+PIDS+=("$WPID")
+ready webhook "$WPID" || { it_fail webhook-start "not ready"; it_finish; }
+register_webhook "$NS" "$(jq -r .webhook "$IT_TMP/webhook.ports")" ||
+    { it_fail webhook-register "apply failed"; it_finish; }
+runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { it_fail runtime "apply"; it_finish; }
+
+if trainjob_yaml "$NS" unlabelled tf | kc create -f - >"$IT_TMP/deny.out" 2>&1; then
+    it_fail webhook-plugin-denies "the unlabelled TrainJob was admitted"
+elif grep -q "denied the request: metadata.labels: Required value: label cost-center is required for TrainJobs in namespace $NS" "$IT_TMP/deny.out"; then
+    it_ok webhook-plugin-denies
+else
+    it_fail webhook-plugin-denies "$(head -c 600 "$IT_TMP/deny.out")"
+fi
+if trainjob_yaml "$NS" labelled tf "  labels: {cost-center: ml}" | kc create -f - >"$IT_TMP/admit.out" 2>&1; then
+    it_ok webhook-plugin-admits
+else
+    it_fail webhook-plugin-admits "$(head -c 600 "$IT_TMP/admit.out")"
+fi
+
+# ---- kt-reconciler + an external ComponentBuilder and EnforceMLPolicy --------------------
+"$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+    --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/reconciler.ports" --workers 1 \
+    --plugin "$PLUG/extra_configmap.so,team=ml" --plugin "$PLUG/tensorflow.so" \
+    >"$IT_TMP/reconciler.log" 2>&1 &
+RPID=$!
+PIDS+=("$RPID")
+ready reconciler "$RPID" || { it_fail reconciler-start "not ready"; it_finish; }
+UID_TJ=$(kc get trainjob labelled -n "$NS" -o jsonpath='{.metadata.uid}')
+if kc wait --timeout=$T --for=create configmap/labelled-extra -n "$NS" >/dev/null 2>&1 &&
+    kc get configmap labelled-extra -n "$NS" -o json >"$IT_TMP/cm.json" &&
+    jq -e --arg uid "$UID_TJ" '.metadata.ownerReferences == [{"apiVersion":
+        "trainer.kubeflow.org/v1alpha1","kind":"TrainJob","name":"labelled","uid":$uid,
+        "controller":true,"blockOwnerDeletion":true}] and .data.config == "team=ml" and
+        .metadata.labels["trainer.kubeflow.org/trainjob-name"] == "labelled"' \
+        "$IT_TMP/cm.json" >/dev/null; then
+    it_ok reconciler-plugin-object-owned
+else
+    it_fail reconciler-plugin-object-owned "$(head -c 600 "$IT_TMP/cm.json" 2>/dev/null)"
+fi
+want="{\"cluster\":{\"worker\":[\"labelled-node-0-0.labelled:2222\",\"labelled-node-0-1.labelled:2222\"]},\"task\":{\"type\":\"worker\",\"index\":\$(TF_TASK_INDEX)}}"
+if kc wait --timeout=$T --for=create jobset/labelled -n "$NS" >/dev/null 2>&1 &&
+    kc get jobset labelled -n "$NS" -o json >"$IT_TMP/js.json" &&
+    jq -e --arg want "$want" '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env |
+        map(.name) as $n | ($n | index("TF_TASK_INDEX")) < ($n | index("TF_CONFIG")) and
+        (map(select(.name == "TF_CONFIG"))[0].value == $want)' "$IT_TMP/js.json" >/dev/null; then
+    it_ok reconciler-plugin-tf-config
+else
+    it_fail reconciler-plugin-tf-config "$(jq -c '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env' "$IT_TMP/js.json" 2>/dev/null | head -c 600)"
+fi
+it_finish
