@@ -236,13 +236,26 @@ static int default_leaf(json_t *obj, const char *key, const char *path,
     }
 }
 
+/* Append n bytes of s at dst[*len], truncating like snprintf (cap > 0). */
+static void path_put(char *dst, size_t cap, size_t *len, const char *s, size_t n)
+{
+    size_t room = cap - 1 - *len;
+    n = n < room ? n : room;
+    memcpy(dst + *len, s, n);
+    *len += n;
+    dst[*len] = '\0';
+}
+
+/* "base.seg" (or "seg" for an empty base); on the hot path of every decode, so no printf. */
 static void path_join(char *dst, size_t cap, const char *base, const char *seg, size_t seglen)
 {
+    size_t len = 0;
+    dst[0] = '\0';
     if (base[0]) {
-        kt__field_path_fmt(dst, cap, "%s.%.*s", base, (int)seglen, seg);
-    } else {
-        kt__field_path_fmt(dst, cap, "%.*s", (int)seglen, seg);
+        path_put(dst, cap, &len, base, strlen(base));
+        path_put(dst, cap, &len, ".", 1);
     }
+    path_put(dst, cap, &len, seg, seglen);
 }
 
 /* Walk the rest of the rule path (rest) below obj, whose concrete path is at. */

@@ -196,6 +196,14 @@ int kt_certs_inject_bundle(json_t *config, const char *bundle_b64)
 
 /* ---- cluster I/O ---- */
 
+/* err is optional (NULL allowed) in every public function. */
+static void copy_err(struct kt_err *err, const struct kt_err *e)
+{
+    if (err) {
+        *err = *e;
+    }
+}
+
 /* Make every caBundle of one configuration equal bundle_b64 (GET, compare, PUT; a 409 is
  * retried with a fresh GET). A missing configuration is counted, not an error. */
 static int inject_one(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *name,
@@ -211,7 +219,7 @@ static int inject_one(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, c
                 rep->webhooks_missing++;
                 return 0;
             }
-            *err = e;
+            copy_err(err, &e);
             return kt_err_prefix(err, "get %s %s", gvr->resource, name);
         }
         if (kt_certs_inject_bundle(obj, bundle_b64) == 0) {
@@ -225,7 +233,7 @@ static int inject_one(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, c
             return 0;
         }
         if (e.code != KT_ECONFLICT) {
-            *err = e;
+            copy_err(err, &e);
             return kt_err_prefix(err, "update %s %s", gvr->resource, name);
         }
         rep->conflicts++;
@@ -301,7 +309,7 @@ static int state_read(struct kt_kube_client *c, const struct kt_rotator_opts *o,
     memset(s, 0, sizeof(*s));
     if (kt_kube_get(c, &KT_GVR_SECRETS, ns, name, &s->secret, &e) != 0) {
         if (e.code != KT_ENOENT) {
-            *err = e;
+            copy_err(err, &e);
             return kt_err_prefix(err, "get secret %s/%s", ns, name);
         }
         return 0;
@@ -376,7 +384,7 @@ static int state_write(struct kt_kube_client *c, const struct kt_rotator_opts *o
         rep->conflicts++;
         return 1;
     }
-    *err = e;
+    copy_err(err, &e);
     return kt_err_prefix(err, "%s secret %s/%s", s->secret ? "update" : "create", ns, name);
 }
 

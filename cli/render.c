@@ -1,11 +1,15 @@
 /* cli/render.c - `ktctl render`: TrainJob + runtime -> the exact objects the reconciler would
  * apply (DESIGN.md "Interfaces"). File handling and output only; the work is
- * common/render.c. Schema/CEL validation is not done here yet (ktctl validate's rules). */
+ * common/render.c. Unless --no-validate, the TrainJob and the runtimes it uses first go
+ * through `ktctl validate`'s pipeline (common/validate.h) and the objects as admitted
+ * (pruned, defaulted) are rendered. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "common/buf.h"
@@ -13,6 +17,7 @@
 #include "common/json.h"
 #include "common/mem.h"
 #include "common/render.h"
+#include "common/validate.h"
 #include "common/yaml.h"
 
 #define INPUT_MAX (8u << 20)
@@ -29,19 +34,83 @@ struct render_cfg {
     bool json;
 };
 
-/* Where a TrainJob came from, for messages. */
+/* Where an input object came from, for messages. */
 struct origin {
     const char *file;
     size_t line;
+    json_t *lines; /* owned reference: JSON Pointer -> line in the document, or NULL */
+    char *prefix;  /* owned: the object's pointer in its document ("" or "/items/N") */
 };
+
+/* Input objects (owned references in objs) and their origins, index for index. */
+struct docs {
+    json_t *objs;
+    struct origin *o;
+    size_t len, cap;
+};
+
+static void docs_init(struct docs *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->objs = json_array();
+}
+
+static void docs_release(struct docs *d)
+{
+    for (size_t i = 0; i < d->len; i++) {
+        json_decref(d->o[i].lines);
+        free(d->o[i].prefix);
+    }
+    free(d->o);
+    json_decref(d->objs);
+    memset(d, 0, sizeof(*d));
+}
+
+static void docs_add(struct docs *d, json_t *obj, const char *file, const struct kt_yaml_doc *doc,
+                     const char *prefix)
+{
+    if (d->len == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 16;
+        d->o = kt_xrealloc(d->o, d->cap * sizeof(*d->o));
+    }
+    struct origin *o = &d->o[d->len++];
+    o->file = file;
+    o->line = doc->line;
+    o->lines = json_incref(doc->lines);
+    o->prefix = kt_xstrdup(prefix);
+    json_array_append(d->objs, obj);
+}
+
+/* The line of the node at ptr in the object of o, or of its nearest ancestor. */
+static size_t origin_line(const struct origin *o, const char *ptr)
+{
+    char *p = kt_xasprintf("%s%s", o->prefix, ptr ? ptr : "");
+    size_t line = 0;
+    for (;;) {
+        const json_t *l = json_object_get(o->lines, p);
+        if (json_is_integer(l)) {
+            line = (size_t)json_integer_value(l);
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (!slash) {
+            break;
+        }
+        *slash = '\0';
+    }
+    free(p);
+    return line ? line : o->line;
+}
 
 void cli_render_usage(FILE *f)
 {
     fprintf(f, "  render [--runtime PATH]... [--objects PATH] [--uid UID] [--ssh-key FILE]\n"
                "         [--no-validate] [-o yaml|json] PATH\n"
                "      Print every object the reconciler would apply for the TrainJobs in PATH\n"
-               "      (a file or - for stdin), in apply order. Exit 0 ok, 1 denied or failed,\n"
-               "      2 usage error or unreadable input.\n");
+               "      (a file or - for stdin), in apply order. The TrainJobs and the runtimes\n"
+               "      they use are first checked as `ktctl validate` does (denials on stderr as\n"
+               "      FILE:LINE: Kind/name: <error>; --no-validate skips every check). Exit 0\n"
+               "      ok, 1 denied or failed, 2 usage error or unreadable input.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -86,10 +155,23 @@ static int parse_args(int argc, char **argv, struct render_cfg *c)
     return c->path ? 0 : usage_error("missing PATH", NULL);
 }
 
-/* Append every object document of file to dst (expanding kind List), recording origins of
- * TrainJobs when tj/origins are given. Returns 0, 1 (YAML error), 2 (unreadable). */
-static int load(const char *file, json_t *dst, json_t *tjs, struct origin *origins,
-                size_t *n_origins)
+/* One object of a document: TrainJobs to tjs (when given), the rest to dst. */
+static void load_obj(json_t *obj, const char *shown, const struct kt_yaml_doc *doc,
+                     const char *prefix, struct docs *tjs, struct docs *dst)
+{
+    if (!json_is_object(obj)) {
+        return;
+    }
+    if (tjs && kt_render_is_kind(obj, "TrainJob")) {
+        docs_add(tjs, obj, shown, doc, prefix);
+    } else {
+        docs_add(dst, obj, shown, doc, prefix);
+    }
+}
+
+/* Append every object document of file to dst (expanding kind List), TrainJobs to tjs when
+ * given. Returns 0, 1 (YAML error), 2 (unreadable). */
+static int load(const char *file, struct docs *tjs, struct docs *dst)
 {
     struct kt_buf b;
     struct kt_err err = {0};
@@ -111,22 +193,19 @@ static int load(const char *file, json_t *dst, json_t *tjs, struct origin *origi
         for (size_t w = 0; w < doc->warnings.len; w++) {
             fprintf(stderr, "%s:%s: warning\n", shown, doc->warnings.items[w]);
         }
-        if (!json_is_object(doc->root)) {
-            continue;
-        }
         json_t *items = json_object_get(doc->root, "items");
         const char *kind = json_string_value(json_object_get(doc->root, "kind"));
         if (kind && strcmp(kind, "List") == 0 && json_is_array(items)) {
-            json_array_extend(dst, items);
-            continue;
-        }
-        if (tjs && kt_render_is_kind(doc->root, "TrainJob")) {
-            origins[*n_origins].file = shown;
-            origins[*n_origins].line = doc->line;
-            (*n_origins)++;
-            json_array_append(tjs, doc->root);
+            size_t i;
+            json_t *it;
+            json_array_foreach(items, i, it)
+            {
+                char *prefix = kt_xasprintf("/items/%zu", i);
+                load_obj(it, shown, doc, prefix, tjs, dst);
+                free(prefix);
+            }
         } else {
-            json_array_append(dst, doc->root);
+            load_obj(doc->root, shown, doc, "", tjs, dst);
         }
     }
     kt_yaml_stream_release(&s);
@@ -192,42 +271,155 @@ static void print_denial(const struct origin *o, const json_t *tj, const struct 
     }
 }
 
-static int render_all(const struct kt_framework *fw, const struct render_cfg *c, json_t *tjs,
-                      const struct origin *origins, const json_t *runtimes, const json_t *objects,
-                      const char *ssh_pem)
+/* The validation pipeline's state across TrainJobs: each runtime is checked once. */
+struct vctx {
+    const struct kt_validator *v;
+    const struct kt_framework *fw;
+    time_t now;
+    const struct docs *rts; /* the runtimes as read */
+    json_t *admitted;       /* rts->objs with every checked, valid runtime replaced by its
+                               admitted form (what the API server stores) */
+    int *state;             /* per runtime: 0 unchecked, 1 valid, 2 denied */
+    struct kt_view view;    /* the --objects, for the plugins' validation */
+};
+
+/* Problems as `ktctl validate` prints them (FILE:LINE: Kind/name: <error>), on stderr. */
+static void print_problems(const struct origin *o, const json_t *obj, const struct kt_vresult *r)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    for (size_t i = 0; i < r->len; i++) {
+        bool dup = false;
+        for (size_t j = 0; j < i && !dup; j++) {
+            dup = strcmp(r->items[j].text, r->items[i].text) == 0;
+        }
+        if (!dup) {
+            fprintf(stderr, "%s:%zu: %s/%s: %s\n", o->file, origin_line(o, r->items[i].ptr),
+                    kind ? kind : "", tj_name(obj), r->items[i].text);
+        }
+    }
+    for (size_t i = 0; i < r->warnings.len; i++) {
+        fprintf(stderr, "%s:%zu: warning: %s\n", o->file, o->line, r->warnings.items[i]);
+    }
+}
+
+/* Run obj through the pipeline. Returns 0 admitted (*admitted set), 1 denied (printed). */
+static int check_object(struct vctx *x, const struct origin *o, const json_t *obj,
+                        json_t **admitted)
+{
+    struct kt_vresult r;
+    struct kt_err err = {0};
+    struct kt_vruntimes rts = {x->admitted, false, &x->view};
+    kt_vresult_init(&r);
+    if (kt_validate_object_admitted(x->v, x->fw, obj, NULL, x->now, &rts, &r, admitted, &err) !=
+        0) {
+        kt_vresult_add(&r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
+    }
+    int rc = r.len > 0 ? 1 : 0;
+    if (rc != 0) {
+        print_problems(o, obj, &r);
+    }
+    kt_vresult_release(&r);
+    return rc;
+}
+
+static bool uses_runtime(const json_t *tj, const json_t *rt)
+{
+    const json_t *ref = json_object_get(json_object_get(tj, "spec"), "runtimeRef");
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    const char *kind = json_string_value(json_object_get(ref, "kind"));
+    const char *rt_kind = json_string_value(json_object_get(rt, "kind"));
+    kind = kind ? kind : "ClusterTrainingRuntime"; /* the CRD default */
+    if (!name || !rt_kind || !kt_validate_is_ours(rt) || strcmp(kind, rt_kind) != 0 ||
+        strcmp(name, tj_name(rt)) != 0) {
+        return false;
+    }
+    if (strcmp(kind, "ClusterTrainingRuntime") == 0) {
+        return true;
+    }
+    const char *a =
+        json_string_value(json_object_get(json_object_get(tj, "metadata"), "namespace"));
+    const char *b =
+        json_string_value(json_object_get(json_object_get(rt, "metadata"), "namespace"));
+    return strcmp(a && *a ? a : "default", b && *b ? b : "default") == 0;
+}
+
+/* Validate the runtimes tj uses (once each), then tj. 0 admitted (*admitted), 1 denied. */
+static int check_trainjob(struct vctx *x, const struct origin *o, const json_t *tj,
+                          json_t **admitted)
+{
+    int denied = 0;
+    for (size_t i = 0; i < x->rts->len; i++) {
+        const json_t *rt = json_array_get(x->rts->objs, i);
+        if (!uses_runtime(tj, rt)) {
+            continue;
+        }
+        if (x->state[i] == 0) {
+            json_t *ok = NULL;
+            x->state[i] = check_object(x, &x->rts->o[i], rt, &ok) == 0 ? 1 : 2;
+            if (ok) {
+                json_array_set_new(x->admitted, i, ok);
+            }
+        }
+        denied |= x->state[i] == 2;
+    }
+    return denied ? 1 : check_object(x, o, tj, admitted);
+}
+
+static int render_one(const struct kt_framework *fw, const struct kt_render_opts *opts,
+                      const struct origin *o, const json_t *tj, const json_t *runtimes,
+                      const json_t *objects, json_t *items)
+{
+    struct kt_ferrs denial;
+    struct kt_strv warnings;
+    struct kt_err err = {0};
+    kt_ferrs_init(&denial);
+    kt_strv_init(&warnings);
+    int r = kt_render_trainjob(fw, tj, runtimes, objects, opts, items, &denial, &warnings, &err);
+    for (size_t w = 0; w < warnings.len; w++) {
+        fprintf(stderr, "%s:%zu: warning: %s\n", o->file, o->line, warnings.items[w]);
+    }
+    if (r == 1) {
+        print_denial(o, tj, &denial);
+    } else if (r < 0) {
+        fprintf(stderr, "%s:%zu: TrainJob/%s: %s\n", o->file, o->line, tj_name(tj), err.msg);
+    }
+    kt_ferrs_release(&denial);
+    kt_strv_release(&warnings);
+    return r != 0 ? KT_EXIT_INVALID : 0;
+}
+
+static int render_all(const struct kt_framework *fw, const struct render_cfg *c,
+                      const struct docs *tjs, const struct docs *rts, const json_t *objects,
+                      const char *ssh_pem, const struct kt_validator *v)
 {
     struct kt_render_opts opts = {c->uid, ssh_pem, c->no_validate};
+    struct vctx x = {v,
+                     fw,
+                     time(NULL),
+                     rts,
+                     json_copy(rts->objs),
+                     kt_xcalloc(rts->len ? rts->len : 1, sizeof(int)),
+                     {kt_render_objects_get, (void *)(uintptr_t)objects, NULL, NULL}};
     json_t *items = json_array();
-    size_t i;
-    json_t *tj;
     int rc = 0;
-    json_array_foreach(tjs, i, tj)
-    {
-        struct kt_ferrs denial;
-        struct kt_strv warnings;
-        struct kt_err err = {0};
-        kt_ferrs_init(&denial);
-        kt_strv_init(&warnings);
+    for (size_t i = 0; i < tjs->len; i++) {
+        const json_t *tj = json_array_get(tjs->objs, i);
+        json_t *admitted = NULL;
+        if (!c->no_validate && check_trainjob(&x, &tjs->o[i], tj, &admitted) != 0) {
+            rc = KT_EXIT_INVALID;
+            continue;
+        }
         int r =
-            kt_render_trainjob(fw, tj, runtimes, objects, &opts, items, &denial, &warnings, &err);
-        for (size_t w = 0; w < warnings.len; w++) {
-            fprintf(stderr, "%s:%zu: warning: %s\n", origins[i].file, origins[i].line,
-                    warnings.items[w]);
-        }
-        if (r == 1) {
-            print_denial(&origins[i], tj, &denial);
-        } else if (r < 0) {
-            fprintf(stderr, "%s:%zu: TrainJob/%s: %s\n", origins[i].file, origins[i].line,
-                    tj_name(tj), err.msg);
-        }
-        rc = r != 0 ? KT_EXIT_INVALID : rc;
-        kt_ferrs_release(&denial);
-        kt_strv_release(&warnings);
+            render_one(fw, &opts, &tjs->o[i], admitted ? admitted : tj, rts->objs, objects, items);
+        rc = r != 0 ? r : rc;
+        json_decref(admitted);
     }
     if (rc == 0 && print_output(items, c->json) != 0) {
         rc = KT_EXIT_INVALID;
     }
     json_decref(items);
+    json_decref(x.admitted);
+    free(x.state);
     return rc;
 }
 
@@ -239,36 +431,43 @@ static int worst(int a, int b)
 int cli_render(int argc, char **argv, const struct kt_framework *fw)
 {
     struct render_cfg c;
+    struct docs tjs, rts, objects;
+    struct kt_err err = {0};
     memset(&c, 0, sizeof(c));
     int rc = parse_args(argc, argv, &c);
     if (rc != 0) {
         return rc;
     }
-    json_t *tjs = json_array(), *runtimes = json_array(), *objects = json_array();
-    struct origin *origins = kt_xcalloc(4096, sizeof(*origins));
-    size_t n = 0;
+    struct kt_validator *v = c.no_validate ? NULL : kt_validator_new(&err);
+    if (!c.no_validate && !v) {
+        fprintf(stderr, "ktctl render: %s\n", err.msg);
+        return KT_EXIT_USAGE;
+    }
+    docs_init(&tjs);
+    docs_init(&rts);
+    docs_init(&objects);
     char *ssh_pem = NULL;
-    rc = load(c.path, runtimes, tjs, origins, &n);
+    rc = load(c.path, &tjs, &rts);
     for (size_t i = 0; i < c.n_runtimes && rc != KT_EXIT_USAGE; i++) {
-        rc = worst(rc, load(c.runtimes[i], runtimes, NULL, NULL, NULL));
+        rc = worst(rc, load(c.runtimes[i], NULL, &rts));
     }
     if (c.objects && rc != KT_EXIT_USAGE) {
-        rc = worst(rc, load(c.objects, objects, NULL, NULL, NULL));
+        rc = worst(rc, load(c.objects, NULL, &objects));
     }
     if (c.ssh_key && rc != KT_EXIT_USAGE) {
         ssh_pem = read_text(c.ssh_key, &rc);
     }
-    if (rc == 0 && json_array_size(tjs) == 0) {
+    if (rc == 0 && tjs.len == 0) {
         fprintf(stderr, "ktctl render: no TrainJob (%s) in %s\n", KT_API_VERSION, c.path);
         rc = KT_EXIT_INVALID;
     }
     if (rc == 0) {
-        rc = render_all(fw, &c, tjs, origins, runtimes, objects, ssh_pem);
+        rc = render_all(fw, &c, &tjs, &rts, objects.objs, ssh_pem, v);
     }
     free(ssh_pem);
-    free(origins);
-    json_decref(tjs);
-    json_decref(runtimes);
-    json_decref(objects);
+    docs_release(&tjs);
+    docs_release(&rts);
+    docs_release(&objects);
+    kt_validator_free(v);
     return rc;
 }

@@ -274,9 +274,20 @@ char *kt_go_quote(const char *s)
 
 /* ---- Go json.Marshal ---- */
 
+/* How a Go struct field marshals when absent or zero (encoding/json tags). */
+enum {
+    GF_KEEP = 0,          /* print when present (pointer or untagged field) */
+    GF_OMITEMPTY = 1,     /* value type with omitempty: drop "", 0, false, [], {} */
+    GF_ZERO_STR = 2,      /* string without omitempty: absent prints "" */
+    GF_ZERO_INT = 4,      /* integer without omitempty: absent prints 0 */
+    GF_ZERO_STRUCT = 8,   /* struct value: omitempty never drops it, absent prints {...} */
+    GF_ZERO_QUANTITY = 16 /* resource.Quantity value: absent prints "0" */
+};
+
 struct gofield {
     const char *key;
     const struct goschema *sub;
+    unsigned flags;
 };
 struct goschema {
     bool sorted_map;              /* a Go map: keys sorted */
@@ -285,40 +296,134 @@ struct goschema {
     const struct gofield *fields; /* NULL-key terminated; NULL = keep order */
 };
 
+#define GF_END                                                                                     \
+    {                                                                                              \
+        NULL, NULL, 0                                                                              \
+    }
+#define GO_STRUCT(fields)                                                                          \
+    {                                                                                              \
+        false, false, NULL, fields                                                                 \
+    }
+#define GO_LIST(elem)                                                                              \
+    {                                                                                              \
+        false, false, elem, NULL                                                                   \
+    }
+
 static const struct goschema S_PLAIN = {false, false, NULL, NULL};
 static const struct goschema S_QUANTITY = {false, true, NULL, NULL};
 static const struct goschema S_QMAP = {true, false, &S_QUANTITY, NULL};
-static const struct gofield F_OBJSEL[] = {{"apiVersion", NULL}, {"fieldPath", NULL}, {NULL, NULL}};
-static const struct goschema S_OBJSEL = {false, false, NULL, F_OBJSEL};
-static const struct gofield F_RESSEL[] = {
-    {"containerName", NULL}, {"resource", NULL}, {"divisor", NULL}, {NULL, NULL}};
-static const struct goschema S_RESSEL = {false, false, NULL, F_RESSEL};
+static const struct gofield F_OBJSEL[] = {
+    {"apiVersion", NULL, GF_OMITEMPTY}, {"fieldPath", NULL, GF_ZERO_STR}, GF_END};
+static const struct goschema S_OBJSEL = GO_STRUCT(F_OBJSEL);
+static const struct gofield F_RESSEL[] = {{"containerName", NULL, GF_OMITEMPTY},
+                                          {"resource", NULL, GF_ZERO_STR},
+                                          {"divisor", &S_QUANTITY, GF_ZERO_QUANTITY},
+                                          GF_END};
+static const struct goschema S_RESSEL = GO_STRUCT(F_RESSEL);
+/* ConfigMapKeySelector / SecretKeySelector: LocalObjectReference inline, key, optional. */
 static const struct gofield F_KEYSEL[] = {
-    {"name", NULL}, {"key", NULL}, {"optional", NULL}, {NULL, NULL}};
-static const struct goschema S_KEYSEL = {false, false, NULL, F_KEYSEL};
-static const struct gofield F_ENVSRC[] = {{"fieldRef", &S_OBJSEL},
-                                          {"resourceFieldRef", &S_RESSEL},
-                                          {"configMapKeyRef", &S_KEYSEL},
-                                          {"secretKeyRef", &S_KEYSEL},
-                                          {NULL, NULL}};
-static const struct goschema S_ENVSRC = {false, false, NULL, F_ENVSRC};
-static const struct gofield F_ENV[] = {
-    {"name", NULL}, {"value", NULL}, {"valueFrom", &S_ENVSRC}, {NULL, NULL}};
-static const struct goschema S_ENV = {false, false, NULL, F_ENV};
-static const struct goschema S_ENV_LIST = {false, false, &S_ENV, NULL};
+    {"name", NULL, GF_OMITEMPTY}, {"key", NULL, GF_ZERO_STR}, {"optional", NULL, GF_KEEP}, GF_END};
+static const struct goschema S_KEYSEL = GO_STRUCT(F_KEYSEL);
+static const struct gofield F_FILESEL[] = {{"volumeName", NULL, GF_ZERO_STR},
+                                           {"path", NULL, GF_ZERO_STR},
+                                           {"key", NULL, GF_ZERO_STR},
+                                           {"optional", NULL, GF_KEEP},
+                                           GF_END};
+static const struct goschema S_FILESEL = GO_STRUCT(F_FILESEL);
+static const struct gofield F_ENVSRC[] = {
+    {"fieldRef", &S_OBJSEL, GF_KEEP},        {"resourceFieldRef", &S_RESSEL, GF_KEEP},
+    {"configMapKeyRef", &S_KEYSEL, GF_KEEP}, {"secretKeyRef", &S_KEYSEL, GF_KEEP},
+    {"fileKeyRef", &S_FILESEL, GF_KEEP},     GF_END};
+static const struct goschema S_ENVSRC = GO_STRUCT(F_ENVSRC);
+static const struct gofield F_ENV[] = {{"name", NULL, GF_ZERO_STR},
+                                       {"value", NULL, GF_OMITEMPTY},
+                                       {"valueFrom", &S_ENVSRC, GF_KEEP},
+                                       GF_END};
+static const struct goschema S_ENV = GO_STRUCT(F_ENV);
+static const struct goschema S_ENV_LIST = GO_LIST(&S_ENV);
 static const struct gofield F_REF[] = {
-    {"name", NULL}, {"apiGroup", NULL}, {"kind", NULL}, {NULL, NULL}};
-static const struct goschema S_REF = {false, false, NULL, F_REF};
-static const struct gofield F_PATCH[] = {
-    {"manager", NULL}, {"time", NULL}, {"trainingRuntimeSpec", NULL}, {NULL, NULL}};
-static const struct goschema S_PATCH = {false, false, NULL, F_PATCH};
-static const struct goschema S_PATCH_LIST = {false, false, &S_PATCH, NULL};
+    {"name", NULL, GF_KEEP}, {"apiGroup", NULL, GF_KEEP}, {"kind", NULL, GF_KEEP}, GF_END};
+static const struct goschema S_REF = GO_STRUCT(F_REF);
+static const struct gofield F_PATCH[] = {{"manager", NULL, GF_KEEP},
+                                         {"time", NULL, GF_KEEP},
+                                         {"trainingRuntimeSpec", NULL, GF_KEEP},
+                                         GF_END};
+static const struct goschema S_PATCH = GO_STRUCT(F_PATCH);
+static const struct goschema S_PATCH_LIST = GO_LIST(&S_PATCH);
 static const struct gofield F_TARGET[] = {
-    {"jobName", NULL}, {"containerNames", NULL}, {NULL, NULL}};
-static const struct goschema S_TARGET = {false, false, NULL, F_TARGET};
-static const struct gofield F_RES[] = {
-    {"limits", &S_QMAP}, {"requests", &S_QMAP}, {"claims", NULL}, {NULL, NULL}};
-static const struct goschema S_RES = {false, false, NULL, F_RES};
+    {"jobName", NULL, GF_KEEP}, {"containerNames", NULL, GF_KEEP}, GF_END};
+static const struct goschema S_TARGET = GO_STRUCT(F_TARGET);
+static const struct gofield F_CLAIM[] = {
+    {"name", NULL, GF_ZERO_STR}, {"request", NULL, GF_OMITEMPTY}, GF_END};
+static const struct goschema S_CLAIM = GO_STRUCT(F_CLAIM);
+static const struct goschema S_CLAIM_LIST = GO_LIST(&S_CLAIM);
+static const struct gofield F_RES[] = {{"limits", &S_QMAP, GF_OMITEMPTY},
+                                       {"requests", &S_QMAP, GF_OMITEMPTY},
+                                       {"claims", &S_CLAIM_LIST, GF_OMITEMPTY},
+                                       GF_END};
+static const struct goschema S_RES = GO_STRUCT(F_RES);
+
+/* corev1.Container and the nested types whose order was checked against k8s.io/api v0.35;
+ * probes, lifecycle and securityContext keep the input order. */
+static const struct gofield F_PORT[] = {
+    {"name", NULL, GF_OMITEMPTY},         {"hostPort", NULL, GF_OMITEMPTY},
+    {"containerPort", NULL, GF_ZERO_INT}, {"protocol", NULL, GF_OMITEMPTY},
+    {"hostIP", NULL, GF_OMITEMPTY},       GF_END};
+static const struct goschema S_PORT = GO_STRUCT(F_PORT);
+static const struct goschema S_PORT_LIST = GO_LIST(&S_PORT);
+/* ConfigMapEnvSource / SecretEnvSource: LocalObjectReference inline, optional. */
+static const struct gofield F_ENVREF[] = {
+    {"name", NULL, GF_OMITEMPTY}, {"optional", NULL, GF_KEEP}, GF_END};
+static const struct goschema S_ENVREF = GO_STRUCT(F_ENVREF);
+static const struct gofield F_ENVFROM[] = {{"prefix", NULL, GF_OMITEMPTY},
+                                           {"configMapRef", &S_ENVREF, GF_KEEP},
+                                           {"secretRef", &S_ENVREF, GF_KEEP},
+                                           GF_END};
+static const struct goschema S_ENVFROM = GO_STRUCT(F_ENVFROM);
+static const struct goschema S_ENVFROM_LIST = GO_LIST(&S_ENVFROM);
+static const struct gofield F_RESIZE[] = {
+    {"resourceName", NULL, GF_ZERO_STR}, {"restartPolicy", NULL, GF_ZERO_STR}, GF_END};
+static const struct goschema S_RESIZE = GO_STRUCT(F_RESIZE);
+static const struct goschema S_RESIZE_LIST = GO_LIST(&S_RESIZE);
+static const struct gofield F_MOUNT[] = {
+    {"name", NULL, GF_ZERO_STR},          {"readOnly", NULL, GF_OMITEMPTY},
+    {"recursiveReadOnly", NULL, GF_KEEP}, {"mountPath", NULL, GF_ZERO_STR},
+    {"subPath", NULL, GF_OMITEMPTY},      {"mountPropagation", NULL, GF_KEEP},
+    {"subPathExpr", NULL, GF_OMITEMPTY},  GF_END};
+static const struct goschema S_MOUNT = GO_STRUCT(F_MOUNT);
+static const struct goschema S_MOUNT_LIST = GO_LIST(&S_MOUNT);
+static const struct gofield F_DEVICE[] = {
+    {"name", NULL, GF_ZERO_STR}, {"devicePath", NULL, GF_ZERO_STR}, GF_END};
+static const struct goschema S_DEVICE = GO_STRUCT(F_DEVICE);
+static const struct goschema S_DEVICE_LIST = GO_LIST(&S_DEVICE);
+static const struct gofield F_CONTAINER[] = {{"name", NULL, GF_ZERO_STR},
+                                             {"image", NULL, GF_OMITEMPTY},
+                                             {"command", NULL, GF_OMITEMPTY},
+                                             {"args", NULL, GF_OMITEMPTY},
+                                             {"workingDir", NULL, GF_OMITEMPTY},
+                                             {"ports", &S_PORT_LIST, GF_OMITEMPTY},
+                                             {"envFrom", &S_ENVFROM_LIST, GF_OMITEMPTY},
+                                             {"env", &S_ENV_LIST, GF_OMITEMPTY},
+                                             {"resources", &S_RES, GF_ZERO_STRUCT},
+                                             {"resizePolicy", &S_RESIZE_LIST, GF_OMITEMPTY},
+                                             {"restartPolicy", NULL, GF_KEEP},
+                                             {"restartPolicyRules", NULL, GF_OMITEMPTY},
+                                             {"volumeMounts", &S_MOUNT_LIST, GF_OMITEMPTY},
+                                             {"volumeDevices", &S_DEVICE_LIST, GF_OMITEMPTY},
+                                             {"livenessProbe", NULL, GF_KEEP},
+                                             {"readinessProbe", NULL, GF_KEEP},
+                                             {"startupProbe", NULL, GF_KEEP},
+                                             {"lifecycle", NULL, GF_KEEP},
+                                             {"terminationMessagePath", NULL, GF_OMITEMPTY},
+                                             {"terminationMessagePolicy", NULL, GF_OMITEMPTY},
+                                             {"imagePullPolicy", NULL, GF_OMITEMPTY},
+                                             {"securityContext", NULL, GF_KEEP},
+                                             {"stdin", NULL, GF_OMITEMPTY},
+                                             {"stdinOnce", NULL, GF_OMITEMPTY},
+                                             {"tty", NULL, GF_OMITEMPTY},
+                                             GF_END};
+static const struct goschema S_CONTAINER = GO_STRUCT(F_CONTAINER);
+static const struct goschema S_CONTAINER_LIST = GO_LIST(&S_CONTAINER);
 
 static const struct goschema *schema_of(enum kt_gotype t)
 {
@@ -333,6 +438,8 @@ static const struct goschema *schema_of(enum kt_gotype t)
         return &S_TARGET;
     case KT_GO_RESOURCES:
         return &S_RES;
+    case KT_GO_CONTAINER_LIST:
+        return &S_CONTAINER_LIST;
     case KT_GO_ANY:
     case KT_GO_STRING_SLICE:
     default:
@@ -423,6 +530,63 @@ static bool listed(const struct gofield *f, const char *k)
     return false;
 }
 
+/* Go's omitempty test on a decoded value: false, 0, "", nil, empty slice or map. */
+static bool go_empty(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        return json_string_length(v) == 0;
+    case JSON_INTEGER:
+        return json_integer_value(v) == 0;
+    case JSON_REAL:
+        return json_real_value(v) == 0;
+    case JSON_ARRAY:
+        return json_array_size(v) == 0;
+    case JSON_OBJECT:
+        return json_object_size(v) == 0;
+    case JSON_TRUE:
+        return false;
+    case JSON_FALSE:
+    case JSON_NULL:
+    default:
+        return true;
+    }
+}
+
+/* The zero value Go prints for an absent (or null) field of f, or NULL when it prints none.
+ * Caller owns the result. */
+static json_t *go_zero(const struct gofield *f)
+{
+    if (f->flags & GF_ZERO_STR) {
+        return json_string("");
+    }
+    if (f->flags & GF_ZERO_INT) {
+        return json_integer(0);
+    }
+    if (f->flags & GF_ZERO_STRUCT) {
+        return json_object();
+    }
+    if (f->flags & GF_ZERO_QUANTITY) {
+        return json_string("0");
+    }
+    return NULL;
+}
+
+/* One declared struct field as encoding/json prints it (m NULL when absent). */
+static int marshal_field(struct kt_buf *b, bool *first, const struct gofield *f, const json_t *m)
+{
+    if (!m || json_is_null(m)) {
+        json_t *zero = go_zero(f);
+        int rc = zero ? marshal_member(b, first, f->key, zero, f->sub) : 0;
+        json_decref(zero);
+        return rc;
+    }
+    if ((f->flags & GF_OMITEMPTY) && go_empty(m)) {
+        return 0;
+    }
+    return marshal_member(b, first, f->key, m, f->sub);
+}
+
 static int marshal_object(struct kt_buf *b, const json_t *v, const struct goschema *s)
 {
     bool first = true;
@@ -444,10 +608,7 @@ static int marshal_object(struct kt_buf *b, const json_t *v, const struct gosche
         return rc ? rc : kt_buf_puts(b, "}", NULL);
     }
     for (const struct gofield *f = s->fields; f && f->key && rc == 0; f++) {
-        m = json_object_get(v, f->key);
-        if (m) {
-            rc = marshal_member(b, &first, f->key, m, f->sub);
-        }
+        rc = marshal_field(b, &first, f, json_object_get(v, f->key));
     }
     json_object_foreach(unconst(v), k, m)
     {

@@ -22,13 +22,15 @@ enum kt_ferr_type {
 
 /* Go struct types whose json.Marshal field order we reproduce for bad values. */
 enum kt_gotype {
-    KT_GO_ANY,         /* JSON as given (our canonical order), <>& escaped */
-    KT_GO_RUNTIME_REF, /* name, apiGroup, kind */
-    KT_GO_ENV_LIST,    /* []EnvVar: name, value, valueFrom */
-    KT_GO_PATCH_LIST,  /* []RuntimePatch: manager, time, trainingRuntimeSpec */
-    KT_GO_ENV_TARGET,  /* torch envInjection target: jobName, containerNames */
-    KT_GO_RESOURCES,   /* ResourceRequirements: limits, requests, claims (map keys sorted) */
-    KT_GO_STRING_SLICE /* []string */
+    KT_GO_ANY,           /* JSON as given (our canonical order), <>& escaped */
+    KT_GO_RUNTIME_REF,   /* name, apiGroup, kind */
+    KT_GO_ENV_LIST,      /* []EnvVar: name, value, valueFrom */
+    KT_GO_PATCH_LIST,    /* []RuntimePatch: manager, time, trainingRuntimeSpec */
+    KT_GO_ENV_TARGET,    /* torch envInjection target: jobName, containerNames */
+    KT_GO_RESOURCES,     /* ResourceRequirements: limits, requests, claims (map keys sorted) */
+    KT_GO_STRING_SLICE,  /* []string */
+    KT_GO_CONTAINER_LIST /* []corev1.Container: name, image, command, ... (Go tags' omitempty,
+                            "resources":{} always) */
 };
 
 struct kt_ferr {

@@ -233,6 +233,9 @@ void kt__kube_easy_tls(const struct kt_kube_config *cfg, CURL *easy)
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
     if (cfg->ca_file) {
         curl_easy_setopt(easy, CURLOPT_CAINFO, cfg->ca_file);
+        /* Trust only the cluster CA: without this libcurl-gnutls also loads the whole system
+         * store into every handle (about 1.1 MB of trust-list memory each). */
+        curl_easy_setopt(easy, CURLOPT_CAPATH, NULL);
     }
     if (cfg->cert_file) {
         curl_easy_setopt(easy, CURLOPT_SSLCERT, cfg->cert_file);

@@ -3,6 +3,7 @@
  * reconciler (build, SPEC §5.1 step 5) do for one TrainJob. */
 #include "render.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,15 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
                               const char *name)
 {
     const struct view_ctx *v = ctx;
+    return kt_render_objects_get((void *)(uintptr_t)v->objects, api_version, kind, ns, name);
+}
+
+const json_t *kt_render_objects_get(void *objects, const char *api_version, const char *kind,
+                                    const char *ns, const char *name)
+{
     size_t i;
     json_t *o;
-    json_array_foreach(v->objects, i, o)
+    json_array_foreach((json_t *)objects, i, o)
     {
         const char *av = json_string_value(json_object_get(o, "apiVersion"));
         const char *k = json_string_value(json_object_get(o, "kind"));

@@ -32,6 +32,12 @@ KT_MUST_CHECK int kt_render_trainjob(const struct kt_framework *fw, const json_t
                                      struct kt_ferrs *denial, struct kt_strv *warnings,
                                      struct kt_err *err);
 
+/* A kt_view get function over a JSON array of objects passed as ctx (borrowed): the object
+ * with that apiVersion, kind, name and (unless ns is NULL) namespace ("default" when unset),
+ * or NULL. */
+const json_t *kt_render_objects_get(void *objects, const char *api_version, const char *kind,
+                                    const char *ns, const char *name);
+
 /* True when obj is apiVersion trainer.kubeflow.org/v1alpha1 with the given kind. */
 bool kt_render_is_kind(const json_t *obj, const char *kind);
 

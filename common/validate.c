@@ -358,6 +358,14 @@ int kt_validate_object(const struct kt_validator *v, const struct kt_framework *
                        const json_t *obj, const json_t *old, time_t now,
                        const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
 {
+    return kt_validate_object_admitted(v, fw, obj, old, now, rts, r, NULL, err);
+}
+
+int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_framework *fw,
+                                const json_t *obj, const json_t *old, time_t now,
+                                const struct kt_vruntimes *rts, struct kt_vresult *r,
+                                json_t **admitted, struct kt_err *err)
+{
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     json_t *o = NULL, *oo = NULL;
     int rc = 0;
@@ -386,6 +394,9 @@ int kt_validate_object(const struct kt_validator *v, const struct kt_framework *
         rc = kt_validate_trainjob_webhook(fw, o, oo, rts, r, err);
     } else {
         kt_validate_runtime_webhook(o, oo, r);
+    }
+    if (admitted && rc == 0 && r->len == before) {
+        *admitted = json_incref(o);
     }
 out:
     json_decref(o);

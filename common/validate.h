@@ -130,6 +130,23 @@ KT_MUST_CHECK int kt_validate_trainjob_webhook(const struct kt_framework *fw, co
                                                const json_t *old, const struct kt_vruntimes *rts,
                                                struct kt_vresult *r, struct kt_err *err);
 
+/* kt_validate_trainjob_webhook with runtimes decoded ahead of time (kt-webhook decodes each
+ * snapshot once): decoded[i], when its obj is not NULL, is rts->runtimes[i] as
+ * kt_validate_decode_runtime() decodes it and is used instead of decoding a copy; a zeroed
+ * entry (or decoded NULL) decodes on demand. decoded is only read, never retained: threads
+ * may share it (jansson reference counts are atomic). */
+KT_MUST_CHECK int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw,
+                                                       const json_t *tj, const json_t *old,
+                                                       const struct kt_vruntimes *rts,
+                                                       const struct kt_runtime *decoded,
+                                                       struct kt_vresult *r, struct kt_err *err);
+
+/* Decode runtime o (a TrainingRuntime / ClusterTrainingRuntime, not modified) the way the
+ * TrainJob validator does: a namespaced runtime without namespace is in "default". On success
+ * the caller releases rt with kt_runtime_release(); -1 + err (rt zeroed) otherwise. */
+KT_MUST_CHECK int kt_validate_decode_runtime(const json_t *o, struct kt_runtime *rt,
+                                             struct kt_err *err);
+
 /* Step 5 for a TrainingRuntime / ClusterTrainingRuntime (SPEC §4.4): the replicated-job
  * ancestor checks (create; update only for the cluster kind) and the deprecation warning
  * (ClusterTrainingRuntime create). */
@@ -142,6 +159,15 @@ KT_MUST_CHECK int kt_validate_object(const struct kt_validator *v, const struct 
                                      const json_t *obj, const json_t *old, time_t now,
                                      const struct kt_vruntimes *rts, struct kt_vresult *r,
                                      struct kt_err *err);
+
+/* kt_validate_object that also hands back the object as the API server would store it
+ * (pruned, defaulted, runtimePatches stamped) in *admitted when no problem was found; else
+ * *admitted is left alone. Caller owns *admitted (json_decref). admitted may be NULL. */
+KT_MUST_CHECK int kt_validate_object_admitted(const struct kt_validator *v,
+                                              const struct kt_framework *fw, const json_t *obj,
+                                              const json_t *old, time_t now,
+                                              const struct kt_vruntimes *rts, struct kt_vresult *r,
+                                              json_t **admitted, struct kt_err *err);
 
 /* Shorthands of kt_validate_object per kind (the entry points kt-webhook wraps). */
 KT_MUST_CHECK int kt_validate_trainjob(const struct kt_validator *v, const struct kt_framework *fw,

@@ -90,9 +90,25 @@ static bool is_kind(const json_t *o, const char *kind)
     return k && av && strcmp(k, kind) == 0 && strcmp(av, KT_API_VERSION) == 0;
 }
 
-/* Find and decode the runtime of tj among rts. 0 found, 1 missing, -1 decode error. */
-static int find_runtime(const struct kt_trainjob *tj, const json_t *runtimes, struct kt_runtime *rt,
-                        struct kt_err *err)
+int kt_validate_decode_runtime(const json_t *o, struct kt_runtime *rt, struct kt_err *err)
+{
+    json_t *copy = json_deep_copy(o);
+    if (!is_kind(o, "ClusterTrainingRuntime")) {
+        json_object_set_new(kt_json_obj_ensure(copy, "metadata"), "namespace",
+                            json_string(obj_ns(o)));
+    }
+    if (kt_runtime_decode(copy, rt, err) != 0) {
+        return kt_err_prefix(err, "%s %s", json_string_value(json_object_get(o, "kind")),
+                             obj_name(o));
+    }
+    return 0;
+}
+
+/* Find the runtime of tj among runtimes: *use points at decoded[i] when that one is decoded,
+ * else at own, decoded here. 0 found, 1 missing, -1 decode error. */
+static int find_runtime(const struct kt_trainjob *tj, const json_t *runtimes,
+                        const struct kt_runtime *decoded, const struct kt_runtime **use,
+                        struct kt_runtime *own, struct kt_err *err)
 {
     bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
     size_t i;
@@ -103,15 +119,12 @@ static int find_runtime(const struct kt_trainjob *tj, const json_t *runtimes, st
             (!cluster && strcmp(obj_ns(o), tj->namespace_) != 0)) {
             continue;
         }
-        json_t *copy = json_deep_copy(o);
-        if (!cluster) {
-            json_object_set_new(kt_json_obj_ensure(copy, "metadata"), "namespace",
-                                json_string(obj_ns(o)));
+        if (decoded && decoded[i].obj) {
+            *use = &decoded[i];
+            return 0;
         }
-        if (kt_runtime_decode(copy, rt, err) != 0) {
-            return kt_err_prefix(err, "%s %s", tj->runtime_ref.kind, obj_name(o));
-        }
-        return 0;
+        *use = own;
+        return kt_validate_decode_runtime(o, own, err);
     }
     return 1;
 }
@@ -167,8 +180,31 @@ int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj
                                  const json_t *old_raw, const struct kt_vruntimes *rts,
                                  struct kt_vresult *r, struct kt_err *err)
 {
+    return kt_validate_trainjob_webhook_decoded(fw, tj_raw, old_raw, rts, NULL, r, err);
+}
+
+/* 0 when the runtime key is supported; else the bare denial in r and 1. */
+static int check_key(const struct kt_trainjob *tj, struct kt_vresult *r)
+{
+    char *key = kt_runtime_key(tj);
+    bool ok = kt_runtime_key_supported(key);
+    if (!ok) {
+        char *msg = kt_xasprintf("unsupported runtime: %s", key);
+        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "", msg, "/spec/runtimeRef");
+        free(msg);
+    }
+    free(key);
+    return ok ? 0 : 1;
+}
+
+int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw, const json_t *tj_raw,
+                                         const json_t *old_raw, const struct kt_vruntimes *rts,
+                                         const struct kt_runtime *decoded, struct kt_vresult *r,
+                                         struct kt_err *err)
+{
     struct kt_trainjob tj = {0}, old = {0};
-    struct kt_runtime rt = {0};
+    struct kt_runtime own = {0};
+    const struct kt_runtime *rt = NULL;
     struct kt_view view = {0};
     struct kt_ferrs l;
     int rc = -1, found;
@@ -176,17 +212,11 @@ int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj
     if (decode_tj(tj_raw, &tj, err) != 0 || (old_raw && decode_tj(old_raw, &old, err) != 0)) {
         goto out;
     }
-    char *key = kt_runtime_key(&tj);
-    if (!kt_runtime_key_supported(key)) {
-        char *msg = kt_xasprintf("unsupported runtime: %s", key);
-        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "", msg, "/spec/runtimeRef");
-        free(msg);
-        free(key);
+    if (check_key(&tj, r) != 0) {
         rc = 0;
         goto out;
     }
-    free(key);
-    found = find_runtime(&tj, rts ? rts->runtimes : NULL, &rt, err);
+    found = find_runtime(&tj, rts ? rts->runtimes : NULL, decoded, &rt, &own, err);
     if (found < 0) {
         goto out;
     }
@@ -195,8 +225,8 @@ int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj
         missing_runtime(&tj, rts && rts->allow_missing, r);
         goto out;
     }
-    warn_deprecated(&rt, r);
-    if (kt_framework_validate(fw, &tj, old_raw ? &old : NULL, &rt,
+    warn_deprecated(rt, r);
+    if (kt_framework_validate(fw, &tj, old_raw ? &old : NULL, rt,
                               rts && rts->view ? rts->view : &view, &l, &r->warnings, err) != 0) {
         rc = -1;
         goto out;
@@ -204,7 +234,7 @@ int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj
     kt_vresult_add_ferrs(r, &l);
 out:
     kt_ferrs_release(&l);
-    kt_runtime_release(&rt);
+    kt_runtime_release(&own);
     kt_trainjob_release(&old);
     kt_trainjob_release(&tj);
     return rc;
@@ -245,7 +275,7 @@ static void check_replicated_job(const json_t *job, size_t i, struct kt_ferrs *l
     if (!kt_json_arr_find(ctrs, "name", want, NULL)) {
         char *f = kt_xasprintf(
             "spec.template.spec.replicatedJobs[%zu].template.spec.template.spec.containers", i);
-        kt_ferrs_add(l, KT_FERR_INVALID, f, ctrs, KT_GO_ANY,
+        kt_ferrs_add(l, KT_FERR_INVALID, f, ctrs, KT_GO_CONTAINER_LIST,
                      "must contain the required container for the ancestor: %s", ancestor);
         free(f);
     }

@@ -71,7 +71,8 @@ stop_pid() { # stop_pid PID NAME
 }
 cleanup() {
     local rc=$?
-    trap - EXIT INT TERM
+    trap - EXIT INT TERM HUP
+    trap '' PIPE
     if [ -n "$WPID$RPID" ] || [ "$CLUSTER_UP" = 1 ]; then
         printf '%s==> stopping%s kt-reconciler, kt-webhook and the control plane\n' "$B" "$N"
     fi
@@ -91,6 +92,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'echo; exit 0' INT TERM
+# A closed terminal or output pipe must still stop everything (the EXIT trap runs on exit).
+trap 'exit 1' HUP PIPE
 
 # A previous run killed hard may have left its daemons (recorded by PID) and control plane.
 if [ -f "$D/daemons.pids" ]; then
@@ -125,10 +128,9 @@ mkdir -p "$D"
 CLUSTER_UP=1
 # setsid: Ctrl-C must reach only this script, which then stops the daemons before the
 # control plane (kube-apiserver and etcd would otherwise die first from the same SIGINT).
-setsid tests/cluster/up.sh "$D" 2>"$D/up.log" </dev/null || {
-    cat "$D/up.log" >&2
-    die "tests/cluster/up.sh failed"
-}
+# Its progress (on a first run: the Go builds) goes to the terminal and to $D/up.log.
+setsid tests/cluster/up.sh "$D" 2>&1 >/dev/null </dev/null | tee "$D/up.log" | sed 's/^/    /' ||
+    die "tests/cluster/up.sh failed (log: $D/up.log)"
 . "$D/env"
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 info "API server $KT_APISERVER (kube-apiserver $(kc version -o json 2>/dev/null | jq -r .serverVersion.gitVersion))"

@@ -151,7 +151,9 @@ static const char *validate_trainjob(struct kt_wroutes *r, struct kt_admission_c
     kt_vresult_init(&res);
     const struct kt_vruntimes rts = {.runtimes = runtimes, .view = &wv.view};
     const json_t *old = ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL;
-    int rc = kt_validate_trainjob_webhook(&r->fw, ctx->object, old, &rts, &res, &err);
+    /* The snapshot's runtimes come decoded; a live-read runtime (owned) is decoded here. */
+    int rc = kt_validate_trainjob_webhook_decoded(&r->fw, ctx->object, old, &rts,
+                                                  owned ? NULL : snap->decoded, &res, &err);
     if (wv.err_set) {
         v = internal_error(ctx, &wv.err);
     } else if (rc != 0) {

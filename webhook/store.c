@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api/runtime.h"
 #include "api/types.h"
 #include "common/buf.h"
 #include "common/informer.h"
@@ -44,16 +45,29 @@ struct kt_wstore {
 static struct kt_wsnap *snap_new(json_t *runtimes, json_t *objects)
 {
     struct kt_wsnap *s = kt_xcalloc(1, sizeof(*s));
+    size_t n = json_array_size(runtimes);
 
     atomic_init(&s->refs, 1);
     s->runtimes = runtimes;
     s->objects = objects;
+    s->decoded = kt_xcalloc(n ? n : 1, sizeof(*s->decoded));
+    for (size_t i = 0; i < n; i++) {
+        struct kt_err err = {0};
+        if (kt_validate_decode_runtime(json_array_get(runtimes, i), &s->decoded[i], &err) != 0) {
+            kt_log_debug(LOG, "runtime not pre-decoded: %s", err.msg);
+        }
+    }
     return s;
 }
 
 void kt_wsnap_release(struct kt_wsnap *snap)
 {
     if (snap && atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1) {
+        size_t n = json_array_size(snap->runtimes);
+        for (size_t i = 0; i < n; i++) {
+            kt_runtime_release(&snap->decoded[i]);
+        }
+        free(snap->decoded);
         json_decref(snap->runtimes);
         json_decref(snap->objects);
         free(snap);

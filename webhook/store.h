@@ -28,6 +28,10 @@ struct kt_wsnap {
     atomic_long refs;
     json_t *runtimes; /* array of TrainingRuntime / ClusterTrainingRuntime objects */
     json_t *objects;  /* array of other objects (files mode only; empty with a cluster) */
+    /* runtimes[i] decoded once when the snapshot is built (kt_validate_decode_runtime), so
+     * requests do not copy and decode it again; an entry whose obj is NULL failed to decode
+     * and is decoded per request (which reports the error). */
+    struct kt_runtime *decoded;
 };
 
 struct kt_wstore;

@@ -66,6 +66,30 @@ count_until() { # count_until N - read names until N distinct ones were seen (li
 since() { echo "$(now) - $1" | bc | awk '{printf "%.2f", $1}'; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
+# ---- the reconciler ----
+start_rec() {
+    rm -f "$W/ports"
+    "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
+        --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$W/ports" --log-level warn \
+        2>>"$W/rec.log" &
+    RPID=$!
+}
+wait_ready() {
+    local i
+    for i in $(seq 1200); do
+        [ -s "$W/ports" ] &&
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(jq -r .health "$W/ports")/readyz")" = 200 ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+# idle: caches synced on a cluster with only the runtimes
+start_rec
+wait_ready || { echo "bench: reconciler not ready"; cat "$W/rec.log"; exit 0; }
+idle=$(rss "$RPID")
+kill "$RPID" && wait "$RPID"
+RPID=""
+
 # ---- 1. plain-client baseline ----
 kc create namespace bench-base >/dev/null
 trainjobs bench-base >"$W/base.json"
@@ -78,7 +102,7 @@ status='{"status":{"conditions":[{"type":"Suspended","status":"True","reason":"S
 echo "$status" >"$W/o/status.json"
 jq -c '.items[]' "$W/objs.json" | awk -v dir="$W/o" '{f = dir "/" NR ".json"; print > f; close(f)}'
 # with "next" every URL group needs its own TLS and output options
-tls=$(printf 'cacert = "%s"\ncert = "%s"\nkey = "%s"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nnext\n' "$KT_CA" "$W/c.crt" "$W/c.key")
+tls=$(printf 'silent\ncacert = "%s"\ncert = "%s"\nkey = "%s"\noutput = "/dev/null"\nwrite-out = "%%{http_code}\\n"\nnext\n' "$KT_CA" "$W/c.crt" "$W/c.key")
 {
     i=0
     jq -r '.items[] | "\(.kind) \(.metadata.name)"' "$W/objs.json" | while read -r kind name; do
@@ -97,35 +121,17 @@ tls=$(printf 'cacert = "%s"\ncert = "%s"\nkey = "%s"\noutput = "/dev/null"\nwrit
     done
 } | sed '$d' >"$W/curl.cfg" # no "next" after the last group
 t0=$(now)
-curl -s --parallel --parallel-max 4 -K "$W/curl.cfg" >"$W/codes.txt"
+curl -s --no-progress-meter --parallel --parallel-max 4 -K "$W/curl.cfg" >"$W/codes.txt" 2>"$W/curl.err"
 base=$(since "$t0")
 bad=$(grep -vc '^20[01]$' "$W/codes.txt")
 # the reconciler must not see the baseline's TrainJobs (their objects have a foreign UID)
-kc delete trainjobs --all -n bench-base >/dev/null
+for r in /apis/trainer.kubeflow.org/v1alpha1/namespaces/bench-base/trainjobs \
+    /apis/jobset.x-k8s.io/v1alpha2/namespaces/bench-base/jobsets /api/v1/namespaces/bench-base/configmaps; do
+    kc delete --raw "$r" >/dev/null
+done
 
-# ---- 2. the reconciler ----
-start_rec() {
-    rm -f "$W/ports"
-    "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
-        --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$W/ports" --log-level warn \
-        2>>"$W/rec.log" &
-    RPID=$!
-}
-wait_ready() {
-    local i
-    for i in $(seq 1200); do
-        [ -s "$W/ports" ] &&
-            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(jq -r .health "$W/ports")/readyz")" = 200 ] && return 0
-        sleep 0.05
-    done
-    return 1
-}
+# ---- 2. 1,000 TrainJobs ----
 kc create namespace bench >/dev/null
-start_rec
-wait_ready || { echo "bench: reconciler not ready"; cat "$W/rec.log"; exit 0; }
-idle=$(rss "$RPID")
-kill "$RPID" && wait "$RPID"
-RPID=""
 trainjobs bench >"$W/tj.json"
 kc create -f "$W/tj.json" >/dev/null || exit 0
 rv=$(kc get --raw "/apis/trainer.kubeflow.org/v1alpha1/namespaces/bench/trainjobs?limit=1" | jq -r .metadata.resourceVersion)
@@ -145,5 +151,6 @@ cms=$(kc get cm -n bench -l trainer.kubeflow.org/trainjob-name -o name | wc -l)
 echo "bench: reconcile-$N: $rec s (plain client baseline $base s)"
 echo "bench: reconciler-rss-idle: $idle KB"
 echo "bench: reconciler-rss-$N: $full KB"
+echo "bench: reconciler-rss-growth-per-trainjob: $(((full - idle) / N)) KB"
 echo "bench: reconcile-$N-check: jobsets=$js snapshots=$cms baseline-non-2xx=$bad"
 exit 0

@@ -35,17 +35,21 @@ whoami_is() {
 whoami_is identity-webhook "$KT_WEBHOOK_KUBECONFIG" system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook
 whoami_is identity-reconciler "$KT_RECONCILER_KUBECONFIG" \
     system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager
-# Without the deploy/rbac bindings the daemons may do nothing (RBAC is really on).
-for kcfg in "$KT_WEBHOOK_KUBECONFIG" "$KT_RECONCILER_KUBECONFIG"; do
-    n=no-rights-$(basename "$kcfg" .kubeconfig)
-    if "$KT_KUBECTL" --kubeconfig "$kcfg" get trainjobs -A >"$IT_TMP/out" 2>&1; then
-        it_fail "$n" "listing trainjobs was allowed"
-    elif grep -q 'Forbidden' "$IT_TMP/out"; then
-        it_ok "$n"
-    else
-        it_fail "$n" "$(cat "$IT_TMP/out")"
-    fi
-done
+# Without the deploy/rbac bindings the daemons may do nothing (RBAC is really on). Other
+# tests bind deploy/rbac/ on this cluster, so this is checked on the second cluster below.
+check_no_rights() {
+    local kcfg n
+    for kcfg in "$@"; do
+        n=no-rights-$(basename "$kcfg" .kubeconfig)
+        if "$KT_KUBECTL" --kubeconfig "$kcfg" get trainjobs -A >"$IT_TMP/out" 2>&1; then
+            it_fail "$n" "listing trainjobs was allowed"
+        elif grep -q 'Forbidden' "$IT_TMP/out"; then
+            it_ok "$n"
+        else
+            it_fail "$n" "$(cat "$IT_TMP/out")"
+        fi
+    done
+}
 if [ "$(kc auth can-i '*' '*')" = yes ]; then
     it_ok admin-is-cluster-admin
 else
@@ -123,6 +127,7 @@ if "$cl/up.sh" "$d2" >"$IT_TMP/out" 2>&1; then
     else
         it_fail second-cluster "ports $a2 $etcd2 vs $KT_APISERVER $KT_ETCD"
     fi
+    check_no_rights "$d2/webhook.kubeconfig" "$d2/controller-manager.kubeconfig"
     "$cl/down.sh" "$d2"
     if it_dead "$ap2" && it_dead "$ep2" && [ ! -e "$data2" ]; then
         it_ok down-stops-everything

@@ -68,4 +68,9 @@ else
     it_fail strict-unknown-field "unexpected error: $(cat "$IT_TMP/out")"
 fi
 kc delete clustertrainingruntime accept-torch-volcano --ignore-not-found >/dev/null 2>&1
+# Leave the cluster as we found it: later tests dry-run objects with the same names.
+for f in "$it_root"/deploy/runtimes/*.yaml $(grep -l 'kind: ClusterTrainingRuntime$' "$it_dir"/accept/*.yaml); do
+    [ "$(it_kind "$f")" = ClusterTrainingRuntime ] || continue
+    kc delete clustertrainingruntime "$(it_name "$f")" --ignore-not-found >/dev/null 2>&1
+done
 it_finish

@@ -171,6 +171,29 @@ print("\n".join(es) if es else "OK")
 '
 }
 
+# A dry run against an existing object is an UPDATE (transition rules, validation ratcheting),
+# so cluster-scoped runtimes another test left behind under a corpus name would skew the
+# verdict: remove them first.
+names=$(python3 - "$IT_TMP/corpus" <<'PY'
+import glob, sys, yaml
+seen = set()
+for f in glob.glob(sys.argv[1] + "/*.yaml"):
+    try:
+        for d in yaml.safe_load_all(open(f)):
+            if isinstance(d, dict) and d.get("kind") == "ClusterTrainingRuntime":
+                n = (d.get("metadata") or {}).get("name")
+                if isinstance(n, str) and n:
+                    seen.add(n)
+    except Exception:
+        pass
+print(" ".join(sorted(seen)))
+PY
+)
+if [ -n "$names" ]; then
+    # shellcheck disable=SC2086
+    kc delete clustertrainingruntimes $names --ignore-not-found >/dev/null 2>&1
+fi
+
 n=0
 agree=0
 accepted=0

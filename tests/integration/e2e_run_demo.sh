@@ -25,6 +25,11 @@ for v in KT_APISERVER_PID KT_ETCD_PID; do
     pid=$(. "$D/env" 2>/dev/null && eval "echo \${$v:-}")
     [ -n "$pid" ] && ! it_dead "$pid" && left="$left $v=$pid"
 done
-for p in $(pgrep -f -- "--portfile $D/" 2>/dev/null); do left="$left daemon=$p"; done
+for c in /proc/[0-9]*/cmdline; do # a daemon of the demo still running (pgrep may be absent)
+    if tr '\0' ' ' <"$c" 2>/dev/null | grep -qF -- "--portfile $D/"; then
+        p=${c#/proc/}
+        left="$left daemon=${p%/cmdline}"
+    fi
+done 2>/dev/null
 if [ -z "$left" ]; then it_ok run-demo-cleans-up; else it_fail run-demo-cleans-up "still running:$left"; fi
 it_finish

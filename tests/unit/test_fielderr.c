@@ -109,6 +109,45 @@ static void test_go_quote(void)
     json_decref(r);
 }
 
+static void check_marshal(const char *in, enum kt_gotype t, const char *want)
+{
+    json_t *v = json_loads(in, JSON_DECODE_ANY, NULL);
+    CHECK(v != NULL);
+    char *m = kt_go_marshal(v, t);
+    CHECK_EQ_STR(m, want);
+    free(m);
+    json_decref(v);
+}
+
+/* []corev1.Container as encoding/json prints it: declaration order from sorted input, empty
+ * omitempty fields dropped, non-omitempty zeros and the resources struct always present. */
+static void test_container_order(void)
+{
+    check_marshal("[{\"image\":\"pytorch\",\"name\":\"trainer\"}]", KT_GO_CONTAINER_LIST,
+                  "[{\"name\":\"trainer\",\"image\":\"pytorch\",\"resources\":{}}]");
+    check_marshal(
+        "[{\"args\":[\"a\"],\"command\":[\"c\"],\"env\":[{\"value\":\"\",\"name\":\"E\"},"
+        "{\"name\":\"F\",\"valueFrom\":{\"resourceFieldRef\":{\"resource\":\"limits.cpu\"}}}],"
+        "\"image\":\"\",\"name\":\"n\",\"ports\":[{\"protocol\":\"TCP\",\"name\":\"p\"}],"
+        "\"resources\":{\"requests\":{\"memory\":\"1024Mi\",\"cpu\":\"1\"},\"limits\":{}},"
+        "\"stdin\":false,\"tty\":true,\"volumeMounts\":[{\"readOnly\":true,"
+        "\"mountPath\":\"/m\",\"name\":\"v\"}],\"workingDir\":\"/w\",\"zzz\":1}]",
+        KT_GO_CONTAINER_LIST,
+        "[{\"name\":\"n\",\"command\":[\"c\"],\"args\":[\"a\"],\"workingDir\":\"/w\","
+        "\"ports\":[{\"name\":\"p\",\"containerPort\":0,\"protocol\":\"TCP\"}],"
+        "\"env\":[{\"name\":\"E\"},{\"name\":\"F\",\"valueFrom\":{\"resourceFieldRef\":"
+        "{\"resource\":\"limits.cpu\",\"divisor\":\"0\"}}}],"
+        "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}},"
+        "\"volumeMounts\":[{\"name\":\"v\",\"readOnly\":true,\"mountPath\":\"/m\"}],"
+        "\"tty\":true,\"zzz\":1}]");
+    /* A nil slice and a container without a name (Go prints the zero string). */
+    check_marshal("null", KT_GO_CONTAINER_LIST, "null");
+    check_marshal("[{}]", KT_GO_CONTAINER_LIST, "[{\"name\":\"\",\"resources\":{}}]");
+    /* Negative: the untyped rendering keeps the input order and adds nothing. */
+    check_marshal("[{\"image\":\"i\",\"name\":\"n\"}]", KT_GO_ANY,
+                  "[{\"image\":\"i\",\"name\":\"n\"}]");
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -116,5 +155,6 @@ int main(void)
     test_struct_order_and_escaping();
     test_aggregate();
     test_go_quote();
+    test_container_order();
     return test_report();
 }

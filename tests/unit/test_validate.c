@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/runtime.h"
 #include "common/framework.h"
 #include "common/json.h"
 #include "common/mem.h"
@@ -255,6 +256,110 @@ static void test_aggregate_and_strict(void)
     json_decref(o);
 }
 
+#define RT_JSON                                                                                    \
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainingRuntime\","              \
+    "\"metadata\":{\"name\":\"rt\"},\"spec\":{\"mlPolicy\":{\"numNodes\":1,\"torch\":{}},"         \
+    "\"template\":{\"spec\":{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"metadata\":"   \
+    "{\"labels\":{\"trainer.kubeflow.org/trainjob-ancestor-step\":\"trainer\"}},\"spec\":{"        \
+    "\"template\":{\"spec\":{\"containers\":[{\"name\":\"node\",\"image\":\"i\"}]}}}}}]}}}}"
+
+static size_t webhook_problems(const json_t *tj, const json_t *rts, const struct kt_runtime *dec,
+                               char **text)
+{
+    struct kt_vruntimes vr = {rts, false, NULL};
+    struct kt_vresult r;
+    struct kt_err err = {0};
+    kt_vresult_init(&r);
+    CHECK_OK(kt_validate_trainjob_webhook_decoded(&fw, tj, NULL, &vr, dec, &r, &err));
+    size_t n = r.len;
+    *text = kt_vresult_string(&r);
+    kt_vresult_release(&r);
+    return n;
+}
+
+/* Runtimes decoded ahead (kt-webhook's snapshots) give the verdicts decoding per call gives;
+ * a zeroed entry is decoded on demand. */
+static void test_predecoded_runtimes(void)
+{
+    json_t *rts = json_array();
+    json_array_append_new(rts, parse(RT_JSON));
+    struct kt_runtime dec[1] = {{0}}, zero[1] = {{0}};
+    struct kt_err err = {0};
+    CHECK_OK(kt_validate_decode_runtime(json_array_get(rts, 0), &dec[0], &err));
+    CHECK_EQ_STR(dec[0].namespace_, "default");
+    json_t *ok = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                       "\"metadata\":{\"name\":\"j\"},\"spec\":{\"runtimeRef\":{\"name\":\"rt\","
+                       "\"kind\":\"TrainingRuntime\"}}}");
+    json_t *bad = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                        "\"metadata\":{\"name\":\"j\"},\"spec\":{\"runtimeRef\":{\"name\":\"rt\","
+                        "\"kind\":\"TrainingRuntime\"},\"trainer\":{\"env\":[{\"name\":"
+                        "\"PET_NNODES\",\"value\":\"1\"}]}}}");
+    const struct kt_runtime *variants[] = {dec, zero, NULL};
+    for (size_t i = 0; i < 3; i++) {
+        char *t = NULL;
+        CHECK_EQ_INT(webhook_problems(ok, rts, variants[i], &t), 0);
+        free(t);
+        CHECK_EQ_INT(webhook_problems(bad, rts, variants[i], &t), 1);
+        CHECK(t && strstr(t, "must not have reserved envs") != NULL);
+        free(t);
+    }
+    /* Negative: a runtime of another namespace is not found, decoded or not. */
+    json_object_set_new(json_object_get(ok, "metadata"), "namespace", json_string("other"));
+    char *t = NULL;
+    CHECK_EQ_INT(webhook_problems(ok, rts, dec, &t), 1);
+    CHECK(t && strstr(t, "must be created before the TrainJob") != NULL);
+    free(t);
+    /* A runtime that cannot be decoded is an error, and leaves rt zeroed. */
+    json_t *broken = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+                           "\"TrainingRuntime\",\"metadata\":{\"name\":\"b\"},\"spec\":{"
+                           "\"mlPolicy\":{\"numNodes\":\"x\"}}}");
+    struct kt_runtime b = {0};
+    CHECK(kt_validate_decode_runtime(broken, &b, &err) != 0);
+    CHECK(b.obj == NULL);
+    kt_runtime_release(&dec[0]);
+    json_decref(broken);
+    json_decref(ok);
+    json_decref(bad);
+    json_decref(rts);
+}
+
+/* kt_validate_object_admitted hands back the pruned, defaulted object only when admitted. */
+static void test_admitted(void)
+{
+    struct kt_err err = {0};
+    struct kt_vresult r;
+    json_t *rts = json_array();
+    json_array_append_new(rts, parse(RT_JSON));
+    struct kt_vruntimes vr = {rts, false, NULL};
+    json_t *tj = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
+                       "\"metadata\":{\"name\":\"j\"},\"spec\":{\"runtimeRef\":{\"name\":\"rt\","
+                       "\"kind\":\"TrainingRuntime\"},\"runtimePatches\":[{\"manager\":"
+                       "\"acme.io/x\"}]}}");
+    json_t *admitted = NULL;
+    kt_vresult_init(&r);
+    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK_EQ_INT(r.len, 0);
+    CHECK(admitted != NULL);
+    CHECK_EQ_STR(json_string_value(kt_json_path(admitted, "spec.runtimeRef.apiGroup")),
+                 "trainer.kubeflow.org");
+    CHECK_EQ_STR(json_string_value(json_object_get(
+                     json_array_get(kt_json_path(admitted, "spec.runtimePatches"), 0), "time")),
+                 "1970-01-01T00:00:00Z");
+    CHECK(kt_json_path(tj, "spec.runtimeRef.apiGroup") == NULL); /* input untouched */
+    kt_vresult_release(&r);
+    json_decref(admitted);
+    /* Negative: a denied object gives nothing back. */
+    admitted = NULL;
+    json_object_set_new(json_object_get(tj, "spec"), "managedBy", json_string("x.io/y"));
+    kt_vresult_init(&r);
+    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK(r.len > 0);
+    CHECK(admitted == NULL);
+    kt_vresult_release(&r);
+    json_decref(tj);
+    json_decref(rts);
+}
+
 int main(void)
 {
     struct kt_err err = {0};
@@ -270,6 +375,8 @@ int main(void)
     test_runtime_transition_and_status_rules();
     test_defaulter();
     test_aggregate_and_strict();
+    test_predecoded_runtimes();
+    test_admitted();
     kt_validator_free(v);
     return test_report();
 }
