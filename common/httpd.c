@@ -69,6 +69,7 @@ struct kt_httpd {
     socklen_t addrlen;
     char *cert_file; /* NULL in plain HTTP mode */
     char *key_file;
+    char *priority; /* GnuTLS priority string (TLS mode) */
     size_t max_body;
     unsigned max_conns, timeout_s, threads, reload_ms, builtins;
     struct kt_metric *m_requests; /* NULL without a registry */
@@ -747,6 +748,22 @@ out:
     return rc;
 }
 
+/* KT_EINVAL unless GnuTLS accepts prio (NULL = the default, always accepted). */
+static int check_priority(const char *prio, struct kt_err *err)
+{
+    gnutls_priority_t p;
+    const char *bad = NULL;
+
+    if (!prio) {
+        return 0;
+    }
+    if (gnutls_priority_init(&p, prio, &bad) < 0) {
+        return kt_err_set(err, KT_EINVAL, "bad TLS priority string near \"%s\"", bad ? bad : prio);
+    }
+    gnutls_priority_deinit(p);
+    return 0;
+}
+
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err)
 {
     struct kt_httpd *h = kt_xcalloc(1, sizeof(*h));
@@ -765,6 +782,10 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     }
     h->cert_file = opts->cert_file ? kt_xstrdup(opts->cert_file) : NULL;
     h->key_file = opts->key_file ? kt_xstrdup(opts->key_file) : NULL;
+    if (check_priority(opts->https_priority, err) < 0) {
+        goto fail;
+    }
+    h->priority = kt_xstrdup(opts->https_priority ? opts->https_priority : KT_HTTPD_TLS_PRIORITIES);
     h->max_body = opts->max_body ? opts->max_body : KT_HTTPD_DEFAULT_MAX_BODY;
     h->max_conns = opts->max_conns ? opts->max_conns : KT_HTTPD_DEFAULT_MAX_CONNS;
     h->timeout_s = opts->timeout_s ? opts->timeout_s : KT_HTTPD_DEFAULT_TIMEOUT_S;
@@ -854,7 +875,7 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
         MHD_OPTION_STRICT_FOR_CLIENT, 1,
         h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
         h->threads > 1 ? h->threads : h->max_conns,
-        tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, KT_HTTPD_TLS_PRIORITIES,
+        tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, h->priority,
         MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_END);
 }
 
@@ -987,6 +1008,7 @@ void kt_httpd_free(struct kt_httpd *h)
     creds_unref(h->creds);
     free(h->cert_file);
     free(h->key_file);
+    free(h->priority);
     free(h->name);
     pthread_cond_destroy(&h->cond_watch);
     pthread_cond_destroy(&h->cond_idle);

@@ -96,13 +96,15 @@ struct kt_httpd_opts {
     struct kt_metrics *metrics; /* request counter and latency histogram; NULL = none */
     kt_httpd_ready_fn *ready;   /* NULL = ready when certificates are loaded (or plain HTTP) */
     void *ready_arg;
+    const char *https_priority; /* GnuTLS priority string (TLS mode); NULL = the default
+                                 * KT_HTTPD_TLS_PRIORITIES; see kt_tls_priority() */
 };
 
 struct kt_httpd; /* opaque */
 
-/* Create a server (not yet listening). KT_EINVAL for a bad listen address or only one of
- * cert_file/key_file. Caller owns the result; free with kt_httpd_free(). Does not retain
- * opts' strings. */
+/* Create a server (not yet listening). KT_EINVAL for a bad listen address, only one of
+ * cert_file/key_file or an https_priority GnuTLS rejects. Caller owns the result; free with
+ * kt_httpd_free(). Does not retain opts' strings. */
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err);
 
 /* Route method+path (exact match) to fn. Call before kt_httpd_start(). A second handler for

@@ -320,6 +320,7 @@ static int setup(struct app *a, struct kt_err *err)
     a->rec.cfg = a->kcfg;
     a->rec.queue = a->queue;
     metrics_init(a);
+    a->rec.fw = a->plugins.fw; /* kt_rec_init starts the plugins' watches */
     struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
     int rc = kt_rec_init(&a->rec, c, err);
     a->rec.fw = a->plugins.fw;

@@ -12,6 +12,7 @@
 #include "common/crypto.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/snapshot.h"
 #include "common/mem.h"
 #include "status.h"
 
@@ -125,7 +126,133 @@ static void rt_update(void *ud, const json_t *old_obj, const json_t *new_obj)
     rt_add(ud, new_obj);
 }
 
+/* ---- LimitRange and RuntimeClass events: re-reconcile suspended TrainJobs (SPEC §3.7) ---- */
+
+/* True when a replicated job pod template of the runtime object rt_obj (a TrainingRuntime
+ * or ClusterTrainingRuntime) names runtime class rc. */
+static bool runtime_uses_class(const json_t *rt_obj, const char *rc)
+{
+    json_t *jobs = json_object_get(
+        json_object_get(json_object_get(json_object_get(rt_obj, "spec"), "template"), "spec"),
+        "replicatedJobs");
+    size_t i;
+    json_t *job;
+    json_array_foreach(jobs, i, job)
+    {
+        json_t *pod = json_object_get(
+            json_object_get(json_object_get(json_object_get(job, "template"), "spec"), "template"),
+            "spec");
+        if (strcmp(kt_json_str(pod, "runtimeClassName", ""), rc) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when the runtime tj runs with (its snapshot, else the live runtime) uses class rc. */
+static bool trainjob_uses_class(struct kt_rec *r, json_t *tj_obj, const char *rc)
+{
+    struct kt_trainjob tj = {0};
+    struct kt_runtime rt = {0};
+    struct kt_err err = {0};
+    bool uses = false;
+    if (kt_trainjob_decode(json_incref(tj_obj), &tj, &err) != 0) {
+        return false;
+    }
+    char *snap = kt_xasprintf("%s%s", tj.name, KT_SNAPSHOT_SUFFIX);
+    json_t *cm = kt_informer_get(r->configmaps, tj.namespace_, snap);
+    free(snap);
+    if (cm && kt_snapshot_read(cm, &tj, &rt, &err) == 0) {
+        uses = runtime_uses_class(rt.obj, rc);
+    } else if (!cm) {
+        bool cluster = strcmp(tj.runtime_ref.kind, "ClusterTrainingRuntime") == 0;
+        json_t *live = kt_informer_get(cluster ? r->cluster_runtimes : r->runtimes,
+                                       cluster ? NULL : tj.namespace_, tj.runtime_ref.name);
+        uses = live && runtime_uses_class(live, rc);
+        json_decref(live);
+    }
+    json_decref(cm);
+    kt_runtime_release(&rt);
+    kt_trainjob_release(&tj);
+    return uses;
+}
+
+/* Enqueue the suspended TrainJobs in ns (NULL: all) that use runtime class rc (NULL: any). */
+static void enqueue_suspended(struct kt_rec *r, const char *what, const char *ns, const char *rc)
+{
+    json_t *all = kt_informer_snapshot(r->trainjobs);
+    json_t *keys = json_array();
+    size_t i;
+    json_t *tj;
+    json_array_foreach(all, i, tj)
+    {
+        json_t *meta = json_object_get(tj, "metadata");
+        const char *tns = kt_json_str(meta, "namespace", "");
+        if (!kt_json_bool(json_object_get(tj, "spec"), "suspend", false) ||
+            (ns && strcmp(ns, tns) != 0) || (rc && !trainjob_uses_class(r, tj, rc))) {
+            continue;
+        }
+        char *key = kt_xasprintf("%s/%s", tns, kt_json_str(meta, "name", ""));
+        enqueue(r, key);
+        if (json_array_size(keys) < 10) {
+            json_array_append_new(keys, json_string(key));
+        }
+        free(key);
+    }
+    if (json_array_size(keys) > 0) {
+        char *list = json_dumps(keys, JSON_COMPACT);
+        kt_log_info(LOG, "%s changed: re-reconciling suspended trainjobs %s", what, list);
+        free(list);
+    }
+    json_decref(keys);
+    json_decref(all);
+}
+
+static void lr_add(void *ud, const json_t *obj)
+{
+    json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = kt_json_str(meta, "namespace", "");
+    char *what = kt_xasprintf("limitrange %s/%s", ns, kt_json_str(meta, "name", ""));
+    enqueue_suspended(ud, what, ns, NULL);
+    free(what);
+}
+
+static void lr_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    (void)old_obj;
+    lr_add(ud, new_obj);
+}
+
+static void rc_add(void *ud, const json_t *obj)
+{
+    const char *name = kt_json_str(json_object_get(obj, "metadata"), "name", "");
+    char *what = kt_xasprintf("runtimeclass %s", name);
+    enqueue_suspended(ud, what, NULL, name);
+    free(what);
+}
+
+static void rc_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    (void)old_obj;
+    rc_add(ud, new_obj);
+}
+
 /* ---- store transforms: keep only what the pipeline reads ---- */
+
+/* Keep only the identity (the LimitRange and RuntimeClass handlers need no more). */
+static json_t *metadata_only(json_t *obj, void *ud)
+{
+    (void)ud;
+    json_t *meta = json_object_get(obj, "metadata");
+    json_t *slim =
+        json_pack("{s:O*, s:O*, s:{s:O*, s:O*, s:O*, s:O*}}", "apiVersion",
+                  json_object_get(obj, "apiVersion"), "kind", json_object_get(obj, "kind"),
+                  "metadata", "name", json_object_get(meta, "name"), "namespace",
+                  json_object_get(meta, "namespace"), "uid", json_object_get(meta, "uid"),
+                  "resourceVersion", json_object_get(meta, "resourceVersion"));
+    json_decref(obj);
+    return slim;
+}
 
 static json_t *slim_jobset(json_t *obj, void *ud)
 {
@@ -183,6 +310,61 @@ static struct kt_informer *informer(struct kt_rec *r, const struct kt_kube_gvr *
     return inf;
 }
 
+static const struct kt_kube_gvr GVR_LIMITRANGES = {"", "v1", "limitranges"};
+static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {"node.k8s.io", "v1", "runtimeclasses"};
+
+/* LimitRanges and RuntimeClasses, metadata only, when a PodGroup policy can be in use. */
+static void podgroup_side_watches(struct kt_rec *r)
+{
+    struct kt_informer_handlers lrh = {lr_add, lr_update, lr_add, NULL, r};
+    struct kt_informer_handlers rch = {rc_add, rc_update, rc_add, NULL, r};
+    if (!r->podgroups_sp && !r->podgroups_volcano) {
+        return;
+    }
+    r->limitranges = informer(r, &GVR_LIMITRANGES, NULL, &lrh, metadata_only);
+    r->runtimeclasses = informer(r, &GVR_RUNTIMECLASSES, NULL, &rch, metadata_only);
+}
+
+static bool watched(const struct kt_rec *r, const struct kt_kube_gvr *gvr)
+{
+    if (kt_rec_gvr_of_builtin(gvr)) {
+        return true;
+    }
+    for (size_t i = 0; i < r->n_extra; i++) {
+        if (r->extra_gvr[i] == gvr) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One owned informer per kind a plugin watches that no informer covers yet. */
+static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
+{
+    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, NULL, r};
+    for (size_t i = 0; i < r->fw.n; i++) {
+        const char *const *w = r->fw.plugins[i]->watches;
+        for (; w && *w; w++) {
+            const char *slash = strrchr(*w, '/');
+            char *av = slash ? kt_xstrndup(*w, (size_t)(slash - *w)) : kt_xstrdup("");
+            const struct kt_kube_gvr *gvr = NULL;
+            struct kt_err err = {0};
+            if (kt_rec_kinds_resolve(r->kinds, c, av, slash ? slash + 1 : "", &gvr, &err) != 0) {
+                kt_log_warn(LOG, "plugin %s watches %s: not watched: %s", r->fw.plugins[i]->name,
+                            *w, err.msg);
+            } else if (!watched(r, gvr) && r->n_extra == KT_REC_EXTRA_MAX) {
+                kt_log_warn(LOG, "plugin %s watches %s: not watched: more than %d extra kinds",
+                            r->fw.plugins[i]->name, *w, KT_REC_EXTRA_MAX);
+            } else if (!watched(r, gvr)) {
+                r->extra_gvr[r->n_extra] = gvr;
+                r->extra[r->n_extra++] = informer(r, gvr, KT_TRAINJOB_NAME_LABEL, &owned, NULL);
+                kt_log_info(LOG, "plugin %s: watching owned %s", r->fw.plugins[i]->name, *w);
+            }
+            free(av);
+        }
+    }
+}
+
 int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
 {
     (void)err;
@@ -191,11 +373,14 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     struct kt_informer_handlers rth = {rt_add, rt_update, NULL, NULL, r};
     const char *sel = KT_TRAINJOB_NAME_LABEL;
 
-    kt_framework_default(&r->fw);
+    if (!r->fw.plugins) {
+        kt_framework_default(&r->fw);
+    }
     pthread_mutex_init(&r->ev_mu, NULL);
     if (r->start_time <= 0) {
         r->start_time = now_of(r);
     }
+    r->kinds = kt_rec_kinds_new();
     r->loop = kt_informer_loop_new(r->cfg);
     r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, NULL, &tjh, NULL);
     r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, NULL, &rth, NULL);
@@ -209,30 +394,48 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     if (crd_served(c, &KT_GVR_PODGROUPS_VOLCANO)) {
         r->podgroups_volcano = informer(r, &KT_GVR_PODGROUPS_VOLCANO, sel, &owned, NULL);
     }
+    podgroup_side_watches(r);
+    plugin_watches(r, c);
     kt_log_info(LOG, "informers ready podgroups_scheduler_plugins=%s podgroups_volcano=%s",
                 r->podgroups_sp ? "yes" : "no", r->podgroups_volcano ? "yes" : "no");
     return 0;
 }
 
+/* Every informer (NULL entries for the optional ones) into all; returns the count. */
+static size_t all_informers(struct kt_rec *r, struct kt_informer **all)
+{
+    struct kt_informer *fixed[] = {
+        r->trainjobs, r->runtimes,     r->cluster_runtimes,  r->jobsets,     r->configmaps,
+        r->secrets,   r->podgroups_sp, r->podgroups_volcano, r->limitranges, r->runtimeclasses};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+        all[n++] = fixed[i];
+    }
+    for (size_t i = 0; i < r->n_extra; i++) {
+        all[n++] = r->extra[i];
+    }
+    return n;
+}
+
 void kt_rec_release(struct kt_rec *r)
 {
+    struct kt_informer *all[10 + KT_REC_EXTRA_MAX];
+    size_t n = all_informers(r, all);
     pthread_mutex_destroy(&r->ev_mu);
     kt_informer_loop_free(r->loop);
-    struct kt_informer *all[] = {r->trainjobs,    r->runtimes,         r->cluster_runtimes,
-                                 r->jobsets,      r->configmaps,       r->secrets,
-                                 r->podgroups_sp, r->podgroups_volcano};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+    for (size_t i = 0; i < n; i++) {
         kt_informer_free(all[i]);
     }
+    kt_rec_kinds_free(r->kinds);
+    r->kinds = NULL;
     r->loop = NULL;
 }
 
 bool kt_rec_synced(struct kt_rec *r)
 {
-    struct kt_informer *all[] = {r->trainjobs,    r->runtimes,         r->cluster_runtimes,
-                                 r->jobsets,      r->configmaps,       r->secrets,
-                                 r->podgroups_sp, r->podgroups_volcano};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+    struct kt_informer *all[10 + KT_REC_EXTRA_MAX];
+    size_t n = all_informers(r, all);
+    for (size_t i = 0; i < n; i++) {
         if (all[i] && !kt_informer_synced(all[i])) {
             return false;
         }
@@ -269,6 +472,11 @@ static struct kt_informer *informer_for(struct kt_rec *r, const struct kt_kube_g
     }
     if (gvr == &KT_GVR_PODGROUPS_VOLCANO) {
         return r->podgroups_volcano;
+    }
+    for (size_t i = 0; i < r->n_extra; i++) {
+        if (r->extra_gvr[i] == gvr) {
+            return r->extra[i];
+        }
     }
     return NULL;
 }
@@ -320,7 +528,13 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
     char *key = kt_xasprintf("%s|%s|%s|%s", api_version, kind, ns ? ns : "", name);
     json_t *obj = json_object_get(v->seen, key);
     if (!obj) {
-        const struct kt_kube_gvr *gvr = kt_rec_gvr_of(api_version, kind);
+        const struct kt_kube_gvr *gvr = NULL;
+        struct kt_err err = {0};
+        if (kt_rec_kinds_resolve(v->r->kinds, v->c, api_version, kind, &gvr, &err) != 0 &&
+            err.code != KT_EUNSUPPORTED && !v->failed) {
+            v->failed = true;
+            v->err = err;
+        }
         struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
         json_t *got = inf ? kt_informer_get(inf, ns, name) : NULL;
         if (!got && gvr && (v->legacy || !inf)) {
@@ -400,7 +614,7 @@ static int build_and_apply(struct rview *v, const struct kt_view *view, struct k
     json_array_foreach(objs, i, o)
     {
         json_t *resp = NULL;
-        if (kt_rec_apply(v->c, o, &resp, err) != 0) {
+        if (kt_rec_apply(v->c, v->r->kinds, o, &resp, err) != 0) {
             goto out;
         }
         if (resp) {

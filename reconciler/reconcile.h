@@ -20,10 +20,12 @@
 #include "common/informer.h"
 #include "common/kube.h"
 #include "common/metrics.h"
+#include "apply.h"
 #include "queue.h"
 
 #define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
 #define KT_EVENT_COMPONENT "trainer-controller-manager"
+#define KT_REC_EXTRA_MAX 16
 
 /* Wall clock in epoch seconds (injected so the deadline logic is testable). */
 struct kt_rec_clock {
@@ -40,6 +42,14 @@ struct kt_rec {
     struct kt_informer *trainjobs, *runtimes, *cluster_runtimes;
     struct kt_informer *jobsets, *configmaps, *secrets;
     struct kt_informer *podgroups_sp, *podgroups_volcano; /* NULL when the CRD is missing */
+    /* Metadata only, and only when a PodGroup CRD is served (SPEC §3.7): their events
+     * enqueue the suspended TrainJobs they affect. NULL otherwise. */
+    struct kt_informer *limitranges, *runtimeclasses;
+    /* Owned kinds the plugins watch beyond the built-in ones (resolved by discovery). */
+    struct kt_informer *extra[KT_REC_EXTRA_MAX];
+    const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
+    size_t n_extra;
+    struct kt_rec_kinds *kinds; /* discovered kinds (plugin watches, applied objects) */
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
     struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;
@@ -56,8 +66,11 @@ struct kt_rec {
 #define KT_EVENT_DEDUP_S 600.0
 
 /* Discover optional CRDs (PodGroups), create the informers and register them with a new
- * loop. r->cfg, r->queue and the metrics must be set; r->clock NULL fn = real time. Returns
- * -1 only when discovery itself fails. */
+ * loop: the built-in ones, LimitRanges and RuntimeClasses when a PodGroup CRD is served, and
+ * one label-selected informer per other kind a plugin of r->fw watches (a kind discovery
+ * cannot resolve is logged and skipped). r->cfg, r->queue and the metrics must be set;
+ * r->fw zeroed = the built-in plugins; r->clock NULL fn = real time. Returns -1 only when
+ * discovery itself fails. */
 KT_MUST_CHECK int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err);
 /* Free the informers and the loop (the loop must have returned). */
 void kt_rec_release(struct kt_rec *r);

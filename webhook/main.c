@@ -18,6 +18,7 @@
 #include "common/mem.h"
 #include "common/metrics.h"
 #include "common/plugin_loader.h"
+#include "common/tlsopts.h"
 #include "webhook/routes.h"
 #include "webhook/store.h"
 
@@ -41,6 +42,7 @@ struct app {
     struct kt_plugin_set plugins;
     struct kt_httpd *web, *health, *mon;
     char *listen, *health_listen, *metrics_listen; /* owned effective addresses */
+    char *tls_priority; /* owned GnuTLS priorities from the Configuration's tls options */
 };
 
 static void usage(FILE *f)
@@ -154,7 +156,8 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .cert_file = a->f.cert,
                               .key_file = a->f.key,
                               .threads = a->f.threads ? a->f.threads : 4,
-                              .metrics = a->metrics};
+                              .metrics = a->metrics,
+                              .https_priority = a->tls_priority};
     struct kt_httpd_opts h = {.name = "health",
                               .listen = a->health_listen,
                               .builtins = KT_HTTPD_HEALTH,
@@ -180,6 +183,7 @@ static int make_servers(struct app *a, struct kt_err *err)
     if (a->cfg.metrics.secure_serving) {
         m.cert_file = a->f.cert;
         m.key_file = a->f.key;
+        m.https_priority = a->tls_priority;
     }
     a->mon = kt_httpd_new(&m, err);
     return a->mon ? 0 : kt_err_prefix(err, "metrics server");
@@ -202,9 +206,13 @@ static int setup(struct app *a, struct kt_err *err)
     if (kt_plugin_set_load(&a->plugins, &a->f.plugins, err) != 0) {
         return -1;
     }
+    if (a->f.config) {
+        kt_config_release(&a->cfg); /* kt_config_load() refills it without freeing */
+    }
     if (a->f.config && kt_config_load(a->f.config, &a->cfg, err) != 0) {
         return -1;
     }
+    a->tls_priority = kt_tls_priority(&a->cfg, &a->cfg.warnings);
     for (size_t i = 0; i < a->cfg.warnings.len; i++) {
         kt_log_warn(LOG, "%s", a->cfg.warnings.items[i]);
     }
@@ -258,6 +266,7 @@ static void shutdown_all(struct app *a)
     free(a->listen);
     free(a->health_listen);
     free(a->metrics_listen);
+    free(a->tls_priority);
 }
 
 int main(int argc, char **argv)

@@ -213,6 +213,63 @@ neg_subset() {
 }
 check render-subset-negative neg_subset
 
+# ---- LimitRange / RuntimeClass events re-reconcile the suspended TrainJobs they affect ----
+# (SPEC §3.7; the PodGroup CRD is installed, so these watches run). The reconciler logs the
+# keys it enqueues for each event; events of one informer are handled in order, so an event
+# that must enqueue nothing is followed by one that must, and the first is checked after.
+logged() { grep -F "$1" "$IT_TMP/main.log"; }
+side_watches() {
+    local other
+    other=$(it_ns recother)
+    runtime_yaml "$NS" rc-rt "    torch: {}" "  podGroupPolicy:
+    coscheduling: {}" | sed 's/^\( *\)containers:$/\1runtimeClassName: kt-rc\n&/' |
+        kc apply -f - >/dev/null &&
+        tj_rt lrs cosched-rt "  suspend: true" && tj_rt rcs rc-rt "  suspend: true" &&
+        kw --for=create podgroups.scheduling.x-k8s.io/lrs -n "$NS" >/dev/null &&
+        kw --for=create podgroups.scheduling.x-k8s.io/rcs -n "$NS" >/dev/null || return 1
+    kc create -n "$other" -f - >/dev/null <<YAML || return 1
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr-other}
+spec: {limits: [{type: Container, default: {cpu: 500m}}]}
+YAML
+    kc create -n "$NS" -f - >/dev/null <<YAML || return 1
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr1}
+spec: {limits: [{type: Container, default: {cpu: 500m}}]}
+YAML
+    # both suspended TrainJobs of the namespace, not the running cosched one, not another namespace
+    poll logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
+    logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/lrs\"" &&
+        logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/rcs\"" &&
+        ! logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/cosched\"" &&
+        ! logged "limitrange $other/lr-other" || return 1
+    kc create -f - >/dev/null <<YAML || return 1
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: kt-rc-unused}
+handler: runc
+YAML
+    kc create -f - >/dev/null <<YAML || return 1
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: kt-rc}
+handler: runc
+YAML
+    # only the suspended TrainJob whose runtime names that class
+    poll logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
+        logged "runtimeclass kt-rc changed" | grep -qF "[\"$NS/rcs\"]" &&
+        ! logged "runtimeclass kt-rc-unused changed" || return 1
+    # the snapshot decides once the TrainJob ran: deleting the live runtime changes nothing
+    kc delete trainingruntime rc-rt -n "$NS" >/dev/null &&
+        kc delete runtimeclass kt-rc >/dev/null &&
+        poll test "$(logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
+}
+tj_rt() { trainjob_yaml "$NS" "$1" "$2" TrainingRuntime "${3:-}" | kc apply -f - >/dev/null; }
+check limitrange-runtimeclass-requeue-suspended side_watches
+kc delete runtimeclass kt-rc-unused >/dev/null 2>&1
+
 # ---- status from the JobSet --------------------------------------------------------------
 tj() { trainjob_yaml "$NS" "$1" torch-distributed ClusterTrainingRuntime "${2:-}" | kc apply -f - >/dev/null; }
 status_complete() {

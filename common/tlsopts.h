@@ -1,0 +1,24 @@
+/* common/tlsopts.h - the Configuration's tls options (SPEC §7.1) as a GnuTLS priority string.
+ *
+ * Upstream applies tls.minVersion, tls.cipherSuites and tls.nextProtos through Go's
+ * crypto/tls; the HTTPS servers here use GnuTLS via libmicrohttpd, so the options become a
+ * priority string for kt_httpd_opts.https_priority. Our floor is TLS 1.2 with ECDHE key
+ * exchange and AEAD ciphers only: what the Configuration cannot get within that floor is a
+ * warning, never an error. */
+#ifndef KT_TLSOPTS_H
+#define KT_TLSOPTS_H
+
+#include "config.h"
+#include "str.h"
+
+/* The GnuTLS priority string for cfg->tls. With the defaults (minVersion "", no
+ * cipherSuites) it equals KT_HTTPD_TLS_PRIORITIES. Appends one "tls.<field>: ..." text to
+ * warnings per value that is not applied as written: minVersion 1.0/1.1 (raised to 1.2),
+ * cipher suites refused as insecure (CBC, static RSA key exchange, 3DES, RC4), TLS 1.3
+ * suite names (not configurable, like Go), names unknown here, suites that have no effect
+ * with minVersion 1.3, and nextProtos other than "http/1.1". Names the loader already
+ * dropped with a warning never reach this function. Caller owns the result (free());
+ * does not retain cfg. */
+char *kt_tls_priority(const struct kt_config *cfg, struct kt_strv *warnings);
+
+#endif
