@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -49,7 +50,8 @@ struct kt_rec {
     struct kt_informer *extra[KT_REC_EXTRA_MAX];
     const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
     size_t n_extra;
-    struct kt_rec_kinds *kinds; /* discovered kinds (plugin watches, applied objects) */
+    struct kt_rec_kinds *kinds;    /* discovered kinds (plugin watches, applied objects) */
+    _Atomic long long last_trim_s; /* monotonic seconds of the last malloc_trim */
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
     struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;

@@ -488,6 +488,64 @@ graceful() {
 }
 check sigterm-graceful graceful
 
+# ---- an external plugin's own kind: watched and applied through API discovery -------------
+# The plugin (built here from api/kt_plugin.h) returns a headless Service per TrainJob and
+# watches Services and a kind no server serves. RBAC for plugin kinds is the admin's job: the
+# test grants services to the controller identity.
+cat >"$IT_TMP/svc_plugin.c" <<'C'
+#include <stdio.h>
+#include "api/kt_plugin.h"
+static const char *const watches[] = {"v1/Service", "example.invalid/v1/Nope", NULL};
+static int svc_build(const struct kt_plugin_host *h, struct kt_plugin_ctx *c, void *state)
+{
+    char obj[1024];
+    (void)state;
+    snprintf(obj, sizeof(obj),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s-svc\","
+             "\"namespace\":\"%s\"},\"spec\":{\"clusterIP\":\"None\",\"selector\":{\"app\":\"%s\"}}}",
+             h->trainjob_name(c), h->trainjob_namespace(c), h->trainjob_name(c));
+    return h->add_object(c, obj) == 0 ? 0 : h->fail(c, "host refused the Service");
+}
+KT_PLUGIN_EXPORT const struct kt_plugin_def kt_plugin_def = {
+    KT_PLUGIN_DEF_INIT("ExtraService", KT_EP_WATCH | KT_EP_BUILD),
+    .watches = watches,
+    .build = svc_build,
+};
+C
+plugin_kind() {
+    cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
+        -I"$it_root" -Wl,--no-undefined -o "$IT_TMP/svc_plugin.so" "$IT_TMP/svc_plugin.c" &&
+        kc apply -f - >/dev/null <<YAML &&
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: kt-test-plugin-services}
+rules:
+  - apiGroups: [""]
+    resources: [services]
+    verbs: [get, list, watch, create, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: kt-test-plugin-services}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kt-test-plugin-services}
+subjects:
+  - {kind: ServiceAccount, name: kubeflow-trainer-controller-manager, namespace: kubeflow-system}
+YAML
+        start_rec plug --workers 1 --plugin "$IT_TMP/svc_plugin.so" &&
+        grep -q 'plugin ExtraService: watching owned v1/Service' "$IT_TMP/plug.log" &&
+        grep -q 'plugin ExtraService watches example.invalid/v1/Nope: not watched' "$IT_TMP/plug.log" &&
+        tj_rt psvc plainml-rt && kw --for=create service/psvc-svc -n "$NS" >/dev/null &&
+        test "$(jp service psvc-svc -n "$NS" -o jsonpath='{.metadata.labels.trainer\.kubeflow\.org/trainjob-name}/{.metadata.ownerReferences[0].kind}/{.spec.clusterIP}')" = psvc/TrainJob/None || return 1
+    # deleting the owned Service is a watch event on the owner: it comes back
+    local uid
+    uid=$(jp service psvc-svc -n "$NS" -o jsonpath='{.metadata.uid}')
+    kc delete service psvc-svc -n "$NS" >/dev/null &&
+        poll bash -c "test -n \"\$('$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get service psvc-svc -n '$NS' -o jsonpath='{.metadata.uid}' 2>/dev/null | grep -v '^$uid\$')\""
+}
+check plugin-kind-discovered-watched-applied plugin_kind
+stop_rec plug TERM
+kc delete clusterrolebinding,clusterrole kt-test-plugin-services >/dev/null 2>&1
+
 # ---- leader election: one leader, standby idle, failover on release and on expiry --------
 cat >"$IT_TMP/le.yaml" <<YAML
 apiVersion: config.trainer.kubeflow.org/v1alpha1
