@@ -3,6 +3,8 @@
 #ifndef KT_CLI_H
 #define KT_CLI_H
 
+#include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "common/framework.h"
@@ -19,5 +21,10 @@ void cli_validate_usage(FILE *f);
 /* fw is unused: certificates need no plugins. */
 int cli_certs(int argc, char **argv, const struct kt_framework *fw);
 void cli_certs_usage(FILE *f);
+
+/* The source line of the node at JSON pointer prefix+ptr (ptr NULL = "") or of its nearest
+ * ancestor, from lines (an object mapping JSON pointers to line numbers, as the YAML loader
+ * records them); fallback when none is recorded. Borrows lines; retains nothing. */
+size_t cli_node_line(const json_t *lines, const char *prefix, const char *ptr, size_t fallback);
 
 #endif

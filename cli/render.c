@@ -84,22 +84,7 @@ static void docs_add(struct docs *d, json_t *obj, const char *file, const struct
 /* The line of the node at ptr in the object of o, or of its nearest ancestor. */
 static size_t origin_line(const struct origin *o, const char *ptr)
 {
-    char *p = kt_xasprintf("%s%s", o->prefix, ptr ? ptr : "");
-    size_t line = 0;
-    for (;;) {
-        const json_t *l = json_object_get(o->lines, p);
-        if (json_is_integer(l)) {
-            line = (size_t)json_integer_value(l);
-            break;
-        }
-        char *slash = strrchr(p, '/');
-        if (!slash) {
-            break;
-        }
-        *slash = '\0';
-    }
-    free(p);
-    return line ? line : o->line;
+    return cli_node_line(o->lines, o->prefix, ptr, o->line);
 }
 
 void cli_render_usage(FILE *f)

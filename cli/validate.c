@@ -275,13 +275,12 @@ static void collect_units(struct vstate *s)
     }
 }
 
-/* The line of the node at prefix+ptr, or of its nearest ancestor in the document. */
-static size_t unit_line(const struct unit *u, const char *ptr)
+size_t cli_node_line(const json_t *lines, const char *prefix, const char *ptr, size_t fallback)
 {
-    char *p = kt_xasprintf("%s%s", u->prefix, ptr);
+    char *p = kt_xasprintf("%s%s", prefix, ptr ? ptr : "");
     size_t line = 0;
     for (;;) {
-        const json_t *l = json_object_get(u->doc->lines, p);
+        const json_t *l = json_object_get(lines, p);
         if (json_is_integer(l)) {
             line = (size_t)json_integer_value(l);
             break;
@@ -293,7 +292,13 @@ static size_t unit_line(const struct unit *u, const char *ptr)
         *slash = '\0';
     }
     free(p);
-    return line ? line : u->doc->line;
+    return line ? line : fallback;
+}
+
+/* The line of the node at prefix+ptr, or of its nearest ancestor in the document. */
+static size_t unit_line(const struct unit *u, const char *ptr)
+{
+    return cli_node_line(u->doc->lines, u->prefix, ptr, u->doc->line);
 }
 
 static bool is_runtime(const json_t *o)

@@ -15,6 +15,7 @@
 #include "quantity.h"
 #include "fielderr.h"
 #include "mem.h"
+#include "tlsopts.h"
 #include "yaml.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
@@ -750,34 +751,6 @@ static void apply_defaults(struct kt_config *cfg)
     }
 }
 
-static const char *const CIPHERS[] = {
-    "TLS_AES_128_GCM_SHA256",
-    "TLS_AES_256_GCM_SHA384",
-    "TLS_CHACHA20_POLY1305_SHA256",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
-    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
-    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-    "TLS_RSA_WITH_RC4_128_SHA",
-    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
-    "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "TLS_RSA_WITH_AES_256_CBC_SHA",
-    "TLS_RSA_WITH_AES_128_CBC_SHA256",
-    "TLS_RSA_WITH_AES_128_GCM_SHA256",
-    "TLS_RSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
-    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
-    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
-};
-
 /* Record "NAME:LINE: <text>\"<value>\"" as a warning. */
 static void warn(struct dec *d, const char *ptr, const char *text, const char *value)
 {
@@ -805,11 +778,7 @@ static void check_tls(struct dec *d)
     kt_strv_init(&kept);
     for (size_t i = 0; i < cfg->tls.cipher_suites.len; i++) {
         const char *name = cfg->tls.cipher_suites.items[i];
-        bool ok = false;
-        for (size_t j = 0; j < sizeof(CIPHERS) / sizeof(CIPHERS[0]); j++) {
-            ok = ok || strcmp(name, CIPHERS[j]) == 0;
-        }
-        if (ok) {
+        if (kt__tls_suite_known(name)) {
             kt_strv_push(&kept, name);
             continue;
         }

@@ -14,15 +14,9 @@ static int jax_enforce(struct kt_build *b, struct kt_err *err)
     if (!b->rt->ml.present || b->rt->ml.kind != KT_POLICY_JAX) {
         return 0;
     }
-    struct kt_podset *ps = kt_info_podset_by_ancestor(&b->info, KT_ANCESTOR_TRAINER);
-    if (!ps) {
-        return 0;
-    }
-    if (tj->trainer.present && tj->trainer.num_nodes.has) {
-        ps->count = tj->trainer.num_nodes.v;
-    }
-    json_t *c = kt_podset_container(ps, KT_NODE);
-    if (!tj->trainer.present || !c) {
+    struct kt_podset *ps = NULL;
+    json_t *c = kt__trainer_node(b, &ps);
+    if (!c) {
         return 0;
     }
     char *n = kt_xasprintf("%lld", (long long)ps->count);

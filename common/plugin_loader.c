@@ -24,30 +24,10 @@ void kt_plugin_flags_release(struct kt_plugin_flags *f)
     kt_strv_release(&f->specs);
 }
 
-/* argv[*i] is `name VALUE` or `name=VALUE`: the value (advancing *i), "" when missing, NULL
- * when argv[*i] is another flag. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n) != 0) {
-        return NULL;
-    }
-    if (a[n] == '=') {
-        return a + n + 1;
-    }
-    if (a[n] != '\0') {
-        return NULL;
-    }
-    if (*i + 1 >= argc) {
-        return "";
-    }
-    return argv[++*i];
-}
-
 int kt_plugin_flags_parse(struct kt_plugin_flags *f, int argc, char **argv, int *i)
 {
-    const char *v = flag_value(argc, argv, i, "--plugin");
+    bool missing = false;
+    const char *v = kt_flag_value(argc, argv, i, "--plugin", &missing);
     if (v) {
         if (*v == '\0') {
             return -1;
@@ -55,12 +35,15 @@ int kt_plugin_flags_parse(struct kt_plugin_flags *f, int argc, char **argv, int 
         kt_strv_push(&f->specs, v);
         return 1;
     }
-    v = flag_value(argc, argv, i, "--trainjob-status-plugin");
+    if (missing) {
+        return -1;
+    }
+    v = kt_flag_value(argc, argv, i, "--trainjob-status-plugin", &missing);
     if (v) {
         f->status_plugin = v;
         return *v == '\0' ? -1 : 1;
     }
-    return 0;
+    return missing ? -1 : 0;
 }
 
 const char *kt_plugin_flags_usage(void)

@@ -236,34 +236,8 @@ static int mpi_build(struct kt_build *b, json_t *objects, struct kt_err *err)
 
 static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *errs)
 {
-    struct kt_strv bad;
-    size_t i;
-    json_t *e;
-    kt_strv_init(&bad);
-    json_array_foreach(tj->trainer.env, i, e)
-    {
-        const char *n = json_string_value(json_object_get(e, "name"));
-        for (size_t k = 0; n && k < sizeof(ompi_reserved) / sizeof(ompi_reserved[0]); k++) {
-            if (strcmp(n, ompi_reserved[k]) == 0 && !kt_strv_contains(&bad, n)) {
-                kt_strv_push(&bad, n);
-            }
-        }
-    }
-    if (bad.len > 0) {
-        struct kt_buf list;
-        kt_buf_init(&list, TEXT_MAX);
-        kt_strv_sort(&bad);
-        for (i = 0; i < bad.len; i++) {
-            if (kt_buf_printf(&list, NULL, "%s%s", i ? " " : "", bad.items[i]) != 0) {
-                break;
-            }
-        }
-        kt_ferrs_add(errs, KT_FERR_INVALID, "spec.trainer.env", tj->trainer.env, KT_GO_ENV_LIST,
-                     "must not have reserved envs, invalid envs configured: [%s]",
-                     list.data ? list.data : "");
-        kt_buf_release(&list);
-    }
-    kt_strv_release(&bad);
+    kt__validate_reserved_envs(tj, ompi_reserved, sizeof(ompi_reserved) / sizeof(ompi_reserved[0]),
+                               errs);
 }
 
 static void mpi_validate(const struct kt_validation *v, struct kt_ferrs *errs,

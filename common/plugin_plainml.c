@@ -5,6 +5,22 @@
 
 #include <string.h>
 
+json_t *kt__trainer_node(struct kt_build *b, struct kt_podset **ps)
+{
+    const struct kt_trainjob *tj = b->tj;
+    struct kt_podset *set = kt_info_podset_by_ancestor(&b->info, KT_ANCESTOR_TRAINER);
+    if (ps) {
+        *ps = set;
+    }
+    if (!set || !tj->trainer.present) {
+        return NULL;
+    }
+    if (tj->trainer.num_nodes.has) {
+        set->count = tj->trainer.num_nodes.v;
+    }
+    return kt_podset_container(set, KT_NODE);
+}
+
 static int plainml_enforce(struct kt_build *b, struct kt_err *err)
 {
     const struct kt_runtime *rt = b->rt;
@@ -14,14 +30,7 @@ static int plainml_enforce(struct kt_build *b, struct kt_err *err)
     if (k == KT_POLICY_TORCH || k == KT_POLICY_MPI || k == KT_POLICY_JAX || !tj->trainer.present) {
         return 0;
     }
-    struct kt_podset *ps = kt_info_podset_by_ancestor(&b->info, KT_ANCESTOR_TRAINER);
-    if (!ps) {
-        return 0;
-    }
-    if (tj->trainer.num_nodes.has) {
-        ps->count = tj->trainer.num_nodes.v;
-    }
-    json_t *c = kt_podset_container(ps, KT_NODE);
+    json_t *c = kt__trainer_node(b, NULL);
     if (c && tj->trainer.env) {
         json_t *env = kt_env_convert(tj->trainer.env);
         kt_upsert_envs(c, env);

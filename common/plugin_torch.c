@@ -302,9 +302,9 @@ static void validate_targets(const struct kt_validation *v, struct kt_ferrs *err
     }
 }
 
-static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *errs)
+void kt__validate_reserved_envs(const struct kt_trainjob *tj, const char *const *reserved,
+                                size_t n_reserved, struct kt_ferrs *errs)
 {
-    static const char *const reserved[] = {PET_NNODES, PET_NPROC, PET_RANK, PET_ADDR, PET_PORT};
     struct kt_strv bad;
     size_t i;
     json_t *e;
@@ -312,7 +312,7 @@ static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *err
     json_array_foreach(tj->trainer.env, i, e)
     {
         const char *n = json_string_value(json_object_get(e, "name"));
-        for (size_t k = 0; n && k < NELEM(reserved); k++) {
+        for (size_t k = 0; n && k < n_reserved; k++) {
             if (strcmp(n, reserved[k]) == 0 && !kt_strv_contains(&bad, n)) {
                 kt_strv_push(&bad, n);
             }
@@ -331,6 +331,12 @@ static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *err
         free(list);
     }
     kt_strv_release(&bad);
+}
+
+static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *errs)
+{
+    static const char *const reserved[] = {PET_NNODES, PET_NPROC, PET_RANK, PET_ADDR, PET_PORT};
+    kt__validate_reserved_envs(tj, reserved, NELEM(reserved), errs);
 }
 
 static bool model_supported(const char *model)

@@ -41,15 +41,9 @@ static int xgboost_enforce(struct kt_build *b, struct kt_err *err)
     if (!is_xgboost(b->rt)) {
         return 0;
     }
-    struct kt_podset *ps = kt_info_podset_by_ancestor(&b->info, KT_ANCESTOR_TRAINER);
-    if (!ps) {
-        return 0;
-    }
-    if (tj->trainer.present && tj->trainer.num_nodes.has) {
-        ps->count = tj->trainer.num_nodes.v;
-    }
-    json_t *c = kt_podset_container(ps, KT_NODE);
-    if (!tj->trainer.present || !c) {
+    struct kt_podset *ps = NULL;
+    json_t *c = kt__trainer_node(b, &ps);
+    if (!c) {
         return 0;
     }
     int64_t gpus = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, tj));

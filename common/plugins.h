@@ -25,4 +25,16 @@ KT_MUST_CHECK int kt_podgroup_totals(const struct kt_info *info, int64_t *min_me
  * not suspended (the plugin then returns nothing). */
 bool kt_podgroup_skip(const struct kt_build *b, const char *api_version);
 
+/* Internal to the built-in plugins (plugin_plainml.c): the trainer PodSet's node container
+ * after applying trainer.numNodes to the PodSet's count. NULL when there is no trainer
+ * PodSet, no node container or the TrainJob has no trainer. *ps (when ps is not NULL) gets
+ * the trainer PodSet or NULL. Both are borrowed from b->info. */
+json_t *kt__trainer_node(struct kt_build *b, struct kt_podset **ps);
+
+/* Internal to the built-in plugins (plugin_torch.c): adds the upstream Invalid error on
+ * spec.trainer.env listing (sorted, once each) the env names of tj's trainer that are among
+ * the n_reserved names in reserved. Borrows everything; retains nothing. */
+void kt__validate_reserved_envs(const struct kt_trainjob *tj, const char *const *reserved,
+                                size_t n_reserved, struct kt_ferrs *errs);
+
 #endif

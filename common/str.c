@@ -143,3 +143,26 @@ void kt_strv_release(struct kt_strv *v)
     free(v->items);
     kt_strv_init(v);
 }
+
+const char *kt_flag_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+
+    if (strncmp(a, name, n) != 0) {
+        return NULL;
+    }
+    if (a[n] == '=') {
+        return a + n + 1;
+    }
+    if (a[n] != '\0') {
+        return NULL;
+    }
+    if (*i + 1 >= argc) {
+        if (missing) {
+            *missing = true;
+        }
+        return NULL;
+    }
+    return argv[++*i];
+}

@@ -49,4 +49,9 @@ bool kt_strv_contains(const struct kt_strv *v, const char *s);
 /* Free every item and the array. Accepts a zeroed list. */
 void kt_strv_release(struct kt_strv *v);
 
+/* Command-line flag NAME as "NAME VALUE" (advancing *i past VALUE) or "NAME=VALUE": the
+ * value, borrowed from argv. NULL when argv[*i] is not NAME; also NULL, with *missing set
+ * true, when a bare NAME is the last argument (missing may be NULL). */
+const char *kt_flag_value(int argc, char **argv, int *i, const char *name, bool *missing);
+
 #endif

@@ -67,6 +67,23 @@ static bool in_list(const char *name, const char *const *list, size_t n)
     return false;
 }
 
+/* A SUITES entry by Go name, or NULL. */
+static const struct suite *find_suite(const char *name)
+{
+    for (size_t i = 0; i < COUNT(SUITES); i++) {
+        if (strcmp(name, SUITES[i].go_name) == 0) {
+            return &SUITES[i];
+        }
+    }
+    return NULL;
+}
+
+bool kt__tls_suite_known(const char *name)
+{
+    return find_suite(name) || in_list(name, INSECURE, COUNT(INSECURE)) ||
+           in_list(name, TLS13_SUITES, COUNT(TLS13_SUITES));
+}
+
 static void add_warning(struct kt_strv *warnings, const char *text, const char *value)
 {
     char *msg = kt_xasprintf("%s\"%s\"", text, value);
@@ -97,10 +114,7 @@ static void pick_suites(const struct kt_strv *names, char *ciphers, char *kx, si
 {
     for (size_t i = 0; i < names->len; i++) {
         const char *name = names->items[i];
-        const struct suite *s = NULL;
-        for (size_t j = 0; j < COUNT(SUITES) && !s; j++) {
-            s = strcmp(name, SUITES[j].go_name) == 0 ? &SUITES[j] : NULL;
-        }
+        const struct suite *s = find_suite(name);
         if (s) {
             add_once(ciphers, cap, s->cipher);
             add_once(kx, cap, s->kx);

@@ -8,6 +8,8 @@
 #ifndef KT_TLSOPTS_H
 #define KT_TLSOPTS_H
 
+#include <stdbool.h>
+
 #include "config.h"
 #include "str.h"
 
@@ -20,5 +22,9 @@
  * dropped with a warning never reach this function. Caller owns the result (free());
  * does not retain cfg. */
 char *kt_tls_priority(const struct kt_config *cfg, struct kt_strv *warnings);
+
+/* Internal to common/ (config.c's loader): whether name is a Go crypto/tls cipher suite name
+ * (TLS 1.2 suites served or refused as insecure, and TLS 1.3 suites). name is borrowed. */
+bool kt__tls_suite_known(const char *name);
 
 #endif

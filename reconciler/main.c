@@ -2,7 +2,7 @@
  *
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
- *                 [--workers N]
+ *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
  *
  * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
  * the Configuration enables it), N workers (started once the caches are synced and, with
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "certs/rotator.h"
 #include "common/config.h"
 #include "common/httpd.h"
 #include "common/log.h"
@@ -38,7 +39,8 @@ static void on_signal(int sig)
 }
 
 struct flags {
-    const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level;
+    const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
+    const char *cert_sans;
     long workers;
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -52,6 +54,7 @@ struct app {
     struct kt_rec rec;
     struct kt_plugin_set plugins;
     struct kt_leader *leader;
+    struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
     pthread_t loop_thread, workers[MAX_WORKERS];
     bool loop_started;
@@ -63,7 +66,8 @@ static int usage(void)
 {
     fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
-                    "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N]\n");
+                    "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
+                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y]\n");
     fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
@@ -71,9 +75,10 @@ static int usage(void)
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
     static const char *const names[] = {"--config",         "--kubeconfig", "--health-listen",
-                                        "--metrics-listen", "--portfile",   "--log-level"};
-    const char **slots[] = {&fl->config,  &fl->kubeconfig, &fl->health,
-                            &fl->metrics, &fl->portfile,   &fl->log_level};
+                                        "--metrics-listen", "--portfile",   "--log-level",
+                                        "--cert-dir",       "--cert-sans"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig, &fl->health,   &fl->metrics,
+                            &fl->portfile, &fl->log_level,  &fl->cert_dir, &fl->cert_sans};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -82,7 +87,7 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
         size_t n = eq ? (size_t)(eq - a) : strlen(a);
         const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
         bool known = false;
-        for (size_t k = 0; k < 6 && !known; k++) {
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !known; k++) {
             if (strlen(names[k]) == n && strncmp(a, names[k], n) == 0) {
                 *slots[k] = val;
                 known = true;
@@ -307,6 +312,45 @@ static int start_leader(struct app *a, struct kt_err *err)
     return kt_leader_start(a->leader, err);
 }
 
+/* The certificate rotator runs on the leader only (DESIGN.md: single writer). */
+static bool leads(void *arg)
+{
+    struct app *a = arg;
+    return !a->leader || kt_leader_is_leader(a->leader);
+}
+
+/* certs/rotator.h: --cert-dir = local mode (inject that folder's CA), else the
+ * Configuration's certManagement (enable: own the Secret; disabled: nothing to run).
+ * --cert-sans adds serving-certificate SANs in managed mode (local and test use). */
+static int start_rotator(struct app *a, struct kt_err *err)
+{
+    struct kt_rotator_opts o;
+    const char *ns = kt_kube_config_namespace(a->kcfg);
+    struct kt_strv sans;
+
+    kt_certs_rotator_opts_from_config(&o, &a->conf, *ns ? ns : DEFAULT_NAMESPACE, a->fl.cert_dir);
+    if (o.mode == KT_ROTATOR_EXTERNAL) {
+        kt_log_info(LOG, "certManagement disabled: certificates and caBundle are external");
+        return 0;
+    }
+    kt_strv_init(&sans);
+    for (const char *p = a->fl.cert_sans; p && *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n > 0) {
+            char *one = kt_xstrndup(p, n);
+            kt_strv_push(&sans, one);
+            free(one);
+        }
+        p += n + (comma ? 1 : 0);
+    }
+    o.extra_sans = (const char *const *)sans.items;
+    o.n_extra_sans = sans.len;
+    a->rotator = kt_certs_rotator_new(a->kcfg, &o, KT_CERTS_ROTATOR_PERIOD_S, leads, a);
+    kt_strv_release(&sans);
+    return kt_certs_rotator_start(a->rotator, err);
+}
+
 static int setup(struct app *a, struct kt_err *err)
 {
     if (kt_plugin_set_load(&a->plugins, &a->fl.plugins, err) != 0) {
@@ -333,7 +377,10 @@ static int setup(struct app *a, struct kt_err *err)
     }
     a->loop_started = true;
     a->nworkers = workers_of(a);
-    return start_leader(a, err);
+    if (start_leader(a, err) != 0) {
+        return -1;
+    }
+    return start_rotator(a, err);
 }
 
 /* ---- run and stop ---- */
@@ -389,6 +436,8 @@ static void shutdown_all(struct app *a)
     for (long i = 0; i < a->started_workers; i++) {
         pthread_join(a->workers[i], NULL);
     }
+    kt_certs_rotator_free(a->rotator);
+    a->rotator = NULL;
     if (a->leader) {
         kt_leader_stop(a->leader, true);
     }

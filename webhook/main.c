@@ -61,24 +61,6 @@ static void usage(FILE *f)
     fputs(kt_plugin_flags_usage(), f);
 }
 
-/* "--name value" or "--name=value"; returns the value and advances *i, or NULL. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-
-    if (strncmp(a, name, n) != 0) {
-        return NULL;
-    }
-    if (a[n] == '=') {
-        return a + n + 1;
-    }
-    if (a[n] == '\0' && *i + 1 < argc) {
-        return argv[++*i];
-    }
-    return NULL;
-}
-
 static int parse_flags(int argc, char **argv, struct flags *f)
 {
     struct {
@@ -95,7 +77,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         const char *v = NULL;
         size_t k;
         for (k = 0; k < sizeof(table) / sizeof(table[0]) && !v; k++) {
-            v = flag_value(argc, argv, &i, table[k].name);
+            v = kt_flag_value(argc, argv, &i, table[k].name, NULL);
             if (v) {
                 *table[k].dst = v;
             }
@@ -106,7 +88,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         if (kt_plugin_flags_parse(&f->plugins, argc, argv, &i) > 0) {
             continue;
         }
-        v = flag_value(argc, argv, &i, "--threads");
+        v = kt_flag_value(argc, argv, &i, "--threads", NULL);
         int64_t n = 0;
         if (v && kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) == 0) {
             f->threads = (unsigned)n;

@@ -112,3 +112,38 @@ it_not_pruned() {
         it_fail "$1" "fields pruned or changed: $(echo "$missing" | head -5 | tr '\n' ' ')"
     fi
 }
+
+# it_runtime_template - print the `  template:` block of a (Cluster)TrainingRuntime spec: one
+# replicated job "node" (the trainer ancestor step) running a busybox container. For use in an
+# unquoted heredoc as `$(it_runtime_template)` directly under `spec:`.
+it_runtime_template() {
+    cat <<'YAML'
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: busybox
+YAML
+}
+
+# it_serving_certs DIR CN DAYS - a throwaway CA (DIR/ca.crt, ca.key, common name CN) and a
+# serving certificate for 127.0.0.1 signed by it (DIR/tls.crt, tls.key). Fails when openssl does.
+it_serving_certs() {
+    local d=$1
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days "$3" \
+        -subj "/CN=$2" 2>/dev/null &&
+        openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" \
+            -subj /CN=127.0.0.1 2>/dev/null &&
+        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext" &&
+        openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+            -out "$d/tls.crt" -days "$3" -extfile "$d/ext" 2>/dev/null
+}

@@ -54,15 +54,7 @@ refused() {
 }
 
 make_certs() {
-    local d=$IT_TMP/certs
-    mkdir -p "$d"
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days 1 \
-        -subj /CN=kt-plugins-test-ca 2>/dev/null &&
-        openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" \
-            -subj /CN=127.0.0.1 2>/dev/null &&
-        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext" &&
-        openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
-            -out "$d/tls.crt" -days 1 -extfile "$d/ext" 2>/dev/null
+    mkdir -p "$IT_TMP/certs" && it_serving_certs "$IT_TMP/certs" kt-plugins-test-ca 1
 }
 
 register_webhook() { # register_webhook NS PORT
@@ -102,20 +94,7 @@ metadata:
 spec:
   mlPolicy:
     numNodes: 1
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
+$(it_runtime_template)
 YAML
 }
 

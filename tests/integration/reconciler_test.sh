@@ -112,20 +112,7 @@ spec:
     numNodes: 1
 $3
 ${4:-}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
+$(it_runtime_template)
 YAML
 }
 

@@ -172,20 +172,7 @@ spec:
   mlPolicy:
     numNodes: 1
     torch: {}
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
+$(it_runtime_template)
 ---
 $(tj uses-fresh "" fresh TrainingRuntime)
 EOF
@@ -205,20 +192,7 @@ metadata:
   labels:
     trainer.kubeflow.org/support: deprecated
 spec:
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
+$(it_runtime_template)
 EOF
 if grep -qF "Warning: ClusterTrainingRuntime \"old-$ns\" is deprecated and will be removed" "$W/dep.out"; then
     it_ok webhook-runtime-deprecation-warning

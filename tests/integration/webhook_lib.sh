@@ -33,13 +33,7 @@ wh_setup() {
 }
 
 # ---- certificates, RBAC, daemon ----------------------------------------------------------
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$W/ca.key" -out "$W/ca.crt" -days 2 \
-    -subj /CN=kt-webhook-itest-ca 2>/dev/null &&
-    openssl req -newkey rsa:2048 -nodes -keyout "$W/tls.key" -out "$W/tls.csr" \
-        -subj /CN=127.0.0.1 2>/dev/null &&
-    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$W/ext" &&
-    openssl x509 -req -in "$W/tls.csr" -CA "$W/ca.crt" -CAkey "$W/ca.key" -CAcreateserial \
-        -out "$W/tls.crt" -days 2 -extfile "$W/ext" 2>/dev/null || {
+it_serving_certs "$W" kt-webhook-itest-ca 2 || {
     it_fail webhook-certs "openssl failed"
     it_finish
 }
