@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "json.h"
 #include "mem.h"
 #include "quantity.h"
 
@@ -449,16 +450,6 @@ static const struct goschema *schema_of(enum kt_gotype t)
 
 static int marshal(struct kt_buf *b, const json_t *v, const struct goschema *s);
 
-/* jansson's iteration macros take a non-const object; we only read. */
-static json_t *unconst(const json_t *v)
-{
-    union {
-        const json_t *c;
-        json_t *m;
-    } u = {v};
-    return u.m;
-}
-
 static int marshal_string(struct kt_buf *b, const char *str, size_t n)
 {
     const unsigned char *p = (const unsigned char *)str;
@@ -596,7 +587,7 @@ static int marshal_object(struct kt_buf *b, const json_t *v, const struct gosche
     if (s->sorted_map) {
         size_t n = json_object_size(v), i = 0;
         const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-        json_object_foreach(unconst(v), k, m)
+        json_object_foreach(kt__json_unconst(v), k, m)
         {
             keys[i++] = k;
         }
@@ -610,7 +601,7 @@ static int marshal_object(struct kt_buf *b, const json_t *v, const struct gosche
     for (const struct gofield *f = s->fields; f && f->key && rc == 0; f++) {
         rc = marshal_field(b, &first, f, json_object_get(v, f->key));
     }
-    json_object_foreach(unconst(v), k, m)
+    json_object_foreach(kt__json_unconst(v), k, m)
     {
         if (rc == 0 && !listed(s->fields, k)) {
             rc = marshal_member(b, &first, k, m, NULL);

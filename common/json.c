@@ -90,8 +90,7 @@ json_t *kt_json_parse(const char *data, size_t len, struct kt_err *err)
     return v;
 }
 
-/* jansson's iteration API takes non-const pointers even for reading. */
-static json_t *unconst(const json_t *v)
+json_t *kt__json_unconst(const json_t *v)
 {
     json_t *r;
 
@@ -385,7 +384,7 @@ static int dump_object(struct dump *d, const json_t *v, int depth)
     if (put(d, "{", 1) < 0) {
         return -1;
     }
-    json_object_foreach(unconst(v), key, val)
+    json_object_foreach(kt__json_unconst(v), key, val)
     {
         if ((!first && put(d, ",", 1) < 0) || newline_indent(d, depth + 1) < 0) {
             return -1;
@@ -520,7 +519,7 @@ json_t *kt_json_path(const json_t *root, const char *dotted)
         cur = json_object_getn(cur, p, n);
         p = dot ? dot + 1 : NULL;
     }
-    return unconst(cur);
+    return kt__json_unconst(cur);
 }
 
 const char *kt_json_str(const json_t *obj, const char *key, const char *def)
@@ -599,7 +598,7 @@ static bool equal_object(const json_t *a, const json_t *b)
     if (json_object_size(a) != json_object_size(b)) {
         return false;
     }
-    json_object_foreach(unconst(a), key, va)
+    json_object_foreach(kt__json_unconst(a), key, va)
     {
         const json_t *vb = json_object_get(b, key);
 

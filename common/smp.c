@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "json.h"
 #include "runtime_info.h"
 
 enum node_kind { N_GENERIC, N_STRUCT, N_LIST };
@@ -55,16 +56,6 @@ static const struct node JSS = {N_STRUCT, NULL, NULL, F_JSS};
 
 static void merge(json_t *dst_parent, const char *key, const json_t *patch, const struct node *n);
 
-/* jansson's iterators take a non-const object; we only read. */
-static json_t *unconst(const json_t *v)
-{
-    union {
-        const json_t *c;
-        json_t *m;
-    } u = {v};
-    return u.m;
-}
-
 static const struct node *field_node(const struct node *n, const char *key)
 {
     for (const struct field *f = n->fields; f && f->key; f++) {
@@ -79,8 +70,8 @@ static void merge_object(json_t *dst, const json_t *patch, const struct node *n)
 {
     const char *k;
     json_t *v;
-    void *it = json_object_iter(unconst(patch));
-    for (; it; it = json_object_iter_next(unconst(patch), it)) {
+    void *it = json_object_iter(kt__json_unconst(patch));
+    for (; it; it = json_object_iter_next(kt__json_unconst(patch), it)) {
         k = json_object_iter_key(it);
         v = json_object_iter_value(it);
         merge(dst, k, v, n->kind == N_STRUCT ? field_node(n, k) : &GEN);
@@ -230,8 +221,8 @@ static json_t *omit_empty(const json_t *v)
         return kt_json_clone(v);
     }
     out = json_object();
-    void *it = json_object_iter(unconst(v));
-    for (; it; it = json_object_iter_next(unconst(v), it)) {
+    void *it = json_object_iter(kt__json_unconst(v));
+    for (; it; it = json_object_iter_next(kt__json_unconst(v), it)) {
         k = json_object_iter_key(it);
         m = json_object_iter_value(it);
         if (!is_empty(m)) {

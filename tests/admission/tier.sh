@@ -51,16 +51,8 @@ if [ ! -x "$bin" ]; then
 fi
 
 # Throwaway CA + serving certificate for 127.0.0.1.
-gen_certs() {
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 2 \
-        -subj /CN=kt-admission-test-ca 2>/dev/null &&
-        openssl req -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.csr" \
-            -subj /CN=127.0.0.1 2>/dev/null &&
-        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$T/ext" &&
-        openssl x509 -req -in "$T/tls.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
-            -out "$T/tls.crt" -days 2 -extfile "$T/ext" 2>/dev/null
-}
-if ! gen_certs; then
+. "$root/tests/integration/certs_lib.sh"
+if ! it_serving_certs "$T" kt-admission-test-ca 2; then
     bad certs "openssl failed"
     echo "$pass passed, $fail failed"
     exit 1

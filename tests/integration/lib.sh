@@ -6,6 +6,7 @@
 set -uo pipefail
 it_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 it_root=$(cd "$it_dir/../.." && pwd)
+. "$it_dir/certs_lib.sh"
 [ $# -ge 1 ] && [ -f "$1" ] || {
     echo "usage: $0 ENV_FILE (from tests/cluster/up.sh)" >&2
     exit 2
@@ -133,17 +134,4 @@ it_runtime_template() {
                     - name: node
                       image: busybox
 YAML
-}
-
-# it_serving_certs DIR CN DAYS - a throwaway CA (DIR/ca.crt, ca.key, common name CN) and a
-# serving certificate for 127.0.0.1 signed by it (DIR/tls.crt, tls.key). Fails when openssl does.
-it_serving_certs() {
-    local d=$1
-    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days "$3" \
-        -subj "/CN=$2" 2>/dev/null &&
-        openssl req -newkey rsa:2048 -nodes -keyout "$d/tls.key" -out "$d/tls.csr" \
-            -subj /CN=127.0.0.1 2>/dev/null &&
-        printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/ext" &&
-        openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
-            -out "$d/tls.crt" -days "$3" -extfile "$d/ext" 2>/dev/null
 }
