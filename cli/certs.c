@@ -49,28 +49,6 @@ static int usage_error(const char *msg, const char *arg)
     return KT_EXIT_USAGE;
 }
 
-/* "--name value" or "--name=value": the value (advancing *i), or NULL when a is not --name. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name, bool *missing)
-{
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-
-    if (strncmp(a, name, n) != 0) {
-        return NULL;
-    }
-    if (a[n] == '=') {
-        return a + n + 1;
-    }
-    if (a[n] != '\0') {
-        return NULL;
-    }
-    if (*i + 1 >= argc) {
-        *missing = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
 static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
 {
     bool missing = false;
@@ -84,23 +62,42 @@ static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
         a->renew_server = true;
         return 0;
     }
-    if ((v = flag_value(argc, argv, i, "--dir", &missing))) {
+    /* Table of the flags taking a value, in the order they are tried. */
+    static const char *const names[] = {"--dir", "--service", "--namespace", "--san",
+                                        "--issued-at"};
+    size_t k = 0;
+
+    v = NULL;
+    for (; k < sizeof(names) / sizeof(names[0]); k++) {
+        v = kt_flag_value(argc, argv, i, names[k], &missing);
+        if (v || missing) {
+            break;
+        }
+    }
+    if (!v) {
+        return usage_error(missing ? "flag needs a value" : "unknown argument", argv[*i]);
+    }
+    switch (k) {
+    case 0:
         a->dir = v;
-    } else if ((v = flag_value(argc, argv, i, "--service", &missing))) {
+        break;
+    case 1:
         a->service = v;
-    } else if ((v = flag_value(argc, argv, i, "--namespace", &missing))) {
+        break;
+    case 2:
         a->namespace = v;
-    } else if ((v = flag_value(argc, argv, i, "--san", &missing))) {
+        break;
+    case 3:
         if (a->n_sans == MAX_SANS) {
             return usage_error("too many --san flags", NULL);
         }
         a->sans[a->n_sans++] = v;
-    } else if ((v = flag_value(argc, argv, i, "--issued-at", &missing))) {
+        break;
+    default:
         if (kt_str_to_i64(kt_str_c(v), 1, INT64_MAX / 2, &a->issued_at, NULL) != 0) {
             return usage_error("--issued-at must be Unix seconds", v);
         }
-    } else {
-        return usage_error(missing ? "flag needs a value" : "unknown argument", argv[*i]);
+        break;
     }
     return 0;
 }
