@@ -10,23 +10,7 @@ root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 K="$b/bin/ktctl"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-check() { # check NAME CMD...
-    local name=$1
-    shift
-    if "$@" >"$T/out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 600 "$T/out")"; fi
-}
-exits() { # exits CODE CMD... - CMD exits with CODE
-    local want=$1
-    shift
-    "$@" >/dev/null 2>&1
-    [ $? -eq "$want" ]
-}
+. "$root/tests/tier_lib.sh"
 
 check certs-writes-folder "$K" certs -q --dir "$T/a/b" --san IP:127.0.0.1 --san DNS:localhost
 check certs-modes test "$(stat -c '%a' "$T/a/b/ca.crt" "$T/a/b/ca.key" "$T/a/b/tls.crt" "$T/a/b/tls.key" | tr '\n' ' ')" = "644 600 644 600 "
@@ -65,5 +49,4 @@ check certs-renew-needs-folder exits 1 "$K" certs --dir "$T/none" --renew-server
 : >"$T/file"
 check certs-dir-is-file exits 1 "$K" certs --dir "$T/file"
 check certs-help exits 0 "$K" certs --help
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tier_finish

@@ -8,17 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
-check() { # check NAME CMD...
-    local name=$1
-    shift
-    if "$@" >"$T/out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 600 "$T/out")"; fi
-}
+. "$root/tests/tier_lib.sh"
 
 if KT_VERSION=test KT_DIST_DIR="$T/dist" "$root/tests/dist.sh" "$b" >"$T/dist.log" 2>&1; then
     ok dist-builds
@@ -51,5 +41,4 @@ check dist-ktctl-render bash -c "'$P/bin/ktctl' render --runtime '$P/share/kt/de
 check dist-ktctl-certs bash -c "'$P/bin/ktctl' certs -q --dir certs --san IP:127.0.0.1 && test -s certs/tls.crt && test -s certs/ca.key"
 check dist-webhook-usage bash -c "'$P/bin/kt-webhook' --help 2>&1 | grep -q -- --tls-cert-file"
 check dist-reconciler-usage bash -c "'$P/bin/kt-reconciler' --help 2>&1 | grep -q -- --kubeconfig"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tier_finish
