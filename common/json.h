@@ -22,7 +22,8 @@ json_t *kt_json_parse(const char *data, size_t len, struct kt_err *err);
 /* Serialize compactly (no spaces), keys in insertion order, reals shortest round-trip.
  * Caller owns the result; free with free(). Does not retain v. */
 char *kt_json_dump(const json_t *v);
-/* Same, indented by 2 spaces, for humans and golden files. */
+/* Same, indented by 2 spaces, for humans and golden files. Caller owns the result; free with
+ * free(). Does not retain v. */
 char *kt_json_dump_pretty(const json_t *v);
 /* Append the compact form to b. Fails only when b's cap is exceeded. Does not retain v. */
 KT_MUST_CHECK int kt_json_dump_buf(const json_t *v, struct kt_buf *b, struct kt_err *err);
@@ -40,7 +41,7 @@ bool kt_json_bool(const json_t *obj, const char *key, bool def);
 /* Get the object member key, creating an empty object there when absent or null.
  * Borrowed from obj. Returns NULL when the member exists with another type. */
 json_t *kt_json_obj_ensure(json_t *obj, const char *key);
-/* Same for an array member. */
+/* Same for an array member. Borrowed from obj. */
 json_t *kt_json_arr_ensure(json_t *obj, const char *key);
 
 /* Find the first object in array arr whose member key is the string val.

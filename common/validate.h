@@ -84,8 +84,8 @@ char *kt_vresult_string(const struct kt_vresult *r);
 /* The validator: parsed schemas and compiled patterns. Create once, use from one thread at a
  * time. */
 struct kt_validator;
-/* Parse the compiled-in schemas. NULL + err only if they are corrupt. Free with
- * kt_validator_free(). */
+/* Parse the compiled-in schemas. NULL + err only if they are corrupt. Caller owns the result;
+ * free with kt_validator_free(). */
 struct kt_validator *kt_validator_new(struct kt_err *err);
 void kt_validator_free(struct kt_validator *v);
 

@@ -114,15 +114,16 @@ it_not_pruned() {
     fi
 }
 
-# it_runtime_template - print the `  template:` block of a (Cluster)TrainingRuntime spec: one
-# replicated job "node" (the trainer ancestor step) running a busybox container. For use in an
-# unquoted heredoc as `$(it_runtime_template)` directly under `spec:`.
+# it_runtime_template [REPLICAS] - print the `  template:` block of a (Cluster)TrainingRuntime
+# spec: one replicated job "node" (the trainer ancestor step) running a busybox container, with
+# `replicas: REPLICAS` when given. For use in an unquoted heredoc as `$(it_runtime_template)`
+# directly under `spec:`.
 it_runtime_template() {
+    printf '  template:\n    spec:\n      replicatedJobs:\n        - name: node\n'
+    if [ -n "${1:-}" ]; then
+        printf '          replicas: %s\n' "$1"
+    fi
     cat <<'YAML'
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
           template:
             metadata:
               labels:

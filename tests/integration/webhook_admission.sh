@@ -78,21 +78,7 @@ metadata:
   name: two-replicas
   namespace: $ns
 spec:
-  template:
-    spec:
-      replicatedJobs:
-        - name: node
-          replicas: 2
-          template:
-            metadata:
-              labels:
-                trainer.kubeflow.org/trainjob-ancestor-step: trainer
-            spec:
-              template:
-                spec:
-                  containers:
-                    - name: node
-                      image: busybox
+$(it_runtime_template 2)
 EOF
 )
 want='admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the request: spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1'
