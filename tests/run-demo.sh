@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # tests/run-demo.sh - `make run`: the product end to end on this machine.
 #
-# Starts the local control plane (tests/cluster/up.sh: etcd + kube-apiserver, our CRDs and
-# JobSet's) in $KT_RUN_DIR (default /tmp/kt-run), applies deploy/rbac and deploy/runtimes,
-# issues certificates with `ktctl certs`, starts kt-webhook and kt-reconciler as their own
-# non-admin identities, registers the webhook configurations (url: https://127.0.0.1:PORT;
-# caBundle injected by kt-reconciler's leader from the certificate folder), submits
-# tests/run/example-trainjob.yaml, shows the JobSet and the TrainJob's conditions, writes the
-# JobSet status the way the integration tests do (there is no JobSet controller or kubelet
-# here), and prints what to try next. On a terminal it then waits for Ctrl-C; with stdin not
+# Starts the local cluster in $KT_RUN_DIR (default /tmp/kt-run) with tests/cluster/up.sh --full:
+# etcd + kube-apiserver, kube-controller-manager, kube-scheduler, the JobSet controller with its
+# webhooks, and KWOK playing the kubelets of four fake nodes (no container runs). Then it applies
+# deploy/rbac, deploy/runtimes and the public ConfigMap, issues certificates with `ktctl certs`,
+# starts kt-webhook and kt-reconciler as their own non-admin identities, registers the webhook
+# configurations (url: https://127.0.0.1:PORT; caBundle injected by kt-reconciler's leader from
+# the certificate folder), submits tests/run/example-trainjob.yaml and follows it: JobSet, Jobs,
+# pods scheduled onto fake nodes, Running, Succeeded, and the TrainJob Complete. Nothing here
+# writes any status: every transition comes from the controllers. Then it prints what to try next. On a terminal it then waits for Ctrl-C; with stdin not
 # a terminal, or KT_RUN_WAIT=0, it stops after the demo. Everything it started is stopped on
 # exit; the folder (logs, kubeconfigs, certificates) stays for inspection.
 # Knobs: KT_RUN_DIR, KT_RUN_WAIT=0, KT_WEBHOOK_BIN / KT_RECONCILER_BIN (other builds).
@@ -21,7 +22,6 @@ D=${KT_RUN_DIR:-/tmp/kt-run}
 WEBHOOK=${KT_WEBHOOK_BIN:-$root/build/plain/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$root/build/plain/bin/kt-reconciler}
 KTCTL=$root/build/plain/bin/ktctl
-CONFIG=$root/deploy/manager/controller_manager_config.yaml
 EXAMPLE=$root/tests/run/example-trainjob.yaml
 TJ=mnist
 NS=default
@@ -30,7 +30,7 @@ WPID=""
 RPID=""
 CLUSTER_UP=0
 STEP=0
-STEPS=9
+STEPS=10
 
 if [ -t 1 ]; then
     B=$'\033[1m'
@@ -118,135 +118,54 @@ for b in "$WEBHOOK" "$RECONCILER"; do
 done
 
 # ---- 1. control plane --------------------------------------------------------------------
-step "control plane: etcd + kube-apiserver + CRDs in $D"
+step "local cluster in $D: etcd, kube-apiserver, controller-manager, scheduler, JobSet, KWOK nodes"
 . tests/cluster/versions.sh
-if [ ! -x "$(kt_cluster_bindir)/kube-apiserver" ]; then
-    info "first run: building kube-apiserver, kubectl and etcd from Go modules into" \
-        "$(kt_cluster_bindir) (cached afterwards; this is the slow part)"
+if [ ! -x "$(kt_cluster_bindir)/kube-controller-manager" ] || [ ! -x "$(kt_cluster_bindir)/kwok-$KWOK_VERSION" ]; then
+    info "first run: building the cluster's binaries from Go modules into" \
+        "$(kt_cluster_bindir) (cached afterwards; this is the slow part: ~20 min on 2 cores)"
 fi
 mkdir -p "$D"
 CLUSTER_UP=1
 # setsid: Ctrl-C must reach only this script, which then stops the daemons before the
 # control plane (kube-apiserver and etcd would otherwise die first from the same SIGINT).
 # Its progress (on a first run: the Go builds) goes to the terminal and to $D/up.log.
-setsid tests/cluster/up.sh "$D" 2>&1 >/dev/null </dev/null | tee "$D/up.log" | sed 's/^/    /' ||
+setsid tests/cluster/up.sh --full "$D" 2>&1 >/dev/null </dev/null | tee "$D/up.log" | sed 's/^/    /' ||
     die "tests/cluster/up.sh failed (log: $D/up.log)"
 . "$D/env"
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 info "API server $KT_APISERVER (kube-apiserver $(kc version -o json 2>/dev/null | jq -r .serverVersion.gitVersion))"
+info "nodes (simulated by KWOK): $(kc get nodes -o json | jq -r '[.items[] | "\(.metadata.name) (\(.status.allocatable.cpu) CPU, \(.status.allocatable.memory), \(.status.allocatable["nvidia.com/gpu"] // "0") GPU)"] | join(", ")')"
 
-# ---- 2. RBAC and runtimes ----------------------------------------------------------------
-step "RBAC for both daemons (deploy/rbac) and the shipped runtimes (deploy/runtimes)"
-kc apply --server-side -k deploy/rbac/reconciler >"$D/apply.log" 2>&1 &&
-    kc apply --server-side -k deploy/rbac/webhook >>"$D/apply.log" 2>&1 &&
-    kc apply --server-side -k deploy/runtimes >>"$D/apply.log" 2>&1 || {
-    cat "$D/apply.log" >&2
-    die "kubectl apply failed"
-}
+# ---- 2. RBAC, runtimes, public ConfigMap -------------------------------------------------
+ROOT=$root
+. tests/kt_deploy.sh
+step "RBAC for both daemons (deploy/rbac), the shipped runtimes (deploy/runtimes), deploy/public"
+ktd_apply
 info "$(kc get clustertrainingruntimes -o name | wc -l) ClusterTrainingRuntimes:" \
     "$(kc get clustertrainingruntimes -o jsonpath='{.items[*].metadata.name}')"
 
 # ---- 3. certificates ---------------------------------------------------------------------
 step "certificates: ktctl certs --dir $D/certs --san IP:127.0.0.1 --san DNS:localhost"
-rm -rf "$D/certs"
-"$KTCTL" certs --dir "$D/certs" --san IP:127.0.0.1 --san DNS:localhost | sed 's/^/    /' ||
-    die "ktctl certs failed"
-
-# wait_ready NAME PID PORTFILE - bounded poll until the daemon's /readyz answers 200.
-wait_ready() {
-    local port deadline=$((SECONDS + 60))
-    while [ $SECONDS -lt $deadline ]; do
-        kill -0 "$2" 2>/dev/null || {
-            tail -20 "$D/$1.log" >&2
-            die "$1 exited (log: $D/$1.log)"
-        }
-        if [ -s "$3" ]; then
-            port=$(jq -r .health "$3")
-            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] &&
-                return 0
-        fi
-        sleep 0.05
-    done
-    tail -20 "$D/$1.log" >&2
-    die "$1 not ready after 60s (log: $D/$1.log)"
-}
-record_pid() { echo "$1 $(readlink "/proc/$1/exe")" >>"$D/daemons.pids"; }
+ktd_certs >"$D/certs.log"
+sed 's/^/    /' "$D/certs.log"
 
 # ---- 4. kt-webhook -----------------------------------------------------------------------
 step "kt-webhook as system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook"
-rm -f "$D/kt-webhook.ports"
-setsid "$WEBHOOK" --config "$CONFIG" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
-    --tls-cert-file "$D/certs/tls.crt" --tls-key-file "$D/certs/tls.key" \
-    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-    --portfile "$D/kt-webhook.ports" </dev/null >"$D/kt-webhook.log" 2>&1 &
-WPID=$!
-record_pid "$WPID"
-wait_ready kt-webhook "$WPID" "$D/kt-webhook.ports"
-WPORT=$(jq -r .webhook "$D/kt-webhook.ports")
-WHPORT=$(jq -r .health "$D/kt-webhook.ports")
-WMPORT=$(jq -r .metrics "$D/kt-webhook.ports")
+: >"$D/kt-webhook.log"
+ktd_start_webhook
 info "ready: webhook https://127.0.0.1:$WPORT, health http://127.0.0.1:$WHPORT (pid $WPID)"
 
 # ---- 5. kt-reconciler --------------------------------------------------------------------
 step "kt-reconciler as system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
-INJECT=reconciler
-rflags=()
-if [[ "$("$RECONCILER" --help 2>&1)" == *--cert-dir* ]]; then
-    rflags=(--cert-dir "$D/certs")
-else
-    INJECT=script
-fi
-rm -f "$D/kt-reconciler.ports"
-setsid "$RECONCILER" --config "$CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" "${rflags[@]}" \
-    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-    --portfile "$D/kt-reconciler.ports" </dev/null >"$D/kt-reconciler.log" 2>&1 &
-RPID=$!
-record_pid "$RPID"
-wait_ready kt-reconciler "$RPID" "$D/kt-reconciler.ports"
-RHPORT=$(jq -r .health "$D/kt-reconciler.ports")
-deadline=$((SECONDS + 30))
-until [ -n "$(kc get lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null)" ] ||
-    [ $SECONDS -ge $deadline ]; do sleep 0.1; done
-info "ready: health http://127.0.0.1:$RHPORT (pid $RPID); Lease trainer.kubeflow.org held by $(kc get lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null || echo '?')"
+: >"$D/kt-reconciler.log"
+ktd_start_reconciler
+info "ready: health http://127.0.0.1:$RHPORT (pid $RPID); Lease trainer.kubeflow.org held by $(ktd_lease_holder)"
 
 # ---- 6. webhook configurations -----------------------------------------------------------
 step "webhook configurations (deploy/webhook) with url https://127.0.0.1:$WPORT"
-kc create --dry-run=client -o json -f deploy/webhook/manifests.yaml |
-    jq -s --arg base "https://127.0.0.1:$WPORT" '{apiVersion: "v1", kind: "List", items: [
-        .[] | if .kind == "List" then .items[] else . end
-        | .webhooks |= map(.clientConfig = {url: ($base + .clientConfig.service.path)})]}' \
-        >"$D/webhooks.json" &&
-    kc apply --server-side --force-conflicts -f "$D/webhooks.json" >"$D/apply-webhooks.log" 2>&1 || {
-    cat "$D/apply-webhooks.log" >&2
-    die "registering the webhook configurations failed"
-}
-want=$(base64 -w0 <"$D/certs/ca.crt")
-bundles() {
-    { kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o json &&
-        kc get mutatingwebhookconfiguration defaulter.trainer.kubeflow.org -o json; } 2>/dev/null |
-        jq -r '.webhooks[].clientConfig.caBundle // ""' | sort -u
-}
-if [ "$INJECT" = reconciler ]; then
-    deadline=$((SECONDS + 30))
-    until [ "$(bundles)" = "$want" ] || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
-    [ "$(bundles)" = "$want" ] || die "kt-reconciler did not inject caBundle within 30s (log: $D/kt-reconciler.log)"
-    info "caBundle injected by kt-reconciler's leader from $D/certs/ca.crt (local mode, --cert-dir)"
-else
-    for k in validatingwebhookconfiguration/validator.trainer.kubeflow.org \
-        mutatingwebhookconfiguration/defaulter.trainer.kubeflow.org; do
-        n=$(kc get "$k" -o json | jq '.webhooks | length')
-        patch=$(jq -n --arg b "$want" --argjson n "$n" \
-            '[range($n) | {op: "add", path: "/webhooks/\(.)/clientConfig/caBundle", value: $b}]')
-        kc patch "$k" --type=json -p "$patch" >/dev/null || die "caBundle patch failed"
-    done
-    info "NOTE: this kt-reconciler build has no --cert-dir (certs/rotator.h not wired in yet):" \
-        "the script injected caBundle itself with kubectl patch"
-fi
-# The API server picks configurations up asynchronously: wait until the validator answers.
 bad=$(sed -e "s/name: $TJ\$/name: $TJ-reserved-env/" -e 's/name: EPOCHS$/name: PET_NNODES/' "$EXAMPLE")
-deadline=$((SECONDS + 30))
-until [[ "$(echo "$bad" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]] ||
-    [ $SECONDS -ge $deadline ]; do sleep 0.1; done
+ktd_register_webhooks "$bad"
+info "caBundle injected by kt-reconciler's leader from $D/certs/ca.crt (local mode, --cert-dir)"
 
 # ---- 7. the webhook at work --------------------------------------------------------------
 step "the webhook at work: a TrainJob that sets a reserved env var is refused"
@@ -273,22 +192,47 @@ conds() {
         jq -r '.status.conditions // [] | .[] | "      \(.type)=\(.status) reason=\(.reason) message=\"\(.message)\""'
 }
 c=$(conds)
-info "TrainJob conditions:" "${c:-      (none yet: the JobSet has no status)}"
+info "TrainJob conditions:" "${c:-      (none yet)}"
 
-# ---- 9. completion, simulated ------------------------------------------------------------
-step "simulate the JobSet finishing: THIS SCRIPT writes JobSet status Completed"
-info "(no JobSet controller or kubelet runs here; the integration tests write JobSet status" \
-    "the same way, as upstream's do: kubectl patch jobset $TJ --subresource=status)"
-now=$(date -u +%FT%TZ)
-kc patch jobset "$TJ" -n "$NS" --subresource=status --type=merge -p "{\"status\":{
-    \"conditions\":[{\"type\":\"Completed\",\"status\":\"True\",\"reason\":\"AllJobsCompleted\",
-    \"message\":\"jobset completed successfully\",\"lastTransitionTime\":\"$now\"}],
-    \"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":0,\"succeeded\":2,\"failed\":0,
-    \"active\":0,\"suspended\":0}]}}" >/dev/null || die "writing the JobSet status failed"
-kc wait --for=condition=Complete "trainjob/$TJ" -n "$NS" --timeout=60s >/dev/null ||
-    die "TrainJob $TJ did not become Complete (log: $D/kt-reconciler.log)"
-info "kt-reconciler mirrored it into the TrainJob:" "$(conds)"
+# ---- 9. the job runs --------------------------------------------------------------------
+step "the job runs: JobSet controller -> Jobs -> scheduler -> pods on KWOK nodes"
+# snapshot - one line per Job and per pod (phase, node); printed again whenever it changes.
+snapshot() {
+    kc get jobs,pods -n "$NS" -l "jobset.sigs.k8s.io/jobset-name=$TJ" -o json 2>/dev/null | jq -r '
+        .items[] | if .kind == "Job" then
+            "      job \(.metadata.name): active=\(.status.active // 0) succeeded=\(.status.succeeded // 0) failed=\(.status.failed // 0)\([.status.conditions[]? | select(.status == "True") | " " + .type] | join(""))"
+        else
+            "      pod \(.metadata.name): \(.status.phase)\(if .spec.nodeName then " on " + .spec.nodeName else "" end)"
+        end' | sort
+}
+tjstate() {
+    kc get trainjob "$TJ" -n "$NS" -o json 2>/dev/null |
+        jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
+}
+last=""
+deadline=$((SECONDS + ${KT_RUN_TIMEOUT:-300}))
+while :; do
+    cur=$(snapshot)
+    if [ -n "$cur" ] && [ "$cur" != "$last" ]; then
+        printf '    at %s:\n%s\n' "$(elapsed)" "$cur"
+        last=$cur
+    fi
+    st=$(tjstate)
+    case ",$st," in
+    *,Complete,* | *,Failed,*) break ;;
+    esac
+    [ $SECONDS -lt $deadline ] || die "TrainJob $TJ not finished after ${KT_RUN_TIMEOUT:-300}s (logs: $D/*.log)"
+    sleep 0.3
+done
+
+# ---- 10. the outcome ---------------------------------------------------------------------
+step "TrainJob $TJ finished: conditions set by kt-reconciler from the JobSet's own status"
+info "TrainJob conditions:" "$(conds)"
 info "jobsStatus: $(kc get trainjob "$TJ" -n "$NS" -o jsonpath='{.status.jobsStatus}')"
+case ",$(tjstate)," in
+*,Complete,*) ;;
+*) die "TrainJob $TJ did not complete (logs: $D/*.log)" ;;
+esac
 
 printf '\n%sIt works.%s Demo took %s. Try next (in another terminal):\n\n' "$G" "$N" "$(elapsed)"
 cat <<EOF
@@ -308,7 +252,9 @@ cat <<EOF
   curl -s http://127.0.0.1:$RHPORT/readyz             # kt-reconciler readiness
 
   logs: $D/kt-webhook.log  $D/kt-reconciler.log  $D/apiserver.log
-  (no kube-controller-manager here: deleting a TrainJob leaves its JobSet; no pods run)
+  kubectl get pods -o wide; kubectl get nodes            # fake nodes: KWOK plays the kubelets
+  kubectl delete trainjob $TJ                           # the garbage collector removes its JobSet, Jobs, pods
+  (no container runs: each pod is Running for ${KT_POD_RUN_MS:-3000} ms, then Succeeded; KT_SIM_EXIT_CODE=N fails it)
 
 EOF
 if [ -t 0 ] && [ "${KT_RUN_WAIT:-1}" != 0 ]; then

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/test-all.sh - what `make test` runs (DESIGN.md "Make targets"): a WERROR build, the
-# no-cluster tiers plain and under ASan+UBSan, TSan for threaded tests, lint, the integration
-# tier on the real control plane, and each fuzz target briefly. Every step prints its wall
-# time; the last line is the total "N passed, N failed".
+# no-cluster tiers plain and under ASan+UBSan, TSan for threaded tests, lint, the cluster's Go
+# binaries (cached), the integration tier on the real control plane, the e2e tier on the full
+# chain (TrainJobs really run on KWOK nodes; the Kubeflow SDK), and each fuzz target briefly.
+# Every step prints its wall time; the last line is the total "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pass=0
@@ -43,8 +44,14 @@ if [ -n "$(ls tests/unit/test_*thread* 2>/dev/null)" ]; then
         TESTS="$(cd tests/unit && ls test_*thread*.c | sed 's/\.c$//' | tr '\n' ' ')"
 fi
 step "lint" make -s lint
+# The cluster's binaries, built once from Go modules and cached per version outside the repo
+# (cold on a fresh machine: the slow part of the budget; warm: a few file checks).
+step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full
 if [ -x tests/integration/run.sh ]; then
     step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
+fi
+if [ -x tests/e2e/run.sh ]; then
+    step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK)" tests/e2e/run.sh
 fi
 if [ -n "$(ls tests/fuzz/fuzz_*.c 2>/dev/null)" ]; then
     step "fuzz" make -s fuzz

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# tests/cluster/build.sh - build kube-apiserver, kubectl and etcd from Go modules into a
-# per-version cache outside the repo (skipped when present), and copy the external CRDs
+# tests/cluster/build.sh [--full] - build kube-apiserver, kubectl and etcd from Go modules into a
+# per-version cache outside the repo (each binary skipped when present); with --full also the rest
+# of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the JobSet
+# controller, KWOK). It also copies the external CRDs
 # (JobSet, scheduler-plugins PodGroup, Volcano PodGroup when obtainable) from the module cache.
 # Prints the cache directory on its last line. See shared/CLUSTER.md for the why.
 set -euo pipefail
@@ -11,32 +13,80 @@ mkdir -p "$OUT"
 # -mod=readonly: the committed go.sum files pin every module, so a fresh machine resolves the
 # same versions (a missing checksum is an error instead of a silent new resolution).
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
+FULL=0
+if [ "${1:-}" = "--full" ]; then
+    FULL=1
+fi
 log() { echo "cluster-build: $*" >&2; }
 
-build_k8s() {
-    if [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kubectl" ]; then
-        return 0
-    fi
-    local w ldf p c
-    w=$(mktemp -d)
-    cp "$here/k8s/go.mod" "$w/"
-    [ -f "$here/k8s/go.sum" ] && cp "$here/k8s/go.sum" "$w/"
-    cd "$w"
-    log "resolving k8s.io/kubernetes v$K8S_VERSION"
-    go mod download
-    ldf="-s -w"
-    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-        ldf="$ldf -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
-        ldf="$ldf -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+# k8s_bins - the k8s.io/kubernetes binaries to build: the API server and kubectl always; with
+# --full also kube-controller-manager and kube-scheduler (same module, same version).
+k8s_bins() {
+    echo kube-apiserver kubectl
+    [ "$FULL" = 1 ] && echo kube-controller-manager kube-scheduler
+    return 0
+}
+
+# missing BIN... - print the names among BIN... that are not yet in $OUT.
+missing() {
+    local b
+    for b in "$@"; do
+        [ -x "$OUT/$b" ] || echo "$b"
     done
-    for c in kube-apiserver kubectl; do
-        log "building $c (cold: many minutes on 2 cores)"
-        go build -trimpath -tags selinux,notest -ldflags "$ldf" -o "$OUT/$c.tmp" \
-            "k8s.io/kubernetes/cmd/$c"
-        mv "$OUT/$c.tmp" "$OUT/$c"
+}
+
+# build_module DIR PKG=NAME... - build the main packages PKG of the wrapper module in
+# tests/cluster/DIR into $OUT/NAME (one `go build` per binary; the module's go.sum pins all).
+build_module() {
+    local dir=$1 w spec pkg name
+    shift
+    w=$(mktemp -d)
+    cp "$here/$dir/go.mod" "$here/$dir/go.sum" "$w/"
+    cd "$w"
+    go mod download
+    for spec in "$@"; do
+        pkg=${spec%%=*}
+        name=${spec#*=}
+        log "building $name ($pkg; cold: minutes on 2 cores)"
+        local t0=$SECONDS
+        go build -trimpath -tags selinux,notest -ldflags "$LDF" -o "$OUT/$name.tmp" "$pkg"
+        mv "$OUT/$name.tmp" "$OUT/$name"
+        log "built $name in $((SECONDS - t0))s"
     done
     cd /
     rm -rf "$w"
+}
+
+build_k8s() {
+    local want=() b p
+    for b in $(missing $(k8s_bins)); do
+        want+=("k8s.io/kubernetes/cmd/$b=$b")
+    done
+    [ ${#want[@]} -gt 0 ] || return 0
+    LDF="-s -w"
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+        LDF="$LDF -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
+        LDF="$LDF -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+    done
+    log "k8s.io/kubernetes v$K8S_VERSION"
+    build_module k8s "${want[@]}"
+}
+
+# The rest of the full chain (--full): the coscheduling scheduler of scheduler-plugins (same
+# wrapper module as kubernetes: it pins the same k8s.io/kubernetes), the JobSet controller and
+# KWOK (their own wrapper modules: they use newer client libraries).
+build_full() {
+    [ "$FULL" = 1 ] || return 0
+    LDF="-s -w"
+    if [ -n "$(missing "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION")" ]; then
+        build_module k8s "sigs.k8s.io/scheduler-plugins/cmd/scheduler=kube-scheduler-plugins-$SCHEDPLUGINS_VERSION"
+    fi
+    if [ -n "$(missing "jobset-$JOBSET_VERSION")" ]; then
+        build_module jobset "sigs.k8s.io/jobset=jobset-$JOBSET_VERSION"
+    fi
+    if [ -n "$(missing "kwok-$KWOK_VERSION")" ]; then
+        build_module kwok "sigs.k8s.io/kwok/cmd/kwok=kwok-$KWOK_VERSION"
+    fi
 }
 
 build_etcd() {
@@ -116,9 +166,12 @@ volcano_crd() {
 # One build at a time per cache directory (concurrent up.sh runs on a fresh machine).
 exec 8>"$OUT/.build.lock"
 flock 8
+t_all=$SECONDS
 build_etcd
 build_k8s
+build_full
 fetch_crds
 build_certgen
 volcano_crd
+[ $((SECONDS - t_all)) -lt 2 ] || log "all binaries ready in $((SECONDS - t_all))s"
 echo "$OUT"

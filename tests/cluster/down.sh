@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/cluster/down.sh DIR - stop the kube-apiserver and etcd started by up.sh DIR (by PID:
-# SIGTERM, then SIGKILL after a bounded wait) and remove the tmpfs etcd data. Idempotent:
+# tests/cluster/down.sh DIR - stop what up.sh [--full] DIR started (the chain's components first,
+# then kube-apiserver and etcd; by PID: SIGTERM, then SIGKILL after a bounded wait) and remove the tmpfs etcd data. Idempotent:
 # running it again, or on a DIR whose start failed half-way, is fine. DIR itself is kept.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,6 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 D=$1
 [ -f "$D/env" ] || exit 0
 rc=0
+. "$here/full.sh"
+kt_full_stop "$D" || rc=1
 kt_stop "$(kt_env_get "$D" KT_APISERVER_PID)" kube-apiserver || rc=1
 kt_stop "$(kt_env_get "$D" KT_ETCD_PID)" etcd || rc=1
 data=$(kt_env_get "$D" KT_ETCD_DATA)

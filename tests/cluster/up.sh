@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# tests/cluster/up.sh DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on free
-# ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
+# tests/cluster/up.sh [--full] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
+# free ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
 # kubeflow-system namespace and write DIR/env. Stop it with tests/cluster/down.sh DIR.
+# --full also starts the rest of a cluster minus the container runtime (tests/cluster/full.sh):
+# kube-controller-manager, kube-scheduler, scheduler-plugins' Coscheduling scheduler, the JobSet
+# controller with its webhooks, and KWOK with KT_NODES fake nodes; DIR/env then has KT_FULL=1.
 # On failure the logs are printed and everything started is stopped again.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -9,9 +12,14 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 usage() {
-    echo "usage: $0 DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
+    echo "usage: $0 [--full] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
     exit 2
 }
+FULL=0
+if [ "${1:-}" = "--full" ]; then
+    FULL=1
+    shift
+fi
 [ $# -ge 1 ] || usage
 D=$1
 shift
@@ -24,6 +32,15 @@ t0=$(date +%s%N)
 if [ ! -x "$KT_BIN/kube-apiserver" ] || [ ! -x "$KT_BIN/kubectl" ] || [ ! -x "$KT_BIN/etcd" ] ||
     [ ! -f "$KT_BIN/crds/.done" ] || [ ! -x "$(kt_certgen_bin)" ]; then
     "$here/build.sh" >/dev/null
+fi
+if [ "$FULL" = 1 ]; then
+    for b in kube-controller-manager kube-scheduler "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION" \
+        "jobset-$JOBSET_VERSION" "kwok-$KWOK_VERSION"; do
+        if [ ! -x "$KT_BIN/$b" ]; then
+            "$here/build.sh" --full >/dev/null
+            break
+        fi
+    done
 fi
 
 mkdir -p "$D"
@@ -43,6 +60,9 @@ cleanup() {
     if [ "$ok" -ne 1 ]; then
         kt_log "up.sh failed; logs follow"
         kt_print_logs "$D"
+        for f in "$D"/kcm.log "$D"/scheduler.log "$D"/schedplugins.log "$D"/jobset.log "$D"/kwok.log; do
+            [ -f "$f" ] && { echo "----- $f (last 40 lines) -----"; tail -n 40 "$f"; } >&2
+        done
         [ -f "$D/crds.log" ] && { echo "----- $D/crds.log -----"; cat "$D/crds.log"; } >&2
         "$here/down.sh" "$D" || true
         kt_log "up.sh failed${why:+: $why}"
@@ -124,8 +144,14 @@ until k get crd -o json 2>>"$D/crds.log" | jq -e '[.items[] | [.status.condition
     sleep 0.1
 done
 k create namespace kubeflow-system >/dev/null
+if [ "$FULL" = 1 ]; then
+    . "$here/full.sh"
+    kt_full_start
+fi
 
 ok=1
 ms=$((($(date +%s%N) - t0) / 1000000))
-kt_log "ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s (/readyz after $((ms_ready / 1000)).$(printf '%03d' $((ms_ready % 1000)))s, then CRDs): $(kt_env_get "$D" KT_APISERVER)"
+what=""
+[ "$FULL" = 1 ] && what="full chain "
+kt_log "${what}ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s (/readyz after $((ms_ready / 1000)).$(printf '%03d' $((ms_ready % 1000)))s, then CRDs): $(kt_env_get "$D" KT_APISERVER)"
 echo "export KUBECONFIG=$D/admin.kubeconfig  # kubectl: $KT_BIN/kubectl" >&2

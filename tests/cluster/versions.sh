@@ -2,7 +2,11 @@
 K8S_VERSION=1.35.4
 K8S_MINOR=35
 ETCD_VERSION=v3.6.6
+# The full chain (up.sh --full): JobSet controller (what trainer v2.3.0 pins), KWOK, and the
+# coscheduling scheduler of scheduler-plugins (same k8s.io/kubernetes as above). Their binaries
+# carry the version in their names inside kt_cluster_bindir.
 JOBSET_VERSION=v0.12.0
+KWOK_VERSION=v0.8.0
 SCHEDPLUGINS_VERSION=v0.35.4-devel
 # Volcano publishes no CRD YAML in a Go module (volcano.sh/volcano is refused by the proxy: 403);
 # build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in volcano/go.mod, the

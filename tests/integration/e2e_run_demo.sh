@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (tests/run-demo.sh) with
-# stdin closed, in a temporary KT_RUN_DIR: it starts its own control plane, both daemons and
-# the example, prints every step and "It works.", exits 0, and leaves no process behind.
+# stdin closed, in a temporary KT_RUN_DIR: it starts its own full chain (up.sh --full), both
+# daemons and the example, which runs for real (pods on KWOK nodes, Succeeded, TrainJob
+# Complete, no status written by the script), prints every step and "It works.", exits 0, and
+# leaves no process behind.
 # (The shared cluster of ENV_FILE is not used.)
 . "$(dirname "$0")/lib.sh"
 
@@ -14,14 +16,20 @@ if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then
 else
     it_fail run-demo-stdin-closed "exit $rc: $(tail -30 "$out")"
 fi
-steps=$(grep -c '^==> \[[0-9]/9\]' "$out")
-if [ "$steps" -eq 9 ]; then it_ok run-demo-progress-steps; else it_fail run-demo-progress-steps "$steps of 9 steps printed"; fi
-for want in 'THIS SCRIPT writes JobSet status Completed' 'export KUBECONFIG=' \
+steps=$(grep -c '^==> \[[0-9]*/10\]' "$out")
+if [ "$steps" -eq 10 ]; then it_ok run-demo-progress-steps; else it_fail run-demo-progress-steps "$steps of 10 steps printed"; fi
+if grep -qi 'writes JobSet status\|--subresource=status' "$out"; then
+    it_fail run-demo-writes-no-status "the demo still writes status"
+else
+    it_ok run-demo-writes-no-status
+fi
+for want in ': Running on kwok-node-' ': Succeeded on kwok-node-' 'nodes (simulated by KWOK)' \
+    'export KUBECONFIG=' \
     'denied the request' 'Complete=True reason=AllJobsCompleted' 'stdin is not a terminal'; do
     if grep -qF "$want" "$out"; then it_ok "run-demo-says: $want"; else it_fail "run-demo-says: $want" "missing"; fi
 done
 left=""
-for v in KT_APISERVER_PID KT_ETCD_PID; do
+for v in KT_APISERVER_PID KT_ETCD_PID KT_KCM_PID KT_SCHEDULER_PID KT_SCHEDPLUGINS_PID KT_JOBSET_PID KT_KWOK_PID; do
     pid=$(. "$D/env" 2>/dev/null && eval "echo \${$v:-}")
     [ -n "$pid" ] && ! it_dead "$pid" && left="$left $v=$pid"
 done

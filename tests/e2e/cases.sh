@@ -1,0 +1,256 @@
+# tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
+# kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
+# Order matters only for speed: the long cases overlap their waiting where they can.
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc unschedulable coscheduling sdk chaos"
+
+# Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
+# torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
+# made for them and the controller-manager's binder binds the claims.
+case_runtimes() {
+    local n=e2e-runtimes r rts i=0 out
+    ns $n
+    rts=$(kc get clustertrainingruntimes -o jsonpath='{.items[*].metadata.name}')
+    for r in $rts; do
+        i=$((i + 1))
+        kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: e2e-pv-$i}
+spec:
+  capacity: {storage: 100Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Delete
+  hostPath: {path: /tmp/kt-e2e-pv-$i}
+EOF
+        trainjob $n "$r" "$r" || bad "runtime-$r" "kubectl apply failed"
+    done
+    for r in $rts; do
+        if out=$(tj_wait $n "$r" Complete); then
+            ok "runtime-$r-complete ($(kc get pods -n $n -l "jobset.sigs.k8s.io/jobset-name=$r" -o name | wc -l) pods)"
+        else
+            bad "runtime-$r-complete" "$out"
+        fi
+    done
+    [ "$(echo "$rts" | wc -w)" -ge 8 ] && ok "runtimes-all-shipped ($(echo "$rts" | wc -w))" ||
+        bad runtimes-all-shipped "only: $rts"
+}
+
+# MPI (deepspeed-distributed, from case_runtimes): a launcher and node pods ran, the launcher
+# mounted the hostfile ConfigMap and both the SSH Secret, and the hostfile names the pods.
+case_mpi() {
+    local n=e2e-runtimes j=deepspeed-distributed p
+    wanted runtimes || { ns $n && trainjob $n $j $j && tj_wait $n $j Complete >/dev/null; }
+    p=$(pods_of $n $j)
+    check mpi-launcher-and-nodes-ran jq -e '([.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher" and .status.phase == "Succeeded")] | length) == 1 and
+        ([.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node" and .status.phase == "Succeeded")] | length) >= 1' <<<"$p"
+    check mpi-launcher-mounts-hostfile-and-ssh jq -e --arg j $j '[.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher")][0] |
+        ([.spec.volumes[] | select(.configMap.name == ($j + "-mpi-hostfile"))] | length) == 1 and
+        ([.spec.volumes[] | select(.secret.secretName == ($j + "-mpi-ssh-auth"))] | length) == 1 and
+        ([.spec.containers[] | select(.name == "node") | .volumeMounts[] | select(.mountPath == "/etc/mpi")] | length) == 1' <<<"$p"
+    check mpi-nodes-mount-ssh jq -e --arg j $j '[.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node")] | length > 0 and
+        all(([.spec.volumes[] | select(.secret.secretName == ($j + "-mpi-ssh-auth"))] | length) == 1)' <<<"$p"
+    local hf
+    hf=$(kc get configmap $j-mpi-hostfile -n $n -o jsonpath='{.data.hostfile}')
+    [ "$(grep -c 'slots=1' <<<"$hf")" = 2 ] && [[ "$hf" == *"$j-launcher-0-0.$j"* ]] &&
+        ok "mpi-hostfile-names-2-hosts ($(echo $hf | cut -c1-100))" || bad mpi-hostfile-names-2-hosts "got: $hf"
+    check mpi-ssh-secret kc get secret $j-mpi-ssh-auth -n $n -o jsonpath='{.type}'
+}
+
+# An initializer runtime (torchtune, from case_runtimes): the trainer Job was created only after
+# both initializer Jobs completed (JobSet dependsOn).
+case_initializers() {
+    local n=e2e-runtimes j=torchtune-llama3.2-1b jobs
+    wanted runtimes || { ns $n && trainjob $n $j $j && tj_wait $n $j Complete >/dev/null; }
+    jobs=$(kc get jobs -n $n -l "jobset.sigs.k8s.io/jobset-name=$j" -o json)
+    check initializers-complete-before-trainer jq -e '
+        [.items[] | {(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]):
+            {created: .metadata.creationTimestamp, done: .status.completionTime}}] | add |
+        .["dataset-initializer"].done != null and .["model-initializer"].done != null and
+        .node.created >= .["dataset-initializer"].done and .node.created >= .["model-initializer"].done' <<<"$jobs"
+}
+
+# A failing pod (KT_SIM_EXIT_CODE) on a runtime with backoffLimit 0: the JobSet fails and the
+# TrainJob becomes Failed with the JobSet's reason and message (SPEC §5, upstream's).
+case_failing() {
+    local n=e2e-failing out
+    ns $n
+    runtime $n fail-fast "" "              backoffLimit: 0"
+    trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    if out=$(tj_wait $n boom Failed); then ok failing-pod-fails-trainjob; else bad failing-pod-fails-trainjob "$out"; fi
+    out=$(tj_cond $n boom Failed)
+    [ "$out" = "FailedJobs: jobset failed due to one or more job failures" ] &&
+        ok "failing-reason-message ($out)" || bad failing-reason-message "got: $out"
+    check failing-exit-code jq -e 'any(.[]; .status.phase == "Failed" and
+        .status.containerStatuses[0].state.terminated.exitCode == 3)' <<<"$(pods_of $n boom)"
+    # the same TrainJob without the marker completes (the runtime itself is fine)
+    trainjob $n fine fail-fast TrainingRuntime
+    if out=$(tj_wait $n fine Complete); then ok failing-control-completes; else bad failing-control-completes "$out"; fi
+}
+
+# Suspended: no pods while suspended (JobSet suspended), resumed: runs to Complete.
+case_suspend() {
+    local n=e2e-suspend out
+    ns $n
+    trainjob $n held torch-distributed "" "" "  suspend: true"
+    wait_for "JobSet held suspended" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset held -n $n -o jsonpath='{.spec.suspend}')\" = true ]" &&
+        ok suspend-jobset-suspended || bad suspend-jobset-suspended "no suspended JobSet"
+    wait_for "Suspended condition" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get trainjob held -n $n -o json | jq -e '.status.conditions[]? | select(.type == \"Suspended\" and .status == \"True\")'" &&
+        ok suspend-condition || bad suspend-condition "$(tj_cond $n held Suspended)"
+    [ "$(pods_of $n held | jq length)" = 0 ] && ok suspend-no-pods || bad suspend-no-pods "pods exist while suspended"
+    kc patch trainjob held -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+    if out=$(tj_wait $n held Complete); then ok suspend-resumed-completes; else bad suspend-resumed-completes "$out"; fi
+    [ "$(tj_cond $n held Suspended)" = "Resumed: TrainJob is resumed" ] && ok suspend-resumed-reason ||
+        bad suspend-resumed-reason "$(tj_cond $n held Suspended)"
+}
+
+# activeDeadlineSeconds: pods that would run 10 minutes (KT_SIM_RUN); the TrainJob fails with
+# DeadlineExceeded, its JobSet is deleted and the garbage collector removes the pods.
+case_deadline() {
+    local n=e2e-deadline out
+    ns $n
+    trainjob $n late torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]" "  activeDeadlineSeconds: 8"
+    wait_for "pods Running" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=late -o json | jq '[.items[] | select(.status.phase == \"Running\")] | length')\" = 2 ]" &&
+        ok deadline-pods-running || bad deadline-pods-running "not 2 Running pods"
+    if out=$(tj_wait $n late Failed); then ok deadline-failed; else bad deadline-failed "$out"; fi
+    [ "$(tj_cond $n late Failed)" = "DeadlineExceeded: TrainJob exceeded its active deadline" ] &&
+        ok deadline-reason || bad deadline-reason "$(tj_cond $n late Failed)"
+    wait_for "JobSet and pods gone" bash -c "! $KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset late -n $n >/dev/null 2>&1 &&
+        [ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=late -o name)\" ]" &&
+        ok deadline-jobset-and-pods-gone || bad deadline-jobset-and-pods-gone "left: $(kc get jobset,pods -n $n -o name | tr '\n' ' ')"
+}
+
+# Deleting a TrainJob: the real garbage collector removes its JobSet, Jobs, pods, ConfigMaps
+# and Secrets (an MPI job has all of them).
+case_gc() {
+    local n=e2e-gc out sel="trainer.kubeflow.org/trainjob-name=doomed"
+    ns $n
+    trainjob $n doomed deepspeed-distributed
+    if out=$(tj_wait $n doomed Complete); then ok gc-job-completes; else bad gc-job-completes "$out"; fi
+    local before
+    before=$(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep -c doomed)
+    [ "$before" -ge 6 ] && ok "gc-children-exist ($before)" || bad gc-children-exist "only $before"
+    kc delete trainjob doomed -n $n --wait=false >/dev/null
+    wait_for "children gone" bash -c "[ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed)\" ]" &&
+        ok gc-all-children-gone || bad gc-all-children-gone "left: $(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed | tr '\n' ' ')"
+    : "$sel"
+}
+
+# More GPUs than any node has: the pods stay Pending (Unschedulable) and the TrainJob neither
+# completes nor fails; kt-reconciler tells why with a Warning event on the TrainJob itself.
+case_unschedulable() {
+    local n=e2e-gpu p
+    ns $n
+    trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
+    wait_for "pods marked Unschedulable" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -o json | jq -e '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == \"PodScheduled\") | .reason == \"Unschedulable\")'" &&
+        ok unschedulable-pods-pending || bad unschedulable-pods-pending "$(kc get pods -n $n -o wide 2>&1 | head)"
+    p=$(pods_of $n greedy)
+    check unschedulable-none-bound jq -e 'all(.[]; .spec.nodeName == null and .status.phase == "Pending")' <<<"$p"
+    check unschedulable-scheduler-says-why jq -e 'all(.[]; .status.conditions[] | select(.type == "PodScheduled") | .message | test("Insufficient nvidia.com/gpu"))' <<<"$p"
+    [ -z "$(tj_state $n greedy | grep -E 'Complete|Failed')" ] && ok unschedulable-trainjob-not-finished ||
+        bad unschedulable-trainjob-not-finished "$(tj_state $n greedy)"
+    if wait_for "Warning event on the TrainJob" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get events -n $n --field-selector involvedObject.kind=TrainJob,involvedObject.name=greedy,type=Warning -o json | jq -e '[.items[] | select(.message | test(\"Insufficient nvidia.com/gpu\"))] | length == 1'"; then
+        ok "unschedulable-event-on-trainjob ($(kc get events -n $n --field-selector involvedObject.kind=TrainJob,type=Warning -o jsonpath='{.items[0].reason}: {.items[0].message}' | cut -c1-120))"
+    else
+        bad unschedulable-event-on-trainjob "$(kc get events -n $n -o wide 2>&1 | tail -5)"
+    fi
+}
+
+# Coscheduling (scheduler-plugins' scheduler, selected by schedulerName): a gang that fits is
+# placed and completes; a gang of 5 pods needing 8 GPUs each on 4 nodes of 8 GPUs gets NO pod
+# bound (all or nothing) where the default scheduler, for the same job, binds 4 of the 5.
+case_coscheduling() {
+    local n=e2e-gang out p
+    ns $n
+    runtime $n gang "                  schedulerName: ${KT_SCHEDPLUGINS_NAME:-scheduler-plugins-scheduler}" "" \
+        "  podGroupPolicy:
+    coscheduling:
+      scheduleTimeoutSeconds: 30"
+    runtime $n plain "" ""
+    trainjob $n fits gang TrainingRuntime "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}"
+    if out=$(tj_wait $n fits Complete); then ok coscheduling-gang-fits-completes; else bad coscheduling-gang-fits-completes "$out"; fi
+    check coscheduling-podgroup-made kc get podgroups.scheduling.x-k8s.io fits -n $n
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: toobig, namespace: $n}
+spec:
+  runtimeRef: {name: gang, kind: TrainingRuntime}
+  trainer: {numNodes: 5, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: greedy, namespace: $n}
+spec:
+  runtimeRef: {name: plain, kind: TrainingRuntime}
+  trainer: {numNodes: 5, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}, env: [{name: KT_SIM_EXIT_CODE, value: "1"}]}
+  suspend: true
+EOF
+    wait_for "gang pods all rejected" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig -o json | jq -e '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == \"PodScheduled\" and .status == \"False\"))'" &&
+        ok coscheduling-gang-seen-by-scheduler || bad coscheduling-gang-seen-by-scheduler "$(kc get pods -n $n -o wide | head)"
+    p=$(pods_of $n toobig)
+    check coscheduling-all-or-nothing jq -e 'all(.[]; .spec.nodeName == null)' <<<"$p"
+    # the contrast: the default scheduler places 4 of the same 5 pods (with the gang gone)
+    kc delete trainjob toobig -n $n >/dev/null
+    wait_for "gang pods gone" bash -c "[ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig -o name)\" ]"
+    kc patch trainjob greedy -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+    wait_for "default scheduler binds 4 of 5" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')\" = 4 ]" &&
+        ok coscheduling-contrast-default-binds-4-of-5 || bad coscheduling-contrast-default-binds-4-of-5 "$(kc get pods -n $n -o wide | head)"
+    kc delete trainjob greedy -n $n --wait=false >/dev/null
+}
+
+# Chaos: 50 TrainJobs; kt-reconciler is killed with SIGKILL while they run and started again:
+# every TrainJob completes, exactly one JobSet each, and no pod beyond what the jobs asked for.
+case_chaos() {
+    local n=e2e-chaos i done_n jobsets pods
+    ns $n
+    for i in $(seq -w 1 50); do
+        cat <<EOF
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: c$i, namespace: $n}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {numNodes: 1}
+EOF
+    done >"$T/chaos.yaml"
+    kc apply -f "$T/chaos.yaml" >/dev/null
+    wait_for "some pods running" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -o json | jq '[.items[] | select(.status.phase == \"Running\")] | length')\" -ge 5 ]"
+    kill -KILL "$RPID"
+    wait "$RPID" 2>/dev/null
+    done_n=$(kc get trainjobs -n $n -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length')
+    ok "chaos-killed-reconciler (SIGKILL with $done_n of 50 complete)"
+    ktd_start_reconciler
+    wait_for "all 50 Complete" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get trainjobs -n $n -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == \"Complete\" and .status == \"True\"))] | length')\" = 50 ]" &&
+        ok chaos-all-complete || bad chaos-all-complete "$(kc get trainjobs -n $n --no-headers | awk '{print $NF}' | sort | uniq -c | tr '\n' ' ')"
+    jobsets=$(kc get jobsets -n $n -o json | jq '[.items[].metadata.name] | (length == 50 and (unique | length) == 50)')
+    [ "$jobsets" = true ] && ok chaos-one-jobset-each || bad chaos-one-jobset-each "$(kc get jobsets -n $n -o name | wc -l) JobSets"
+    pods=$(kc get pods -n $n -o json | jq '[.items[] | .metadata.labels["jobset.sigs.k8s.io/jobset-name"]] | group_by(.) | map(length) | unique')
+    [ "$(echo "$pods" | jq -c .)" = "[1]" ] && ok chaos-one-pod-each || bad chaos-one-pod-each "pods per JobSet: $pods"
+}
+
+# The real Kubeflow SDK (PyPI `kubeflow`, pinned below) against kt: list_runtimes, train,
+# wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job. The venv
+# lives in the cache outside the repo, one per SDK version.
+KT_SDK_VERSION=0.5.0
+case_sdk() {
+    local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION"
+    if [ ! -x "$v/bin/python" ] || ! "$v/bin/python" -c 'import kubeflow.trainer' 2>/dev/null; then
+        rm -rf "$v"
+        { python3 -m venv "$v" && "$v/bin/pip" install -q "kubeflow==$KT_SDK_VERSION"; } >"$T/pip.log" 2>&1 || {
+            bad sdk-install "$(tail -5 "$T/pip.log")"
+            return
+        }
+    fi
+    ns e2e-sdk
+    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$v/bin/python" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
+    local rc=$?
+    grep -E '^(ok|FAIL) ' "$T/sdk.out" | while read -r word name rest; do
+        if [ "$word" = ok ]; then echo "ok $name"; else echo "FAIL $name $rest"; fi
+    done
+    pass=$((pass + $(grep -c '^ok ' "$T/sdk.out")))
+    fail=$((fail + $(grep -c '^FAIL ' "$T/sdk.out")))
+    if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$T/sdk.out"; then
+        bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
+    fi
+}

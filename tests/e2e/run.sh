@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# tests/e2e/run.sh [CASE...] - the e2e tier: TrainJobs really run on the full local chain
+# (tests/cluster/up.sh --full: kube-apiserver + etcd, kube-controller-manager, kube-scheduler,
+# scheduler-plugins' Coscheduling scheduler, the JobSet controller with its webhooks, KWOK fake
+# nodes), with kt-webhook registered and kt-webhook / kt-reconciler running as their
+# ServiceAccounts from deploy/rbac (tests/kt_deploy.sh, as `make run` does). No status is
+# written by this script: pods are scheduled by the scheduler, run and end by KWOK's stages,
+# Jobs complete by the job controller, JobSets by the JobSet controller, TrainJobs by kt.
+# Each case prints `ok NAME` / `FAIL NAME: why`; the last line is "N passed, N failed".
+# CASE... restricts the run to cases whose name contains one of the words.
+# Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+. tests/tier_lib.sh
+t_start=$SECONDS
+WEBHOOK=${KT_WEBHOOK_BIN:-$ROOT/build/plain/bin/kt-webhook}
+RECONCILER=${KT_RECONCILER_BIN:-$ROOT/build/plain/bin/kt-reconciler}
+KTCTL=$ROOT/build/plain/bin/ktctl
+WAIT=${KT_E2E_WAIT:-240}
+export KT_POD_RUN_MS=${KT_POD_RUN_MS:-3000}
+D=$(mktemp -d "${TMPDIR:-/tmp}/kt-e2e.XXXXXX")
+WPID=""
+RPID=""
+
+die() {
+    echo "e2e: $*" >&2
+    exit 1
+}
+teardown() {
+    local p
+    for p in $RPID $WPID; do
+        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
+        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log; do
+            [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
+        done
+    fi
+    tests/cluster/down.sh "$D" >/dev/null 2>&1 || echo "e2e: down.sh failed" >&2
+    if [ "${KT_E2E_KEEP:-}" = 1 ]; then echo "e2e: kept $D" >&2; else rm -rf "$D"; fi
+    rm -rf "$T"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+wanted() {
+    local w
+    [ ${#CASES[@]} -gt 0 ] || return 0
+    for w in "${CASES[@]}"; do
+        case "$1" in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+CASES=("$@")
+
+# ---- the cluster and kt ------------------------------------------------------------------
+t0=$SECONDS
+tests/cluster/up.sh --full "$D" >/dev/null 2>"$T/up.log" || {
+    cat "$T/up.log"
+    bad cluster-up "tests/cluster/up.sh --full failed"
+    tier_finish
+    exit 1
+}
+grep 'ready in' "$T/up.log" | sed 's/^/e2e: /'
+. "$D/env"
+kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
+. tests/kt_deploy.sh
+ktd_apply
+ktd_certs >/dev/null
+ktd_start_webhook
+ktd_start_reconciler
+ktd_register_webhooks "$(cat <<'EOF'
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: e2e-probe, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {env: [{name: PET_NNODES, value: "1"}]}
+EOF
+)"
+echo "e2e: cluster and kt ready in $((SECONDS - t0))s"
+
+# ---- helpers -----------------------------------------------------------------------------
+# ns NAME - a fresh namespace.
+ns() {
+    kc create namespace "$1" >/dev/null 2>&1 || kc get namespace "$1" >/dev/null
+}
+
+# tj_state NS NAME - the TrainJob's True conditions, comma-separated.
+tj_state() {
+    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
+        jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
+}
+
+# tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
+# Failed); fails early when it reaches the other terminal condition.
+tj_wait() {
+    local st deadline=$((SECONDS + WAIT))
+    while :; do
+        st=$(tj_state "$1" "$2")
+        case ",$st," in *",$3,"*) return 0 ;; esac
+        case ",$st," in *,Complete,* | *,Failed,*)
+            echo "TrainJob $1/$2 reached $st, wanted $3: $(tj_cond "$1" "$2" Failed)"
+            return 1
+            ;;
+        esac
+        if [ $SECONDS -ge $deadline ]; then
+            echo "TrainJob $1/$2 not $3 after ${WAIT}s (conditions: ${st:-none}); pods:"
+            kc get pods -n "$1" -o wide 2>&1 | head -20
+            return 1
+        fi
+        sleep 0.5
+    done
+}
+
+# tj_cond NS NAME TYPE - "reason: message" of the TrainJob's condition TYPE.
+tj_cond() {
+    kc get trainjob "$2" -n "$1" -o json |
+        jq -r --arg t "$3" '.status.conditions[]? | select(.type == $t) | "\(.reason): \(.message)"'
+}
+
+# pods_of NS TRAINJOB - the pods of the TrainJob's JobSet as JSON (a list).
+pods_of() {
+    kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" -o json | jq '.items'
+}
+
+# wait_for DESC CMD... - bounded poll until CMD succeeds.
+wait_for() {
+    local desc=$1 deadline=$((SECONDS + WAIT))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || {
+            echo "timed out after ${WAIT}s waiting for: $desc"
+            return 1
+        }
+        sleep 0.5
+    done
+}
+
+# trainjob NS NAME RUNTIME [KIND] [TRAINER_YAML] [SPEC_YAML] - create a TrainJob.
+trainjob() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  runtimeRef:
+    name: $3
+    kind: ${4:-ClusterTrainingRuntime}
+  trainer:
+    numNodes: 2
+${5:-}
+${6:-}
+EOF
+}
+
+# runtime NS NAME POD_EXTRA JOB_EXTRA [POLICY_EXTRA] - a namespaced TrainingRuntime with one
+# trainer job "node" running a torch container; POD_EXTRA and JOB_EXTRA are YAML lines under the
+# pod spec / job spec (already indented), POLICY_EXTRA lines under spec.
+runtime() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: $2
+  namespace: $1
+spec:
+  mlPolicy:
+    numNodes: 1
+    torch: {}
+${5:-}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels:
+                trainer.kubeflow.org/trainjob-ancestor-step: trainer
+            spec:
+$4
+              template:
+                metadata:
+                  annotations: {}
+                spec:
+$3
+                  containers:
+                    - name: node
+                      image: pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime
+EOF
+}
+
+case_run() { # case_run NAME FUNCTION - run one case (when wanted), timing it
+    local t=$SECONDS
+    wanted "$1" || return 0
+    "$2"
+    echo "e2e: case $1: $((SECONDS - t))s"
+}
+
+. "$here/cases.sh"
+
+for c in $E2E_CASES; do
+    case_run "$c" "case_${c//-/_}"
+done
+echo "e2e wall time: $((SECONDS - t_start))s"
+tier_finish
