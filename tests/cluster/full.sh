@@ -136,7 +136,7 @@ EOF
 }
 
 # kt_full_jobset_webhooks BASEURL CABUNDLE - register JobSet's four webhooks; wait until the
-# API server calls them (a JobSet with no replicatedJobs name is refused by the validator).
+# API server calls them.
 kt_full_jobset_webhooks() {
     local hook
     hook() { # NAME PATH GROUP RESOURCE OPS [SELECTOR]
@@ -166,11 +166,19 @@ kt_full_jobset_webhooks() {
         kt_log "registering JobSet's webhooks failed (log: $D/jobset.log)"
         return 1
     }
-    local probe='{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"kt-probe","namespace":"default"},"spec":{"replicatedJobs":[{"name":"a","replicas":1,"template":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}}},{"name":"a","replicas":1,"template":{"spec":{"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"x"}]}}}}}]}}'
-    local deadline=$((SECONDS + KT_READY_TIMEOUT))
-    until [[ "$(echo "$probe" | kt_full_k create --dry-run=server -f - 2>&1)" == *'admission webhook "vjobset.kb.io" denied'* ]]; do
-        [ "$SECONDS" -lt "$deadline" ] || { kt_log "JobSet's webhooks not answering after ${KT_READY_TIMEOUT}s"; return 1; }
+    # Both must answer: the defaulter sets restartPolicy OnFailure on a valid JobSet, and the
+    # validator refuses a first replicatedJob with dependsOn.
+    local js='{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet","metadata":{"name":"kt-probe","namespace":"default"},"spec":{"replicatedJobs":[{"name":"a","replicas":1,DEP"template":{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}}}]}}'
+    local dep='"dependsOn":[{"name":"b","status":"Complete"}],'
+    local deadline=$((SECONDS + KT_READY_TIMEOUT)) out="" mut=""
+    until [ "$mut" = OnFailure ] && [[ "$out" == *"DependsOn can't be set for the first ReplicatedJob"* ]]; do
+        [ "$SECONDS" -lt "$deadline" ] || {
+            kt_log "JobSet's webhooks not answering after ${KT_READY_TIMEOUT}s: defaulted restartPolicy '$mut'; $out"
+            return 1
+        }
         sleep 0.1
+        mut=$(echo "${js/DEP/}" | kt_full_k create --dry-run=server -o jsonpath='{.spec.replicatedJobs[0].template.spec.template.spec.restartPolicy}' -f - 2>&1 || true)
+        out=$(echo "${js/DEP/$dep}" | kt_full_k create --dry-run=server -f - 2>&1 || true)
     done
 }
 
@@ -192,7 +200,7 @@ kt_full_kwok_stages() {
             "$m/kustomize/stage/$f" >>"$D/kwok-stages.yaml"
     done
     echo "---" >>"$D/kwok-stages.yaml"
-    sed -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run / 10 + 1))/g" "$kt_here/kwok/stages.yaml" \
+    sed -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" "$kt_here/kwok/stages.yaml" \
         >>"$D/kwok-stages.yaml"
 }
 
