@@ -624,6 +624,22 @@ check plugin-kind-discovered-watched-applied plugin_kind
 stop_rec plug TERM
 kc delete clusterrolebinding,clusterrole kt-test-plugin-services >/dev/null 2>&1
 
+# ---- an install whose RBAC predates the pod watch still reconciles -----------------------
+rec_can_list_pods() { "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i list pods -A | grep -q yes; }
+rec_cannot_list_pods() { ! rec_can_list_pods; }
+no_pods_rbac() {
+    kc get clusterrole kubeflow-trainer-controller-manager -o json |
+        jq 'del(.metadata.resourceVersion, .metadata.managedFields) | .rules |= map(select(.resources != ["pods"]))' |
+        kc replace -f - >/dev/null &&
+        poll rec_cannot_list_pods &&
+        start_rec norbac --workers 1 && tj norbac1 && kw --for=create jobset/norbac1 -n "$NS" >/dev/null &&
+        poll grep -q 'list: .*resource=pods' "$IT_TMP/norbac.log"
+}
+check old-rbac-without-pods-still-reconciles no_pods_rbac
+stop_rec norbac TERM
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
+check rbac-pods-restored poll rec_can_list_pods
+
 # ---- leader election: one leader, standby idle, failover on release and on expiry --------
 cat >"$IT_TMP/le.yaml" <<YAML
 apiVersion: config.trainer.kubeflow.org/v1alpha1
