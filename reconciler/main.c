@@ -146,8 +146,9 @@ static void metrics_refresh(struct app *a)
     const char *wq[] = {"trainjob_controller"};
     kt_metric_set(a->rec.m_depth, wq, (double)kt_queue_len(a->queue));
     struct kt_informer *infs[] = {
-        a->rec.trainjobs,  a->rec.runtimes, a->rec.cluster_runtimes, a->rec.jobsets,
-        a->rec.configmaps, a->rec.secrets,  a->rec.podgroups_sp,     a->rec.podgroups_volcano};
+        a->rec.trainjobs,    a->rec.runtimes,          a->rec.cluster_runtimes,
+        a->rec.jobsets,      a->rec.configmaps,        a->rec.secrets,
+        a->rec.podgroups_sp, a->rec.podgroups_volcano, a->rec.pods};
     const char *names[] = {"trainjobs",
                            "trainingruntimes",
                            "clustertrainingruntimes",
@@ -155,7 +156,8 @@ static void metrics_refresh(struct app *a)
                            "configmaps",
                            "secrets",
                            "podgroups.scheduling.x-k8s.io",
-                           "podgroups.scheduling.volcano.sh"};
+                           "podgroups.scheduling.volcano.sh",
+                           "pods"};
     for (size_t i = 0; i < sizeof(infs) / sizeof(infs[0]); i++) {
         struct kt_informer_stats st;
         if (!infs[i]) {

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/snapshot.h"
 #include "common/mem.h"
+#include "podevents.h"
 #include "status.h"
 
 #define LOG "reconciler"
@@ -338,6 +339,41 @@ static struct kt_informer *informer(struct kt_rec *r, const struct kt_kube_gvr *
     return inf;
 }
 
+/* ---- unschedulable JobSet pods: a FailedScheduling event on the TrainJob (podevents.h) ---- */
+
+/* Enqueue the pod when the scheduler has just called it unschedulable (or says something new);
+ * the worker decides whether it belongs to a TrainJob of ours. */
+static void pod_add(void *ud, const json_t *obj)
+{
+    if (kt_pod_unschedulable(obj)) {
+        enqueue_obj(ud, KT_POD_KEY_PREFIX, obj);
+    }
+}
+
+static void pod_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    const char *was = kt_pod_unschedulable(old_obj), *is = kt_pod_unschedulable(new_obj);
+    if (is && (!was || strcmp(was, is) != 0)) {
+        enqueue_obj(ud, KT_POD_KEY_PREFIX, new_obj);
+    }
+}
+
+static const struct kt_kube_gvr GVR_PODS = {"", "v1", "pods"};
+
+static void pod_watch(struct kt_rec *r)
+{
+    struct kt_informer_handlers h = {pod_add, pod_update, NULL, synced_trim, r};
+    struct kt_informer_opts o = {
+        .gvr = &GVR_PODS,
+        .label_selector = KT_JOBSET_NAME_LABEL,
+        .field_selector = KT_POD_FIELD_SELECTOR,
+        .transform = kt_pod_slim,
+    };
+    r->sched_limit = kt_evlimit_new();
+    r->pods = kt_informer_new(&o, &h);
+    kt_informer_loop_add(r->loop, r->pods);
+}
+
 static const struct kt_kube_gvr GVR_LIMITRANGES = {"", "v1", "limitranges"};
 static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {"node.k8s.io", "v1", "runtimeclasses"};
 
@@ -424,6 +460,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     }
     podgroup_side_watches(r);
     plugin_watches(r, c);
+    pod_watch(r);
     kt_log_info(LOG, "informers ready podgroups_scheduler_plugins=%s podgroups_volcano=%s",
                 r->podgroups_sp ? "yes" : "no", r->podgroups_volcano ? "yes" : "no");
     return 0;
@@ -434,7 +471,8 @@ static size_t all_informers(struct kt_rec *r, struct kt_informer **all)
 {
     struct kt_informer *fixed[] = {
         r->trainjobs, r->runtimes,     r->cluster_runtimes,  r->jobsets,     r->configmaps,
-        r->secrets,   r->podgroups_sp, r->podgroups_volcano, r->limitranges, r->runtimeclasses};
+        r->secrets,   r->podgroups_sp, r->podgroups_volcano, r->limitranges, r->runtimeclasses,
+        r->pods};
     size_t n = 0;
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         all[n++] = fixed[i];
@@ -447,9 +485,11 @@ static size_t all_informers(struct kt_rec *r, struct kt_informer **all)
 
 void kt_rec_release(struct kt_rec *r)
 {
-    struct kt_informer *all[10 + KT_REC_EXTRA_MAX];
+    struct kt_informer *all[11 + KT_REC_EXTRA_MAX];
     size_t n = all_informers(r, all);
     pthread_mutex_destroy(&r->ev_mu);
+    kt_evlimit_free(r->sched_limit);
+    r->sched_limit = NULL;
     kt_informer_loop_free(r->loop);
     for (size_t i = 0; i < n; i++) {
         kt_informer_free(all[i]);
@@ -461,10 +501,11 @@ void kt_rec_release(struct kt_rec *r)
 
 bool kt_rec_synced(struct kt_rec *r)
 {
-    struct kt_informer *all[10 + KT_REC_EXTRA_MAX];
+    struct kt_informer *all[11 + KT_REC_EXTRA_MAX];
     size_t n = all_informers(r, all);
     for (size_t i = 0; i < n; i++) {
-        if (all[i] && !kt_informer_synced(all[i])) {
+        /* The pod watch only feeds events: a cluster whose RBAC predates it still works. */
+        if (all[i] && all[i] != r->pods && !kt_informer_synced(all[i])) {
             return false;
         }
     }
@@ -863,6 +904,13 @@ int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key
                      struct kt_err *err)
 {
     *requeue_s = 0;
+    if (strncmp(key, KT_POD_KEY_PREFIX, strlen(KT_POD_KEY_PREFIX)) == 0) {
+        const char *k = key + strlen(KT_POD_KEY_PREFIX), *slash = strchr(k, '/');
+        char *ns = kt_xstrndup(k, slash ? (size_t)(slash - k) : 0);
+        kt_rec_pod_event(r, c, ns, slash ? slash + 1 : k, now_of(r));
+        free(ns);
+        return 0;
+    }
     bool cluster = strncmp(key, "ctr:", 4) == 0;
     bool runtime = cluster || strncmp(key, "tr:", 3) == 0;
     const char *k = cluster ? key + 4 : runtime ? key + 3 : key;

@@ -3,7 +3,8 @@
  * module only reads the caches, calls the pipeline, applies and writes status.
  *
  * Keys: "ns/name" for TrainJobs; "tr:ns/name" and "ctr:name" for runtimes (only the legacy
- * finalizer removal, SPEC §5.5).
+ * finalizer removal, SPEC §5.5); "pod:ns/name" for unschedulable JobSet pods (a
+ * FailedScheduling event on their TrainJob, podevents.h).
  *
  * Threads: the informers' handlers run on the informer loop thread and only enqueue; any
  * number of workers may call kt_rec_reconcile concurrently, each with its own kube client
@@ -34,6 +35,8 @@ struct kt_rec_clock {
     void *ctx;
 };
 
+struct kt_evlimit;
+
 struct kt_rec {
     struct kt_kube_config *cfg; /* borrowed */
     struct kt_framework fw;
@@ -46,6 +49,9 @@ struct kt_rec {
     /* Metadata only, and only when a PodGroup CRD is served (SPEC §3.7): their events
      * enqueue the suspended TrainJobs they affect. NULL otherwise. */
     struct kt_informer *limitranges, *runtimeclasses;
+    /* Unbound pods of JobSets, slimmed (podevents.h); not part of readiness. */
+    struct kt_informer *pods;
+    struct kt_evlimit *sched_limit; /* owned; FailedScheduling de-duplication and rate */
     /* Owned kinds the plugins watch beyond the built-in ones (resolved by discovery). */
     struct kt_informer *extra[KT_REC_EXTRA_MAX];
     const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
@@ -76,7 +82,7 @@ struct kt_rec {
 KT_MUST_CHECK int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err);
 /* Free the informers and the loop (the loop must have returned). */
 void kt_rec_release(struct kt_rec *r);
-/* True once every informer has listed. Thread-safe. */
+/* True once every informer but the pod one has listed. Thread-safe. */
 bool kt_rec_synced(struct kt_rec *r);
 
 /* Reconcile one key. *requeue_s gets a delay (> 0) when the key must be looked at again

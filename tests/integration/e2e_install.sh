@@ -13,7 +13,8 @@ WEBHOOK=${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}
 W="$IT_TMP/install"
 mkdir -p "$W"
 # The reconciler started below is a leader in managed mode: it creates the certificate Secret.
-trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; rm -rf "$IT_TMP"' EXIT
+# deploy/public is applied for real (below) and removed again.
+trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; kc delete -k "$it_root/deploy/public" --ignore-not-found >/dev/null 2>&1; rm -rf "$IT_TMP"' EXIT
 
 check() { # check NAME CMD... - ok when CMD succeeds
     local name=$1
@@ -58,6 +59,23 @@ q install-config-map "$(obj ConfigMap kubeflow-trainer-config) | .data[\"control
 q install-cert-secret "$(obj Secret kubeflow-trainer-webhook-cert) | .data == null"
 q install-webhook-configs "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .metadata.name] | sort == [\"defaulter.trainer.kubeflow.org\",\"validator.trainer.kubeflow.org\"]"
 q install-webhook-service-ref "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .webhooks[].clientConfig.service | .name == \"kubeflow-trainer-controller-manager\" and .namespace == \"kubeflow-system\"] | all"
+
+# The Kubeflow SDK's version ConfigMap, readable by every authenticated user (SPEC §5.6 "Extra").
+q install-public-configmap "$(obj ConfigMap kubeflow-trainer-public) | .data == {\"kubeflow_trainer_version\": \"v2.3.0\"}"
+q install-public-role "$(obj Role kubeflow-trainer-public) | .rules == [{apiGroups: [\"\"], resources: [\"configmaps\"], resourceNames: [\"kubeflow-trainer-public\"], verbs: [\"get\", \"list\", \"watch\"]}]"
+q install-public-rolebinding "$(obj RoleBinding kubeflow-trainer-public) | .roleRef.kind == \"Role\" and .roleRef.name == \"kubeflow-trainer-public\" and .subjects == [{apiGroup: \"rbac.authorization.k8s.io\", kind: \"Group\", name: \"system:authenticated\"}]"
+# For real: an authenticated identity with no ConfigMap rights (kt-webhook's) reads it once
+# deploy/public is applied, and nothing else in the namespace; it could not before.
+kw_as() { "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" "$@"; }
+public_readable() {
+    kc delete -k "$it_root/deploy/public" --ignore-not-found >/dev/null 2>&1
+    ! kw_as auth can-i get configmap/kubeflow-trainer-public -n kubeflow-system >/dev/null &&
+        kc apply --server-side -k "$it_root/deploy/public" >/dev/null &&
+        test "$(kw_as get configmap kubeflow-trainer-public -n kubeflow-system -o jsonpath='{.data.kubeflow_trainer_version}')" = v2.3.0 &&
+        ! kw_as auth can-i get configmap/kubeflow-trainer-config -n kubeflow-system >/dev/null &&
+        ! kw_as auth can-i update configmap/kubeflow-trainer-public -n kubeflow-system >/dev/null
+}
+check install-public-readable-by-authenticated public_readable
 
 # The shipped Configuration (as the ConfigMap carries it) is decoded strictly and validated:
 # kt-reconciler starts with it and gets ready; an invalid copy stops kt-webhook, naming it.

@@ -152,8 +152,10 @@ cond_json() { # cond_json TYPE REASON MESSAGE
 # ---- setup -------------------------------------------------------------------------------
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
 kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
-# The identity really is not admin: it must not be able to read pods or write trainjobs.
+# The identity really is not admin: it must not be able to write trainjobs. It lists and
+# watches pods (the FailedScheduling events) and nothing more on them.
 check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -q yes"
+check rbac-pods-list-only bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i watch pods -A | grep -q yes && ! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete pods -A | grep -q yes"
 check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -q yes"
 # One worker: keys are handled in arrival order, which the managedBy test relies on.
 start_rec main --workers 1 || { it_fail start "reconciler not ready"; it_finish; }
@@ -368,6 +370,95 @@ warning_event() {
 }
 check warning-event-missing-runtime warning_event
 
+# ---- beyond upstream: an unschedulable pod gives its TrainJob a FailedScheduling event ----
+# No scheduler runs here: the test writes the pod's PodScheduled condition as kube-scheduler
+# does. With one worker, pod keys are handled in the order the pod watch reports them, so each
+# case that must post nothing is followed by one that must (a barrier), and checked after it.
+sched_events() { # sched_events TJ - the FailedScheduling events on TrainJob TJ, as JSON lines
+    kc get events -n "$NS" --field-selector "involvedObject.kind=TrainJob,involvedObject.name=$1,reason=FailedScheduling" -o json |
+        jq -c '.items[] | {type, message, count, uid: .involvedObject.uid, source: .source.component}'
+}
+n_events_with() { sched_events "$1" | jq -r .message | grep -cxF "$2"; } # n_events_with TJ MESSAGE
+mkpod() { # mkpod NAME JOBSET JOBSET_UID [REPLICATED_JOB] - a pod as JobSet v0.12.0 labels it
+    kc create -n "$NS" -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  labels:
+    jobset.sigs.k8s.io/jobset-name: "$2"
+    jobset.sigs.k8s.io/jobset-uid: "$3"
+    jobset.sigs.k8s.io/replicatedjob-name: ${4:-node}
+spec:
+  restartPolicy: Never
+  containers: [{name: c, image: busybox}]
+YAML
+}
+pod_cond() { # pod_cond POD STATUS REASON MESSAGE - write PodScheduled as the scheduler would
+    kc patch pod "$1" -n "$NS" --subresource=status --type=merge -p "$(jq -cn --arg s "$2" --arg r "$3" --arg m "$4" \
+        '{status: {conditions: [{type: "PodScheduled", status: $s, reason: $r, message: $m, lastTransitionTime: "2026-01-01T00:00:00Z"}]}}')" >/dev/null
+}
+unsched() { pod_cond "$1" False Unschedulable "$2"; } # unsched POD MESSAGE
+GPU_MSG='0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.'
+has_event() { test "$(n_events_with "$1" "$2")" -ge 1; }
+wait_event() { poll has_event "$1" "$2"; } # wait_event TJ MESSAGE - bounded poll
+sched_event_posted() {
+    local uid
+    tj gpu && kw --for=create jobset/gpu -n "$NS" >/dev/null || return 1
+    JS_UID=$(jp jobset gpu -n "$NS" -o jsonpath='{.metadata.uid}')
+    uid=$(jp trainjob gpu -n "$NS" -o jsonpath='{.metadata.uid}')
+    mkpod gpu-node-0 gpu "$JS_UID" && unsched gpu-node-0 "$GPU_MSG" &&
+        wait_event gpu "replicatedJob \"node\": $GPU_MSG" || return 1
+    sched_events gpu >"$IT_TMP/ev.json"
+    test "$(wc -l <"$IT_TMP/ev.json")" -eq 1 &&
+        jq -e --arg u "$uid" --arg m "replicatedJob \"node\": $GPU_MSG" \
+            '.type == "Warning" and .message == $m and .uid == $u and .source == "trainer-controller-manager"' "$IT_TMP/ev.json" >/dev/null &&
+        kc describe trainjob gpu -n "$NS" | grep -E 'Warning +FailedScheduling' | grep -qF 'Insufficient nvidia.com/gpu'
+}
+check sched-event-posted sched_event_posted
+sched_event_dedup() {
+    # a second pod with the same verdict: no second event; another verdict: a second event
+    mkpod gpu-node-1 gpu "$JS_UID" && unsched gpu-node-1 "$GPU_MSG" &&
+        mkpod gpu-launcher-0 gpu "$JS_UID" launcher && unsched gpu-launcher-0 "0/4 nodes are available: 4 Insufficient cpu." &&
+        wait_event gpu 'replicatedJob "launcher": 0/4 nodes are available: 4 Insufficient cpu.' &&
+        test "$(n_events_with gpu "replicatedJob \"node\": $GPU_MSG")" -eq 1 &&
+        test "$(sched_events gpu | wc -l)" -eq 2
+}
+check sched-event-deduplicated sched_event_dedup
+sched_event_not_ours() {
+    local other='0/4 nodes are available: 4 node(s) did not match Pod'"'"'s node affinity/selector.'
+    # a JobSet with our label but no TrainJob as its controller
+    kc create -n "$NS" -f - >/dev/null <<YAML || return 1
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: plainjs
+  labels: {trainer.kubeflow.org/trainjob-name: plainjs}
+spec:
+  replicatedJobs:
+    - name: node
+      template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+YAML
+    mkpod plainjs-node-0 plainjs "$(jp jobset plainjs -n "$NS" -o jsonpath='{.metadata.uid}')" &&
+        unsched plainjs-node-0 "$other" &&
+        # TrainJob mk exists (managed elsewhere), but no JobSet of ours
+        mkpod mk-node-0 mk 00000000-0000-0000-0000-000000000000 && unsched mk-node-0 "$other" &&
+        # the TrainJob's JobSet name with another JobSet's uid (a pod left from an older JobSet)
+        mkpod gpu-old-0 gpu 00000000-0000-0000-0000-000000000000 && unsched gpu-old-0 "$other" &&
+        # pods of our JobSet that are not unschedulable: scheduled, gated, scheduler error
+        mkpod gpu-node-2 gpu "$JS_UID" && pod_cond gpu-node-2 True "" "" &&
+        mkpod gpu-node-3 gpu "$JS_UID" && pod_cond gpu-node-3 False SchedulingGated "$other" &&
+        mkpod gpu-node-4 gpu "$JS_UID" && pod_cond gpu-node-4 False SchedulerError "$other" || return 1
+    # the barrier, then nothing else was posted
+    mkpod gpu-node-5 gpu "$JS_UID" && unsched gpu-node-5 "0/4 nodes are available: 4 Too many pods." &&
+        wait_event gpu 'replicatedJob "node": 0/4 nodes are available: 4 Too many pods.' &&
+        test "$(sched_events gpu | wc -l)" -eq 3 &&
+        test -z "$(kc get events -n "$NS" --field-selector reason=FailedScheduling -o json | jq -r --arg m "$other" '.items[] | select(.message | contains($m)) | .metadata.name')" &&
+        test -z "$(kc get events -n "$NS" --field-selector involvedObject.kind=TrainJob,involvedObject.name=plainjs -o name)" &&
+        test -z "$(kc get events -n "$NS" --field-selector involvedObject.kind=TrainJob,involvedObject.name=mk -o name)"
+}
+check sched-event-only-for-our-unschedulable-pods sched_event_not_ours
+
 # ---- legacy runtime finalizer, removed despite a concurrent writer (409s) ----------------
 finalizer() {
     local writer i
@@ -532,6 +623,22 @@ YAML
 check plugin-kind-discovered-watched-applied plugin_kind
 stop_rec plug TERM
 kc delete clusterrolebinding,clusterrole kt-test-plugin-services >/dev/null 2>&1
+
+# ---- an install whose RBAC predates the pod watch still reconciles -----------------------
+rec_can_list_pods() { "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i list pods -A | grep -q yes; }
+rec_cannot_list_pods() { ! rec_can_list_pods; }
+no_pods_rbac() {
+    kc get clusterrole kubeflow-trainer-controller-manager -o json |
+        jq 'del(.metadata.resourceVersion, .metadata.managedFields) | .rules |= map(select(.resources != ["pods"]))' |
+        kc replace -f - >/dev/null &&
+        poll rec_cannot_list_pods &&
+        start_rec norbac --workers 1 && tj norbac1 && kw --for=create jobset/norbac1 -n "$NS" >/dev/null &&
+        poll grep -q 'list: .*resource=pods' "$IT_TMP/norbac.log"
+}
+check old-rbac-without-pods-still-reconciles no_pods_rbac
+stop_rec norbac TERM
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
+check rbac-pods-restored poll rec_can_list_pods
 
 # ---- leader election: one leader, standby idle, failover on release and on expiry --------
 cat >"$IT_TMP/le.yaml" <<YAML
