@@ -489,6 +489,13 @@ static void flux_validate(const struct kt_validation *v, struct kt_ferrs *errs,
     if (!is_flux(v->rt)) {
         return;
     }
+    /* At least one process per node, from the TrainJob or else the runtime's flux policy. */
+    int64_t npp = v->tj->trainer.num_proc_per_node.has ? v->tj->trainer.num_proc_per_node.v
+                                                       : v->rt->ml.flux_num_proc_per_node;
+    if (npp < 1) {
+        kt_ferrs_add_int(errs, KT_FERR_INVALID, "spec.trainer.numProcPerNode", npp,
+                         "must be greater than or equal to 1 for Flux TrainJob");
+    }
     for (size_t i = 0; i < v->info->n_podsets; i++) {
         const struct kt_podset *ps = &v->info->podsets[i];
         size_t k;
