@@ -36,7 +36,7 @@ upstream_dir() {
     command -v go >/dev/null || return 1
     d="$(go env GOMODCACHE)/$mod"
     if [ ! -d "$d" ]; then
-        (cd "$T" && GOFLAGS=-mod=mod nice -n 10 go mod download "$mod") >/dev/null 2>&1 || return 1
+        (cd "$T" && nice -n 10 go mod download "$mod") >/dev/null 2>&1 || return 1
     fi
     [ -d "$d/pkg/runtime/framework/plugins/flux/templates" ] && echo "$d"
 }
