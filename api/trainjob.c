@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/field.h"
+#include "common/mem.h"
 
 #define KT_TRAINJOB_KIND "TrainJob"
 
@@ -296,4 +297,13 @@ void kt_trainjob_release(struct kt_trainjob *tj)
     }
     json_decref(tj->obj);
     memset(tj, 0, sizeof(*tj));
+}
+
+char *kt_trainjob_runtime_not_found(const struct kt_trainjob *tj)
+{
+    const char *kind = tj->runtime_ref.kind;
+    bool cluster = !kind || strcmp(kind, "TrainingRuntime") != 0;
+    return kt_xasprintf("%s.%s \"%s\" not found",
+                        cluster ? "ClusterTrainingRuntime" : "TrainingRuntime", KT_GROUP,
+                        tj->runtime_ref.name ? tj->runtime_ref.name : "");
 }

@@ -37,6 +37,12 @@ KT_MUST_CHECK int kt_trainjob_decode(json_t *obj, struct kt_trainjob *out, struc
  * their JSON as is. Caller owns the result; free with json_decref(). Does not retain tj. */
 json_t *kt_trainjob_encode(const struct kt_trainjob *tj);
 
+/* The NotFound text for tj's runtime as upstream's informer cache words it, naming the Kind
+ * (controller-runtime's cache reader puts the Kind where the API server puts the resource):
+ * `ClusterTrainingRuntime.trainer.kubeflow.org "x" not found`, or `TrainingRuntime.…` when
+ * spec.runtimeRef.kind is "TrainingRuntime". Caller owns the result; free with free(). */
+char *kt_trainjob_runtime_not_found(const struct kt_trainjob *tj);
+
 /* Free tj->obj and zero tj. Accepts a zeroed or released struct. */
 void kt_trainjob_release(struct kt_trainjob *tj);
 

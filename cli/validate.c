@@ -1,6 +1,9 @@
 /* cli/validate.c - `ktctl validate`: the API server's and the webhooks' verdict on manifests,
  * offline (DESIGN.md "Interfaces"). File handling and output only; the rules live in
- * common/validate*.c. All inputs are read first so TrainJobs see every runtime given. */
+ * common/validate*.c. All inputs are read first; the runtimes are checked before the
+ * TrainJobs, which see only the runtimes that were admitted (a refused one would not exist in
+ * a cluster) and, as cluster objects, the documents of other kinds (e.g. a PriorityClass).
+ * Problems are still printed in document order. */
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -15,6 +18,7 @@
 #include "common/framework.h"
 #include "common/json.h"
 #include "common/mem.h"
+#include "common/render.h"
 #include "common/validate.h"
 #include "common/yaml.h"
 
@@ -35,6 +39,8 @@ struct unit {
     const struct kt_yaml_doc *doc;
     const json_t *obj; /* borrowed from doc */
     char *prefix;      /* JSON Pointer prefix of obj in doc ("" or "/items/3") */
+    bool checked;      /* r holds the verdict (runtimes, checked ahead of the TrainJobs) */
+    struct kt_vresult r;
 };
 
 struct vstate {
@@ -245,6 +251,8 @@ static void add_unit(struct vstate *s, const struct vfile *f, const struct kt_ya
     u->doc = d;
     u->obj = obj;
     u->prefix = kt_xstrdup(prefix);
+    u->checked = false;
+    kt_vresult_init(&u->r);
 }
 
 /* Split every document into units (a v1 List contributes its items). */
@@ -345,37 +353,65 @@ static bool seen_before(const struct kt_vresult *r, size_t i)
     return false;
 }
 
-static void check_unit(struct vstate *s, const struct kt_validator *v,
-                       const struct kt_framework *fw, const struct unit *u,
-                       const struct kt_vruntimes *rts, time_t now)
+/* Run u through the pipeline into u->r (once); the admitted object into *admitted when
+ * admitted is not NULL and nothing was found. Returns false for a foreign document. */
+static bool run_unit(struct vstate *s, const struct kt_validator *v, const struct kt_framework *fw,
+                     struct unit *u, const struct kt_vruntimes *rts, time_t now, json_t **admitted)
 {
-    struct kt_vresult r;
     struct kt_err err = {0};
     if (check_foreign(s, u)) {
-        return;
+        return false;
     }
     s->n_checked++;
-    kt_vresult_init(&r);
-    if (kt_validate_object(v, fw, u->obj, NULL, now, rts, &r, &err) != 0) {
-        kt_vresult_add(&r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
+    u->checked = true;
+    if (kt_validate_object_admitted(v, fw, u->obj, NULL, now, rts, &u->r, admitted, &err) != 0) {
+        kt_vresult_add(&u->r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
-    for (size_t i = 0; i < r.len; i++) {
-        const struct kt_vproblem *p = &r.items[i];
-        if (seen_before(&r, i)) {
+    return true;
+}
+
+/* Print the verdict of a checked unit. */
+static void report_unit(struct vstate *s, const struct unit *u)
+{
+    const struct kt_vresult *r = &u->r;
+    for (size_t i = 0; i < r->len; i++) {
+        const struct kt_vproblem *p = &r->items[i];
+        if (seen_before(r, i)) {
             continue; /* the aggregate is de-duplicated too */
         }
         report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type, p->text, false,
                (int)p->stage);
     }
-    for (size_t i = 0; i < r.warnings.len; i++) {
-        report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r.warnings.items[i], true,
+    for (size_t i = 0; i < r->warnings.len; i++) {
+        report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r->warnings.items[i], true,
                KT_VSTAGE_WEBHOOK);
     }
-    if (r.len > 0) {
+    if (r->len > 0) {
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
     }
-    kt_vresult_release(&r);
+}
+
+/* Pass 1: check every runtime; the admitted ones (as the API server stores them) go into
+ * runtimes, the documents that are not ours into cluster (what the plugins may look up). */
+static void check_runtimes(struct vstate *s, const struct kt_validator *v,
+                           const struct kt_framework *fw, time_t now, json_t *runtimes,
+                           json_t *cluster)
+{
+    struct kt_vruntimes none = {runtimes, false, NULL};
+    for (size_t i = 0; i < s->nunits; i++) {
+        struct unit *u = &s->units[i];
+        json_t *admitted = NULL;
+        if (json_is_object(u->obj) && !kt_validate_is_ours(u->obj)) {
+            json_array_append(cluster, (json_t *)(uintptr_t)u->obj);
+        }
+        if (!is_runtime(u->obj)) {
+            continue;
+        }
+        if (run_unit(s, v, fw, u, &none, now, &admitted) && admitted) {
+            json_array_append_new(runtimes, admitted);
+        }
+    }
 }
 
 /* YAML duplicate keys: "LINE: duplicate key \"k\"" -> FILE:LINE: warning: ... */
@@ -458,6 +494,7 @@ static void release(struct vstate *s)
     }
     for (size_t i = 0; i < s->nunits; i++) {
         free(s->units[i].prefix);
+        kt_vresult_release(&s->units[i].r);
     }
     free(s->files);
     free(s->units);
@@ -488,16 +525,18 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
     report_yaml_warnings(&s);
     collect_units(&s);
     json_t *runtimes = json_array();
+    json_t *cluster = json_array();
+    time_t now = time(NULL);
+    check_runtimes(&s, v, fw, now, runtimes, cluster);
+    struct kt_view view = {kt_render_objects_get, cluster, NULL, NULL};
+    struct kt_vruntimes rts = {runtimes, s.allow_missing, &view};
     for (size_t i = 0; i < s.nunits; i++) {
-        if (is_runtime(s.units[i].obj)) {
-            json_array_append(runtimes, (json_t *)(uintptr_t)s.units[i].obj);
+        struct unit *u = &s.units[i];
+        if (u->checked || run_unit(&s, v, fw, u, &rts, now, NULL)) {
+            report_unit(&s, u);
         }
     }
-    struct kt_vruntimes rts = {runtimes, s.allow_missing, NULL};
-    time_t now = time(NULL);
-    for (size_t i = 0; i < s.nunits; i++) {
-        check_unit(&s, v, fw, &s.units[i], &rts, now);
-    }
+    json_decref(cluster);
     json_decref(runtimes);
     finish(&s);
     rc = s.exit_code;

@@ -9,6 +9,7 @@
 
 #include "api/kt_plugin.h"
 #include "api/runtime.h"
+#include "api/trainjob.h"
 #include "mem.h"
 #include "plugins.h"
 #include "snapshot.h"
@@ -146,10 +147,15 @@ static int run_plugins(const struct kt_framework *fw, struct kt_build *b, json_t
 
 static int runtime_missing(const struct kt_trainjob *tj, struct kt_err *err)
 {
-    bool cluster = tj->runtime_ref.kind && strcmp(tj->runtime_ref.kind, "TrainingRuntime") != 0;
-    return kt_err_set(err, KT_ENOENT, "%s.%s \"%s\" not found",
-                      cluster ? "clustertrainingruntimes" : "trainingruntimes", KT_GROUP,
-                      tj->runtime_ref.name ? tj->runtime_ref.name : "");
+    bool cluster = !tj->runtime_ref.kind || strcmp(tj->runtime_ref.kind, "TrainingRuntime") != 0;
+    char *nf = kt_trainjob_runtime_not_found(tj);
+    /* Upstream's reconciler wraps its cache's NotFound in a per-kind sentence. */
+    kt_err_set(err, KT_ENOENT, "%s: %s",
+               cluster ? "not found ClusterTrainingRuntime specified in TrainJob"
+                       : "TrainingRuntime specified in TrainJob is not found",
+               nf);
+    free(nf);
+    return -1;
 }
 
 /* Step 0 of the build: the runtime in effect, and the snapshot to create (or NULL). */

@@ -1,8 +1,9 @@
 /* common/plugin_flux.c - the Flux plugin (SPEC §3.6): broker settings, the entrypoint
  * command rewrite, the flux-installer init container, volumes and mounts, the scripts
  * ConfigMap and the deterministic CURVE Secret, and its validation. Matches upstream
- * `pkg/runtime/framework/plugins/flux`; the two scripts are our own text with upstream's
- * behaviour (hostlist, broker configuration, flux start/run flags). */
+ * `pkg/runtime/framework/plugins/flux`. The two scripts are our own text (comments, layout)
+ * running upstream v2.3.0's commands in its order with its output (tests/parity/tier.sh runs
+ * both and compares); README, Compatibility, lists what is left of the difference. */
 #include "plugins.h"
 
 #include <stdlib.h>
@@ -215,118 +216,132 @@ static int flux_enforce(struct kt_build *b, struct kt_err *err)
     free(curve);
     return 0;
 }
-/* Script templates (printf formats). entrypoint: R spec, main host, flux run flags. */
-static const char entrypoint_fmt[] =
+/* Script templates (printf formats), the entrypoint in two parts (C99's string length
+ * limit). entrypoint_head: R spec; entrypoint_tail: main host, flux run flags. */
+static const char entrypoint_head_fmt[] =
     "#!/bin/bash\n"
-    "# Flux entrypoint of the trainer node container, written by the Kubeflow Trainer\n"
-    "# control plane. Its arguments are the wrapped training command.\n"
+    "# Flux entrypoint of the trainer node container, written by the Kubeflow Trainer control\n"
+    "# plane (kt). Its argument is the wrapped training command. Same commands, in the same\n"
+    "# order, with the same output as upstream v2.3.0's entrypoint.sh (README, Compatibility).\n"
     "\n"
     "fluxuser=$(whoami)\n"
-    "fluxuid=$(id -u \"${fluxuser}\")\n"
+    "fluxuid=$(id -u $fluxuser)\n"
     "\n"
     "# The flux-installer init container copied the view to this shared volume.\n"
-    "viewbase=/mnt/flux\n"
+    "viewbase=\"/mnt/flux\"\n"
     "viewroot=${viewbase}/view\n"
     "configroot=${viewbase}/config\n"
-    "viewbin=${viewroot}/bin\n"
+    "viewbin=\"${viewroot}/bin\"\n"
     "# Appended so that software of the image (such as Python) keeps precedence.\n"
     "export PATH=$PATH:${viewbin}\n"
     "\n"
     "# Restore the spack software tree the view links to.\n"
     "cp -R ${viewbase}/software/* /opt/software/\n"
     "\n"
-    "# Flux uses the Python of its own view.\n"
-    "foundroot=$(find ${viewroot} -maxdepth 2 -type d -path \"${viewroot}/lib/python3*\") > "
-    "/dev/null 2>&1\n"
-    "pythonversion=${viewroot}/bin/$(basename \"${foundroot}\")\n"
-    "echo \"Python version: ${pythonversion}\"\n"
-    "echo \"Python root: ${foundroot}\"\n"
+    "# Flux uses the Python of its own view (the shell expands the -path glob, as upstream's).\n"
+    "foundroot=$(find $viewroot -maxdepth 2 -type d -path $viewroot/lib/python3*) > /dev/null "
+    "2>&1\n"
+    "pythonversion=$(basename ${foundroot})\n"
+    "pythonversion=${viewroot}/bin/${pythonversion}\n"
+    "echo \"Python version: $pythonversion\"\n"
+    "echo \"Python root: $foundroot\"\n"
     "if [[ -f \"${pythonversion}\" ]]; then\n"
-    "  rm -rf ${viewroot}/bin/python3 ${viewroot}/bin/python\n"
-    "  ln -s ${pythonversion} ${viewroot}/lib/python || true\n"
-    "  ln -s ${pythonversion} ${viewroot}/lib/python3 || true\n"
+    "  rm -rf $viewroot/bin/python3\n"
+    "  rm -rf $viewroot/bin/python\n"
+    "  ln -s ${pythonversion} $viewroot/lib/python || true\n"
+    "  ln -s ${pythonversion} $viewroot/lib/python3 || true\n"
     "fi\n"
     "export PYTHONPATH=${PYTHONPATH:-\"\"}:${foundroot}/site-packages\n"
-    "export FLUX_RC_EXTRA=${viewroot}/etc/flux/rc1.d\n"
+    "export FLUX_RC_EXTRA=$viewroot/etc/flux/rc1.d\n"
     "\n"
-    "# Helpers for interactive sessions: switch to fluxion, and the view environment.\n"
-    "cat > ${viewbase}/load-fluxion.sh << EOT\n"
+    "# Helpers for interactive sessions: switch to fluxion, and the view environment\n"
+    "# (expanded now).\n"
+    "cat <<EOT >> /tmp/load-fluxion.sh\n"
     "flux module remove sched-simple\n"
     "flux module load sched-fluxion-resource\n"
     "flux module load sched-fluxion-qmanager\n"
     "EOT\n"
-    "cat > ${viewbase}/flux-view.sh << EOT\n"
+    "mv /tmp/load-fluxion.sh ${viewbase}/load-fluxion.sh\n"
+    "cat <<EOT >> /tmp/flux-view.sh\n"
     "#!/bin/bash\n"
     "export PATH=$PATH\n"
     "export PYTHONPATH=$PYTHONPATH\n"
-    "export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-\"\"}:${viewroot}/lib\n"
+    "export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-\"\"}:$viewroot/lib\n"
     "export fluxsocket=local://${configroot}/run/flux/local\n"
     "EOT\n"
+    "mv /tmp/flux-view.sh ${viewbase}/flux-view.sh\n"
     "\n"
-    "cfg=${configroot}/etc/flux/config\n"
+    "cfg=\"${configroot}/etc/flux/config\"\n"
     "command=\"$@\"\n"
     "\n"
-    "# The CURVE certificate (mounted from the <trainjob>-flux-curve Secret) must be\n"
-    "# readable by the flux user only.\n"
-    "curvepath=${configroot}/etc/curve/curve.cert\n"
+    "# The CURVE certificate (from the <trainjob>-flux-curve Secret), for the flux user only.\n"
+    "curvepath=/mnt/flux/config/etc/curve/curve.cert\n"
     "cp /curve/curve.cert ${curvepath}\n"
-    "chmod go-r ${curvepath}\n"
+    "chmod o-r ${curvepath}\n"
+    "chmod g-r ${curvepath}\n"
     "chown -R ${fluxuid} ${curvepath}\n"
     "\n"
     "# Resource description (R) of every host of the hostlist.\n"
     "hosts=$(cat ${configroot}/etc/flux/system/hostlist)\n"
     "flux R encode --hosts=${hosts} %s > /tmp/R\n"
     "mv /tmp/R ${configroot}/etc/flux/system/R\n"
-    "\n"
+    "\n";
+static const char entrypoint_tail_fmt[] =
     "export STATE_DIR=${configroot}/var/lib/flux\n"
     "export FLUX_OUTPUT_DIR=/tmp/fluxout\n"
-    "mkdir -p ${STATE_DIR} ${FLUX_OUTPUT_DIR} ${configroot}/etc/flux/system/cron.d\n"
+    "mkdir -p ${STATE_DIR} ${FLUX_OUTPUT_DIR}\n"
     "\n"
-    "# The lead broker runs on the first pod of the node job.\n"
+    "# The lead broker runs on the first pod of the node job. The spacing inside brokerOptions\n"
+    "# and flags shows in the log lines.\n"
     "mainHost=\"%s\"\n"
+    "mkdir -p ${configroot}/etc/flux/system/cron.d\n"
     "brokerOptions=\"-Scron.directory=${configroot}/etc/flux/system/cron.d \\\n"
     "  -Stbon.fanout=256 \\\n"
-    "  -Srundir=${configroot}/run/flux \\\n"
-    "  -Sstatedir=${STATE_DIR} -Slocal-uri=local://${configroot}/run/flux/local \\\n"
-    "  -Slog-stderr-level=0 \\\n"
+    "  -Srundir=${configroot}/run/flux  \\\n"
+    "  -Sstatedir=${STATE_DIR} -Slocal-uri=local://$configroot/run/flux/local \\\n"
+    "  -Slog-stderr-level=0  \\\n"
     "  -Slog-stderr-mode=local\"\n"
     "\n"
     "if [ \"$(hostname)\" = \"${mainHost}\" ]; then\n"
     "  echo \"Command provided is: ${command}\"\n"
     "  if [ -z \"${command}\" ]; then\n"
     "    # No command: an interactive cluster.\n"
-    "    echo \"flux broker --config-path ${cfg} ${brokerOptions}\"\n"
+    "    echo \"\xf0\x9f\x8c\x80 flux broker --config-path ${cfg} ${brokerOptions}\"\n"
     "    flux broker --config-path ${cfg} ${brokerOptions}\n"
     "  else\n"
-    "    flags=\"%s\"\n"
+    "    flags=\"%s  \"\n"
     "    echo \"Flags for flux are ${flags}\"\n"
-    "    echo \"flux start -o --config ${cfg} ${brokerOptions} flux run ${flags} ${command}\"\n"
+    "    # (upstream's log line names \"flux submit\"; it runs \"flux run\")\n"
+    "    echo \"\xf0\x9f\x8c\x80 flux start  -o --config ${cfg} ${brokerOptions} flux submit "
+    "${flags} --quiet --watch ${command}\"\n"
     "    flux start -o --config ${cfg} ${brokerOptions} flux run ${flags} ${command}\n"
     "  fi\n"
     "else\n"
-    "  # Followers join the lead broker, retrying until it accepts them and they exit cleanly.\n"
-    "  echo \"flux start -o --config ${cfg} ${brokerOptions}\"\n"
+    "  # Followers join the lead broker, retrying until they exit cleanly.\n"
+    "  echo \"\xf0\x9f\x8c\x80 flux start  -o --config ${configroot}/etc/flux/config "
+    "${brokerOptions}\"\n"
     "  while true; do\n"
-    "    flux start -o --config ${cfg} ${brokerOptions}\n"
+    "    flux start -o --config ${configroot}/etc/flux/config ${brokerOptions}\n"
     "    retval=$?\n"
     "    if [[ \"${retval}\" -eq 0 ]]; then\n"
     "      echo \"The follower worker exited cleanly. Goodbye!\"\n"
     "      break\n"
     "    fi\n"
     "    echo \"Return value for follower worker is ${retval}\"\n"
-    "    echo \"Sleeping 15s to try again...\"\n"
+    "    echo \"\xf0\x9f\x98\xaa Sleeping 15s to try again...\"\n"
     "    sleep 15\n"
     "  done\n"
     "fi\n"
     "\n"
-    "# Completion marker.\n"
-    "touch ${viewbase}/flux-operator-complete.txt\n";
+    "# Completion marker; its status is the script's (0 whatever flux returned, as upstream's).\n"
+    "touch $viewbase/flux-operator-complete.txt\n";
 
 /* init: flux root, main host, hostlist, broker.toml. */
 static const char init_fmt[] =
     "#!/bin/bash\n"
-    "# Flux setup of the flux-installer init container, written by the Kubeflow Trainer\n"
-    "# control plane: broker configuration, hostlist, and a copy of the flux view.\n"
+    "# Flux setup of the flux-installer init container, written by the Kubeflow Trainer control\n"
+    "# plane (kt): hostlist, broker configuration, and a copy of the flux view. Same commands, in\n"
+    "# the same order, with the same output as upstream v2.3.0's init.sh (README, Compatibility).\n"
     "fluxroot=%s\n"
     "mainHost=%s\n"
     "\n"
@@ -336,33 +351,40 @@ static const char init_fmt[] =
     "echo \"Flux install root: ${fluxroot}\"\n"
     "export fluxroot\n"
     "export PATH=/opt/view/bin:$PATH\n"
-    "mkdir -p ${fluxroot}/bin\n"
-    "mkdir -p ${installRoot}/etc/flux/system/cron.d ${installRoot}/var/lib/flux\n"
-    "mkdir -p ${installRoot}/etc/flux/system ${installRoot}/etc/flux/config\n"
+    "mkdir -p $fluxroot/bin\n"
+    "mkdir -p $installRoot/etc/flux/system/cron.d\n"
+    "mkdir -p $installRoot/var/lib/flux\n"
+    "mkdir -p $installRoot/etc/flux/system\n"
     "\n"
     "# Every host of the node job, for flux R encode in the main container.\n"
     "hosts=\"%s\"\n"
     "echo \"${hosts}\" > ${installRoot}/etc/flux/system/hostlist\n"
     "\n"
-    "cat > ${installRoot}/etc/flux/config/broker.toml << 'EOT'\n"
+    "# broker.toml, appended and shell-expanded as upstream's.\n"
+    "mkdir -p ${installRoot}/etc/flux/config\n"
+    "cat <<EOT >> ${installRoot}/etc/flux/config/broker.toml\n"
     "%s\n"
     "EOT\n"
+    "\n"
     "echo\n"
-    "echo \"Broker configuration:\"\n"
+    "echo \"\xf0\x9f\x90\xb8 Broker Configuration\"\n"
     "cat ${installRoot}/etc/flux/config/broker.toml\n"
     "\n"
-    "# Run and state directories and the certificate location, for the flux user.\n"
+    "# Run and state directories and the certificate location.\n"
     "mkdir -p ${installRoot}/run/flux ${installRoot}/etc/curve\n"
     "\n"
-    "# Copy the finished spack view (/opt/view links into /opt/views/._view) and the\n"
-    "# software it links to onto the shared volume.\n"
+    "# Copy the finished spack view (/opt/view links into /opt/views/._view) and the software\n"
+    "# it links to onto the shared volume.\n"
     "viewroot=/mnt/flux\n"
-    "mkdir -p ${viewroot}/view\n"
-    "view=/opt/views/._view/$(ls /opt/views/._view/)\n"
-    "cp -R ${view}/* ${viewroot}/view\n"
-    "cp -R /opt/software ${viewroot}/\n"
+    "mkdir -p $viewroot/view\n"
+    "echo \"Moving content from /opt/view to be in shared volume at $viewroot\"\n"
+    "view=$(ls /opt/views/._view/)\n"
+    "view=\"/opt/views/._view/${view}\"\n"
+    "cp -R ${view}/* $viewroot/view\n"
+    "cp -R /opt/software $viewroot/\n"
     "\n"
-    "touch ${viewroot}/flux-operator-done.txt\n"
+    "# Marks the copy as done.\n"
+    "touch $viewroot/flux-operator-done.txt\n"
     "echo \"Application is done.\"\n";
 
 /* broker.toml: bind, connect, hosts, queue policy. */
@@ -420,7 +442,11 @@ static char *entrypoint_script(const struct kt_build *b)
         flags = f2;
     }
     char *main_host = kt_xasprintf("%s-%s-0-0", tj->name, KT_NODE);
-    char *out = kt_xasprintf(entrypoint_fmt, rspec, main_host, flags);
+    char *head = kt_xasprintf(entrypoint_head_fmt, rspec);
+    char *tail = kt_xasprintf(entrypoint_tail_fmt, main_host, flags);
+    char *out = kt_xasprintf("%s%s", head, tail);
+    free(head);
+    free(tail);
     free(cores);
     free(rspec);
     free(flags);
@@ -488,6 +514,13 @@ static void flux_validate(const struct kt_validation *v, struct kt_ferrs *errs,
     (void)warnings;
     if (!is_flux(v->rt)) {
         return;
+    }
+    /* At least one process per node, from the TrainJob or else the runtime's flux policy. */
+    int64_t npp = v->tj->trainer.num_proc_per_node.has ? v->tj->trainer.num_proc_per_node.v
+                                                       : v->rt->ml.flux_num_proc_per_node;
+    if (npp < 1) {
+        kt_ferrs_add_int(errs, KT_FERR_INVALID, "spec.trainer.numProcPerNode", npp,
+                         "must be greater than or equal to 1 for Flux TrainJob");
     }
     for (size_t i = 0; i < v->info->n_podsets; i++) {
         const struct kt_podset *ps = &v->info->podsets[i];

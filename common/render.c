@@ -134,13 +134,13 @@ static void deny_missing(const struct kt_trainjob *tj, struct kt_ferrs *denial)
 {
     bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
     json_t *ref = json_object_get(json_object_get(tj->obj, "spec"), "runtimeRef");
+    char *nf = kt_trainjob_runtime_not_found(tj);
     /* Upstream's path for the cluster kind really is spec.RuntimeRef (SPEC §9.9). */
     kt_ferrs_add(denial, KT_FERR_INVALID, cluster ? "spec.RuntimeRef" : "spec.runtimeRef", ref,
                  KT_GO_RUNTIME_REF,
-                 "%s.%s \"%s\" not found: specified %s must be created before the TrainJob is "
-                 "created",
-                 cluster ? "clustertrainingruntimes" : "trainingruntimes", KT_GROUP,
-                 tj->runtime_ref.name, cluster ? "clusterTrainingRuntime" : "trainingRuntime");
+                 "%s: specified %s must be created before the TrainJob is created", nf,
+                 cluster ? "clusterTrainingRuntime" : "trainingRuntime");
+    free(nf);
 }
 
 static void warn_deprecated(const struct kt_runtime *rt, struct kt_strv *warnings)

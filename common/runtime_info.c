@@ -66,8 +66,9 @@ static void overlay_metadata(struct kt_info *info, const struct kt_trainjob *tj)
     }
 }
 
-/* Upstream re-sorts the merged replicatedJobs into the runtime's order; a job only a patch
- * names has no place in that order and is dropped (the webhook rejects such patches). */
+/* Upstream re-sorts the merged replicatedJobs (which strategic merge patch may reorder) into
+ * the runtime's order, stably; a job only a patch names has no place in that order and is
+ * dropped (the webhook rejects such patches; README, Compatibility). */
 static void keep_runtime_jobs(json_t *spec, const json_t *runtime_spec)
 {
     json_t *jobs = json_object_get(spec, "replicatedJobs");
@@ -75,12 +76,29 @@ static void keep_runtime_jobs(json_t *spec, const json_t *runtime_spec)
     if (!json_is_array(jobs)) {
         return;
     }
-    for (size_t i = json_array_size(jobs); i > 0; i--) {
-        const char *n = json_string_value(json_object_get(json_array_get(jobs, i - 1), "name"));
-        if (i > json_array_size(orig) && (!n || !kt_json_arr_find(orig, "name", n, NULL))) {
-            json_array_remove(jobs, i - 1);
+    json_t *sorted = json_array();
+    size_t i, j;
+    json_t *o, *job;
+    json_array_foreach(orig, i, o)
+    {
+        const char *n = json_string_value(json_object_get(o, "name"));
+        if (!n) { /* not valid in a runtime; kept where it was */
+            job = json_array_get(jobs, i);
+            if (job && !json_object_get(job, "name")) {
+                json_array_append(sorted, job);
+            }
+            continue;
+        }
+        json_array_foreach(jobs, j, job)
+        {
+            const char *m = json_string_value(json_object_get(job, "name"));
+            if (m && strcmp(n, m) == 0) {
+                json_array_append(sorted, job);
+                break;
+            }
         }
     }
+    json_object_set_new(spec, "replicatedJobs", sorted);
 }
 
 static void apply_patches(struct kt_info *info, const struct kt_trainjob *tj,

@@ -1,7 +1,8 @@
 /* common/smp.c - strategic merge patch for the JobSet/PodSpec subset (see smp.h).
  *
  * Follows k8s.io/apimachinery/pkg/util/strategicpatch with the patch strategies of
- * sigs.k8s.io/jobset v0.12 and k8s.io/api/core/v1. Directives are not supported. */
+ * sigs.k8s.io/jobset v0.12 and k8s.io/api/core/v1, including its order of merged list items
+ * (mergeSlice, normalizeElementOrder, mergeSortedSlice). Directives are not supported. */
 #include "smp.h"
 
 #include <stdbool.h>
@@ -83,27 +84,85 @@ static bool same_key(const json_t *a, const json_t *b)
     return a && b && json_equal(a, b);
 }
 
+/* Index of the first item of list whose merge key equals item's, or -1 (also when item has
+ * no merge key): strategicpatch's index(). */
+static long key_index(const json_t *list, const char *merge_key, const json_t *item)
+{
+    const json_t *k = json_is_object(item) ? json_object_get(item, merge_key) : NULL;
+    size_t i;
+    const json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        if (json_is_object(o) && same_key(json_object_get(o, merge_key), k)) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+/* Stable insertion sort of list by the index of each item's merge key in order (every item
+ * is in order: strategicpatch's normalizeSliceOrder on the patch items). */
+static void sort_by(json_t *list, const json_t *order, const char *merge_key)
+{
+    for (size_t i = 1; i < json_array_size(list); i++) {
+        json_t *it = json_incref(json_array_get(list, i));
+        long ki = key_index(order, merge_key, it);
+        size_t j = i;
+        while (j > 0 && key_index(order, merge_key, json_array_get(list, j - 1)) > ki) {
+            json_array_set(list, j, json_array_get(list, j - 1));
+            j--;
+        }
+        json_array_set_new(list, j, it);
+    }
+}
+
+/* The order strategicpatch gives a merged list (mergeSlice's "enforce the order"): the items
+ * the patch names, in patch order, interleaved with the server-only items (original order):
+ * a server-only item goes first only when both it and the next patch item are in the
+ * original and it came first there; a patch item not in the original goes first. */
+static void enforce_order(json_t *dst, const json_t *orig, const json_t *patch, const char *mk)
+{
+    json_t *right = json_array(); /* items the patch names */
+    json_t *left = json_array();  /* server-only items */
+    size_t i = 0, j = 0, k;
+    json_t *o;
+    json_array_foreach(dst, k, o)
+    {
+        json_array_append(key_index(patch, mk, o) >= 0 ? right : left, o);
+    }
+    sort_by(right, patch, mk);
+    json_array_clear(dst);
+    while (i < json_array_size(left) || j < json_array_size(right)) {
+        bool take_left = j >= json_array_size(right);
+        if (!take_left && i < json_array_size(left)) {
+            long li = key_index(orig, mk, json_array_get(left, i));
+            long ri = key_index(orig, mk, json_array_get(right, j));
+            take_left = li >= 0 && ri >= 0 && li < ri;
+        }
+        json_array_append(dst, take_left ? json_array_get(left, i++) : json_array_get(right, j++));
+    }
+    json_decref(left);
+    json_decref(right);
+}
+
+/* strategicpatch's mergeSlice for a list with a merge key: each patch item merges into the
+ * original item with its key or is appended, then enforce_order. */
 static void merge_list(json_t *dst, const json_t *patch, const struct node *n)
 {
-    size_t i, j;
-    json_t *p, *o;
+    size_t i;
+    json_t *p;
+    json_t *orig = json_copy(dst); /* the original items, for their order (keys never change) */
     json_array_foreach(patch, i, p)
     {
-        json_t *pk = json_is_object(p) ? json_object_get(p, n->merge_key) : NULL;
-        json_t *found = NULL;
-        json_array_foreach(dst, j, o)
-        {
-            if (pk && json_is_object(o) && same_key(json_object_get(o, n->merge_key), pk)) {
-                found = o;
-                break;
-            }
-        }
-        if (found) {
-            merge_object(found, p, n->elem);
+        long at = json_object_get(p, n->merge_key) ? key_index(dst, n->merge_key, p) : -1;
+        if (at >= 0) {
+            merge_object(json_array_get(dst, (size_t)at), p, n->elem);
         } else {
             json_array_append_new(dst, kt_json_clone(p));
         }
     }
+    enforce_order(dst, orig, patch, n->merge_key);
+    json_decref(orig);
 }
 
 /* Merge patch into dst_parent[key] following node n. */

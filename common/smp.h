@@ -8,7 +8,11 @@
  * securityContext) merge recursively; every other list (tolerations, command, args) is
  * replaced. No directives ($patch, $retainKeys): the patches we apply are re-serialised from
  * typed structs and never carry them, so volumes merge by name without retainKeys pruning.
- * Merging in place keeps the original list order; new list items are appended. No I/O. */
+ * Merged lists are ordered as strategicpatch orders them: the items the patch names come in
+ * patch order; an original item the patch does not name stays ahead of the next patch item
+ * only when that item is also original and came later in the original list; patch items new
+ * to the list therefore go before the remaining original ones ([a, b] + patch [c] gives
+ * [c, a, b]; + patch [b, c] gives [a, b, c]; + patch [b, a] gives [b, a]). No I/O. */
 #ifndef KT_SMP_H
 #define KT_SMP_H
 

@@ -133,15 +133,15 @@ static void missing_runtime(const struct kt_trainjob *tj, bool allow, struct kt_
 {
     bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
     const json_t *ref = json_object_get(json_object_get(tj->obj, "spec"), "runtimeRef");
+    char *nf = kt_trainjob_runtime_not_found(tj);
     struct kt_ferrs l;
     kt_ferrs_init(&l);
     /* Upstream's path for the cluster kind really is spec.RuntimeRef (SPEC §9.9). */
     kt_ferrs_add(&l, KT_FERR_INVALID, cluster ? "spec.RuntimeRef" : "spec.runtimeRef", ref,
                  KT_GO_RUNTIME_REF,
-                 "%s.%s \"%s\" not found: specified %s must be created before the TrainJob is "
-                 "created",
-                 cluster ? "clustertrainingruntimes" : "trainingruntimes", KT_GROUP,
-                 tj->runtime_ref.name, cluster ? "clusterTrainingRuntime" : "trainingRuntime");
+                 "%s: specified %s must be created before the TrainJob is created", nf,
+                 cluster ? "clusterTrainingRuntime" : "trainingRuntime");
+    free(nf);
     if (allow) {
         char *s = kt_ferr_string(&l.items[0]);
         kt_strv_push(&r->warnings, s);

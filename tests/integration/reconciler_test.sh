@@ -365,7 +365,7 @@ warning_event() {
         [ -n "$msg" ] && break
         sleep 0.1
     done
-    test "$msg" = 'TrainJob resources reconciliation failed: clustertrainingruntimes.trainer.kubeflow.org "no-such-runtime" not found|Warning' &&
+    test "$msg" = 'TrainJob resources reconciliation failed: not found ClusterTrainingRuntime specified in TrainJob: ClusterTrainingRuntime.trainer.kubeflow.org "no-such-runtime" not found|Warning' &&
         ! kc get jobset norun -n "$NS" >/dev/null 2>&1
 }
 check warning-event-missing-runtime warning_event

@@ -54,7 +54,7 @@ else
 fi
 
 out=$(tj no-runtime "" nope | kc apply -f - 2>&1)
-want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.RuntimeRef: Invalid value: {"name":"nope","apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime"}: clustertrainingruntimes.trainer.kubeflow.org "nope" not found: specified clusterTrainingRuntime must be created before the TrainJob is created'
+want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.RuntimeRef: Invalid value: {"name":"nope","apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime"}: ClusterTrainingRuntime.trainer.kubeflow.org "nope" not found: specified clusterTrainingRuntime must be created before the TrainJob is created'
 if [[ "$out" == *": $want" ]]; then
     it_ok webhook-denies-missing-runtime
 else

@@ -146,7 +146,12 @@ static void test_build(void)
     json_array_clear(objs);
     CHECK_EQ_INT(kt_framework_build(&fw, &tj, NULL, &view, &out, &err), -1);
     CHECK(out == NULL);
-    CHECK_EQ_STR(err.msg, "clustertrainingruntimes.trainer.kubeflow.org \"rt\" not found");
+    CHECK_EQ_STR(err.msg, "not found ClusterTrainingRuntime specified in TrainJob: "
+                          "ClusterTrainingRuntime.trainer.kubeflow.org \"rt\" not found");
+    tj.runtime_ref.kind = "TrainingRuntime";
+    CHECK_EQ_INT(kt_framework_build(&fw, &tj, NULL, &view, &out, &err), -1);
+    CHECK_EQ_STR(err.msg, "TrainingRuntime specified in TrainJob is not found: "
+                          "TrainingRuntime.trainer.kubeflow.org \"rt\" not found");
     tj.runtime_ref.kind = "Other";
     CHECK_EQ_INT(kt_framework_build(&fw, &tj, &rt, &view, &out, &err), -1);
     CHECK_EQ_STR(err.msg, "unsupported runtime: Other.trainer.kubeflow.org");

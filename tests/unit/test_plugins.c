@@ -379,7 +379,7 @@ static void test_flux(void)
     CHECK_CONTAINS(init, "default_bind = \"tcp://ib0:%p\"");
     CHECK_CONTAINS(init, "default_connect = \"tcp://%h.j.ns.svc.cluster.local:%p\"");
     CHECK_CONTAINS(init, "queue-policy = \"fcfs\"");
-    CHECK_CONTAINS(data_of(cm, "entrypoint.sh"), "flags=\"-N 4 -n 8\"");
+    CHECK_CONTAINS(data_of(cm, "entrypoint.sh"), "flags=\"-N 4 -n 8  \"");
     CHECK_CONTAINS(data_of(cm, "entrypoint.sh"), "--cores=0-1 > /tmp/R");
     /* The CURVE Secret is the crypto module's certificate for (name, uid). */
     char *cert = kt_crypto_flux_curve_cert("j", "u-1");

@@ -42,14 +42,16 @@ static void test_pod_spec_keys(void)
             "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]}],"
             "\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"c\"}},{\"name\":\"z\"}]}"));
     kt_smp_jobset_spec(spec, patch);
-    check_json(spec, POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"3\",\"c\":\"4\"},"
-                         "\"tolerations\":[{\"key\":\"new\"}],"
-                         "\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":"
-                         "\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
-                         "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]},"
-                         "{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]}],"
-                         "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{},\"configMap\":{\"name\":"
-                         "\"c\"}},{\"name\":\"z\"}]}"));
+    /* The patch names both containers: they come in patch order. */
+    check_json(spec,
+               POD("{\"nodeSelector\":{\"a\":\"1\",\"b\":\"3\",\"c\":\"4\"},"
+                   "\"tolerations\":[{\"key\":\"new\"}],"
+                   "\"containers\":[{\"name\":\"s\",\"env\":[{\"name\":\"X\",\"value\":\"x\"}]},"
+                   "{\"name\":\"node\",\"env\":[{\"name\":\"A\",\"value\":"
+                   "\"2\"},{\"name\":\"B\",\"value\":\"b\"}],"
+                   "\"volumeMounts\":[{\"name\":\"w\",\"mountPath\":\"/d\"}]}],"
+                   "\"volumes\":[{\"name\":\"v\",\"emptyDir\":{},\"configMap\":{\"name\":"
+                   "\"c\"}},{\"name\":\"z\"}]}"));
     json_decref(spec);
     json_decref(patch);
 }
@@ -85,9 +87,10 @@ static void test_resources_and_generic(void)
     json_t *r = parse("{\"limits\":{\"nvidia.com/gpu\":4},\"requests\":{\"memory\":\"1Gi\"},"
                       "\"claims\":[{\"name\":\"b\"}]}");
     kt_smp_container_resources(c, r);
+    /* A claim new to the list goes before the original ones. */
     check_json(
         c, "{\"name\":\"node\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
-           "\"claims\":[{\"name\":\"a\"},{\"name\":\"b\"}],\"limits\":{\"nvidia.com/gpu\":4}}}");
+           "\"claims\":[{\"name\":\"b\"},{\"name\":\"a\"}],\"limits\":{\"nvidia.com/gpu\":4}}}");
     json_decref(c);
     c = parse("{\"name\":\"x\"}");
     kt_smp_container_resources(c, r);
@@ -110,11 +113,66 @@ static void test_replicated_jobs_by_name(void)
     json_t *patch = parse("{\"replicatedJobs\":[{\"name\":\"b\",\"replicas\":2},{\"name\":\"a\","
                           "\"template\":{\"metadata\":{\"labels\":{\"x\":\"y\"}}}}]}");
     kt_smp_jobset_spec(spec, patch);
-    check_json(spec,
-               "{\"replicatedJobs\":[{\"name\":\"a\",\"replicas\":1,\"template\":{\"metadata\":"
-               "{\"labels\":{\"x\":\"y\"}}}},{\"name\":\"b\",\"replicas\":2}]}");
+    /* Patch order (upstream's runtime info restores the runtime's job order afterwards). */
+    check_json(spec, "{\"replicatedJobs\":[{\"name\":\"b\",\"replicas\":2},{\"name\":\"a\","
+                     "\"replicas\":1,\"template\":{\"metadata\":{\"labels\":{\"x\":\"y\"}}}}]}");
     json_decref(spec);
     json_decref(patch);
+}
+
+/* strategicpatch's order of a merged list, case by case (original + patch -> result). */
+static void test_list_order(void)
+{
+    static const struct {
+        const char *orig, *patch, *want;
+    } cases[] = {
+        /* a patch item new to the list goes before the remaining original items */
+        {"[\"a\",\"b\"]", "[\"c\"]", "[\"c\",\"a\",\"b\"]"},
+        /* an original item not in the patch stays ahead of a later original one */
+        {"[\"a\",\"b\"]", "[\"b\",\"c\"]", "[\"a\",\"b\",\"c\"]"},
+        {"[\"a\",\"b\",\"c\"]", "[\"b\",\"x\"]", "[\"a\",\"b\",\"x\",\"c\"]"},
+        /* items the patch names keep patch order */
+        {"[\"a\",\"b\"]", "[\"b\",\"a\"]", "[\"b\",\"a\"]"},
+        {"[\"a\",\"b\",\"c\"]", "[\"c\",\"a\"]", "[\"b\",\"c\",\"a\"]"},
+        /* nothing new, nothing reordered */
+        {"[\"a\",\"b\"]", "[\"a\"]", "[\"a\",\"b\"]"},
+        {"[]", "[\"a\",\"b\"]", "[\"a\",\"b\"]"},
+        /* a repeated patch key merges into its first item */
+        {"[\"a\"]", "[\"b\",\"b\"]", "[\"b\",\"a\"]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *o = parse(cases[i].orig), *p = parse(cases[i].patch), *w = parse(cases[i].want);
+        json_t *env = json_array(), *penv = json_array(), *wenv = json_array();
+        size_t k;
+        json_t *n;
+        json_array_foreach(o, k, n)
+        {
+            json_array_append_new(env, json_pack("{s:O}", "name", n));
+        }
+        json_array_foreach(p, k, n)
+        {
+            json_array_append_new(penv, json_pack("{s:O}", "name", n));
+        }
+        json_array_foreach(w, k, n)
+        {
+            json_array_append_new(wenv, json_pack("{s:O}", "name", n));
+        }
+        json_t *c =
+            json_pack("{s:s,s:o}", "name", "node", "resources", json_pack("{s:o}", "claims", env));
+        json_t *r = json_pack("{s:o}", "claims", penv);
+        kt_smp_container_resources(c, r);
+        char *got = kt_json_dump(json_object_get(json_object_get(c, "resources"), "claims"));
+        char *want = kt_json_dump(wenv);
+        CHECK_EQ_STR(got, want);
+        free(got);
+        free(want);
+        json_decref(c);
+        json_decref(r);
+        json_decref(wenv);
+        json_decref(o);
+        json_decref(p);
+        json_decref(w);
+    }
 }
 
 int main(void)
@@ -124,5 +182,6 @@ int main(void)
     test_typed_patch_drops_unknown_and_empty();
     test_resources_and_generic();
     test_replicated_jobs_by_name();
+    test_list_order();
     return test_report();
 }
