@@ -22,11 +22,11 @@ spec:
   persistentVolumeReclaimPolicy: Delete
   hostPath: {path: /tmp/kt-e2e-pv-$i}
 EOF
-        trainjob $n "$r" "$r" || bad "runtime-$r" "kubectl apply failed"
+        trainjob $n "${r//./-}" "$r" || bad "runtime-$r" "kubectl apply failed"
     done
     for r in $rts; do
-        if out=$(tj_wait $n "$r" Complete); then
-            ok "runtime-$r-complete ($(kc get pods -n $n -l "jobset.sigs.k8s.io/jobset-name=$r" -o name | wc -l) pods)"
+        if out=$(tj_wait $n "${r//./-}" Complete); then
+            ok "runtime-$r-complete ($(kc get pods -n $n -l "jobset.sigs.k8s.io/jobset-name=${r//./-}" -o name | wc -l) pods)"
         else
             bad "runtime-$r-complete" "$out"
         fi
@@ -59,8 +59,8 @@ case_mpi() {
 # An initializer runtime (torchtune, from case_runtimes): the trainer Job was created only after
 # both initializer Jobs completed (JobSet dependsOn).
 case_initializers() {
-    local n=e2e-runtimes j=torchtune-llama3.2-1b jobs
-    wanted runtimes || { ns $n && trainjob $n $j $j && tj_wait $n $j Complete >/dev/null; }
+    local n=e2e-runtimes j=torchtune-llama3-2-1b jobs
+    wanted runtimes || { ns $n && trainjob $n $j torchtune-llama3.2-1b && tj_wait $n $j Complete >/dev/null; }
     jobs=$(kc get jobs -n $n -l "jobset.sigs.k8s.io/jobset-name=$j" -o json)
     check initializers-complete-before-trainer jq -e '
         [.items[] | {(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]):
@@ -77,9 +77,12 @@ case_failing() {
     runtime $n fail-fast "" "              backoffLimit: 0"
     trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
     if out=$(tj_wait $n boom Failed); then ok failing-pod-fails-trainjob; else bad failing-pod-fails-trainjob "$out"; fi
+    # upstream copies the JobSet's Failed condition (JobSet v0.12 names the first failed Job)
     out=$(tj_cond $n boom Failed)
-    [ "$out" = "FailedJobs: jobset failed due to one or more job failures" ] &&
-        ok "failing-reason-message ($out)" || bad failing-reason-message "got: $out"
+    local js
+    js=$(kc get jobset boom -n $n -o json | jq -r '.status.conditions[] | select(.type == "Failed") | "\(.reason): \(.message)"')
+    [ "$out" = "$js" ] && [[ "$out" == "FailedJobs: jobset failed due to one or more job failures"* ]] &&
+        ok "failing-reason-message ($out)" || bad failing-reason-message "got: $out; JobSet: $js"
     check failing-exit-code jq -e 'any(.[]; .status.phase == "Failed" and
         .status.containerStatuses[0].state.terminated.exitCode == 3)' <<<"$(pods_of $n boom)"
     # the same TrainJob without the marker completes (the runtime itself is fine)
