@@ -127,7 +127,7 @@ test: deps
 	$(Q)tests/test-all.sh
 
 cluster:
-	$(Q)tests/cluster/build.sh
+	$(Q)tests/cluster/build.sh --full
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
