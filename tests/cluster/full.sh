@@ -13,17 +13,6 @@
 
 KT_FULL_COMPONENTS="kwok jobset schedplugins scheduler kcm"
 
-# kt_full_wait_http PID URL WHAT - bounded poll until URL answers 200 (TLS not verified: these
-# are health endpoints on loopback); fails if PID dies.
-kt_full_wait_http() {
-    local deadline=$((SECONDS + KT_READY_TIMEOUT))
-    until [ "$(curl -sk -o /dev/null -w '%{http_code}' --max-time 2 "$2")" = 200 ]; do
-        kt_alive "$1" || { kt_log "$3 exited before ready (log: $D/$3.log)"; return 1; }
-        [ "$SECONDS" -lt "$deadline" ] || { kt_log "$3 not ready after ${KT_READY_TIMEOUT}s"; return 1; }
-        sleep 0.1
-    done
-}
-
 # kt_full_spawn NAME CMD... - start CMD in the background (log DIR/NAME.log), record its pid.
 kt_full_spawn() {
     local name=$1 pid
@@ -51,7 +40,7 @@ kt_full_kcm() {
         --controllers='*' --use-service-account-credentials=false \
         --concurrent-job-syncs=10 --concurrent-gc-syncs=20)
     kt_env_set "$D" KT_KCM_PORT "$port"
-    kt_full_wait_http "$pid" "https://127.0.0.1:$port/healthz" kcm
+    kt_wait_http "$pid" "https://127.0.0.1:$port/healthz" kcm -k
 }
 
 kt_full_scheduler() {
@@ -60,7 +49,7 @@ kt_full_scheduler() {
     # shellcheck disable=SC2046
     pid=$(kt_full_spawn scheduler "$KT_BIN/kube-scheduler" $(kt_full_kube_flags "$port"))
     kt_env_set "$D" KT_SCHEDULER_PORT "$port"
-    kt_full_wait_http "$pid" "https://127.0.0.1:$port/healthz" scheduler
+    kt_wait_http "$pid" "https://127.0.0.1:$port/healthz" scheduler -k
 }
 
 # scheduler-plugins' scheduler as a second scheduler named scheduler-plugins-scheduler with the
@@ -96,7 +85,7 @@ EOF
         --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics)
     kt_env_set "$D" KT_SCHEDPLUGINS_PORT "$port"
     kt_env_set "$D" KT_SCHEDPLUGINS_NAME scheduler-plugins-scheduler
-    kt_full_wait_http "$pid" "https://127.0.0.1:$port/healthz" schedplugins
+    kt_wait_http "$pid" "https://127.0.0.1:$port/healthz" schedplugins -k
 }
 
 # The JobSet controller: its internal certificate management off, serving its webhooks on
@@ -131,7 +120,7 @@ EOF
     pid=$(kt_full_spawn jobset env KUBECONFIG="$D/admin.kubeconfig" \
         "$KT_BIN/jobset-$JOBSET_VERSION" --config="$D/jobset.yaml" --zap-log-level=info)
     kt_env_set "$D" KT_JOBSET_WEBHOOK_PORT "$wport"
-    kt_full_wait_http "$pid" "http://127.0.0.1:$hport/readyz" jobset
+    kt_wait_http "$pid" "http://127.0.0.1:$hport/readyz" jobset
     kt_full_jobset_webhooks "https://127.0.0.1:$wport" "$(base64 -w0 <"$D/ca.crt")"
 }
 
@@ -251,7 +240,7 @@ kt_full_kwok() {
         --node-lease-duration-seconds=40 --server-address="127.0.0.1:$port" \
         --config="$D/kwok-stages.yaml")
     kt_env_set "$D" KT_KWOK_PORT "$port"
-    kt_full_wait_http "$pid" "http://127.0.0.1:$port/healthz" kwok
+    kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" kwok
     kt_full_nodes
 }
 

@@ -75,18 +75,21 @@ kt_wait_listen() {
     done
 }
 
-# kt_wait_ready DIR PID - bounded poll of GET /readyz until it answers "ok".
-kt_wait_ready() {
-    local url ca deadline=$((SECONDS + KT_READY_TIMEOUT)) out
-    url=$(kt_env_get "$1" KT_APISERVER)
-    ca="$1/ca.crt"
-    while :; do
-        out=$(curl -sS --max-time 5 --cacert "$ca" "$url/readyz" 2>/dev/null || true)
-        [ "$out" = "ok" ] && return 0
-        kt_alive "$2" || { kt_log "kube-apiserver exited before ready"; return 1; }
-        [ "$SECONDS" -lt "$deadline" ] || { kt_log "kube-apiserver not ready after ${KT_READY_TIMEOUT}s"; return 1; }
+# kt_wait_http PID URL WHAT [CURL_ARGS...] - bounded poll until URL answers 200; fails early if
+# PID dies.
+kt_wait_http() {
+    local pid=$1 url=$2 what=$3 deadline=$((SECONDS + KT_READY_TIMEOUT))
+    shift 3
+    until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$url")" = 200 ]; do
+        kt_alive "$pid" || { kt_log "$what exited before ready"; return 1; }
+        [ "$SECONDS" -lt "$deadline" ] || { kt_log "$what not ready after ${KT_READY_TIMEOUT}s"; return 1; }
         sleep 0.1
     done
+}
+
+# kt_wait_ready DIR PID - bounded poll of the API server's GET /readyz.
+kt_wait_ready() {
+    kt_wait_http "$2" "$(kt_env_get "$1" KT_APISERVER)/readyz" kube-apiserver --cacert "$1/ca.crt"
 }
 
 # kt_stop PID WHAT - SIGTERM, bounded wait, then SIGKILL. No-op for a dead PID.
