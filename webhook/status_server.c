@@ -211,7 +211,9 @@ struct kt_status_srv *kt_status_srv_new(const struct kt_status_server_opts *o, s
                                .listen = o->listen,
                                .cert_file = o->cert_file,
                                .key_file = o->key_file,
-                               .max_body = KT_STATUS_MAX_BODY + 1, /* the handler answers 413 */
+                               /* up to 1 MiB reaches the handler, which answers upstream's 413
+                                  above 64 KiB; beyond that the HTTP layer's own 413 */
+                               .max_body = 16 * KT_STATUS_MAX_BODY,
                                .threads = 1,
                                .metrics = o->metrics,
                                .https_priority = o->tls_priority};
