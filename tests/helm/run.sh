@@ -100,7 +100,8 @@ q helm-all-common-labels "$T/all.json" '[.[] | .metadata.labels.team] | all(. ==
 q helm-all-image "$T/all.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "registry.example/kt:v9")'
 q helm-all-replicas "$T/all.json" '[.[] | select(.kind == "Deployment") | "\(.metadata.name)=\(.spec.replicas)"] | sort == ["kubeflow-trainer-controller-manager=2","kubeflow-trainer-webhook=3"]'
 q helm-all-gate-in-config "$T/all.json" '[.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"] | test("featureGates:\n  TrainJobStatus: true")] == [true]'
-q helm-default-image "$T/default.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "kt:v2.3.0")'
+q helm-default-image "$T/default.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "kt:0.1.0")'
+check helm-chart-version-is-ktctl-release bash -c "'$B/bin/ktctl' --version | grep -q \"^ktctl \$(awk '/^version:/ { print \$2 }' '$chart/Chart.yaml') \""
 
 # The kustomize install and the chart agree on names, webhooks, Service ports and RBAC rules.
 "$root/tests/cluster/build.sh" >/dev/null || {

@@ -18,7 +18,7 @@ app.kubernetes.io/component: {{ . }}
 {{- end }}
 
 {{- define "kt.image" -}}
-{{- $tag := default .Chart.AppVersion .Values.image.tag -}}
+{{- $tag := default .Chart.Version .Values.image.tag -}}
 {{- if .Values.image.registry -}}
 {{ printf "%s/%s:%s" .Values.image.registry .Values.image.repository $tag }}
 {{- else -}}
