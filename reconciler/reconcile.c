@@ -568,7 +568,7 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
         /* Our informers hold only objects labelled with a TrainJob's name, in TrainJob
          * namespaces; an object elsewhere (the status server's certificate Secret in the
          * operator namespace) is read live. */
-        bool foreign = strcmp(ns ? ns : "", v->tj->namespace_) != 0;
+        bool foreign = ns && *ns && strcmp(ns, v->tj->namespace_) != 0;
         if (!got && gvr && (v->legacy || !inf || foreign)) {
             got = live_get(v, gvr, ns, name);
         }
