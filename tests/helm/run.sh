@@ -5,16 +5,18 @@
 # ServiceAccounts, with the Configuration the chart installed):
 #  1. `helm lint --strict`; `helm template` renders the same webhooks, RBAC names, Service and
 #     Configuration as the kustomize install (deploy/), and the values switch what they should
-#     (crds.enabled, runtimes.*, featureGates.TrainJobStatus, commonLabels, image, replicas);
+#     (crds/ only with --include-crds, runtimes.*, featureGates.TrainJobStatus, commonLabels,
+#     image, replicas);
 #     `ktctl validate` accepts the rendered runtimes;
 #  2. server-side dry-run of the rendered chart on the API server; a bad value is refused;
-#  3. `helm install` (CRDs from the chart, the torch-distributed runtime as a post-install
-#     hook); kt-reconciler's leader fills the chart's certificate Secret and injects caBundle;
+#  3. `helm install` (CRDs from the chart's crds/, the torch-distributed runtime);
+#     kt-reconciler's leader fills the chart's certificate Secret and injects caBundle;
 #     while webhook.url points nowhere, TrainJobs are refused (failurePolicy Fail);
 #  4. `helm upgrade --reuse-values --set webhook.url=...` to the running kt-webhook keeps the
 #     certificate Secret's data; the example TrainJob is admitted and reconciled into its
 #     JobSet; a TrainJob naming a missing runtime is denied by the webhook;
-#  5. `helm uninstall` removes the Deployments and keeps the certificate Secret.
+#  5. `helm uninstall` removes the Deployments and the runtime, keeps the certificate Secret
+#     and the CRDs.
 # Not a tests/*/tier.sh on purpose: tests/tiers.sh (make unit) runs those, and this one needs
 # Go and a cluster. Prints `ok NAME` / `FAIL NAME: why` lines and `N passed, N failed`.
 set -uo pipefail
@@ -74,11 +76,11 @@ render() { # render FILE [ARGS...]
     shift
     helm template kt "$chart" -n kubeflow-system "$@" >"$f"
 }
-check helm-template-default render "$T/default.yaml"
+check helm-template-default render "$T/default.yaml" --include-crds
 check helm-template-all render "$T/all.yaml" --set runtimes.defaultEnabled=true \
     --set manager.config.featureGates.TrainJobStatus=true --set commonLabels.team=ml \
     --set image.registry=registry.example --set image.tag=v9 --set webhook.replicas=3 \
-    --set manager.replicas=2 --set crds.enabled=false
+    --set manager.replicas=2
 tojson() { python3 -c 'import json,sys,yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' "$1"; }
 tojson "$T/default.yaml" >"$T/default.json" && tojson "$T/all.yaml" >"$T/all.json" || {
     bad helm-template-yaml "the rendered chart is not YAML"
@@ -92,9 +94,8 @@ q helm-default-crds "$T/default.json" '[.[] | select(.kind == "CustomResourceDef
 q helm-default-no-runtimes "$T/default.json" '[.[] | select(.kind == "ClusterTrainingRuntime")] | length == 0'
 q helm-default-no-status-rbac "$T/default.json" '[.[] | select(.metadata.name == "kubeflow-trainer-status-server")] | length == 0'
 q helm-public-configmap "$T/default.json" '[.[] | select(.kind == "ConfigMap" and .metadata.name == "kubeflow-trainer-public") | .data.kubeflow_trainer_version] == ["v2.3.0"]'
-q helm-all-crds-off "$T/all.json" '[.[] | select(.kind == "CustomResourceDefinition")] | length == 0'
+q helm-crds-only-from-crds-folder "$T/all.json" '[.[] | select(.kind == "CustomResourceDefinition")] | length == 0'
 q helm-all-runtimes "$T/all.json" '[.[] | select(.kind == "ClusterTrainingRuntime") | .metadata.labels["trainer.kubeflow.org/webhook-validation"]] | length == 8 and all(. == "disabled")'
-q helm-all-runtimes-hook "$T/all.json" '[.[] | select(.kind == "ClusterTrainingRuntime") | .metadata.annotations["helm.sh/hook"]] | all(. == "post-install,post-upgrade")'
 q helm-all-status-rbac "$T/all.json" '[.[] | select(.metadata.name == "kubeflow-trainer-status-server") | .kind] | sort == ["ClusterRole","ClusterRoleBinding"]'
 q helm-all-common-labels "$T/all.json" '[.[] | .metadata.labels.team] | all(. == "ml")'
 q helm-all-image "$T/all.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "registry.example/kt:v9")'
@@ -114,7 +115,7 @@ KUBECTL="$(kt_cluster_bindir)/kubectl"
     bad helm-kustomize "kubectl kustomize deploy/ failed"
     finish
 }
-helm template kt "$chart" -n kubeflow-system --set runtimes.defaultEnabled=true >"$T/rt.yaml" &&
+helm template kt "$chart" -n kubeflow-system --include-crds --set runtimes.defaultEnabled=true >"$T/rt.yaml" &&
     tojson "$T/rt.yaml" >"$T/rt.json"
 missing=$(comm -23 <(kinds "$T/kust.json" | grep -v '^Namespace/') <(kinds "$T/rt.json"))
 if [ -z "$missing" ]; then ok helm-has-every-kustomize-object; else bad helm-has-every-kustomize-object "$missing"; fi
@@ -142,16 +143,18 @@ check helm-server-side-dry-run kc apply --server-side --dry-run=server -f "$T/rt
 render "$T/badfp.yaml" --set webhook.failurePolicy=Sometimes
 check helm-bad-value-refused bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' apply --server-side --dry-run=server -f '$T/badfp.yaml'"
 
-# ---- 3. helm install ---------------------------------------------------------------------
-# up.sh installed our CRDs without Helm; the chart installs and owns them here.
-kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
-    clustertrainingruntimes.trainer.kubeflow.org >/dev/null
+# helm's own server-side dry run (Helm does not dry-run crds/: up.sh's CRDs are served here)
 check helm-install-dry-run-server helm install kt "$chart" -n kubeflow-system --dry-run=server \
     --set runtimes.torchDistributed.enabled=true
+
+# ---- 3. helm install ---------------------------------------------------------------------
+# up.sh installed our CRDs without Helm; the chart installs them from crds/ here.
+kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
+    clustertrainingruntimes.trainer.kubeflow.org >/dev/null
 check helm-install helm install kt "$chart" -n kubeflow-system \
     --set runtimes.torchDistributed.enabled=true --set webhook.url=https://127.0.0.1:1
 check helm-install-crds kc wait --for=condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org
-check helm-install-runtime-hook kc get clustertrainingruntime torch-distributed
+check helm-install-runtime kc get clustertrainingruntime torch-distributed
 kc -n kubeflow-system get configmap kubeflow-trainer-config -o jsonpath='{.data.controller_manager_config\.yaml}' >"$T/config.yaml"
 
 # the daemons, as the chart's ServiceAccounts, with the chart's Configuration
@@ -229,4 +232,6 @@ check helm-release-revision-2 test "$(helm status kt -n kubeflow-system -o json 
 check helm-uninstall helm uninstall kt -n kubeflow-system --wait=false
 check helm-uninstall-removes-deployments test "$(kc -n kubeflow-system get deploy -o name | wc -l)" = 0
 check helm-uninstall-keeps-cert-secret test "$(secret_data)" = "$before"
+check helm-uninstall-keeps-crds kc get crd trainjobs.trainer.kubeflow.org
+check helm-uninstall-removes-runtime bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get clustertrainingruntime torch-distributed"
 finish
