@@ -16,17 +16,19 @@
 
 /* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
  * built yet take their slot when added:
- *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet */
+ *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, TrainJobStatus, JobSet
+ * (TrainJobStatus does nothing unless fw->status_server is set: the feature gate.) */
 static const struct kt_plugin *const builtin[] = {
-    &kt_plugin_coscheduling, &kt_plugin_volcano, &kt_plugin_torch,
-    &kt_plugin_mpi,          &kt_plugin_plainml, &kt_plugin_jax,
-    &kt_plugin_xgboost,      &kt_plugin_flux,    &kt_plugin_jobset,
+    &kt_plugin_coscheduling,   &kt_plugin_volcano, &kt_plugin_torch,   &kt_plugin_mpi,
+    &kt_plugin_plainml,        &kt_plugin_jax,     &kt_plugin_xgboost, &kt_plugin_flux,
+    &kt_plugin_trainjobstatus, &kt_plugin_jobset,
 };
 
 void kt_framework_default(struct kt_framework *fw)
 {
     fw->plugins = builtin;
     fw->n = sizeof(builtin) / sizeof(builtin[0]);
+    fw->status_server = NULL;
 }
 
 int kt_framework_check(const struct kt_framework *fw, struct kt_err *err)
@@ -207,6 +209,7 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     }
     b.tj = tj;
     b.view = view;
+    b.status_server = fw->status_server;
     b.trainer_command = tj->trainer.present ? copy_or_null(tj->trainer.command) : NULL;
     b.trainer_args = tj->trainer.present ? copy_or_null(tj->trainer.args) : NULL;
     if (kt_info_build(&b.info, b.rt, tj, err) != 0 || run_plugins(fw, &b, objects, err) != 0) {

@@ -492,11 +492,14 @@ static const struct route *route_find(const struct kt_httpd *h, const char *meth
 {
     *path_known = false;
     for (size_t i = 0; i < h->n_routes; i++) {
-        if (strcmp(h->routes[i].path, path) != 0) {
+        const char *rp = h->routes[i].path;
+        size_t n = strlen(rp);
+        bool prefix = n > 0 && rp[n - 1] == '*';
+        if (prefix ? strncmp(rp, path, n - 1) != 0 : strcmp(rp, path) != 0) {
             continue;
         }
         *path_known = true;
-        if (strcmp(h->routes[i].method, method) == 0) {
+        if (strcmp(h->routes[i].method, "*") == 0 || strcmp(h->routes[i].method, method) == 0) {
             return &h->routes[i];
         }
     }

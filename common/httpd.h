@@ -108,7 +108,9 @@ struct kt_httpd; /* opaque */
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err);
 
 /* Route method+path (exact match) to fn. Call before kt_httpd_start(). A second handler for
- * the same method+path replaces the first. Does not retain method or path. */
+ * the same method+path replaces the first. A path ending in '*' matches every path with that
+ * prefix ("/" followed by "*" = all), method "*" every method (the handler then answers 404/405
+ * itself); routes are tried in registration order. Does not retain method or path. */
 void kt_httpd_route(struct kt_httpd *h, const char *method, const char *path,
                     kt_httpd_handler_fn *fn, void *arg);
 

@@ -15,6 +15,7 @@ extern const struct kt_plugin kt_plugin_xgboost;
 extern const struct kt_plugin kt_plugin_flux;
 extern const struct kt_plugin kt_plugin_coscheduling;
 extern const struct kt_plugin kt_plugin_volcano;
+extern const struct kt_plugin kt_plugin_trainjobstatus;
 
 /* Shared by the PodGroup plugins (plugin_coscheduling.c): minMember = the sum of PodSet
  * counts, *min_resources = sum of SinglePodRequests x count (canonical quantities, keys

@@ -606,7 +606,11 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
         }
         struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
         json_t *got = inf ? kt_informer_get(inf, ns, name) : NULL;
-        if (!got && gvr && (v->legacy || !inf)) {
+        /* Our informers hold only objects labelled with a TrainJob's name, in TrainJob
+         * namespaces; an object elsewhere (the status server's certificate Secret in the
+         * operator namespace) is read live. */
+        bool foreign = ns && *ns && strcmp(ns, v->tj->namespace_) != 0;
+        if (!got && gvr && (v->legacy || !inf || foreign)) {
             got = live_get(v, gvr, ns, name);
         }
         obj = got ? got : json_null();
