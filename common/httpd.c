@@ -71,6 +71,8 @@ struct kt_httpd {
     char *key_file;
     char *priority; /* GnuTLS priority string (TLS mode) */
     size_t max_body;
+    size_t max_inflight_body;
+    atomic_size_t body_bytes; /* charged by requests buffering a body (req_ctx.charged) */
     unsigned max_conns, timeout_s, threads, reload_ms, builtins;
     struct kt_metric *m_requests; /* NULL without a registry */
     struct kt_metric *m_latency;
@@ -109,7 +111,9 @@ struct req_ctx {
     struct timespec t0;
     unsigned status;  /* what we answered; 0 = nothing queued */
     bool too_big;     /* the body passed max_body; body is released */
-    size_t discarded; /* bytes dropped after that */
+    bool refused;     /* no budget or no memory for the body: 503; body is released */
+    size_t charged;   /* bytes of h->body_bytes this request holds (its buffer's allocation) */
+    size_t discarded; /* bytes dropped after too_big or refused */
 };
 
 /* ---- credentials ---- */
@@ -361,7 +365,12 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
 
     (void)conn;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        cc = kt_xcalloc(1, sizeof(*cc));
+        cc = kt_try_malloc(sizeof(*cc)); /* NULL: this connection's handshake fails */
+        if (!cc) {
+            *socket_ctx = NULL;
+            return;
+        }
+        memset(cc, 0, sizeof(*cc));
         cc->magic = CONN_MAGIC;
         cc->h = cls;
         *socket_ctx = cc;
@@ -468,6 +477,65 @@ static enum MHD_Result send_too_big(struct kt_httpd *h, struct MHD_Connection *c
     return send_text(h, conn, rc, MHD_HTTP_CONTENT_TOO_LARGE, msg);
 }
 
+static enum MHD_Result send_busy(struct kt_httpd *h, struct MHD_Connection *conn,
+                                 struct req_ctx *rc)
+{
+    struct kt_httpd_response resp = {0};
+
+    kt_httpd_response_set(&resp, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT,
+                          "server busy: too many request bytes in flight, retry later\n");
+    kt_httpd_response_header(&resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    return send_response(h, conn, rc, &resp);
+}
+
+/* ---- the body budget ---- */
+
+/* Take n bytes of the server's body budget; false (nothing taken) when it would overflow. */
+static bool budget_take(struct kt_httpd *h, size_t n)
+{
+    size_t cur = atomic_load(&h->body_bytes);
+
+    do {
+        if (n > h->max_inflight_body || cur > h->max_inflight_body - n) {
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&h->body_bytes, &cur, cur + n));
+    return true;
+}
+
+/* Free the request's body and give its share of the budget back. */
+static void body_drop(struct kt_httpd *h, struct req_ctx *rc)
+{
+    kt_buf_release(&rc->body);
+    if (rc->charged) {
+        atomic_fetch_sub(&h->body_bytes, rc->charged);
+        rc->charged = 0;
+    }
+}
+
+/* Grow the body buffer to hold need bytes (<= max_body), charging the allocation to the budget
+ * first. -1 when the budget is spent or the allocation fails: the caller refuses the request
+ * (503); nothing else is affected. */
+static int body_reserve(struct kt_httpd *h, struct req_ctx *rc, size_t need)
+{
+    size_t cap = kt_buf_cap_for(&rc->body, need);
+    struct kt_err err = {0};
+
+    if (cap > rc->charged) {
+        if (!budget_take(h, cap - rc->charged)) {
+            kt_log_debug(LOG, "body budget of %zu bytes spent, refusing a request server=%s",
+                         h->max_inflight_body, h->name);
+            return -1;
+        }
+        rc->charged = cap;
+    }
+    if (kt_buf_try_reserve(&rc->body, need, &err) < 0) {
+        kt_log_warn(LOG, "cannot buffer a request body server=%s: %s", h->name, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- requests ---- */
 
 const char *kt_httpd_request_header(const struct kt_httpd_request *req, const char *name)
@@ -524,27 +592,32 @@ static enum MHD_Result send_not_allowed(struct kt_httpd *h, struct MHD_Connectio
     return send_response(h, conn, rc, &resp);
 }
 
-/* True when the request announces more body than we accept (an unparseable length is left
- * to libmicrohttpd, which answers 400). */
-static bool announced_too_big(const struct kt_httpd *h, struct MHD_Connection *conn)
+/* The announced Content-Length, or 0 when absent (chunked) or unparseable (left to
+ * libmicrohttpd, which answers 400). */
+static uint64_t announced_length(struct MHD_Connection *conn)
 {
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     int64_t n = 0;
 
     if (!cl || kt_str_to_i64(kt_str_c(cl), 0, INT64_MAX, &n, NULL) < 0) {
-        return false;
+        return 0;
     }
-    return (uint64_t)n > h->max_body;
+    return (uint64_t)n;
 }
 
 /* First call for a request: the headers are in. Answer 404/405/413 at once, else accept. */
 static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *conn,
                                      const char *url, const char *method, void **con_cls)
 {
-    struct req_ctx *rc = kt_xcalloc(1, sizeof(*rc));
+    struct req_ctx *rc = kt_try_malloc(sizeof(*rc));
     bool path_known = false;
+    uint64_t announced;
 
+    if (!rc) {
+        return MHD_NO; /* out of memory: this connection is closed, nothing else */
+    }
+    memset(rc, 0, sizeof(*rc));
     clock_gettime(CLOCK_MONOTONIC, &rc->t0);
     kt_buf_init(&rc->body, h->max_body);
     pthread_mutex_lock(&h->mu);
@@ -558,27 +631,51 @@ static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *
     if (!rc->route) {
         return send_not_allowed(h, conn, rc, url);
     }
-    if (announced_too_big(h, conn)) {
+    announced = announced_length(conn);
+    if (announced > h->max_body) {
         return send_too_big(h, conn, rc);
+    }
+    /* A known length is reserved (and charged) whole, up front: one allocation, and a busy
+     * server says so before the client sends the body. */
+    if (announced > 0 && body_reserve(h, rc, (size_t)announced) < 0) {
+        body_drop(h, rc);
+        return send_busy(h, conn, rc);
     }
     return MHD_YES;
 }
 
+/* Buffer n more body bytes; -1 (and the body dropped, too_big or refused set) when they do
+ * not fit the cap, the budget or memory. */
+static int body_store(struct kt_httpd *h, struct req_ctx *rc, const char *data, size_t n)
+{
+    int ok;
+
+    if (n > h->max_body || rc->body.len > h->max_body - n) {
+        rc->too_big = true;
+        kt_log_warn(LOG, "request body over %zu bytes server=%s", h->max_body, h->name);
+    } else if (body_reserve(h, rc, rc->body.len + n) < 0) {
+        rc->refused = true;
+    } else {
+        ok = kt_buf_append(&rc->body, data, n, NULL); /* fits: reserved above */
+        KT_ASSERT(ok == 0);
+        return 0;
+    }
+    body_drop(h, rc);
+    return -1;
+}
+
 /* A piece of the body. libmicrohttpd 0.9.75 cannot queue a response in the middle of an
- * upload, so past the cap the rest is read and dropped and 413 goes out once the body ends;
- * a body that keeps coming past DISCARD_FACTOR times the cap gets its connection cut. */
+ * upload, so past the cap (or without budget) the rest is read and dropped and 413 (503) goes
+ * out once the body ends; a body that keeps coming past DISCARD_FACTOR times the cap gets its
+ * connection cut. */
 static enum MHD_Result request_body(struct kt_httpd *h, struct req_ctx *rc, const char *data,
                                     size_t n)
 {
     if (rc->status) {
         return MHD_YES; /* already answered; libmicrohttpd discards the rest */
     }
-    if (!rc->too_big && kt_buf_append(&rc->body, data, n, NULL) == 0) {
+    if (!rc->too_big && !rc->refused && body_store(h, rc, data, n) == 0) {
         return MHD_YES;
-    }
-    if (!rc->too_big) {
-        rc->too_big = true; /* the failed append released the buffer */
-        kt_log_warn(LOG, "request body over %zu bytes server=%s", h->max_body, h->name);
     }
     rc->discarded += n;
     return rc->discarded / DISCARD_FACTOR > h->max_body ? MHD_NO : MHD_YES;
@@ -624,6 +721,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rc->too_big) {
         return send_too_big(h, conn, rc);
     }
+    if (rc->refused) {
+        return send_busy(h, conn, rc);
+    }
     return request_dispatch(h, conn, rc, url, method);
 }
 
@@ -655,7 +755,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
         kt_metric_inc(h->m_requests, labels);
         kt_metric_observe(h->m_latency, labels, elapsed_s(&rc->t0));
     }
-    kt_buf_release(&rc->body);
+    body_drop(h, rc);
     free(rc);
     *con_cls = NULL;
     pthread_mutex_lock(&h->mu);
@@ -787,6 +887,9 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     }
     h->priority = kt_xstrdup(opts->https_priority ? opts->https_priority : KT_HTTPD_TLS_PRIORITIES);
     h->max_body = opts->max_body ? opts->max_body : KT_HTTPD_DEFAULT_MAX_BODY;
+    h->max_inflight_body =
+        opts->max_inflight_body ? opts->max_inflight_body : KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY;
+    atomic_init(&h->body_bytes, 0);
     h->max_conns = opts->max_conns ? opts->max_conns : KT_HTTPD_DEFAULT_MAX_CONNS;
     h->timeout_s = opts->timeout_s ? opts->timeout_s : KT_HTTPD_DEFAULT_TIMEOUT_S;
     h->threads = opts->threads;

@@ -22,6 +22,30 @@ static void test_buf_cap(void)
     kt_buf_release(&b);
 }
 
+/* The request path's growth: the allocation is known before it happens (the body budget
+ * charges it), reserving never reallocates an append that fits, and past max it fails. */
+static void test_buf_try_reserve(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    char *before;
+
+    kt_buf_init(&b, 1000);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 10), 64);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 700), 1001); /* clamped to max + NUL */
+    CHECK_OK(kt_buf_try_reserve(&b, 700, &err));
+    CHECK_EQ_INT((int)b.cap, 1001);
+    CHECK_EQ_STR(b.data, "");
+    before = b.data;
+    CHECK_OK(kt_buf_append(&b, "abc", 3, &err));
+    CHECK(b.data == before);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 1000), 1001);
+    CHECK_EQ_INT(kt_buf_try_reserve(&b, 1001, &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    CHECK(b.data == NULL);
+    kt_buf_release(&b);
+}
+
 static void test_buf_printf_take(void)
 {
     struct kt_buf b;
@@ -123,6 +147,7 @@ int main(void)
 {
     kt_mem_init();
     test_buf_cap();
+    test_buf_try_reserve();
     test_buf_printf_take();
     test_buf_read_file();
     test_str_to_i64();
