@@ -621,6 +621,19 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, co
     return rc;
 }
 
+/* Replace each item of items by each(item) (an item each returns NULL for becomes null). */
+static void map_items(json_t *items, json_t *(*each)(json_t *, void *), void *ud)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(items, i, v)
+    {
+        json_t *kept = each(json_incref(v), ud);
+        json_array_set_new(items, i, kept ? kept : json_null());
+    }
+}
+
 static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
                     const struct kt_kube_list_opts *o, json_t **out, struct kt_err *err)
 {
@@ -635,6 +648,9 @@ static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, con
         }
         free(cont);
         cont = NULL;
+        if (o->each) {
+            map_items(json_object_get(page, "items"), o->each, o->each_ud);
+        }
         if (!all) {
             all = json_incref(page);
         } else {

@@ -184,6 +184,10 @@ struct kt_kube_list_opts {
     long limit;                   /* page size (list); 0 = no paging */
     long timeout_seconds;         /* watch: server-side timeout; 0 = the server's default */
     bool allow_bookmarks;         /* watch: allowWatchBookmarks=true */
+    /* list: applied to every item as its page arrives (steals item, returns what to keep in
+     * its place), so a paged LIST holds one page of full objects at a time; NULL = none. */
+    json_t *(*each)(json_t *item, void *ud);
+    void *each_ud;
 };
 
 /* LIST every page (following metadata.continue) into one object {"kind":"<X>List",
