@@ -95,6 +95,8 @@ struct kt_httpd {
     unsigned inflight; /* requests started and not yet completed */
     bool watcher_running, watcher_stop;
     pthread_t watcher;
+    pthread_mutex_t conn_mu; /* guards conns and the conn_ctx fields it names */
+    struct conn_ctx *conns;  /* open connections (for the header deadline) */
 };
 
 /* Per TCP connection (MHD socket context). */
@@ -102,6 +104,12 @@ struct conn_ctx {
     uint32_t magic;
     struct kt_httpd *h;
     struct creds *creds; /* the snapshot this connection's handshake used, referenced */
+    /* guarded by h->conn_mu: */
+    struct conn_ctx *prev, *next;
+    int fd;
+    struct timespec since; /* accepted, or the previous request ended (monotonic) */
+    bool in_request;       /* a request's headers are in and it is not finished */
+    bool cut;              /* shut down by the header deadline */
 };
 
 /* Per HTTP request (MHD con_cls); one owner, released in request_completed(). */
@@ -292,6 +300,8 @@ static void creds_check(struct kt_httpd *h)
     }
 }
 
+static void conns_sweep(struct kt_httpd *h);
+
 static void *watcher_main(void *arg)
 {
     struct kt_httpd *h = arg;
@@ -311,7 +321,10 @@ static void *watcher_main(void *arg)
             break;
         }
         pthread_mutex_unlock(&h->mu);
-        creds_check(h);
+        if (h->cert_file) {
+            creds_check(h);
+        }
+        conns_sweep(h);
         pthread_mutex_lock(&h->mu);
     }
     pthread_mutex_unlock(&h->mu);
@@ -358,6 +371,95 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
     return 0;
 }
 
+/* ---- the header deadline ----
+ * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few
+ * seconds never trips it. Each connection must deliver a request's headers within timeout_s
+ * of being accepted (TLS handshake included) or of its previous request's end; the watcher
+ * thread shuts the socket down (the descriptor stays libmicrohttpd's, which then closes the
+ * connection as if the client had gone). */
+
+static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct kt_httpd *h = cc->h;
+
+    cc->fd = ci ? (int)ci->connect_fd : -1;
+    clock_gettime(CLOCK_MONOTONIC, &cc->since);
+    pthread_mutex_lock(&h->conn_mu);
+    cc->next = h->conns;
+    if (h->conns) {
+        h->conns->prev = cc;
+    }
+    h->conns = cc;
+    pthread_mutex_unlock(&h->conn_mu);
+}
+
+static void conn_untrack(struct conn_ctx *cc)
+{
+    struct kt_httpd *h = cc->h;
+
+    pthread_mutex_lock(&h->conn_mu);
+    if (cc->prev) {
+        cc->prev->next = cc->next;
+    } else {
+        h->conns = cc->next;
+    }
+    if (cc->next) {
+        cc->next->prev = cc->prev;
+    }
+    cc->prev = cc->next = NULL;
+    pthread_mutex_unlock(&h->conn_mu);
+}
+
+static struct conn_ctx *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn_ctx *cc = ci ? ci->socket_context : NULL;
+
+    return cc && cc->magic == CONN_MAGIC ? cc : NULL;
+}
+
+/* A request's headers are in (in_request) or it ended (the clock restarts). */
+static void conn_mark(struct MHD_Connection *conn, bool in_request)
+{
+    struct conn_ctx *cc = conn_of(conn);
+
+    if (!cc) {
+        return;
+    }
+    pthread_mutex_lock(&cc->h->conn_mu);
+    cc->in_request = in_request;
+    if (!in_request) {
+        clock_gettime(CLOCK_MONOTONIC, &cc->since);
+    }
+    pthread_mutex_unlock(&cc->h->conn_mu);
+}
+
+/* Shut down every connection waiting for headers for longer than timeout_s. */
+static void conns_sweep(struct kt_httpd *h)
+{
+    struct timespec now;
+    unsigned cut = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&h->conn_mu);
+    for (struct conn_ctx *cc = h->conns; cc; cc = cc->next) {
+        if (!cc->in_request && !cc->cut && cc->fd >= 0 &&
+            now.tv_sec - cc->since.tv_sec > (time_t)h->timeout_s) {
+            shutdown(cc->fd, SHUT_RDWR);
+            cc->cut = true;
+            cut++;
+        }
+    }
+    pthread_mutex_unlock(&h->conn_mu);
+    if (cut) {
+        kt_log_debug(LOG, "closed %u connections without request headers after %us server=%s", cut,
+                     h->timeout_s, h->name);
+    }
+}
+
 static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                               enum MHD_ConnectionNotificationCode toe)
 {
@@ -373,11 +475,13 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
         memset(cc, 0, sizeof(*cc));
         cc->magic = CONN_MAGIC;
         cc->h = cls;
+        conn_track(cc, conn);
         *socket_ctx = cc;
         return;
     }
     cc = *socket_ctx;
     if (cc) {
+        conn_untrack(cc);
         creds_unref(cc->creds);
         cc->magic = 0;
         free(cc);
@@ -614,6 +718,7 @@ static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *
     bool path_known = false;
     uint64_t announced;
 
+    conn_mark(conn, true);
     if (!rc) {
         return MHD_NO; /* out of memory: this connection is closed, nothing else */
     }
@@ -741,8 +846,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
     struct kt_httpd *h = cls;
     struct req_ctx *rc = *con_cls;
 
-    (void)conn;
     (void)toe;
+    conn_mark(conn, false);
     if (!rc) {
         return;
     }
@@ -871,6 +976,7 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     h->name = kt_xstrdup(opts->name ? opts->name : "http");
     h->listen_fd = MHD_INVALID_SOCKET;
     pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->conn_mu, NULL);
     pthread_cond_init(&h->cond_watch, NULL);
     pthread_cond_init(&h->cond_idle, NULL);
     if (parse_listen(h, opts->listen, err) < 0) {
@@ -997,14 +1103,11 @@ int kt_httpd_start(struct kt_httpd *h, struct kt_err *err)
     atomic_store(&h->serving, true);
     info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
-    if (h->cert_file) {
-        if (pthread_create(&h->watcher, NULL, watcher_main, h) != 0) {
-            kt_httpd_stop(h, 0);
-            return kt_err_set(err, KT_EINTERNAL, "%s: cannot start the certificate watcher",
-                              h->name);
-        }
-        h->watcher_running = true;
+    if (pthread_create(&h->watcher, NULL, watcher_main, h) != 0) {
+        kt_httpd_stop(h, 0);
+        return kt_err_set(err, KT_EINTERNAL, "%s: cannot start the watcher thread", h->name);
     }
+    h->watcher_running = true;
     kt_log_info(LOG, "listening server=%s port=%u tls=%s", h->name, (unsigned)h->port,
                 h->cert_file ? "true" : "false");
     return 0;
@@ -1116,6 +1219,7 @@ void kt_httpd_free(struct kt_httpd *h)
     pthread_cond_destroy(&h->cond_watch);
     pthread_cond_destroy(&h->cond_idle);
     pthread_mutex_destroy(&h->mu);
+    pthread_mutex_destroy(&h->conn_mu);
     free(h);
 }
 

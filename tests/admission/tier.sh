@@ -230,6 +230,17 @@ printf '\x16\x03\x01\x00\xc8\x01\x00\x00\xc4\x03\x03' >&6
     } | timeout 40 openssl s_client -quiet -connect "127.0.0.1:$PORT" >/dev/null 2>&1
 ) &
 slow=$!
+# A client dripping header lines every 0.5 s is never idle for the idle timeout; the header
+# deadline (10 s from accept) cuts it before it has sent its 120 lines.
+(
+    printf 'POST /validate-trainer-kubeflow-org-v1alpha1-trainjob HTTP/1.1\r\n'
+    for ((i = 0; i < 120; i++)); do
+        printf 'X-Drip-%d: a\r\n' "$i"
+        echo "$i" >"$T/drip.n"
+        sleep 0.5
+    done
+) | timeout 90 openssl s_client -quiet -connect "127.0.0.1:$PORT" >/dev/null 2>&1 &
+dripper=$!
 healthy stalled-clients-do-not-block
 
 # 10 MB body: 413, daemon fine.
@@ -314,6 +325,14 @@ if timeout 20 cat <&5 >/dev/null 2>&1; then ok; else bad idle-timeout "idle conn
 exec 5>&- 6>&-
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
+wait "$dripper" 2>/dev/null
+sent=$(cat "$T/drip.n" 2>/dev/null || echo none)
+echo "  header deadline: the dripping client was cut after header line $sent"
+if [ "$sent" != none ] && [ "$sent" -lt 119 ]; then
+    ok
+else
+    bad header-deadline "a client dripping headers was not cut off (sent line $sent of 119)"
+fi
 healthy after-timeouts
 stop_daemon "$name"
 
