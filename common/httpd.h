@@ -27,10 +27,12 @@
 #define KT_HTTPD_DEFAULT_GRACE_MS 10000u /* kt_httpd_stop's wait for in-flight requests */
 #define KT_HTTPD_MAX_EXTRA_HEADERS 8
 /* GnuTLS priorities: TLS 1.3 and 1.2 only; AES-GCM and ChaCha20-Poly1305 (AEAD only);
- * ECDHE key exchange only (no static RSA, no finite-field DHE); server picks the order. */
+ * ECDHE key exchange only (no static RSA, no finite-field DHE, and no ffdhe groups in TLS 1.3,
+ * whose key exchange is chosen by group); server picks the order. */
 #define KT_HTTPD_TLS_PRIORITIES                                                                    \
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"            \
-    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA:%SERVER_PRECEDENCE"
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA:-GROUP-DH-ALL:"             \
+    "%SERVER_PRECEDENCE"
 
 /* Built-in routes (bit flags for kt_httpd_opts.builtins). */
 #define KT_HTTPD_HEALTH 1u  /* GET /healthz and GET /readyz */
