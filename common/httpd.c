@@ -73,7 +73,7 @@ struct kt_httpd {
     size_t max_body;
     size_t max_inflight_body;
     atomic_size_t body_bytes; /* charged by requests buffering a body (req_ctx.charged) */
-    unsigned max_conns, timeout_s, threads, reload_ms, builtins;
+    unsigned max_conns, max_conns_per_ip, timeout_s, threads, reload_ms, builtins;
     struct kt_metric *m_requests; /* NULL without a registry */
     struct kt_metric *m_latency;
     struct kt_metrics *metrics;
@@ -969,6 +969,17 @@ static int check_priority(const char *prio, struct kt_err *err)
     return 0;
 }
 
+/* A quarter of the connection limit, but never below 16 (or the limit itself). */
+static unsigned default_per_ip(unsigned max_conns)
+{
+    unsigned per = max_conns / 4;
+
+    if (per < 16) {
+        per = max_conns < 16 ? max_conns : 16;
+    }
+    return per;
+}
+
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err)
 {
     struct kt_httpd *h = kt_xcalloc(1, sizeof(*h));
@@ -997,6 +1008,10 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
         opts->max_inflight_body ? opts->max_inflight_body : KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY;
     atomic_init(&h->body_bytes, 0);
     h->max_conns = opts->max_conns ? opts->max_conns : KT_HTTPD_DEFAULT_MAX_CONNS;
+    /* One address cannot take every slot: a flood from one pod leaves room for the API
+     * server (which connects from its own address). */
+    h->max_conns_per_ip =
+        opts->max_conns_per_ip ? opts->max_conns_per_ip : default_per_ip(h->max_conns);
     h->timeout_s = opts->timeout_s ? opts->timeout_s : KT_HTTPD_DEFAULT_TIMEOUT_S;
     h->threads = opts->threads;
     h->reload_ms = opts->reload_ms ? opts->reload_ms : KT_HTTPD_DEFAULT_RELOAD_MS;
@@ -1080,7 +1095,8 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
         MHD_OPTION_STRICT_FOR_CLIENT, 1,
         h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
         h->threads > 1 ? h->threads : h->max_conns,

@@ -97,6 +97,7 @@ struct kt_httpd_opts {
     size_t max_body;            /* 0 = KT_HTTPD_DEFAULT_MAX_BODY */
     size_t max_inflight_body;   /* body bytes buffered across connections; 0 = the default */
     unsigned max_conns;         /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
+    unsigned max_conns_per_ip;  /* from one address; 0 = max_conns/4 (>= 16) */
     unsigned timeout_s;         /* 0 = KT_HTTPD_DEFAULT_TIMEOUT_S */
     unsigned threads;           /* worker threads (epoll each); 0 or 1 = one thread */
     unsigned reload_ms;         /* 0 = KT_HTTPD_DEFAULT_RELOAD_MS */

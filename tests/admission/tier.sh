@@ -352,6 +352,40 @@ fi
 healthy after-timeouts
 stop_daemon "$name"
 
+# ---- a connection flood from other addresses -----------------------------------------
+# 3,000 idle TCP connections from 127.0.0.2 (each one closed is reopened, 500/s at most) and
+# 300 TLS requests sent a byte a second from 127.0.0.3, for 25 s: the API server's address
+# (127.0.0.1) gets >= 95% of 20 valid reviews answered with curl's 2 s limit (the issue's
+# target), and no address holds more than its share (256 of 1024 connections): the daemon's
+# descriptors stay below two shares plus its own.
+name=flood
+if start_daemon "$name" "$here/valid-torch/objects.yaml"; then
+    "$b/tools/flood" "$PORT" 127.0.0.2 3000 127.0.0.3 300 25 >"$T/flood.out" 2>&1 &
+    flooder=$!
+    for ((i = 0; i < 600; i++)); do
+        grep -q started "$T/flood.out" || ! kill -0 "$flooder" 2>/dev/null && break
+        sleep 0.1
+    done
+    answered=0
+    max_fds=0
+    for ((i = 0; i < 20; i++)); do
+        code=$(curl -sS --max-time 2 --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' \
+            -H 'Content-Type: application/json' --data-binary "@$valid_req" \
+            "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob" 2>/dev/null)
+        [ "$code" = 200 ] && answered=$((answered + 1))
+        fds=$(ls "/proc/$PID/fd" 2>/dev/null | wc -l)
+        [ "$fds" -gt "$max_fds" ] && max_fds=$fds
+    done
+    wait "$flooder"
+    echo "  flood: $answered/20 reviews answered; at most $max_fds descriptors; $(tail -1 "$T/flood.out")"
+    if [ "$answered" -ge 19 ]; then ok; else bad flood-reviews-answered "$answered of 20 answered"; fi
+    if [ "$max_fds" -le $((2 * 256 + 64)) ]; then ok; else bad flood-per-address-limit "$max_fds descriptors open"; fi
+    healthy after-flood
+    stop_daemon "$name"
+else
+    bad "$name" "kt-webhook did not start"
+fi
+
 # ---- an allocation failure fails one request, never the process ------------------------
 # With the budget out of the way (1 GB) and the address space capped at 512 MiB (the issue's
 # drill; without the budget this aborted the daemon), buffering the bodies runs out of
