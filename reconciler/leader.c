@@ -263,13 +263,12 @@ static void *run(void *arg)
     struct kt_kube_client *c = kt_kube_client_new(l->cfg);
 
     kt_kube_client_set_timeouts(c, lease_timeout_ms(l), lease_timeout_ms(l));
+    /* Once leadership is lost no Lease call is made again; the thread only waits for
+     * kt_leader_stop (the reconciler exits from on_lost meanwhile). */
     do {
         double t0 = mono_now();
-        if (try_lease(l, c, false) && !note_renewal(l, t0)) {
-            break;
-        }
-        if (kt_leader_lost(l)) {
-            break;
+        if (!kt_leader_lost(l) && try_lease(l, c, false)) {
+            (void)note_renewal(l, t0); /* false: lost meanwhile, seen on the next turn */
         }
     } while (!pause_retry(l));
     if (kt_leader_is_leader(l) && l->release && try_lease(l, c, true)) {

@@ -142,6 +142,6 @@ etcd_stall() {
 check leader-etcd-stopped-steps-down etcd_stall
 [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"
 ETCD_STOPPED=""
-check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
+check no-sanitizer-reports bash -c "! grep -A40 -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
 
 it_finish
