@@ -115,7 +115,7 @@ $(B)/itests/%: tests/integration/%.c $(LIB)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
 # C integration tests (tests/integration/itest_*.c); tests/integration/run.sh runs them.
-itests: $(ITEST_BINS) $(BINS) links
+itests: $(ITEST_BINS) $(TOOL_BINS) $(BINS) links
 
 deps:
 	$(Q)tests/deps.sh

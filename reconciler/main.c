@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "certs/rotator.h"
 #include "common/config.h"
@@ -297,6 +298,16 @@ static int start_servers(struct app *a, struct kt_err *err)
     return 0;
 }
 
+/* Leadership ended (the leader watchdog, renewDeadline passed): stop acting at once, whatever
+ * the workers are doing, by ending the process as controller-runtime's manager does; a
+ * graceful shutdown would let in-flight reconciles write while a standby takes the Lease. */
+static void leadership_lost(void *arg)
+{
+    (void)arg;
+    kt_log_error(LOG, "leadership lost: exiting now, abandoning work in flight");
+    _exit(1);
+}
+
 static int start_leader(struct app *a, struct kt_err *err)
 {
     const struct kt_config_leader *le = &a->conf.leader_election;
@@ -312,6 +323,7 @@ static int start_leader(struct app *a, struct kt_err *err)
         .lease_s = (double)le->lease_duration_ms / 1000.0,
         .renew_s = (double)le->renew_deadline_ms / 1000.0,
         .retry_s = (double)le->retry_period_ms / 1000.0,
+        .on_lost = leadership_lost,
     };
     a->leader = kt_leader_new(a->kcfg, &o);
     kt_log_info(LOG, "leader election on lease=%s/%s identity=%s", o.ns, o.name,

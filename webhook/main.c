@@ -32,6 +32,7 @@ struct flags {
     const char *config, *kubeconfig, *cert, *key, *listen, *health, *metrics, *portfile;
     const char *log_level, *objects, *status_listen, *gates;
     unsigned threads;
+    size_t max_inflight_body;       /* --max-inflight-body-bytes; 0 = the httpd default */
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
 
@@ -64,9 +65,33 @@ static void usage(FILE *f)
                "  --feature-gates K=V,... override the Configuration's featureGates\n"
                "  --portfile FILE         write the bound ports as JSON once listening\n"
                "  --threads N             webhook worker threads (default: 4)\n"
+               "  --max-inflight-body-bytes N  request body bytes buffered at once across all\n"
+               "                          connections; past it 503 (default: 33554432)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
                "Port 0 picks a free port.\n");
     fputs(kt_plugin_flags_usage(), f);
+}
+
+/* --threads N (1..256) or --max-inflight-body-bytes N (at least one full body): 0 when
+ * argv[*i] is one of them with a good value. */
+static int parse_number_flag(int argc, char **argv, int *i, struct flags *f)
+{
+    const char *v = kt_flag_value(argc, argv, i, "--threads", NULL);
+    int64_t n = 0;
+
+    if (v) {
+        if (kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) < 0) {
+            return -1;
+        }
+        f->threads = (unsigned)n;
+        return 0;
+    }
+    v = kt_flag_value(argc, argv, i, "--max-inflight-body-bytes", NULL);
+    if (!v || kt_str_to_i64(kt_str_c(v), KT_HTTPD_DEFAULT_MAX_BODY, INT64_MAX / 2, &n, NULL) < 0) {
+        return -1;
+    }
+    f->max_inflight_body = (size_t)n;
+    return 0;
 }
 
 static int parse_flags(int argc, char **argv, struct flags *f)
@@ -103,10 +128,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         if (kt_plugin_flags_parse(&f->plugins, argc, argv, &i) > 0) {
             continue;
         }
-        v = kt_flag_value(argc, argv, &i, "--threads", NULL);
-        int64_t n = 0;
-        if (v && kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) == 0) {
-            f->threads = (unsigned)n;
+        if (parse_number_flag(argc, argv, &i, f) == 0) {
             continue;
         }
         fprintf(stderr, "kt-webhook: bad argument \"%s\"\n", argv[i]);
@@ -158,6 +180,7 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .cert_file = a->f.cert,
                               .key_file = a->f.key,
                               .threads = a->f.threads ? a->f.threads : 4,
+                              .max_inflight_body = a->f.max_inflight_body,
                               .metrics = a->metrics,
                               .https_priority = a->tls_priority};
     struct kt_httpd_opts h = {.name = "health",
