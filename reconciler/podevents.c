@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define LOG "podevents"
 #define TJ_GROUP_PREFIX "trainer.kubeflow.org/"

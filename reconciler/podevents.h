@@ -23,8 +23,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "common/err.h"
-#include "common/kube.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
 #include "reconcile.h"
 
 /* Labels JobSet v0.12.0 puts on every pod it creates (api/jobset/v1alpha2 JobSetNameKey,

@@ -18,10 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/framework.h"
-#include "common/informer.h"
-#include "common/kube.h"
-#include "common/metrics.h"
+#include "common/framework/framework.h"
+#include "common/kube/informer.h"
+#include "common/kube/kube.h"
+#include "common/net/metrics.h"
 #include "apply.h"
 #include "queue.h"
 

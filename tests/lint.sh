@@ -14,10 +14,10 @@ if [ -n "$hits" ]; then
 else
     pass=$((pass + 1))
 fi
-raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/mem.c:' |
+raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/base/mem.c:' |
     grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' | grep -v 'kt_x' || true)
 if [ -n "$raw" ]; then
-    echo "lint: raw allocation outside common/mem.c:"
+    echo "lint: raw allocation outside common/base/mem.c:"
     echo "$raw"
     fail=$((fail + 1))
 else

@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config.h"
-#include "common/httpd.h"
-#include "common/kube.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/metrics.h"
-#include "common/plugin_loader.h"
-#include "common/tlsopts.h"
+#include "common/framework/config.h"
+#include "common/net/httpd.h"
+#include "common/kube/kube.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/net/metrics.h"
+#include "common/plugins/plugin_loader.h"
+#include "common/net/tlsopts.h"
 #include "webhook/routes.h"
 #include "webhook/store.h"
 

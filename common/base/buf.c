@@ -1,5 +1,5 @@
-/* common/buf.c - capped growable buffer. Doubles its allocation; never exceeds max+1 bytes. */
-#include "buf.h"
+/* common/base/buf.c - capped growable buffer. Doubles its allocation; never exceeds max+1 bytes. */
+#include "common/base/buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 void kt_buf_init(struct kt_buf *b, size_t max)
 {

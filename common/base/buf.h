@@ -1,4 +1,4 @@
-/* common/buf.h - growable byte buffer with a hard size cap (STYLE rule 19).
+/* common/base/buf.h - growable byte buffer with a hard size cap (STYLE rule 19).
  *
  * Used for HTTP bodies, files and serialized output. Not thread-safe; not a
  * string library (see str.h for slices). */
@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "common/base/err.h"
 
 /* Touch the fields only through the functions below (reading data/len is fine). */
 struct kt_buf {

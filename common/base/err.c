@@ -1,5 +1,5 @@
-/* common/err.c - the error record and the code table. */
-#include "err.h"
+/* common/base/err.c - the error record and the code table. */
+#include "common/base/err.h"
 
 #include <stdarg.h>
 #include <stdio.h>

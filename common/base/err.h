@@ -1,4 +1,4 @@
-/* common/err.h - error codes and the error record every fallible call fills.
+/* common/base/err.h - error codes and the error record every fallible call fills.
  *
  * Codes and their text are defined once in KT_ERR_CODES. A validation failure
  * is data (see validate's field-error list), not a kt_err. */

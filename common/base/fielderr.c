@@ -1,8 +1,8 @@
-/* common/fielderr.c - field-error lists and their Go-compatible rendering (SPEC §4.5).
+/* common/base/fielderr.c - field-error lists and their Go-compatible rendering (SPEC §4.5).
  *
  * Mirrors k8s.io/apimachinery/pkg/util/validation/field (Error, ErrorBody) and
  * util/errors (aggregate). Does not validate anything itself. */
-#include "fielderr.h"
+#include "common/base/fielderr.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
-#include "mem.h"
-#include "quantity.h"
+#include "common/base/buf.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/quantity.h"
 
 #define FERR_MAX_TEXT (64u << 20)
 

@@ -1,4 +1,4 @@
-/* common/fielderr.h - field-error lists rendered like Kubernetes field.ErrorList (SPEC §4.5).
+/* common/base/fielderr.h - field-error lists rendered like Kubernetes field.ErrorList (SPEC §4.5).
  *
  * Validators append errors (a validation failure is data, STYLE rule 24); callers render one
  * error as "<path>: <type>[: <value>][: <detail>]" and the list as a de-duplicated aggregate
@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "common/base/err.h"
 
 enum kt_ferr_type {
     KT_FERR_INVALID,   /* "Invalid value" (prints the value) */

@@ -1,16 +1,16 @@
-/* common/json.c - jansson helpers: parse, our own serializer, getters, equality.
+/* common/base/json.c - jansson helpers: parse, our own serializer, getters, equality.
  *
  * The serializer walks the json_t tree itself so that reals print in Go's shortest
  * round-trip form and strings can be escaped the way Go's encoding/json does. It
  * does not validate UTF-8 again: jansson already did when the strings were made. */
-#include "json.h"
+#include "common/base/json.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 /* Does the integer token t[0..n) fit in json_int_t? */
 static bool int_fits(const char *t, size_t n)

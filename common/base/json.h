@@ -1,4 +1,4 @@
-/* common/json.h - helpers over jansson, our data model (STYLE rule 4).
+/* common/base/json.h - helpers over jansson, our data model (STYLE rule 4).
  *
  * Integers stay integers (json_integer); reals print in their shortest round-trip
  * form (0.1 stays 0.1). Object key order is preserved (jansson keeps insertion
@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
 
 /* Parse one JSON document of len bytes (duplicate keys: last wins, as Go's decoder).
  * Caller owns the result; free with json_decref(). NULL + err (KT_EPARSE with line and

@@ -1,5 +1,5 @@
-/* common/log.c - level and component filtering, one formatted line per call. */
-#include "log.h"
+/* common/base/log.c - level and component filtering, one formatted line per call. */
+#include "common/base/log.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* common/log.h - the one structured logger (STYLE rule 29).
+/* common/base/log.h - the one structured logger (STYLE rule 29).
  *
  * One line per event on stderr: RFC3339 time, level, component, message, then
  * key=value pairs the caller writes into the message. Thread-safe (one fprintf per
@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "common/base/err.h"
 
 enum kt_log_level { KT_LOG_DEBUG, KT_LOG_INFO, KT_LOG_WARN, KT_LOG_ERROR, KT_LOG_OFF };
 

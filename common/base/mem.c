@@ -1,5 +1,5 @@
-/* common/mem.c - the allocator wrappers; abort on OOM instead of returning NULL. */
-#include "mem.h"
+/* common/base/mem.c - the allocator wrappers; abort on OOM instead of returning NULL. */
+#include "common/base/mem.h"
 
 #include <jansson.h>
 #include <stdarg.h>

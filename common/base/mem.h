@@ -1,4 +1,4 @@
-/* common/mem.h - allocation that aborts on out-of-memory (STYLE rule 16).
+/* common/base/mem.h - allocation that aborts on out-of-memory (STYLE rule 16).
  *
  * The only place that calls malloc/realloc. kt_mem_init() points jansson at
  * these functions; call it once at startup (tests and binaries do). */

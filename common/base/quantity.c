@@ -1,12 +1,12 @@
-/* common/quantity.c - exact Kubernetes quantities (SPEC §2.5).
+/* common/base/quantity.c - exact Kubernetes quantities (SPEC §2.5).
  *
  * Behaviour follows k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go, amount.go):
  * the same scanner, the same rounding (up, away from zero, to 1n), the same BinarySI cap,
  * the same canonical String(). The value is a 128-bit count of nano units; upstream's
  * arbitrary-precision fallback is replaced by a KT_ERANGE error beyond 10^38 nano. */
-#include "quantity.h"
+#include "common/base/quantity.h"
 
-#include "str.h"
+#include "common/base/str.h"
 
 #include <math.h>
 #include <stdio.h>

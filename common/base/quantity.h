@@ -1,4 +1,4 @@
-/* common/quantity.h - Kubernetes resource quantities, exact (SPEC §2.5).
+/* common/base/quantity.h - Kubernetes resource quantities, exact (SPEC §2.5).
  *
  * Parses, compares, adds and multiplies quantities the way apimachinery's resource.Quantity
  * does and prints its String() byte for byte, including the quirks users can see (the
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "common/base/err.h"
 
 __extension__ typedef __int128 kt_i128;
 

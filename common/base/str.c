@@ -1,10 +1,10 @@
-/* common/str.c - slices, checked integer parsing and owned string lists. */
-#include "str.h"
+/* common/base/str.c - slices, checked integer parsing and owned string lists. */
+#include "common/base/str.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 struct kt_str kt_str_c(const char *s)
 {

@@ -1,4 +1,4 @@
-/* common/str.h - string slices and checked number readers (STYLE rule 12).
+/* common/base/str.h - string slices and checked number readers (STYLE rule 12).
  *
  * A slice borrows its bytes; nothing here allocates except kt_str_dup and the
  * string list. */
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "common/base/err.h"
 
 struct kt_str {
     const char *ptr; /* not NUL-terminated in general; borrowed */

@@ -1,11 +1,11 @@
-/* common/yaml.c - YAML streams to json_t and back, as Kubernetes clients read them.
+/* common/base/yaml.c - YAML streams to json_t and back, as Kubernetes clients read them.
  *
  * Reading drives libyaml's event parser (not its document loader) and builds the tree
  * with an explicit stack, so nesting, node count and alias expansion are capped before
  * any memory is spent on them. Scalars resolve like sigs.k8s.io/yaml over its go-yaml v2
  * fork (YAML 1.1 booleans, 0x/0o/0b/leading-0 integers, `_` separators). Writing emits
  * block style by hand; it never emits anchors, tags or flow collections. */
-#include "yaml.h"
+#include "common/base/yaml.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "json.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 

@@ -1,4 +1,4 @@
-/* common/yaml.h - YAML <-> json_t the way Kubernetes clients read it (SPEC §2.6).
+/* common/base/yaml.h - YAML <-> json_t the way Kubernetes clients read it (SPEC §2.6).
  *
  * The only file that includes yaml.h (libyaml). Reading applies YAML 1.1 scalar rules,
  * merge keys and aliases, last-wins duplicate keys (reported as warnings), and hard caps
@@ -10,9 +10,9 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "buf.h"
-#include "err.h"
-#include "str.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
+#include "common/base/str.h"
 
 /* Hard caps; kt_yaml_limits_default() fills the values we use everywhere. */
 struct kt_yaml_limits {

@@ -1,9 +1,9 @@
-/* common/crypto.c - GnuTLS and nettle/hogweed behind one API (STYLE rule 4).
+/* common/crypto/crypto.c - GnuTLS and nettle/hogweed behind one API (STYLE rule 4).
  *
  * The SSH key's SEC1 PEM and OpenSSH line are encoded here by hand so that their bytes
  * match Go's encoders (GnuTLS shortens the SEC1 private scalar). Certificates are built
  * with GnuTLS; validity checks take the time as a parameter instead of reading a clock. */
-#include "crypto.h"
+#include "common/crypto/crypto.h"
 
 #include <arpa/inet.h>
 #include <limits.h>
@@ -18,8 +18,8 @@
 #include <nettle/curve25519.h>
 #include <nettle/sha2.h>
 
-#include "buf.h"
-#include "mem.h"
+#include "common/base/buf.h"
+#include "common/base/mem.h"
 
 #define PEM_MAX (1u << 20) /* longest PEM text we hand to GnuTLS */
 

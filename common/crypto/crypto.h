@@ -1,4 +1,4 @@
-/* common/crypto.h - the one module behind GnuTLS and nettle/hogweed (STYLE rule 4).
+/* common/crypto/crypto.h - the one module behind GnuTLS and nettle/hogweed (STYLE rule 4).
  *
  * Hashes, randomness, base64/Z85, the MPI plugin's ECDSA SSH key, the Flux plugin's
  * X25519 CURVE certificate, RSA keys and X.509 certificates for certs/. Pure apart from
@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/base/str.h"
 
 #define KT_SHA256_SIZE 32
 #define KT_X25519_SIZE 32

@@ -1,22 +1,22 @@
-/* common/config.c - load the Configuration file (SPEC §7.1).
+/* common/framework/config.c - load the Configuration file (SPEC §7.1).
  *
  * A table per Go struct drives a strict decoder over the YAML's JSON tree: known fields are
  * stored with type checks, unknown ones are collected as upstream's strict decoding errors.
  * Then defaults (pkg/apis/config/v1alpha1/defaults.go) and validation (pkg/config/validation.go)
  * apply. Does not watch the file or apply anything to servers. */
-#include "config.h"
+#include "common/framework/config.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "quantity.h"
-#include "fielderr.h"
-#include "mem.h"
-#include "tlsopts.h"
-#include "yaml.h"
+#include "common/base/buf.h"
+#include "common/base/quantity.h"
+#include "common/base/fielderr.h"
+#include "common/base/mem.h"
+#include "common/net/tlsopts.h"
+#include "common/base/yaml.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
 

@@ -1,4 +1,4 @@
-/* common/config.h - the controller-manager Configuration file (SPEC §7.1).
+/* common/framework/config.h - the controller-manager Configuration file (SPEC §7.1).
  *
  * Reads `config.trainer.kubeflow.org/v1alpha1` kind `Configuration` from YAML (or JSON),
  * decoded strictly like upstream's codec (unknown fields, wrong types, wrong kind are errors),
@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/base/str.h"
 
 #define KT_CONFIG_API_VERSION "config.trainer.kubeflow.org/v1alpha1"
 #define KT_CONFIG_KIND "Configuration"

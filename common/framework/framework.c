@@ -1,8 +1,8 @@
-/* common/framework.c - the plugin table and the build / validation / status pipelines.
+/* common/framework/framework.c - the plugin table and the build / validation / status pipelines.
  *
  * Matches upstream `pkg/runtime/framework/core/framework.go` and
  * `pkg/runtime/core/trainingruntime.go` (buildObjects), with a fixed plugin order. */
-#include "framework.h"
+#include "common/framework/framework.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +10,9 @@
 #include "api/kt_plugin.h"
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "mem.h"
-#include "plugins.h"
-#include "snapshot.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
+#include "common/framework/snapshot.h"
 
 /* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
  * built yet take their slot when added:

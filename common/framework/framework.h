@@ -1,4 +1,4 @@
-/* common/framework.h - the runtime framework: plugin table, build, validation and status
+/* common/framework/framework.h - the runtime framework: plugin table, build, validation and status
  * pipelines (SPEC §3.1-3.3, §3.9).
  *
  * Pure: no I/O, clock or globals. What exists in the cluster and any entropy come in
@@ -21,7 +21,7 @@
  * Plugins not built yet keep their slot in this order when added.
  *
  * Adding a plugin = one file common/plugin_<name>.c defining `const struct kt_plugin
- * kt_plugin_<name>`, its declaration in common/plugins.h, and one entry in the table in
+ * kt_plugin_<name>`, its declaration in common/plugins/plugins.h, and one entry in the table in
  * framework.c at its documented position.
  *
  * Writing a plugin:
@@ -69,10 +69,10 @@
 #include <stddef.h>
 
 #include "api/types.h"
-#include "err.h"
-#include "fielderr.h"
-#include "runtime_info.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/base/fielderr.h"
+#include "common/framework/runtime_info.h"
+#include "common/base/str.h"
 
 #define KT_PLUGIN_ABI 1
 #define KT_TRAINJOB_NAME_LABEL "trainer.kubeflow.org/trainjob-name"

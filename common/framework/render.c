@@ -1,7 +1,7 @@
-/* common/render.c - the offline render engine (see render.h). Mirrors what the API server
+/* common/framework/render.c - the offline render engine (see render.h). Mirrors what the API server
  * (defaults), the validating webhook (runtime lookup, CustomValidation, SPEC §4.3) and the
  * reconciler (build, SPEC §5.1 step 5) do for one TrainJob. */
-#include "render.h"
+#include "common/framework/render.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,9 +9,9 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "crypto.h"
-#include "json.h"
-#include "mem.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define DEPRECATION_URL                                                                            \
     "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html"                          \

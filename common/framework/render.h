@@ -1,4 +1,4 @@
-/* common/render.h - render one TrainJob offline: CRD defaults, runtime lookup among given
+/* common/framework/render.h - render one TrainJob offline: CRD defaults, runtime lookup among given
  * runtimes, CustomValidation, then the build pipeline over a view of given objects. The
  * engine of `ktctl render`, also used in-process by the render benchmark and fuzzer. No I/O
  * (the CLI reads files), no clock; entropy only through the SSH key generator. */
@@ -8,10 +8,10 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "err.h"
-#include "fielderr.h"
-#include "framework.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/base/fielderr.h"
+#include "common/framework/framework.h"
+#include "common/base/str.h"
 
 #define KT_RENDER_DEFAULT_NAMESPACE "default"
 #define KT_RENDER_DEFAULT_UID "00000000-0000-0000-0000-000000000000"

@@ -1,18 +1,18 @@
-/* common/runtime_info.c - Info/PodSet construction and the shared upsert helpers.
+/* common/framework/runtime_info.c - Info/PodSet construction and the shared upsert helpers.
  *
  * Matches upstream `pkg/runtime/runtime.go` (newRuntimeInfo, PodSets, resource helpers) and
  * `pkg/apply` (upsert keys, EnvVar conversion). No I/O, no globals. */
-#include "runtime_info.h"
+#include "common/framework/runtime_info.h"
 
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
-#include "quantity.h"
-#include "smp.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/quantity.h"
+#include "common/framework/smp.h"
 
 static json_t *copy_obj(const json_t *v)
 {

@@ -1,5 +1,5 @@
-/* common/runtime_info.h - the runtime Info and its PodSets (SPEC §3.2), plus the container,
- * env, port, volume and resource helpers the plugins share (SPEC §3.10).
+/* common/framework/runtime_info.h - the runtime Info and its PodSets (SPEC §3.2), plus the
+ * container, env, port, volume and resource helpers the plugins share (SPEC §3.10).
  *
  * Info owns the merged JobSetSpec (runtime template + runtimePatches + resource merge); each
  * PodSet points INTO that spec, so what a plugin writes to a PodSet's containers is what the
@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "api/types.h"
-#include "err.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/base/str.h"
 
 #define KT_ANCESTOR_LABEL "trainer.kubeflow.org/trainjob-ancestor-step"
 #define KT_ANCESTOR_TRAINER "trainer"

@@ -1,15 +1,15 @@
-/* common/smp.c - strategic merge patch for the JobSet/PodSpec subset (see smp.h).
+/* common/framework/smp.c - strategic merge patch for the JobSet/PodSpec subset (see smp.h).
  *
  * Follows k8s.io/apimachinery/pkg/util/strategicpatch with the patch strategies of
  * sigs.k8s.io/jobset v0.12 and k8s.io/api/core/v1, including its order of merged list items
  * (mergeSlice, normalizeElementOrder, mergeSortedSlice). Directives are not supported. */
-#include "smp.h"
+#include "common/framework/smp.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "json.h"
-#include "runtime_info.h"
+#include "common/base/json.h"
+#include "common/framework/runtime_info.h"
 
 enum node_kind { N_GENERIC, N_STRUCT, N_LIST };
 

@@ -1,4 +1,4 @@
-/* common/smp.h - Kubernetes strategic merge patch for the JobSetSpec and PodSpec keys the
+/* common/framework/smp.h - Kubernetes strategic merge patch for the JobSetSpec and PodSpec keys the
  * framework patches (SPEC §3.2), on json_t.
  *
  * Merge keys as upstream's Go struct tags: replicatedJobs by name; containers and

@@ -1,18 +1,18 @@
-/* common/snapshot.c - runtime snapshot ConfigMaps (matches upstream
+/* common/framework/snapshot.c - runtime snapshot ConfigMaps (matches upstream
  * `pkg/runtime/core/snapshot.go`; the owner check is the reconciler's). */
-#include "snapshot.h"
+#include "common/framework/snapshot.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/runtime.h"
-#include "buf.h"
-#include "fielderr.h"
-#include "framework.h"
-#include "mem.h"
-#include "runtime_info.h"
-#include "yaml.h"
+#include "common/base/buf.h"
+#include "common/base/fielderr.h"
+#include "common/framework/framework.h"
+#include "common/base/mem.h"
+#include "common/framework/runtime_info.h"
+#include "common/base/yaml.h"
 
 #define SNAPSHOT_MAX (8u << 20)
 

@@ -1,4 +1,4 @@
-/* common/snapshot.h - the runtime snapshot ConfigMap `<trainjob>-runtime-snapshot`
+/* common/framework/snapshot.h - the runtime snapshot ConfigMap `<trainjob>-runtime-snapshot`
  * (SPEC §3.9): build it from a runtime, read a runtime back from it with upstream's sanity
  * checks. No I/O. */
 #ifndef KT_SNAPSHOT_H
@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "api/types.h"
-#include "err.h"
+#include "common/base/err.h"
 
 /* The ConfigMap (apiVersion, kind, metadata name/namespace, data.runtime = the runtime
  * object as YAML with keys sorted, as sigs.k8s.io/yaml writes it). Not stamped with the

@@ -1,10 +1,10 @@
-/* common/informer.c - list+watch stores driven by one thread (curl multi).
+/* common/kube/informer.c - list+watch stores driven by one thread (curl multi).
  *
  * Each informer is a small state machine: LIST (blocking, paged) -> WATCH (streamed through the
  * loop's multi handle) -> WATCH again from the last resourceVersion, relisting on 410 Gone and
  * backing off with jitter after failures. The store is a jansson object keyed "ns/name" under
  * a mutex; handlers run outside the lock. */
-#include "informer.h"
+#include "common/kube/informer.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "kube_internal.h"
-#include "log.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/kube/kube_internal.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define BACKOFF_MIN_S 0.2
 #define BACKOFF_MAX_S 30.0

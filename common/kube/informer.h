@@ -1,4 +1,4 @@
-/* common/informer.h - list+watch caches of Kubernetes objects with event handlers.
+/* common/kube/informer.h - list+watch caches of Kubernetes objects with event handlers.
  *
  * An informer keeps a store (namespace/name -> object) of what its selectors select, fed by
  * a LIST then a WATCH from the list's resourceVersion. A loop runs any number of informers on
@@ -21,8 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
-#include "kube.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
 
 /* Callbacks; any may be NULL. Objects are borrowed for the call (json_incref to keep one).
  * old_obj is the previously stored object. on_delete gets the last known state. on_synced

@@ -1,18 +1,18 @@
-/* common/kube.c - REST verbs over one curl easy handle per client, and Status decoding.
+/* common/kube/kube.c - REST verbs over one curl easy handle per client, and Status decoding.
  *
  * Builds paths and queries, rate-limits, sends, caps the response body, retries 429 (and
  * 5xx with Retry-After) a bounded number of times, and turns metav1.Status into a kt_err.
  * Watches live in kube_watch.c; configuration in kube_config.c. */
-#include "kube.h"
+#include "common/kube/kube.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "json.h"
-#include "kube_internal.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/kube/kube_internal.h"
+#include "common/base/mem.h"
 
 #define RETRY_MAX 3
 #define RETRY_AFTER_MAX_S 10

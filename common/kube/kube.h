@@ -1,4 +1,4 @@
-/* common/kube.h - the Kubernetes REST client: config, verbs, Status errors, watches.
+/* common/kube/kube.h - the Kubernetes REST client: config, verbs, Status errors, watches.
  *
  * The only module that talks HTTP to the API server (common/kube*.c and informer*.c are the
  * only libcurl users). TLS verification is always on. It does no caching (see informer.h) and
@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "err.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
 
 /* ---- configuration ---------------------------------------------------------------------- */
 

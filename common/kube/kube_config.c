@@ -1,10 +1,10 @@
-/* common/kube_config.c - client configuration from a kubeconfig or the in-cluster files.
+/* common/kube/kube_config.c - client configuration from a kubeconfig or the in-cluster files.
  *
  * Supports certificate-authority(-data), client-certificate/-key(-data), token and tokenFile.
  * *-data fields go to unlinked 0600 files read through /proc/self/fd because Debian's libcurl
  * (GnuTLS backend) has no in-memory certificate options. Refuses exec/auth-provider plugins,
  * basic auth and insecure-skip-tls-verify. Also holds the token cache and the rate limiter. */
-#include "kube.h"
+#include "common/kube/kube.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "kube_internal.h"
-#include "mem.h"
-#include "yaml.h"
+#include "common/base/json.h"
+#include "common/kube/kube_internal.h"
+#include "common/base/mem.h"
+#include "common/base/yaml.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define TOKEN_MAX (64 * 1024)

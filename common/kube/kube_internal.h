@@ -1,4 +1,4 @@
-/* common/kube_internal.h - what kube.c, kube_config.c, kube_watch.c and informer.c share.
+/* common/kube/kube_internal.h - what kube.c, kube_config.c, kube_watch.c and informer.c share.
  *
  * Not part of the library's interface (STYLE rule 7: kt__ names). Includes curl.h, so only
  * the kube client files may include it. */
@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "kube.h"
+#include "common/kube/kube.h"
 
 struct kt_kube_config {
     char *server;     /* https://host:port, no trailing slash */

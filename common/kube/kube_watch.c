@@ -1,16 +1,16 @@
-/* common/kube_watch.c - watch streams: line splitting, event decoding, the blocking watch.
+/* common/kube/kube_watch.c - watch streams: line splitting, event decoding, the blocking watch.
  *
  * A watch response is newline-delimited JSON events. Decoding is pure (fuzzed); the stream
  * state machine is shared with the informer loop, which drives the same easy-handle setup
  * from a curl multi handle. Reconnecting and relisting are the caller's (informer.c). */
-#include "kube.h"
+#include "common/kube/kube.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "kube_internal.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/kube/kube_internal.h"
+#include "common/base/mem.h"
 
 /* ---- lines ------------------------------------------------------------------------------ */
 

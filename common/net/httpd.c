@@ -1,11 +1,11 @@
-/* common/httpd.c - libmicrohttpd + GnuTLS behind httpd.h (STYLE rule 4: the only file that
+/* common/net/httpd.c - libmicrohttpd + GnuTLS behind httpd.h (STYLE rule 4: the only file that
  * includes microhttpd.h).
  *
  * Certificates are served through a GnuTLS retrieve callback from a reference-counted
  * snapshot: each TLS connection takes a reference at its handshake and drops it when it
  * closes, so a reload swaps the pointer without disturbing connections in flight. A small
  * watcher thread stats the files. No routing beyond exact method+path; no HTTP/2. */
-#include "httpd.h"
+#include "common/net/httpd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "log.h"
-#include "mem.h"
-#include "str.h"
+#include "common/base/buf.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 #define LOG "httpd"
 #define MAX_CHAIN 8            /* certificates in tls.crt */

@@ -1,4 +1,4 @@
-/* common/httpd.h - the HTTP(S) server both daemons use (the only libmicrohttpd user).
+/* common/net/httpd.h - the HTTP(S) server both daemons use (the only libmicrohttpd user).
  *
  * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), exact method+path
  * routing, a hard request body cap, connection limit and per-connection timeout, an epoll
@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "metrics.h"
+#include "common/base/err.h"
+#include "common/net/metrics.h"
 
 #define KT_HTTPD_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* bytes, like the API server's limit */
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u

@@ -1,9 +1,9 @@
-/* common/metrics.c - the Prometheus registry behind metrics.h.
+/* common/net/metrics.c - the Prometheus registry behind metrics.h.
  *
  * Families live in a registration-ordered list, series in a per-family list looked up by
  * comparing label values (label sets are tiny). One mutex guards the whole registry: an
  * update is a few comparisons and an add, far cheaper than the request it measures. */
-#include "metrics.h"
+#include "common/net/metrics.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "err.h"
-#include "mem.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
+#include "common/base/mem.h"
 
 enum kind { KIND_COUNTER, KIND_GAUGE, KIND_HISTOGRAM };
 

@@ -1,4 +1,4 @@
-/* common/metrics.h - a tiny Prometheus registry: counters, gauges and histograms with labels.
+/* common/net/metrics.h - a tiny Prometheus registry: counters, gauges and histograms with labels.
  *
  * Each metric has a small fixed set of label names; a series is created on first use of a
  * label-value tuple. Thread-safe (one mutex per registry). Renders the text exposition format

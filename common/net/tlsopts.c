@@ -1,12 +1,12 @@
-/* common/tlsopts.c - the Configuration's tls options as a GnuTLS priority string. */
-#include "tlsopts.h"
+/* common/net/tlsopts.c - the Configuration's tls options as a GnuTLS priority string. */
+#include "common/net/tlsopts.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 #define VERS_12 "+VERS-TLS1.3:+VERS-TLS1.2"
 #define VERS_13 "+VERS-TLS1.3"

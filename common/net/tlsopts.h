@@ -1,4 +1,4 @@
-/* common/tlsopts.h - the Configuration's tls options (SPEC §7.1) as a GnuTLS priority string.
+/* common/net/tlsopts.h - the Configuration's tls options (SPEC §7.1) as a GnuTLS priority string.
  *
  * Upstream applies tls.minVersion, tls.cipherSuites and tls.nextProtos through Go's
  * crypto/tls; the HTTPS servers here use GnuTLS via libmicrohttpd, so the options become a
@@ -10,8 +10,8 @@
 
 #include <stdbool.h>
 
-#include "config.h"
-#include "str.h"
+#include "common/framework/config.h"
+#include "common/base/str.h"
 
 /* The GnuTLS priority string for cfg->tls. With the defaults (minVersion "", no
  * cipherSuites) it equals KT_HTTPD_TLS_PRIORITIES. Appends one "tls.<field>: ..." text to

@@ -1,4 +1,4 @@
-/* common/plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h): the
+/* common/plugins/plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h): the
  * struct kt_plugin_host function table, and the adapter through which the framework calls an
  * external plugin's entry (kt__plugin_ext_*). Documents cross the boundary as JSON text;
  * every string handed to the plugin lives in the call's scratch list until it returns. */
@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "api/kt_plugin.h"
-#include "framework.h"
-#include "json.h"
-#include "log.h"
-#include "mem.h"
-#include "plugin_loader.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugin_loader.h"
 
 struct kt_plugin_ctx {
     unsigned point;   /* KT_EP_* of the running callback; 0 during init */

@@ -1,15 +1,15 @@
-/* common/plugin_coscheduling.c - the CoScheduling plugin (SPEC §3.7): the pod-group pod
+/* common/plugins/plugin_coscheduling.c - the CoScheduling plugin (SPEC §3.7): the pod-group pod
  * label, and the scheduler-plugins PodGroup (created, or re-applied while suspended).
  * Also holds the PodGroup totals the Volcano plugin shares. Matches upstream
  * `pkg/runtime/framework/plugins/coscheduling`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
-#include "quantity.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/quantity.h"
 
 #define COSCHED_API "scheduling.x-k8s.io/v1alpha1"
 #define COSCHED_LABEL "scheduling.x-k8s.io/pod-group"

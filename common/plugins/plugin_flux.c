@@ -1,18 +1,18 @@
-/* common/plugin_flux.c - the Flux plugin (SPEC §3.6): broker settings, the entrypoint
+/* common/plugins/plugin_flux.c - the Flux plugin (SPEC §3.6): broker settings, the entrypoint
  * command rewrite, the flux-installer init container, volumes and mounts, the scripts
  * ConfigMap and the deterministic CURVE Secret, and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/flux`. The two scripts are our own text (comments, layout)
  * running upstream v2.3.0's commands in its order with its output (tests/parity/tier.sh runs
  * both and compares); README, Compatibility, lists what is left of the difference. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "crypto.h"
-#include "json.h"
-#include "mem.h"
+#include "common/base/buf.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define INSTALLER "flux-installer"
 #define CM_SUFFIX "-flux-entrypoint"

@@ -1,11 +1,11 @@
-/* common/plugin_jax.c - the JAX plugin (SPEC §3.6): trainer count, JAX_* envs and the
+/* common/plugins/plugin_jax.c - the JAX plugin (SPEC §3.6): trainer count, JAX_* envs and the
  * coordinator port. Validate is a no-op upstream (JAX envs are not reserved), so the
  * plugin implements none. Matches upstream `pkg/runtime/framework/plugins/jax`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 static int jax_enforce(struct kt_build *b, struct kt_err *err)
 {

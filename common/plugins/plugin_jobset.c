@@ -1,14 +1,14 @@
-/* common/plugin_jobset.c - the JobSet plugin (SPEC §3.8): PreBuildSync (endpoints,
+/* common/plugins/plugin_jobset.c - the JobSet plugin (SPEC §3.8): PreBuildSync (endpoints,
  * parallelism), the JobSet builder, its CustomValidation checks and the TrainJobStatus step.
  * Matches upstream `pkg/runtime/framework/plugins/jobset` (jobset.go, builder.go). */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define JOBSET_API "jobset.x-k8s.io/v1alpha2"
 

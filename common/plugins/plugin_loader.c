@@ -1,14 +1,14 @@
-/* common/plugin_loader.c - dlopen() external plugins, check them against the public ABI
+/* common/plugins/plugin_loader.c - dlopen() external plugins, check them against the public ABI
  * (api/kt_plugin.h) and build the framework table: built-ins first, externals after, in
  * command-line order. */
-#include "plugin_loader.h"
+#include "common/plugins/plugin_loader.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
-#include "plugins.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 
 /* sizeof(struct kt_plugin_def) of ABI 1.0: every member through `status`. */
 #define DEF_SIZE_1_0 (offsetof(struct kt_plugin_def, status) + sizeof(kt_plugin_fn))

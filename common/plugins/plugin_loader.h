@@ -1,5 +1,5 @@
-/* common/plugin_loader.h - load external plugins (api/kt_plugin.h) with dlopen() and build the
- * framework table every binary uses: the built-in plugins in their fixed order, then the
+/* common/plugins/plugin_loader.h - load external plugins (api/kt_plugin.h) with dlopen() and build
+ * the framework table every binary uses: the built-in plugins in their fixed order, then the
  * external ones in the order given.
  *
  * Checks at load time, each refusal a KT_EINVAL error naming the file: the shared object
@@ -18,9 +18,9 @@
 #include <stddef.h>
 
 #include "api/kt_plugin.h"
-#include "err.h"
-#include "framework.h"
-#include "str.h"
+#include "common/base/err.h"
+#include "common/framework/framework.h"
+#include "common/base/str.h"
 
 /* One loaded external plugin, the target of a framework entry's `ext`. */
 struct kt_plugin_ext {

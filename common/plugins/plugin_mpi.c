@@ -1,16 +1,16 @@
-/* common/plugin_mpi.c - the MPI plugin (SPEC §3.5): node counts, slots, the SSH and
+/* common/plugins/plugin_mpi.c - the MPI plugin (SPEC §3.5): node counts, slots, the SSH and
  * hostfile volumes and mounts, the OpenMPI envs, the immutable SSH Secret (created only
  * when absent), the hostfile ConfigMap, and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/mpi`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
-#include "crypto.h"
-#include "mem.h"
+#include "common/base/buf.h"
+#include "common/base/json.h"
+#include "common/crypto/crypto.h"
+#include "common/base/mem.h"
 
 #define SSH_VOLUME "mpi-ssh-auth"
 #define SSH_SUFFIX "-mpi-ssh-auth"

@@ -1,7 +1,7 @@
-/* common/plugin_plainml.c - the PlainML plugin (SPEC §3.6): numNodes and the user env for
+/* common/plugins/plugin_plainml.c - the PlainML plugin (SPEC §3.6): numNodes and the user env for
  * runtimes without torch/mpi/jax (no mlPolicy, xgboost, flux). Matches upstream
  * `pkg/runtime/framework/plugins/plainml`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <string.h>
 

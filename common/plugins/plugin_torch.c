@@ -1,7 +1,7 @@
-/* common/plugin_torch.c - the Torch plugin (SPEC §3.4): numProcPerNode resolution, PET_*
+/* common/plugins/plugin_torch.c - the Torch plugin (SPEC §3.4): numProcPerNode resolution, PET_*
  * envs and port, envInjection, torchtune command and recipes, and its validation.
  * Matches upstream `pkg/runtime/framework/plugins/torch` (torch.go, torchtune.go). */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 #define PET_NNODES "PET_NNODES"
 #define PET_NPROC "PET_NPROC_PER_NODE"

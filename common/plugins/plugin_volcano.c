@@ -1,14 +1,14 @@
-/* common/plugin_volcano.c - the Volcano plugin (SPEC §3.7): the group-name pod annotation,
+/* common/plugins/plugin_volcano.c - the Volcano plugin (SPEC §3.7): the group-name pod annotation,
  * the Volcano PodGroup (queue, priorityClassName, networkTopology; created, or re-applied
  * while suspended) and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/volcano`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define VOLCANO_API "scheduling.volcano.sh/v1beta1"
 #define GROUP_ANNOTATION "scheduling.k8s.io/group-name"

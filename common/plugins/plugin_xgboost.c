@@ -1,12 +1,12 @@
-/* common/plugin_xgboost.c - the XGBoost plugin (SPEC §3.6): trainer count, DMLC_* envs
+/* common/plugins/plugin_xgboost.c - the XGBoost plugin (SPEC §3.6): trainer count, DMLC_* envs
  * (workers = count x GPUs per node, at least 1 per node), the tracker port, and the
  * reserved-env validation. Matches upstream `pkg/runtime/framework/plugins/xgboost`. */
-#include "plugins.h"
+#include "common/plugins/plugins.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
+#include "common/base/mem.h"
 
 #define DMLC_URI "DMLC_TRACKER_URI"
 #define DMLC_PORT "DMLC_TRACKER_PORT"

@@ -1,12 +1,12 @@
-/* common/validate.c - the validation pipeline of one document (validate.h), the problem list,
- * and apimachinery's ObjectMeta label/annotation checks with their exact messages. */
+/* common/validate/validate.c - the validation pipeline of one document (validate.h), the problem
+ * list, and apimachinery's ObjectMeta label/annotation checks with their exact messages. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
-#include "validate_internal.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate_internal.h"
 
 /* ------------------------------------------------------------------ results */
 

@@ -1,4 +1,4 @@
-/* common/validate_cel.c - C twins of every x-kubernetes-validations rule of our CRDs.
+/* common/validate/validate_cel.c - C twins of every x-kubernetes-validations rule of our CRDs.
  *
  * There is no CEL interpreter here: each rule text of api/<crd>.yaml maps to a C function with
  * the same meaning on the rule's `self` (and `oldSelf` for transition rules). A rule text
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
-#include "validate_internal.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate_internal.h"
 
 /* 1 = holds, 0 = fails, -1 = evaluation error with *why set (static text). */
 typedef int (*twin_fn)(const json_t *self, const json_t *old, const char **why);

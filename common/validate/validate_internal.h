@@ -1,4 +1,4 @@
-/* common/validate_internal.h - helpers shared by the validate*.c files only. */
+/* common/validate/validate_internal.h - helpers shared by the validate*.c files only. */
 #ifndef KT_VALIDATE_INTERNAL_H
 #define KT_VALIDATE_INTERNAL_H
 
@@ -6,7 +6,7 @@
 #include <regex.h>
 #include <stdbool.h>
 
-#include "validate.h"
+#include "common/validate/validate.h"
 
 /* The compiled pattern of a schema `pattern` string, NULL when unknown. Borrowed from v. */
 const regex_t *kt_validator_pattern(const struct kt_validator *v, const char *src);

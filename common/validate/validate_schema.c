@@ -1,4 +1,4 @@
-/* common/validate_schema.c - generic checks of a JSON value against our CRDs' OpenAPI v3
+/* common/validate/validate_schema.c - generic checks of a JSON value against our CRDs' OpenAPI v3
  * schemas, the way the API server applies them to custom resources: pruning of unknown
  * fields (reported as kubectl's strict decoding errors), structural defaults, ObjectMeta,
  * kube-openapi's checks with apiextensions' error conversion, list-type map/set uniqueness,
@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "mem.h"
-#include "validate.h"
-#include "validate_internal.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate.h"
+#include "common/validate/validate_internal.h"
 
 #define MAX_PATTERNS 8
 

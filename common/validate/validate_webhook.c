@@ -1,4 +1,4 @@
-/* common/validate_webhook.c - the webhooks' own checks, shared by kt-webhook and ktctl:
+/* common/validate/validate_webhook.c - the webhooks' own checks, shared by kt-webhook and ktctl:
  * the TrainJob defaulter (SPEC §4.2), the TrainJob validator's runtime lookup, deprecation
  * warning and CustomValidation plugins (§4.3), and the runtime validators (§4.4). */
 #include <stdio.h>
@@ -7,10 +7,10 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "json.h"
-#include "mem.h"
-#include "runtime_info.h"
-#include "validate_internal.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/framework/runtime_info.h"
+#include "common/validate/validate_internal.h"
 
 #define DEPRECATED_LABEL "trainer.kubeflow.org/support"
 #define DEPRECATION_URL                                                                            \

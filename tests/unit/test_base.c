@@ -3,10 +3,10 @@
 
 #include <stdlib.h>
 
-#include "common/buf.h"
-#include "common/err.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 static void test_buf_cap(void)
 {

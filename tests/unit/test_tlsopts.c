@@ -1,5 +1,5 @@
 /* tests/unit/test_tlsopts.c - the Configuration's tls options as a GnuTLS priority string
- * (common/tlsopts.c), and end to end: an HTTPS server built with that string refuses the
+ * (common/net/tlsopts.c), and end to end: an HTTPS server built with that string refuses the
  * TLS versions and TLS 1.2 ciphers the Configuration excludes. */
 #include "tests/test.h"
 
@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "common/config.h"
-#include "common/httpd.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/tlsopts.h"
+#include "common/framework/config.h"
+#include "common/net/httpd.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/net/tlsopts.h"
 
 #define HEAD "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
 #define SAFETY_S 20 /* socket timeouts so a bug cannot hang the test; never asserted */
