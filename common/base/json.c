@@ -648,3 +648,45 @@ bool kt_json_equal(const json_t *a, const json_t *b)
         return true;
     }
 }
+
+json_t *kt_json_clone(const json_t *v)
+{
+    size_t i;
+    json_t *m;
+    json_t *out;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        out = json_object();
+        union {
+            const json_t *c;
+            json_t *m;
+        } u = {v};
+        for (void *it = json_object_iter(u.m); it; it = json_object_iter_next(u.m, it)) {
+            json_object_set_new_nocheck(out, json_object_iter_key(it),
+                                        kt_json_clone(json_object_iter_value(it)));
+        }
+        return out;
+    }
+    case JSON_ARRAY:
+        out = json_array();
+        json_array_foreach(v, i, m)
+        {
+            json_array_append_new(out, kt_json_clone(m));
+        }
+        return out;
+    case JSON_STRING:
+        return json_stringn_nocheck(json_string_value(v), json_string_length(v));
+    case JSON_INTEGER:
+        return json_integer(json_integer_value(v));
+    case JSON_REAL:
+        return json_real(json_real_value(v));
+    case JSON_TRUE:
+        return json_true();
+    case JSON_FALSE:
+        return json_false();
+    case JSON_NULL:
+        return json_null();
+    default:
+        return NULL;
+    }
+}

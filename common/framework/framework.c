@@ -10,6 +10,7 @@
 #include "api/kt_plugin.h"
 #include "api/runtime.h"
 #include "api/trainjob.h"
+#include "common/base/json.h"
 #include "common/base/mem.h"
 #include "common/plugins/plugins.h"
 #include "common/framework/snapshot.h"

@@ -101,11 +101,6 @@ json_t *kt_env_field_ref(const char *name, const char *path);
  * NULL gives an empty array. Caller owns the result; free with json_decref(). */
 json_t *kt_env_convert(const json_t *envs);
 
-/* A deep copy of v, like json_deep_copy but without jansson 2.14's per-node loop
- * bookkeeping (which formats a pointer string per object, a third of a render's time).
- * Caller owns the result; free with json_decref(). NULL for NULL. */
-json_t *kt_json_clone(const json_t *v);
-
 /* True when the JSON array of strings equals the n C strings. */
 bool kt_json_strings_eq(const json_t *arr, const char *const *want, size_t n);
 

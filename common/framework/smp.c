@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/base/json.h"
-#include "common/framework/runtime_info.h"
 
 enum node_kind { N_GENERIC, N_STRUCT, N_LIST };
 

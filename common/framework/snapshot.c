@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api/runtime.h"
+#include "common/base/json.h"
 #include "common/base/buf.h"
 #include "common/base/fielderr.h"
 #include "common/framework/framework.h"

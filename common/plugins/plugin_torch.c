@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/base/json.h"
 #include "common/base/mem.h"
 
 #define PET_NNODES "PET_NNODES"
