@@ -15,6 +15,7 @@
 #include "common/base/log.h"
 #include "common/framework/snapshot.h"
 #include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 #include "podevents.h"
 #include "status.h"
 

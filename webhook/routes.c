@@ -9,6 +9,7 @@
 #include "common/base/json.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 #include "common/validate/validate.h"
 
 #define LOG "webhook"

@@ -7,28 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/kt_plugin.h"
 #include "api/runtime.h"
 #include "api/trainjob.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
-#include "common/plugins/plugins.h"
 #include "common/framework/snapshot.h"
-
-/* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
- * built yet take their slot when added:
- *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet */
-static const struct kt_plugin *const builtin[] = {
-    &kt_plugin_coscheduling, &kt_plugin_volcano, &kt_plugin_torch,
-    &kt_plugin_mpi,          &kt_plugin_plainml, &kt_plugin_jax,
-    &kt_plugin_xgboost,      &kt_plugin_flux,    &kt_plugin_jobset,
-};
-
-void kt_framework_default(struct kt_framework *fw)
-{
-    fw->plugins = builtin;
-    fw->n = sizeof(builtin) / sizeof(builtin[0]);
-}
 
 int kt_framework_check(const struct kt_framework *fw, struct kt_err *err)
 {
@@ -38,7 +21,7 @@ int kt_framework_check(const struct kt_framework *fw, struct kt_err *err)
         if (p->abi != KT_PLUGIN_ABI || p->size < sizeof(struct kt_plugin)) {
             return kt_err_set(err, KT_EINVAL, "plugin %s: unsupported ABI %u", p->name, p->abi);
         }
-        status += (p->status || (p->ext && kt__plugin_ext_has(p, KT_EP_STATUS))) ? 1 : 0;
+        status += (p->status || (p->adapter && p->adapter->has_status(p))) ? 1 : 0;
     }
     if (status > 1) {
         return kt_err_set(err, KT_EINVAL, "too many TrainJobStatus plugins are registered");
@@ -126,7 +109,7 @@ static int run_plugins(const struct kt_framework *fw, struct kt_build *b, json_t
         for (size_t i = 0; i < fw->n; i++) {
             const struct kt_plugin *p = fw->plugins[i];
             phase_fn fn = phase_of(p, phase);
-            if (p->ext && kt__plugin_ext_build(p, phase, b, NULL, err) != 0) {
+            if (p->adapter && p->adapter->build(p, phase, b, NULL, err) != 0) {
                 return -1;
             }
             if (fn && fn(b, err) != 0) {
@@ -136,7 +119,7 @@ static int run_plugins(const struct kt_framework *fw, struct kt_build *b, json_t
     }
     for (size_t i = 0; i < fw->n; i++) {
         const struct kt_plugin *p = fw->plugins[i];
-        if (p->ext && kt__plugin_ext_build(p, 4, b, objects, err) != 0) {
+        if (p->adapter && p->adapter->build(p, 4, b, objects, err) != 0) {
             return -1;
         }
         if (p->build && p->build(b, objects, err) != 0) {
@@ -240,8 +223,8 @@ int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjo
     }
     struct kt_validation v = {tj, old, rt, &info, view};
     for (size_t i = 0; i < fw->n; i++) {
-        if (fw->plugins[i]->ext) {
-            kt__plugin_ext_validate(fw->plugins[i], &v, errs, warnings);
+        if (fw->plugins[i]->adapter) {
+            fw->plugins[i]->adapter->validate(fw->plugins[i], &v, errs, warnings);
         } else if (fw->plugins[i]->validate) {
             fw->plugins[i]->validate(&v, errs, warnings);
         }
@@ -256,8 +239,8 @@ int kt_framework_status(const struct kt_framework *fw, const struct kt_trainjob 
     *out = NULL;
     for (size_t i = 0; i < fw->n; i++) {
         const struct kt_plugin *p = fw->plugins[i];
-        if (p->ext && kt__plugin_ext_has(p, KT_EP_STATUS)) {
-            return kt__plugin_ext_status(p, tj, view, out, err);
+        if (p->adapter && p->adapter->has_status(p)) {
+            return p->adapter->status(p, tj, view, out, err);
         }
         if (p->status) {
             return p->status(tj, view, out, err);

@@ -139,24 +139,30 @@ struct kt_plugin {
      * change". Caller owns *out; free with json_decref(). */
     int (*status)(const struct kt_trainjob *tj, const struct kt_view *view, json_t **out,
                   struct kt_err *err);
-    /* Appended for dlopen()-loaded plugins (plugin_loader.c, public ABI api/kt_plugin.h):
-     * when non-NULL, the framework calls this entry through the kt__plugin_ext_* adapter
-     * (plugin_abi.c) and the function pointers above are NULL. Built-ins leave it NULL. */
-    const struct kt_plugin_ext *ext;
+    /* Appended for dlopen()-loaded plugins (plugins/plugin_loader.c, public ABI
+     * api/kt_plugin.h): when adapter is non-NULL, the framework calls this entry only through
+     * adapter (plugins/plugin_abi.c fills it), ext is the adapter's context, and the function
+     * pointers above are NULL. Built-ins leave both NULL. */
+    const struct kt_plugin_adapter *adapter;
+    const struct kt_plugin_ext *ext; /* opaque to the framework */
 };
 
-/* The adapter between the framework and an external plugin (plugin_abi.c). */
+/* The vtable through which the framework reaches an entry with an adapter (an external
+ * plugin). The framework never names the ABI layer: plugins/plugin_abi.c provides the only
+ * instance and plugins/plugin_loader.c puts it into the entries it builds. */
 struct kt_plugin_ext;
-/* True when the external entry p implements extension point bit (KT_EP_* of kt_plugin.h). */
-bool kt__plugin_ext_has(const struct kt_plugin *p, unsigned bit);
-/* Run p's build-side point (0 ml, 1 podgroup, 2 podspec, 3 pre-build sync, 4 build; objects
- * only for 4). -1 + err when the plugin fails. */
-int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b, json_t *objects,
-                         struct kt_err *err);
-void kt__plugin_ext_validate(const struct kt_plugin *p, const struct kt_validation *v,
-                             struct kt_ferrs *errs, struct kt_strv *warnings);
-int kt__plugin_ext_status(const struct kt_plugin *p, const struct kt_trainjob *tj,
-                          const struct kt_view *view, json_t **out, struct kt_err *err);
+struct kt_plugin_adapter {
+    /* True when the entry implements TrainJobStatus. */
+    bool (*has_status)(const struct kt_plugin *p);
+    /* Run p's build-side point (0 ml, 1 podgroup, 2 podspec, 3 pre-build sync, 4 build;
+     * objects only for 4). -1 + err when the plugin fails. */
+    int (*build)(const struct kt_plugin *p, int phase, struct kt_build *b, json_t *objects,
+                 struct kt_err *err);
+    void (*validate)(const struct kt_plugin *p, const struct kt_validation *v,
+                     struct kt_ferrs *errs, struct kt_strv *warnings);
+    int (*status)(const struct kt_plugin *p, const struct kt_trainjob *tj,
+                  const struct kt_view *view, json_t **out, struct kt_err *err);
+};
 
 /* A plugin table. Borrowed entries; order is the call order. */
 struct kt_framework {
@@ -164,8 +170,6 @@ struct kt_framework {
     size_t n;
 };
 
-/* The built-in table (file-scope constant in framework.c), checked. */
-void kt_framework_default(struct kt_framework *fw);
 /* Check a table: ABI versions, and at most one status plugin (KT_EINVAL
  * "too many TrainJobStatus plugins are registered"). */
 KT_MUST_CHECK int kt_framework_check(const struct kt_framework *fw, struct kt_err *err);

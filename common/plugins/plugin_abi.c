@@ -604,3 +604,15 @@ int kt__plugin_ext_status(const struct kt_plugin *p, const struct kt_trainjob *t
     ctx_release(&c);
     return rc;
 }
+
+static bool has_status(const struct kt_plugin *p)
+{
+    return kt__plugin_ext_has(p, KT_EP_STATUS);
+}
+
+const struct kt_plugin_adapter kt__plugin_abi_adapter = {
+    .has_status = has_status,
+    .build = kt__plugin_ext_build,
+    .validate = kt__plugin_ext_validate,
+    .status = kt__plugin_ext_status,
+};

@@ -207,6 +207,7 @@ static void build_table(struct kt_plugin_set *set)
         e->size = sizeof(*e);
         e->name = set->exts[i].def->name;
         e->watches = set->exts[i].def->watches;
+        e->adapter = &kt__plugin_abi_adapter;
         e->ext = &set->exts[i];
         set->table[builtin.n + i] = e;
     }

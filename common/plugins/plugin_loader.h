@@ -68,4 +68,18 @@ const struct kt_plugin_host *kt__plugin_host(void);
 /* Run def->init (when set) for ext with config; -1 + err with the plugin's message. */
 int kt__plugin_ext_init(struct kt_plugin_ext *ext, const char *config, struct kt_err *err);
 
+/* The framework's vtable for external entries (plugin_abi.c); the loader puts it in every
+ * entry it builds (with ext as its context). Valid forever. */
+extern const struct kt_plugin_adapter kt__plugin_abi_adapter;
+/* True when the external entry p implements extension point bit (KT_EP_* of kt_plugin.h). */
+bool kt__plugin_ext_has(const struct kt_plugin *p, unsigned bit);
+/* Run p's build-side point (0 ml, 1 podgroup, 2 podspec, 3 pre-build sync, 4 build; objects
+ * only for 4). -1 + err when the plugin fails. */
+int kt__plugin_ext_build(const struct kt_plugin *p, int phase, struct kt_build *b, json_t *objects,
+                         struct kt_err *err);
+void kt__plugin_ext_validate(const struct kt_plugin *p, const struct kt_validation *v,
+                             struct kt_ferrs *errs, struct kt_strv *warnings);
+int kt__plugin_ext_status(const struct kt_plugin *p, const struct kt_trainjob *tj,
+                          const struct kt_view *view, json_t **out, struct kt_err *err);
+
 #endif

@@ -16,6 +16,10 @@ extern const struct kt_plugin kt_plugin_flux;
 extern const struct kt_plugin kt_plugin_coscheduling;
 extern const struct kt_plugin kt_plugin_volcano;
 
+/* The built-in table (file-scope constant in plugins.c), in the fixed order of framework.h.
+ * fw borrows the table; it is valid forever. */
+void kt_framework_default(struct kt_framework *fw);
+
 /* Shared by the PodGroup plugins (plugin_coscheduling.c): minMember = the sum of PodSet
  * counts, *min_resources = sum of SinglePodRequests x count (canonical quantities, keys
  * sorted; caller owns it, json_decref). -1 + err on an unparsable or too large quantity. */

@@ -15,6 +15,7 @@
 #include "common/base/mem.h"
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,6 +14,7 @@
 #include "common/base/mem.h"
 #include "common/framework/render.h"
 #include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 static int load(const char *path, json_t *dst)
 {

@@ -23,6 +23,7 @@
 #include "common/base/mem.h"
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 struct fixture {
     struct kt_framework fw;

@@ -155,6 +155,7 @@ static void setup(struct fixture *f)
     f->entry.abi = KT_PLUGIN_ABI;
     f->entry.size = sizeof(f->entry);
     f->entry.name = def.name;
+    f->entry.adapter = &kt__plugin_abi_adapter;
     f->entry.ext = &f->ext;
     f->nostatus = kt_plugin_jobset;
     f->nostatus.status = NULL;

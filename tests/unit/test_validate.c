@@ -9,6 +9,7 @@
 #include "common/framework/framework.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 #include "common/validate/validate.h"
 #include "tests/test.h"
 
