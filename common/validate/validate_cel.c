@@ -12,7 +12,7 @@
 
 #include "common/base/json.h"
 #include "common/base/mem.h"
-#include "common/validate/validate_internal.h"
+#include "common/validate/validate_cel.h"
 
 /* 1 = holds, 0 = fails, -1 = evaluation error with *why set (static text). */
 typedef int (*twin_fn)(const json_t *self, const json_t *old, const char **why);

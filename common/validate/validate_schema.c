@@ -3,6 +3,8 @@
  * fields (reported as kubectl's strict decoding errors), structural defaults, ObjectMeta,
  * kube-openapi's checks with apiextensions' error conversion, list-type map/set uniqueness,
  * and the x-kubernetes-validations rules through their C twins (validate_cel.c). */
+#include "common/validate/validate_schema.h"
+
 #include <regex.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -11,8 +13,7 @@
 
 #include "common/base/json.h"
 #include "common/base/mem.h"
-#include "common/validate/validate.h"
-#include "common/validate/validate_internal.h"
+#include "common/validate/validate_cel.h"
 
 #define MAX_PATTERNS 8
 
@@ -127,37 +128,6 @@ const regex_t *kt_validator_pattern(const struct kt_validator *v, const char *sr
         }
     }
     return NULL;
-}
-
-/* ------------------------------------------------------------------ paths */
-
-char *kt_vpath_child(const char *path, const char *key)
-{
-    return path[0] ? kt_xasprintf("%s.%s", path, key) : kt_xstrdup(key);
-}
-
-char *kt_vpath_index(const char *path, size_t i)
-{
-    return kt_xasprintf("%s[%zu]", path, i);
-}
-
-char *kt_vptr_child(const char *ptr, const char *key)
-{
-    struct kt_buf b;
-    kt_buf_init(&b, (size_t)1 << 30);
-    size_t n = strlen(ptr);
-    KT_ASSERT(kt_buf_append(&b, ptr, n, NULL) == 0);
-    KT_ASSERT(kt_buf_append(&b, "/", 1, NULL) == 0);
-    for (const char *c = key; *c; c++) {
-        const char *e = *c == '~' ? "~0" : *c == '/' ? "~1" : NULL;
-        KT_ASSERT(kt_buf_append(&b, e ? e : c, e ? 2 : 1, NULL) == 0);
-    }
-    return kt_buf_take(&b, NULL);
-}
-
-char *kt_vptr_index(const char *ptr, size_t i)
-{
-    return kt_xasprintf("%s/%zu", ptr, i);
 }
 
 /* ------------------------------------------------------------------ pruning */
@@ -337,80 +307,6 @@ struct walk {
     const struct kt_validator *v;
     struct kt_vresult *r;
 };
-
-const char *kt_vjson_type(const json_t *x)
-{
-    switch (json_typeof(x)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return kt_vis_integral(x) ? "integer" : "number";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    default:
-        return "null";
-    }
-}
-
-bool kt_vis_integral(const json_t *x)
-{
-    if (json_is_integer(x)) {
-        return true;
-    }
-    double d = json_real_value(x);
-    return json_is_real(x) && d > -9.2e18 && d < 9.2e18 && d == (double)(long long)d;
-}
-
-/* Go's %v of a JSON scalar (int64, float64, bool) or %q of a string. */
-char *kt_vvalue(const json_t *x)
-{
-    char buf[KT_JSON_REAL_MAX];
-    if (json_is_string(x)) {
-        return kt_go_quote(json_string_value(x));
-    }
-    if (kt_vis_integral(x)) {
-        long long n =
-            json_is_integer(x) ? (long long)json_integer_value(x) : (long long)json_real_value(x);
-        return kt_xasprintf("%lld", n);
-    }
-    if (json_is_real(x)) {
-        double d = json_real_value(x);
-        kt_json_format_real(d, buf);
-        /* %v of a float64 uses %g's exponent form for large/small values */
-        if (d != 0 && (d >= 1e21 || d <= -1e21 || (d < 1e-4 && d > -1e-4))) {
-            return kt_xasprintf("%g", d);
-        }
-        return kt_xstrdup(buf);
-    }
-    if (json_is_boolean(x)) {
-        return kt_xstrdup(json_is_true(x) ? "true" : "false");
-    }
-    return kt_xstrdup("null");
-}
-
-void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const char *field, const char *type,
-             const char *value, const char *detail, const char *ptr)
-{
-    char *text;
-    if (value && detail) {
-        text = kt_xasprintf("%s: %s: %s: %s", field, type, value, detail);
-    } else if (value) {
-        text = kt_xasprintf("%s: %s: %s", field, type, value);
-    } else if (detail) {
-        text = kt_xasprintf("%s: %s: %s", field, type, detail);
-    } else {
-        text = kt_xasprintf("%s: %s", field, type);
-    }
-    kt_vresult_add(r, st, field, type, text, ptr);
-    free(text);
-}
 
 /* Invalid value with a value and an owned detail (freed here). */
 static void add_invalid(struct walk *w, const char *path, const char *ptr, const json_t *val,
@@ -881,6 +777,134 @@ void kt_vcheck_dns_subdomain(struct kt_vresult *r, const char *field, const char
                 ptr);
     }
     free(v);
+}
+
+/* ------------------------------------------------------------------ labels, annotations
+ * (ObjectMeta) */
+
+static bool alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static bool name_part_ok(const char *s, size_t n)
+{
+    if (n == 0 || !alnum(s[0]) || !alnum(s[n - 1])) {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') {
+            return false;
+        }
+    }
+    return true;
+}
+
+#define NAME_PART_MSG                                                                              \
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "      \
+    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "      \
+    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define PREFIX_MSG                                                                                 \
+    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "          \
+    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "         \
+    "'example.com', regex used for validation is "                                                 \
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define LABEL_VALUE_MSG                                                                            \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "    \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "             \
+    "'my_value',  or '12345', regex used for validation is "                                       \
+    "'(([A-Za-z0-9][-_A-Za-z0-9.]*)?[A-Za-z0-9])?')"
+
+static void bad(struct kt_vresult *r, const char *field, const char *value, const char *detail,
+                const char *ptr)
+{
+    char *q = kt_go_quote(value);
+    kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", q, detail, ptr);
+    free(q);
+}
+
+/* apimachinery IsQualifiedName. */
+static void check_qualified_name(struct kt_vresult *r, const char *field, const char *key,
+                                 const char *ptr)
+{
+    const char *slash = strchr(key, '/');
+    const char *name = slash ? slash + 1 : key;
+    if (slash && strchr(name, '/')) {
+        bad(r, field, key,
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and "
+            "must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+            "or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix "
+            "and '/' (e.g. 'example.com/MyName')",
+            ptr);
+        return;
+    }
+    if (slash) {
+        char *prefix = kt_xstrndup(key, (size_t)(slash - key));
+        if (prefix[0] == '\0') {
+            bad(r, field, key, "prefix part must be non-empty", ptr);
+        } else if (strlen(prefix) > 253) {
+            bad(r, field, key, "prefix part must be no more than 253 bytes", ptr);
+        } else if (!kt_vis_dns1123_subdomain(prefix)) {
+            bad(r, field, key, PREFIX_MSG, ptr);
+        }
+        free(prefix);
+    }
+    size_t n = strlen(name);
+    if (n == 0) {
+        bad(r, field, key, "name part must be non-empty", ptr);
+    } else if (n > 63) {
+        bad(r, field, key, "name part must be no more than 63 bytes", ptr);
+    }
+    if (!name_part_ok(name, n)) {
+        bad(r, field, key, NAME_PART_MSG, ptr);
+    }
+}
+
+void kt_vcheck_labels(struct kt_vresult *r, const json_t *labels, const char *field,
+                      const char *ptr)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)(uintptr_t)labels, k, v)
+    {
+        char *p = kt_vptr_child(ptr, k);
+        check_qualified_name(r, field, k, p);
+        const char *s = json_string_value(v);
+        size_t n = s ? strlen(s) : 0;
+        if (s && n > 63) {
+            bad(r, field, s, "must be no more than 63 bytes", p);
+        }
+        if (s && n > 0 && !name_part_ok(s, n)) {
+            bad(r, field, s, LABEL_VALUE_MSG, p);
+        }
+        free(p);
+    }
+}
+
+void kt_vcheck_annotations(struct kt_vresult *r, const json_t *annotations, const char *field,
+                           const char *ptr)
+{
+    const char *k;
+    json_t *v;
+    size_t total = 0;
+    json_object_foreach((json_t *)(uintptr_t)annotations, k, v)
+    {
+        char *p = kt_vptr_child(ptr, k);
+        char *lower = kt_xstrdup(k);
+        for (char *c = lower; *c; c++) {
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+        }
+        check_qualified_name(r, field, lower, p);
+        free(lower);
+        free(p);
+        total += strlen(k) + json_string_length(v);
+    }
+    if (total > 256 * 1024) {
+        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Too long", NULL, "may not be more than 262144 bytes",
+                ptr);
+    }
 }
 
 /* Errors of these types make the API server skip the x-kubernetes-validations rules. */

@@ -10,7 +10,7 @@
 #include "common/base/json.h"
 #include "common/base/mem.h"
 #include "common/framework/runtime_info.h"
-#include "common/validate/validate_internal.h"
+#include "common/validate/validate_webhook.h"
 
 #define DEPRECATED_LABEL "trainer.kubeflow.org/support"
 #define DEPRECATION_URL                                                                            \
