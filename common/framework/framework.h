@@ -76,8 +76,6 @@
 
 #define KT_PLUGIN_ABI 1
 #define KT_TRAINJOB_NAME_LABEL "trainer.kubeflow.org/trainjob-name"
-#define KT_SNAPSHOT_SUFFIX "-runtime-snapshot"
-#define KT_SNAPSHOT_KEY "runtime"
 
 /* What the pipeline may see of the cluster, and injected entropy. All callbacks may be
  * NULL (nothing exists / no key generator). The view is borrowed for one call. */

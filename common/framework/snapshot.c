@@ -10,7 +10,6 @@
 #include "common/base/json.h"
 #include "common/base/buf.h"
 #include "common/base/fielderr.h"
-#include "common/framework/framework.h"
 #include "common/base/mem.h"
 #include "common/framework/runtime_info.h"
 #include "common/base/yaml.h"

@@ -9,6 +9,11 @@
 #include "api/types.h"
 #include "common/base/err.h"
 
+/* The ConfigMap is named <trainjob>KT_SNAPSHOT_SUFFIX and holds the runtime under
+ * data[KT_SNAPSHOT_KEY]. */
+#define KT_SNAPSHOT_SUFFIX "-runtime-snapshot"
+#define KT_SNAPSHOT_KEY "runtime"
+
 /* The ConfigMap (apiVersion, kind, metadata name/namespace, data.runtime = the runtime
  * object as YAML with keys sorted, as sigs.k8s.io/yaml writes it). Not stamped with the
  * owner reference (the framework does that). Caller owns the result; free with
