@@ -26,7 +26,6 @@
 #include "queue.h"
 
 #define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
-#define KT_EVENT_COMPONENT "trainer-controller-manager"
 #define KT_REC_EXTRA_MAX 16
 
 /* Wall clock in epoch seconds (injected so the deadline logic is testable). */
