@@ -194,7 +194,7 @@ static int setup(struct app *a, struct kt_err *err)
     if (a->f.config && kt_config_load(a->f.config, &a->cfg, err) != 0) {
         return -1;
     }
-    a->tls_priority = kt_tls_priority(&a->cfg, &a->cfg.warnings);
+    a->tls_priority = kt_tls_priority(&a->cfg.tls, &a->cfg.warnings);
     for (size_t i = 0; i < a->cfg.warnings.len; i++) {
         kt_log_warn(LOG, "%s", a->cfg.warnings.items[i]);
     }

@@ -14,6 +14,7 @@
 
 #include "common/base/err.h"
 #include "common/base/str.h"
+#include "common/net/tlsopts.h"
 
 #define KT_CONFIG_API_VERSION "config.trainer.kubeflow.org/v1alpha1"
 #define KT_CONFIG_KIND "Configuration"
@@ -82,11 +83,7 @@ struct kt_config {
         struct kt_config_gate *items; /* owned; file order */
         size_t len;
     } feature_gates;
-    struct {
-        char *min_version;            /* owned; "" = library default, else "1.0".."1.3" */
-        struct kt_strv cipher_suites; /* Go names we know, in file order */
-        struct kt_strv next_protos;   /* ["http/1.1"] */
-    } tls;
+    struct kt_tls_options tls;
     struct kt_strv warnings; /* "FILE:LINE: tls.minVersion: ..." texts, for the log */
 };
 

@@ -160,20 +160,20 @@ static void check_protos(const struct kt_strv *protos, struct kt_strv *warnings)
     }
 }
 
-char *kt_tls_priority(const struct kt_config *cfg, struct kt_strv *warnings)
+char *kt_tls_priority(const struct kt_tls_options *tls, struct kt_strv *warnings)
 {
-    const char *min = cfg->tls.min_version ? cfg->tls.min_version : "";
+    const char *min = tls->min_version ? tls->min_version : "";
     const char *vers = pick_versions(min, warnings);
     char ciphers[128] = "";
     char kx[128] = "";
 
-    check_protos(&cfg->tls.next_protos, warnings);
-    if (strcmp(vers, VERS_13) == 0 && cfg->tls.cipher_suites.len > 0) {
+    check_protos(&tls->next_protos, warnings);
+    if (strcmp(vers, VERS_13) == 0 && tls->cipher_suites.len > 0) {
         /* Go ignores CipherSuites for TLS 1.3; so do we, but say so. */
         add_warning(warnings, "tls.cipherSuites: no effect with tls.minVersion ", min);
     } else {
-        pick_suites(&cfg->tls.cipher_suites, ciphers, kx, sizeof(kx), warnings);
-        if (cfg->tls.cipher_suites.len > 0 && ciphers[0] == '\0') {
+        pick_suites(&tls->cipher_suites, ciphers, kx, sizeof(kx), warnings);
+        if (tls->cipher_suites.len > 0 && ciphers[0] == '\0') {
             kt_strv_push(warnings, "tls.cipherSuites: no usable cipher suite, using the defaults");
         }
     }
