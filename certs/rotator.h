@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "certs/certs.h"
-#include "common/framework/config.h"
+#include "common/config/config.h"
 #include "common/base/err.h"
 #include "common/kube/kube.h"
 

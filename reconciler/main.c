@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "certs/rotator.h"
-#include "common/framework/config.h"
+#include "common/config/config.h"
 #include "common/net/httpd.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"

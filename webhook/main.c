@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/framework/config.h"
+#include "common/config/config.h"
 #include "common/net/httpd.h"
 #include "common/kube/kube.h"
 #include "common/base/log.h"

@@ -12,7 +12,7 @@
 
 #include "common/base/str.h"
 
-/* The Configuration's tls block (SPEC §7.1); struct kt_config (framework/config.h) embeds it
+/* The Configuration's tls block (SPEC §7.1); struct kt_config (config/config.h) embeds it
  * as cfg.tls. Strings and lists are owned by the struct that embeds it. */
 struct kt_tls_options {
     char *min_version;            /* owned; "" = library default, else "1.0".."1.3" */

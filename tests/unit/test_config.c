@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/framework/config.h"
+#include "common/config/config.h"
 #include "common/base/mem.h"
 
 #define HEAD "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "common/framework/config.h"
+#include "common/config/config.h"
 #include "common/net/httpd.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"

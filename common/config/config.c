@@ -1,10 +1,10 @@
-/* common/framework/config.c - load the Configuration file (SPEC §7.1).
+/* common/config/config.c - load the Configuration file (SPEC §7.1).
  *
  * A table per Go struct drives a strict decoder over the YAML's JSON tree: known fields are
  * stored with type checks, unknown ones are collected as upstream's strict decoding errors.
  * Then defaults (pkg/apis/config/v1alpha1/defaults.go) and validation (pkg/config/validation.go)
  * apply. Does not watch the file or apply anything to servers. */
-#include "common/framework/config.h"
+#include "common/config/config.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* common/framework/config.h - the controller-manager Configuration file (SPEC §7.1).
+/* common/config/config.h - the controller-manager Configuration file (SPEC §7.1).
  *
  * Reads `config.trainer.kubeflow.org/v1alpha1` kind `Configuration` from YAML (or JSON),
  * decoded strictly like upstream's codec (unknown fields, wrong types, wrong kind are errors),
