@@ -1,6 +1,7 @@
 /* common/plugins/plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h): the
  * struct kt_plugin_host function table, and the adapter through which the framework calls an
- * external plugin's entry (kt__plugin_ext_*). Documents cross the boundary as JSON text;
+ * external plugin's entry (kt__plugin_ext_*, reached only through the kt__plugin_abi_adapter
+ * vtable the loader installs). Documents cross the boundary as JSON text;
  * every string handed to the plugin lives in the call's scratch list until it returns. */
 #include <stdint.h>
 #include <stdio.h>
