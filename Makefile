@@ -4,6 +4,7 @@
 #   make unit       unit + golden + validate + admission tiers (no apt, no Go, no cluster)
 #   make test       everything: deps, WERROR build, tiers plain + ASan/UBSan, TSan, integration, fuzz
 #   make run        the local demo (see README)
+#   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
@@ -69,7 +70,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist clean links itests
+.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist image clean links itests
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -114,7 +115,7 @@ $(B)/itests/%: tests/integration/%.c $(LIB)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
 # C integration tests (tests/integration/itest_*.c); tests/integration/run.sh runs them.
-itests: $(ITEST_BINS) $(BINS) links
+itests: $(ITEST_BINS) $(TOOL_BINS) $(BINS) links
 
 deps:
 	$(Q)tests/deps.sh
@@ -152,6 +153,11 @@ analyze:
 
 dist: all
 	$(Q)tests/dist.sh $(B)
+
+# build/image/kt.oci.tar: an OCI image archive built from Debian packages (mmdebstrap, umoci),
+# no registry base image (README "The image"); tests/image/run.sh checks it.
+image: all
+	$(Q)deploy/image/build.sh $(B) build/image/kt.oci.tar
 
 clean:
 	rm -rf build bin

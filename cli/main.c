@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/types.h"
 #include "cli/cli.h"
 #include "common/base/mem.h"
 #include "common/plugins/plugin_loader.h"
@@ -23,9 +24,14 @@ static const struct subcommand subcommands[] = {
     {"certs", cli_certs, cli_certs_usage},
 };
 
+/* kt's release (the Helm chart's version) and the upstream release whose API it serves. */
+#define KT_RELEASE "0.1.0"
+#define KT_UPSTREAM_RELEASE "v2.3.0"
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n\ncommands:\n");
+    fprintf(f, "usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n"
+               "       ktctl --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
         subcommands[i].usage(f);
     }
@@ -61,6 +67,11 @@ static int dispatch(int argc, char **argv, const struct kt_framework *fw)
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(stdout);
+        return KT_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("ktctl %s (API " KT_API_VERSION ", Kubeflow Trainer %s)\n", KT_RELEASE,
+               KT_UPSTREAM_RELEASE);
         return KT_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {

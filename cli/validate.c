@@ -46,6 +46,8 @@ struct unit {
 struct vstate {
     bool json;
     bool allow_missing;
+    const char *old_path; /* --old: the objects before the change (borrowed from argv) */
+    struct vstate *old;   /* owned: the --old inputs, NULL without --old */
     struct vfile *files;
     size_t nfiles, capfiles;
     struct unit *units;
@@ -57,9 +59,12 @@ struct vstate {
 
 void cli_validate_usage(FILE *f)
 {
-    fprintf(f, "  validate [-o text|json] [--allow-missing-runtimes] PATH...\n"
+    fprintf(f, "  validate [-o text|json] [--allow-missing-runtimes] [--old OLD] PATH...\n"
                "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
                "      server and the webhooks would (PATH: file, directory or - for stdin).\n"
+               "      --old OLD (file or directory): the objects before the change; an object\n"
+               "      of PATH with the same kind, namespace and name in OLD is checked as an\n"
+               "      UPDATE from it, the others as a CREATE.\n"
                "      Problems on stdout as FILE:LINE: Kind/name: <error>, warnings and a\n"
                "      summary on stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable.\n");
 }
@@ -353,6 +358,75 @@ static bool seen_before(const struct kt_vresult *r, size_t i)
     return false;
 }
 
+/* The namespace ktctl reads an object in: cluster-scoped kinds have none, namespaced ones
+ * default to "default" as everywhere else in ktctl. */
+static const char *unit_ns(const json_t *o)
+{
+    const char *ns = kt_json_str(json_object_get(o, "metadata"), "namespace", "");
+    if (strcmp(kt_json_str(o, "kind", ""), "ClusterTrainingRuntime") == 0) {
+        return "";
+    }
+    return ns[0] ? ns : "default";
+}
+
+/* The same object: apiVersion, kind, namespace and name. */
+static bool same_object(const json_t *a, const json_t *b)
+{
+    static const char *const keys[] = {"apiVersion", "kind"};
+    for (size_t i = 0; i < 2; i++) {
+        if (strcmp(kt_json_str(a, keys[i], ""), kt_json_str(b, keys[i], "")) != 0) {
+            return false;
+        }
+    }
+    return strcmp(kt_json_str(json_object_get(a, "metadata"), "name", ""),
+                  kt_json_str(json_object_get(b, "metadata"), "name", "")) == 0 &&
+           strcmp(unit_ns(a), unit_ns(b)) == 0;
+}
+
+/* The unit of s holding the same object as o, or NULL. */
+static const struct unit *find_same(const struct vstate *s, const json_t *o)
+{
+    for (size_t i = 0; s && i < s->nunits; i++) {
+        if (json_is_object(s->units[i].obj) && same_object(s->units[i].obj, o)) {
+            return &s->units[i];
+        }
+    }
+    return NULL;
+}
+
+/* What the plugins and the webhook's update rules may look up: the documents of other kinds
+ * among the inputs (cluster objects such as a PriorityClass), then, for the live JobSet of a
+ * TrainJob whose runtimePatches change, the --old objects and the inputs. */
+struct inputs_view {
+    const struct vstate *s;
+    json_t *cluster; /* borrowed: the inputs that are not Trainer objects */
+};
+
+static const json_t *inputs_get(void *ctx, const char *api_version, const char *kind,
+                                const char *ns, const char *name)
+{
+    const struct inputs_view *iv = ctx;
+    const json_t *c = kt_render_objects_get(iv->cluster, api_version, kind, ns, name);
+    if (c) {
+        return c;
+    }
+    const struct vstate *sets[] = {iv->s->old, iv->s};
+    for (size_t k = 0; k < 2; k++) {
+        for (size_t i = 0; sets[k] && i < sets[k]->nunits; i++) {
+            const json_t *o = sets[k]->units[i].obj;
+            const json_t *md = json_object_get(o, "metadata");
+            const char *ons = kt_json_str(md, "namespace", "");
+            if (strcmp(kt_json_str(o, "apiVersion", ""), api_version) == 0 &&
+                strcmp(kt_json_str(o, "kind", ""), kind) == 0 &&
+                strcmp(kt_json_str(md, "name", ""), name) == 0 &&
+                strcmp(ons[0] ? ons : "default", ns) == 0) {
+                return o;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* Run u through the pipeline into u->r (once); the admitted object into *admitted when
  * admitted is not NULL and nothing was found. Returns false for a foreign document. */
 static bool run_unit(struct vstate *s, const struct kt_validator *v, const struct kt_framework *fw,
@@ -364,7 +438,10 @@ static bool run_unit(struct vstate *s, const struct kt_validator *v, const struc
     }
     s->n_checked++;
     u->checked = true;
-    if (kt_validate_object_admitted(v, fw, u->obj, NULL, now, rts, &u->r, admitted, &err) != 0) {
+    /* With --old, the same object there makes this an UPDATE review from it. */
+    const struct unit *was = find_same(s->old, u->obj);
+    if (kt_validate_object_admitted(v, fw, u->obj, was ? was->obj : NULL, now, rts, &u->r, admitted,
+                                    &err) != 0) {
         kt_vresult_add(&u->r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
     return true;
@@ -443,6 +520,19 @@ static int parse_args(int argc, char **argv, struct vstate *s, int *first_path)
         const char *a = argv[i];
         if (strcmp(a, "--allow-missing-runtimes") == 0) {
             s->allow_missing = true;
+        } else if (strcmp(a, "--old") == 0) {
+            if (i + 1 >= argc) {
+                return usage_error("missing value for", a);
+            }
+            if (s->old_path) {
+                return usage_error("--old given twice", NULL);
+            }
+            s->old_path = argv[++i];
+        } else if (strncmp(a, "--old=", 6) == 0) {
+            if (s->old_path) {
+                return usage_error("--old given twice", NULL);
+            }
+            s->old_path = a + 6;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc) {
                 return usage_error("missing value for", a);
@@ -471,6 +561,62 @@ static int parse_args(int argc, char **argv, struct vstate *s, int *first_path)
     return 0;
 }
 
+/* Read the files added to s and split them into units. */
+static void load(struct vstate *s)
+{
+    for (size_t i = 0; i < s->nfiles; i++) {
+        read_file(s, &s->files[i]);
+    }
+    report_yaml_warnings(s);
+    collect_units(s);
+}
+
+/* An object given twice in --old has no single old state: an error at the second one. */
+static void check_old_duplicates(struct vstate *o)
+{
+    for (size_t i = 0; i < o->nunits; i++) {
+        const struct unit *u = &o->units[i];
+        const struct unit *first = json_is_object(u->obj) ? find_same(o, u->obj) : NULL;
+        if (!first || first == u || !kt_validate_is_ours(u->obj)) {
+            continue;
+        }
+        char *m = kt_xasprintf("--old: the same object is also at %s:%zu", first->file->path,
+                               unit_line(first, ""));
+        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, -1);
+        free(m);
+        o->n_invalid++;
+        fail(o, KT_EXIT_INVALID);
+    }
+}
+
+/* The --old inputs: read like the others (syntax errors and warnings reported the same
+ * way, into the same report), never checked themselves. */
+static void load_old(struct vstate *s)
+{
+    struct vstate *o = kt_xcalloc(1, sizeof(*o));
+    o->json = s->json;
+    o->report = json_incref(s->report);
+    s->old = o;
+    add_path(o, s->old_path, 0);
+    load(o);
+    check_old_duplicates(o);
+    fail(s, o->exit_code);
+    s->n_invalid += o->n_invalid;
+    s->n_warnings += o->n_warnings;
+}
+
+/* The runtimes of --old that the inputs do not replace: they stay in the cluster, so TrainJobs
+ * see them too (the inputs' own runtimes were added, once admitted, by check_runtimes). */
+static void append_old_runtimes(const struct vstate *s, json_t *runtimes)
+{
+    for (size_t i = 0; s->old && i < s->old->nunits; i++) {
+        const json_t *o = s->old->units[i].obj;
+        if (is_runtime(o) && !find_same(s, o)) {
+            json_array_append(runtimes, (json_t *)(uintptr_t)o);
+        }
+    }
+}
+
 static void finish(struct vstate *s)
 {
     if (s->json) {
@@ -487,6 +633,10 @@ static void finish(struct vstate *s)
 
 static void release(struct vstate *s)
 {
+    if (s->old) {
+        release(s->old);
+        free(s->old);
+    }
     for (size_t i = 0; i < s->nfiles; i++) {
         free(s->files[i].path);
         free(s->files[i].source);
@@ -516,19 +666,20 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
         return KT_EXIT_USAGE;
     }
     s.report = json_array();
+    if (s.old_path) {
+        load_old(&s);
+    }
     for (int i = first; i < argc; i++) {
         add_path(&s, argv[i], 0);
     }
-    for (size_t i = 0; i < s.nfiles; i++) {
-        read_file(&s, &s.files[i]);
-    }
-    report_yaml_warnings(&s);
-    collect_units(&s);
+    load(&s);
     json_t *runtimes = json_array();
     json_t *cluster = json_array();
     time_t now = time(NULL);
     check_runtimes(&s, v, fw, now, runtimes, cluster);
-    struct kt_view view = {kt_render_objects_get, cluster, NULL, NULL};
+    append_old_runtimes(&s, runtimes);
+    struct inputs_view iv = {&s, cluster};
+    struct kt_view view = {.get = inputs_get, .ctx = &iv};
     struct kt_vruntimes rts = {runtimes, s.allow_missing, &view};
     for (size_t i = 0; i < s.nunits; i++) {
         struct unit *u = &s.units[i];

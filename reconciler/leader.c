@@ -13,16 +13,21 @@
 #include "common/base/mem.h"
 
 #define LOG "leader"
+#define LEASE_TIMEOUT_MIN_MS 200L
+#define LEASE_TIMEOUT_MAX_MS 5000L
 
 struct kt_leader {
     struct kt_kube_config *cfg;
     char *ns, *name, *identity;
     double lease_s, renew_s, retry_s;
-    pthread_t thread;
-    bool started;
+    void (*on_lost)(void *arg);
+    void *on_lost_arg;
+    pthread_t thread, watchdog;
+    bool started, watchdog_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     bool stop, leader, lost, release;
+    double last_renew; /* when the last successful renewal was sent (monotonic s) */
     /* election thread only: */
     char *observed; /* "holder|renewTime" of the last record seen */
     double observed_at;
@@ -64,6 +69,8 @@ struct kt_leader *kt_leader_new(struct kt_kube_config *cfg, const struct kt_lead
     l->lease_s = o->lease_s;
     l->renew_s = o->renew_s;
     l->retry_s = o->retry_s;
+    l->on_lost = o->on_lost;
+    l->on_lost_arg = o->on_lost_arg;
     pthread_mutex_init(&l->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -156,13 +163,74 @@ out:
     return ok;
 }
 
-static void set_state(struct kt_leader *l, bool leader, bool lost)
+/* With mu held: leading and renewed within renew_deadline as of now. */
+static bool leading_locked(const struct kt_leader *l, double now)
 {
-    pthread_mutex_lock(&l->mu);
-    l->leader = leader;
-    l->lost = l->lost || lost;
+    return l->leader && !l->lost && now < l->last_renew + l->renew_s;
+}
+
+/* With mu held: leadership is over for good. */
+static void lose_locked(struct kt_leader *l)
+{
+    l->leader = false;
+    l->lost = true;
     pthread_cond_broadcast(&l->cv);
+}
+
+/* A renewal (or the acquisition) sent at t0 succeeded. False when leadership was already
+ * lost (the watchdog fired, or renew_deadline passed before this success arrived). */
+static bool note_renewal(struct kt_leader *l, double t0)
+{
+    bool was_leader, ok = true;
+
+    pthread_mutex_lock(&l->mu);
+    was_leader = l->leader;
+    if (l->lost || (was_leader && !leading_locked(l, mono_now()))) {
+        ok = false;
+    } else {
+        l->last_renew = t0;
+        l->leader = true;
+        pthread_cond_broadcast(&l->cv);
+    }
     pthread_mutex_unlock(&l->mu);
+    if (ok && !was_leader) {
+        kt_log_info(LOG, "became leader lease=%s/%s identity=%s", l->ns, l->name, l->identity);
+    }
+    return ok;
+}
+
+/* The watchdog: ends leadership renew_deadline after the last successful renewal. */
+static void *watchdog_main(void *arg)
+{
+    struct kt_leader *l = arg;
+    bool fired = false;
+
+    pthread_mutex_lock(&l->mu);
+    while (!l->stop && !l->lost) {
+        if (!l->leader) {
+            pthread_cond_wait(&l->cv, &l->mu);
+            continue;
+        }
+        double deadline = l->last_renew + l->renew_s;
+        if (mono_now() >= deadline) {
+            lose_locked(l);
+            fired = true;
+            break;
+        }
+        struct timespec ts = {(time_t)deadline,
+                              (long)((deadline - (double)(time_t)deadline) * 1e9)};
+        pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+    }
+    pthread_mutex_unlock(&l->mu);
+    if (fired) {
+        kt_log_error(LOG,
+                     "leader election lost lease=%s/%s: not renewed within renewDeadline %.3gs",
+                     l->ns, l->name, l->renew_s);
+        if (l->on_lost) {
+            l->on_lost(l->on_lost_arg);
+        }
+    }
+    return NULL;
 }
 
 /* Wait retry_s unless stopped; true when stopping. */
@@ -179,29 +247,31 @@ static bool pause_retry(struct kt_leader *l)
     return stop;
 }
 
+/* Lease requests give up after a quarter of renew_deadline (so a few attempts fit in it). */
+static long lease_timeout_ms(const struct kt_leader *l)
+{
+    long ms = (long)(l->renew_s * 1000.0 / 4.0);
+
+    return ms < LEASE_TIMEOUT_MIN_MS   ? LEASE_TIMEOUT_MIN_MS
+           : ms > LEASE_TIMEOUT_MAX_MS ? LEASE_TIMEOUT_MAX_MS
+                                       : ms;
+}
+
 static void *run(void *arg)
 {
     struct kt_leader *l = arg;
     struct kt_kube_client *c = kt_kube_client_new(l->cfg);
-    double last_renew = 0;
-    bool leader = false;
+
+    kt_kube_client_set_timeouts(c, lease_timeout_ms(l), lease_timeout_ms(l));
+    /* Once leadership is lost no Lease call is made again; the thread only waits for
+     * kt_leader_stop (the reconciler exits from on_lost meanwhile). */
     do {
-        bool ok = try_lease(l, c, false);
-        if (ok) {
-            last_renew = mono_now();
-            if (!leader) {
-                kt_log_info(LOG, "became leader lease=%s/%s identity=%s", l->ns, l->name,
-                            l->identity);
-                leader = true;
-                set_state(l, true, false);
-            }
-        } else if (leader && mono_now() - last_renew > l->renew_s) {
-            kt_log_error(LOG, "leader election lost lease=%s/%s", l->ns, l->name);
-            set_state(l, false, true);
-            break;
+        double t0 = mono_now();
+        if (!kt_leader_lost(l) && try_lease(l, c, false)) {
+            (void)note_renewal(l, t0); /* false: lost meanwhile, seen on the next turn */
         }
     } while (!pause_retry(l));
-    if (leader && !kt_leader_lost(l) && l->release && try_lease(l, c, true)) {
+    if (kt_leader_is_leader(l) && l->release && try_lease(l, c, true)) {
         kt_log_info(LOG, "released lease %s/%s", l->ns, l->name);
     }
     kt_kube_client_free(c);
@@ -210,6 +280,10 @@ static void *run(void *arg)
 
 int kt_leader_start(struct kt_leader *l, struct kt_err *err)
 {
+    if (pthread_create(&l->watchdog, NULL, watchdog_main, l) != 0) {
+        return kt_err_set(err, KT_EINTERNAL, "cannot start the leader watchdog thread");
+    }
+    l->watchdog_started = true;
     if (pthread_create(&l->thread, NULL, run, l) != 0) {
         return kt_err_set(err, KT_EINTERNAL, "cannot start the leader election thread");
     }
@@ -231,7 +305,7 @@ bool kt_leader_wait(struct kt_leader *l)
 bool kt_leader_is_leader(struct kt_leader *l)
 {
     pthread_mutex_lock(&l->mu);
-    bool v = l->leader;
+    bool v = leading_locked(l, mono_now());
     pthread_mutex_unlock(&l->mu);
     return v;
 }
@@ -254,6 +328,10 @@ void kt_leader_stop(struct kt_leader *l, bool release)
     if (l->started) {
         pthread_join(l->thread, NULL);
         l->started = false;
+    }
+    if (l->watchdog_started) {
+        pthread_join(l->watchdog, NULL);
+        l->watchdog_started = false;
     }
 }
 

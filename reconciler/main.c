@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "certs/rotator.h"
 #include "common/config/config.h"
@@ -40,7 +41,7 @@ static void on_signal(int sig)
 
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
-    const char *cert_sans;
+    const char *cert_sans, *gates;
     long workers;
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -56,6 +57,7 @@ struct app {
     struct kt_leader *leader;
     struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
+    struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
     pthread_t loop_thread, workers[MAX_WORKERS];
     bool loop_started;
     long nworkers, started_workers;
@@ -67,7 +69,7 @@ static int usage(void)
     fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
                     "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
-                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y]\n");
+                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...]\n");
     fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
@@ -76,9 +78,10 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 {
     static const char *const names[] = {"--config",         "--kubeconfig", "--health-listen",
                                         "--metrics-listen", "--portfile",   "--log-level",
-                                        "--cert-dir",       "--cert-sans"};
-    const char **slots[] = {&fl->config,   &fl->kubeconfig, &fl->health,   &fl->metrics,
-                            &fl->portfile, &fl->log_level,  &fl->cert_dir, &fl->cert_sans};
+                                        "--cert-dir",       "--cert-sans",  "--feature-gates"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig, &fl->health,
+                            &fl->metrics,  &fl->portfile,   &fl->log_level,
+                            &fl->cert_dir, &fl->cert_sans,  &fl->gates};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -235,6 +238,9 @@ static int load_config(struct app *a, struct kt_err *err)
     for (size_t i = 0; i < a->conf.warnings.len; i++) {
         kt_log_warn(LOG, "%s", a->conf.warnings.items[i]);
     }
+    if (a->fl.gates && kt_config_set_gates(&a->conf, a->fl.gates, err) != 0) {
+        return kt_err_prefix(err, "--feature-gates");
+    }
     a->kcfg = kt_kube_config_load(a->fl.kubeconfig, err);
     if (!a->kcfg) {
         return -1;
@@ -292,6 +298,16 @@ static int start_servers(struct app *a, struct kt_err *err)
     return 0;
 }
 
+/* Leadership ended (the leader watchdog, renewDeadline passed): stop acting at once, whatever
+ * the workers are doing, by ending the process as controller-runtime's manager does; a
+ * graceful shutdown would let in-flight reconciles write while a standby takes the Lease. */
+static void leadership_lost(void *arg)
+{
+    (void)arg;
+    kt_log_error(LOG, "leadership lost: exiting now, abandoning work in flight");
+    _exit(1);
+}
+
 static int start_leader(struct app *a, struct kt_err *err)
 {
     const struct kt_config_leader *le = &a->conf.leader_election;
@@ -307,6 +323,7 @@ static int start_leader(struct app *a, struct kt_err *err)
         .lease_s = (double)le->lease_duration_ms / 1000.0,
         .renew_s = (double)le->renew_deadline_ms / 1000.0,
         .retry_s = (double)le->retry_period_ms / 1000.0,
+        .on_lost = leadership_lost,
     };
     a->leader = kt_leader_new(a->kcfg, &o);
     kt_log_info(LOG, "leader election on lease=%s/%s identity=%s", o.ns, o.name,
@@ -353,6 +370,26 @@ static int start_rotator(struct app *a, struct kt_err *err)
     return kt_certs_rotator_start(a->rotator, err);
 }
 
+/* Feature gate TrainJobStatus (SPEC §3.11): trainer pods are pointed at the status server
+ * behind certManagement.webhookServiceName in this namespace, with its CA copied from
+ * certManagement.webhookSecretName. */
+static void set_status_server(struct app *a)
+{
+    if (!kt_config_gate(&a->conf, KT_GATE_TRAINJOB_STATUS, false)) {
+        return;
+    }
+    const char *ns = kt_kube_config_namespace(a->kcfg);
+    a->status = (struct kt_status_server){
+        .service = a->conf.cert_management.webhook_service_name,
+        .namespace_ = *ns ? ns : DEFAULT_NAMESPACE,
+        .secret = a->conf.cert_management.webhook_secret_name,
+        .port = a->conf.status_server.port,
+    };
+    a->rec.fw.status_server = &a->status;
+    kt_log_info(LOG, "feature gate TrainJobStatus: trainer pods report to %s.%s.svc:%d",
+                a->status.service, a->status.namespace_, (int)a->status.port);
+}
+
 static int setup(struct app *a, struct kt_err *err)
 {
     if (kt_plugin_set_load(&a->plugins, &a->fl.plugins, err) != 0) {
@@ -370,6 +407,7 @@ static int setup(struct app *a, struct kt_err *err)
     struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
     int rc = kt_rec_init(&a->rec, c, err);
     a->rec.fw = a->plugins.fw;
+    set_status_server(a);
     kt_kube_client_free(c);
     if (rc != 0 || start_servers(a, err) != 0) {
         return -1;

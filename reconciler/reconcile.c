@@ -281,6 +281,25 @@ static json_t *drop_secret_data(json_t *obj, void *ud)
     return obj;
 }
 
+/* Objects carrying our label but not controlled by a TrainJob (anyone can label a ConfigMap)
+ * are stored as their identity only: they cost ~200 bytes whatever their size, still count
+ * as "present" for a name, and are never read. Owned objects go through the kind's slimmer. */
+struct owned_slim {
+    json_t *(*fn)(json_t *obj, void *ud); /* NULL = store the whole object */
+};
+static struct owned_slim SLIM_WHOLE = {NULL}, SLIM_JOBSET = {slim_jobset},
+                         SLIM_SECRET = {drop_secret_data};
+
+static json_t *owned_or_identity(json_t *obj, void *ud)
+{
+    const struct owned_slim *slim = ud;
+
+    if (!controller_trainjob(obj)) {
+        return metadata_only(obj, NULL);
+    }
+    return slim->fn ? slim->fn(obj, NULL) : obj;
+}
+
 /* ---- returning freed heap ---- */
 
 /* The informers parse whole LISTs (every page, full objects) before the transforms slim
@@ -375,6 +394,28 @@ static void pod_watch(struct kt_rec *r)
     kt_informer_loop_add(r->loop, r->pods);
 }
 
+/* An informer for a kind we own (selected by our label): strangers kept as identities,
+ * LISTs paged by OWNED_LIST_PAGE so a relist holds at most that many full objects (up to
+ * ~1.5 MB each) before they are slimmed. */
+#define OWNED_LIST_PAGE 20
+
+static struct kt_informer *owned_informer(struct kt_rec *r, const struct kt_kube_gvr *gvr,
+                                          const struct kt_informer_handlers *h,
+                                          struct owned_slim *slim)
+{
+    struct kt_informer_opts o = {
+        .gvr = gvr,
+        .label_selector = KT_TRAINJOB_NAME_LABEL,
+        .page_size = OWNED_LIST_PAGE,
+        .strip_managed_fields = true,
+        .transform = owned_or_identity,
+        .transform_ud = slim,
+    };
+    struct kt_informer *inf = kt_informer_new(&o, h);
+    kt_informer_loop_add(r->loop, inf);
+    return inf;
+}
+
 static const struct kt_kube_gvr GVR_LIMITRANGES = {"", "v1", "limitranges"};
 static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {"node.k8s.io", "v1", "runtimeclasses"};
 
@@ -422,7 +463,7 @@ static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
                             r->fw.plugins[i]->name, *w, KT_REC_EXTRA_MAX);
             } else if (!watched(r, gvr)) {
                 r->extra_gvr[r->n_extra] = gvr;
-                r->extra[r->n_extra++] = informer(r, gvr, KT_TRAINJOB_NAME_LABEL, &owned, NULL);
+                r->extra[r->n_extra++] = owned_informer(r, gvr, &owned, &SLIM_WHOLE);
                 kt_log_info(LOG, "plugin %s: watching owned %s", r->fw.plugins[i]->name, *w);
             }
             free(av);
@@ -436,7 +477,6 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     struct kt_informer_handlers tjh = {tj_add, tj_update, tj_add, synced_trim, r};
     struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
     struct kt_informer_handlers rth = {rt_add, rt_update, NULL, synced_trim, r};
-    const char *sel = KT_TRAINJOB_NAME_LABEL;
 
     if (!r->fw.plugins) {
         kt_framework_default(&r->fw);
@@ -450,14 +490,14 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, NULL, &tjh, NULL);
     r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, NULL, &rth, NULL);
     r->cluster_runtimes = informer(r, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, &rth, NULL);
-    r->jobsets = informer(r, &KT_GVR_JOBSETS, sel, &owned, slim_jobset);
-    r->configmaps = informer(r, &KT_GVR_CONFIGMAPS, sel, &owned, NULL);
-    r->secrets = informer(r, &KT_GVR_SECRETS, sel, &owned, drop_secret_data);
+    r->jobsets = owned_informer(r, &KT_GVR_JOBSETS, &owned, &SLIM_JOBSET);
+    r->configmaps = owned_informer(r, &KT_GVR_CONFIGMAPS, &owned, &SLIM_WHOLE);
+    r->secrets = owned_informer(r, &KT_GVR_SECRETS, &owned, &SLIM_SECRET);
     if (crd_served(c, &KT_GVR_PODGROUPS_SP)) {
-        r->podgroups_sp = informer(r, &KT_GVR_PODGROUPS_SP, sel, &owned, NULL);
+        r->podgroups_sp = owned_informer(r, &KT_GVR_PODGROUPS_SP, &owned, &SLIM_WHOLE);
     }
     if (crd_served(c, &KT_GVR_PODGROUPS_VOLCANO)) {
-        r->podgroups_volcano = informer(r, &KT_GVR_PODGROUPS_VOLCANO, sel, &owned, NULL);
+        r->podgroups_volcano = owned_informer(r, &KT_GVR_PODGROUPS_VOLCANO, &owned, &SLIM_WHOLE);
     }
     podgroup_side_watches(r);
     plugin_watches(r, c);
@@ -607,7 +647,11 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
         }
         struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
         json_t *got = inf ? kt_informer_get(inf, ns, name) : NULL;
-        if (!got && gvr && (v->legacy || !inf)) {
+        /* Our informers hold only objects labelled with a TrainJob's name, in TrainJob
+         * namespaces; an object elsewhere (the status server's certificate Secret in the
+         * operator namespace) is read live. */
+        bool foreign = ns && *ns && strcmp(ns, v->tj->namespace_) != 0;
+        if (!got && gvr && (v->legacy || !inf || foreign)) {
             got = live_get(v, gvr, ns, name);
         }
         obj = got ? got : json_null();

@@ -2,7 +2,8 @@
 # tests/test-all.sh - what `make test` runs (DESIGN.md "Make targets"): a WERROR build, the
 # no-cluster tiers plain and under ASan+UBSan, TSan for threaded tests, lint, the cluster's Go
 # binaries (cached), the integration tier on the real control plane, the e2e tier on the full
-# chain (TrainJobs really run on KWOK nodes; the Kubeflow SDK), and each fuzz target briefly.
+# chain (TrainJobs really run on KWOK nodes; the Kubeflow SDK), the Helm chart and the OCI image
+# tiers, and each fuzz target briefly.
 # Every step prints its wall time; the last line is the total "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,6 +50,12 @@ step "lint" make -s lint
 step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full
 if [ -x tests/integration/run.sh ]; then
     step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
+fi
+if [ -x tests/helm/run.sh ]; then
+    step "helm chart (helm from helm.sh/helm/v3, real kube-apiserver)" tests/helm/run.sh
+fi
+if [ -x tests/image/run.sh ]; then
+    step "image (make image: mmdebstrap + umoci; the binaries run in its rootfs)" tests/image/run.sh
 fi
 if [ -x tests/e2e/run.sh ]; then
     step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK)" tests/e2e/run.sh

@@ -4,7 +4,9 @@
  * (--health-listen: /healthz, /readyz) and Prometheus metrics (--metrics-listen; TLS with
  * the webhook certificate when the Configuration says metrics.secureServing, as upstream).
  * /readyz is ready once the certificate pair is loaded and, with a cluster, the runtime cache
- * has synced. SIGTERM/SIGINT stop gracefully. */
+ * has synced. With the feature gate TrainJobStatus (the Configuration's featureGates or
+ * --feature-gates) a fourth server, the status server (webhook/status_server.h), listens on
+ * statusServer.port with the webhook certificate. SIGTERM/SIGINT stop gracefully. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "common/plugins/plugin_loader.h"
 #include "common/net/tlsopts.h"
 #include "webhook/routes.h"
+#include "webhook/status_server.h"
 #include "webhook/store.h"
 
 #define LOG "webhook"
@@ -27,8 +30,9 @@
 
 struct flags {
     const char *config, *kubeconfig, *cert, *key, *listen, *health, *metrics, *portfile;
-    const char *log_level, *objects;
+    const char *log_level, *objects, *status_listen, *gates;
     unsigned threads;
+    size_t max_inflight_body;       /* --max-inflight-body-bytes; 0 = the httpd default */
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
 
@@ -36,12 +40,14 @@ struct app {
     struct flags f;
     struct kt_config cfg;
     struct kt_kube_config *kube;
+    struct kt_kube_config *status_kube; /* the status server's own (statusServer.qps/burst) */
     struct kt_wstore *store;
     struct kt_metrics *metrics;
     struct kt_wroutes routes;
     struct kt_plugin_set plugins;
     struct kt_httpd *web, *health, *mon;
-    char *listen, *health_listen, *metrics_listen; /* owned effective addresses */
+    struct kt_status_srv *status; /* NULL unless the feature gate TrainJobStatus is on */
+    char *listen, *health_listen, *metrics_listen, *status_listen; /* owned effective addresses */
     char *tls_priority; /* owned GnuTLS priorities from the Configuration's tls options */
 };
 
@@ -54,11 +60,38 @@ static void usage(FILE *f)
                "  --listen ADDR:PORT      webhook (default: config webhook host:port, :9443)\n"
                "  --health-listen ADDR:PORT  /healthz /readyz (default: config, :8081)\n"
                "  --metrics-listen ADDR:PORT /metrics (default: config, :8443; \"0\" = off)\n"
+               "  --status-listen ADDR:PORT  status server, with the feature gate TrainJobStatus\n"
+               "                          (default: config statusServer.port, :10443)\n"
+               "  --feature-gates K=V,... override the Configuration's featureGates\n"
                "  --portfile FILE         write the bound ports as JSON once listening\n"
                "  --threads N             webhook worker threads (default: 4)\n"
+               "  --max-inflight-body-bytes N  request body bytes buffered at once across all\n"
+               "                          connections; past it 503 (default: 33554432)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
                "Port 0 picks a free port.\n");
     fputs(kt_plugin_flags_usage(), f);
+}
+
+/* --threads N (1..256) or --max-inflight-body-bytes N (at least one full body): 0 when
+ * argv[*i] is one of them with a good value. */
+static int parse_number_flag(int argc, char **argv, int *i, struct flags *f)
+{
+    const char *v = kt_flag_value(argc, argv, i, "--threads", NULL);
+    int64_t n = 0;
+
+    if (v) {
+        if (kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) < 0) {
+            return -1;
+        }
+        f->threads = (unsigned)n;
+        return 0;
+    }
+    v = kt_flag_value(argc, argv, i, "--max-inflight-body-bytes", NULL);
+    if (!v || kt_str_to_i64(kt_str_c(v), KT_HTTPD_DEFAULT_MAX_BODY, INT64_MAX / 2, &n, NULL) < 0) {
+        return -1;
+    }
+    f->max_inflight_body = (size_t)n;
+    return 0;
 }
 
 static int parse_flags(int argc, char **argv, struct flags *f)
@@ -67,11 +100,18 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         const char *name;
         const char **dst;
     } table[] = {
-        {"--config", &f->config},          {"--kubeconfig", &f->kubeconfig},
-        {"--tls-cert-file", &f->cert},     {"--tls-key-file", &f->key},
-        {"--listen", &f->listen},          {"--health-listen", &f->health},
-        {"--metrics-listen", &f->metrics}, {"--portfile", &f->portfile},
-        {"--log-level", &f->log_level},    {"--objects", &f->objects},
+        {"--config", &f->config},
+        {"--kubeconfig", &f->kubeconfig},
+        {"--tls-cert-file", &f->cert},
+        {"--tls-key-file", &f->key},
+        {"--listen", &f->listen},
+        {"--health-listen", &f->health},
+        {"--metrics-listen", &f->metrics},
+        {"--portfile", &f->portfile},
+        {"--log-level", &f->log_level},
+        {"--objects", &f->objects},
+        {"--status-listen", &f->status_listen},
+        {"--feature-gates", &f->gates},
     };
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -88,10 +128,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
         if (kt_plugin_flags_parse(&f->plugins, argc, argv, &i) > 0) {
             continue;
         }
-        v = kt_flag_value(argc, argv, &i, "--threads", NULL);
-        int64_t n = 0;
-        if (v && kt_str_to_i64(kt_str_c(v), 1, 256, &n, NULL) == 0) {
-            f->threads = (unsigned)n;
+        if (parse_number_flag(argc, argv, &i, f) == 0) {
             continue;
         }
         fprintf(stderr, "kt-webhook: bad argument \"%s\"\n", argv[i]);
@@ -116,6 +153,8 @@ static void pick_addresses(struct app *a)
     }
     a->health_listen = kt_xstrdup(a->f.health ? a->f.health : a->cfg.health.probe_bind_address);
     a->metrics_listen = kt_xstrdup(a->f.metrics ? a->f.metrics : a->cfg.metrics.bind_address);
+    a->status_listen = a->f.status_listen ? kt_xstrdup(a->f.status_listen)
+                                          : kt_xasprintf(":%d", (int)a->cfg.status_server.port);
 }
 
 static const char *readiness(void *arg)
@@ -128,6 +167,9 @@ static const char *readiness(void *arg)
     if (!kt_wstore_synced(a->store)) {
         return "runtime cache is not synced";
     }
+    if (a->status && !kt_status_srv_ready(a->status)) {
+        return "status server certificates are not ready";
+    }
     return NULL;
 }
 
@@ -138,6 +180,7 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .cert_file = a->f.cert,
                               .key_file = a->f.key,
                               .threads = a->f.threads ? a->f.threads : 4,
+                              .max_inflight_body = a->f.max_inflight_body,
                               .metrics = a->metrics,
                               .https_priority = a->tls_priority};
     struct kt_httpd_opts h = {.name = "health",
@@ -171,16 +214,51 @@ static int make_servers(struct app *a, struct kt_err *err)
     return a->mon ? 0 : kt_err_prefix(err, "metrics server");
 }
 
+/* The status server (SPEC §5.8), only with the feature gate and a cluster to write to. Its
+ * kube configuration is its own, with statusServer.qps/burst as upstream's own client. */
+static int make_status_server(struct app *a, struct kt_err *err)
+{
+    if (!kt_config_gate(&a->cfg, KT_GATE_TRAINJOB_STATUS, false)) {
+        return 0;
+    }
+    if (a->f.objects) {
+        return kt_err_set(err, KT_EINVAL,
+                          "feature gate TrainJobStatus: the status server needs a cluster, not "
+                          "--objects");
+    }
+    a->status_kube = kt_kube_config_load(a->f.kubeconfig, err);
+    if (!a->status_kube) {
+        return -1;
+    }
+    kt_kube_config_set_rate(a->status_kube, a->cfg.status_server.qps, a->cfg.status_server.burst);
+    struct kt_status_server_opts o = {.listen = a->status_listen,
+                                      .cert_file = a->f.cert,
+                                      .key_file = a->f.key,
+                                      .tls_priority = a->tls_priority,
+                                      .kube = a->status_kube,
+                                      .metrics = a->metrics};
+    a->status = kt_status_srv_new(&o, err);
+    return a->status ? 0 : -1;
+}
+
 static int write_portfile(struct app *a, struct kt_err *err)
 {
-    const char *names[3] = {"webhook", "health", "metrics"};
-    uint16_t ports[3] = {kt_httpd_port(a->web), kt_httpd_port(a->health),
-                         a->mon ? kt_httpd_port(a->mon) : 0};
+    const char *names[4] = {"webhook", "health"};
+    uint16_t ports[4] = {kt_httpd_port(a->web), kt_httpd_port(a->health)};
+    size_t n = 2;
 
     if (!a->f.portfile) {
         return 0;
     }
-    return kt_httpd_write_portfile(a->f.portfile, names, ports, a->mon ? 3 : 2, err);
+    if (a->mon) {
+        names[n] = "metrics";
+        ports[n++] = kt_httpd_port(a->mon);
+    }
+    if (a->status) {
+        names[n] = "status";
+        ports[n++] = kt_status_srv_port(a->status);
+    }
+    return kt_httpd_write_portfile(a->f.portfile, names, ports, n, err);
 }
 
 static int setup(struct app *a, struct kt_err *err)
@@ -193,6 +271,9 @@ static int setup(struct app *a, struct kt_err *err)
     }
     if (a->f.config && kt_config_load(a->f.config, &a->cfg, err) != 0) {
         return -1;
+    }
+    if (a->f.gates && kt_config_set_gates(&a->cfg, a->f.gates, err) != 0) {
+        return kt_err_prefix(err, "--feature-gates");
     }
     a->tls_priority = kt_tls_priority(&a->cfg.tls, &a->cfg.warnings);
     for (size_t i = 0; i < a->cfg.warnings.len; i++) {
@@ -215,14 +296,19 @@ static int setup(struct app *a, struct kt_err *err)
     }
     kt_wroutes_init(&a->routes, a->store, a->metrics);
     a->routes.fw = a->plugins.fw;
-    return make_servers(a, err);
+    return make_servers(a, err) != 0 ? -1 : make_status_server(a, err);
 }
 
 static int start(struct app *a, struct kt_err *err)
 {
     if (kt_httpd_start(a->health, err) != 0 || kt_wstore_start(a->store, err) != 0 ||
-        kt_httpd_start(a->web, err) != 0 || (a->mon && kt_httpd_start(a->mon, err) != 0)) {
+        kt_httpd_start(a->web, err) != 0 || (a->mon && kt_httpd_start(a->mon, err) != 0) ||
+        (a->status && kt_status_srv_start(a->status, err) != 0)) {
         return -1;
+    }
+    if (a->status) {
+        kt_log_info(LOG, "feature gate TrainJobStatus: status server on port %u",
+                    (unsigned)kt_status_srv_port(a->status));
     }
     kt_log_info(LOG, "listening webhook=%u health=%u metrics=%u mode=%s",
                 (unsigned)kt_httpd_port(a->web), (unsigned)kt_httpd_port(a->health),
@@ -236,6 +322,7 @@ static void shutdown_all(struct app *a)
         kt_httpd_quiesce(a->web);
         kt_httpd_stop(a->web, KT_HTTPD_DEFAULT_GRACE_MS);
     }
+    kt_status_srv_free(a->status);
     kt_httpd_free(a->web);
     kt_httpd_free(a->mon);
     kt_httpd_free(a->health);
@@ -243,11 +330,13 @@ static void shutdown_all(struct app *a)
     kt_plugin_set_release(&a->plugins);
     kt_plugin_flags_release(&a->f.plugins);
     kt_kube_config_free(a->kube);
+    kt_kube_config_free(a->status_kube);
     kt_metrics_free(a->metrics);
     kt_config_release(&a->cfg);
     free(a->listen);
     free(a->health_listen);
     free(a->metrics_listen);
+    free(a->status_listen);
     free(a->tls_priority);
 }
 

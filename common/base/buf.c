@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +18,67 @@ void kt_buf_init(struct kt_buf *b, size_t max)
     b->max = max;
 }
 
+size_t kt_buf_cap_for(const struct kt_buf *b, size_t need)
+{
+    size_t cap;
+
+    if (need + 1 <= b->cap) {
+        return b->cap;
+    }
+    cap = b->cap ? b->cap : 64;
+    while (cap < need + 1 && cap <= SIZE_MAX / 2) {
+        cap *= 2;
+    }
+    if (cap < need + 1) {
+        cap = need + 1;
+    }
+    return cap > b->max + 1 ? b->max + 1 : cap;
+}
+
+static int too_big(struct kt_buf *b, struct kt_err *err)
+{
+    size_t max = b->max;
+
+    kt_buf_release(b);
+    b->max = max;
+    return kt_err_set(err, KT_ETOOBIG, "exceeds the limit of %zu bytes", max);
+}
+
 static int grow(struct kt_buf *b, size_t need, struct kt_err *err)
 {
     size_t cap;
 
     if (need > b->max) {
-        size_t max = b->max;
-        kt_buf_release(b);
-        b->max = max;
-        return kt_err_set(err, KT_ETOOBIG, "exceeds the limit of %zu bytes", max);
+        return too_big(b, err);
     }
-    if (need + 1 <= b->cap) {
+    cap = kt_buf_cap_for(b, need);
+    if (cap != b->cap) {
+        b->data = kt_xrealloc(b->data, cap);
+        b->cap = cap;
+    }
+    return 0;
+}
+
+int kt_buf_try_reserve(struct kt_buf *b, size_t need, struct kt_err *err)
+{
+    size_t cap;
+    char *p;
+
+    if (need > b->max) {
+        return too_big(b, err);
+    }
+    cap = kt_buf_cap_for(b, need);
+    if (cap == b->cap) {
         return 0;
     }
-    cap = b->cap ? b->cap : 64;
-    while (cap < need + 1) {
-        cap *= 2;
+    p = kt_try_realloc(b->data, cap);
+    if (!p) {
+        return kt_err_set(err, KT_EINTERNAL, "out of memory (%zu bytes)", cap);
     }
-    if (cap > b->max + 1) {
-        cap = b->max + 1;
+    if (!b->data) {
+        p[0] = '\0';
     }
-    b->data = kt_xrealloc(b->data, cap);
+    b->data = p;
     b->cap = cap;
     return 0;
 }
@@ -45,10 +86,7 @@ static int grow(struct kt_buf *b, size_t need, struct kt_err *err)
 int kt_buf_append(struct kt_buf *b, const void *p, size_t n, struct kt_err *err)
 {
     if (n > b->max || b->len > b->max - n) {
-        size_t max = b->max;
-        kt_buf_release(b);
-        b->max = max;
-        return kt_err_set(err, KT_ETOOBIG, "exceeds the limit of %zu bytes", max);
+        return too_big(b, err);
     }
     if (grow(b, b->len + n, err) < 0) {
         return -1;

@@ -23,6 +23,15 @@ void kt_buf_init(struct kt_buf *b, size_t max);
 /* Append n bytes. On failure (KT_ETOOBIG) the buffer is released. Does not retain p. */
 KT_MUST_CHECK int kt_buf_append(struct kt_buf *b, const void *p, size_t n, struct kt_err *err);
 
+/* Make room for need bytes (plus the NUL) without aborting: the request path's way to grow.
+ * KT_ETOOBIG past b->max (the buffer is released, as for kt_buf_append); KT_EINTERNAL
+ * ("out of memory") when the allocation fails, leaving b as it was. */
+KT_MUST_CHECK int kt_buf_try_reserve(struct kt_buf *b, size_t need, struct kt_err *err);
+
+/* The allocation (bytes) b will hold after growing to fit need bytes: b->cap when it already
+ * fits, else what the next append or kt_buf_try_reserve allocates. need must be <= b->max. */
+size_t kt_buf_cap_for(const struct kt_buf *b, size_t need);
+
 /* Append a NUL-terminated string. Same failure rule as kt_buf_append. */
 KT_MUST_CHECK int kt_buf_puts(struct kt_buf *b, const char *s, struct kt_err *err);
 

@@ -74,13 +74,19 @@ json_t *kt_json_parse(const char *data, size_t len, struct kt_err *err)
     json_error_t jerr;
     json_t *v;
 
-    /* Without JSON_REJECT_DUPLICATES jansson keeps the last duplicate, like Go. */
+    /* Without JSON_REJECT_DUPLICATES jansson keeps the last duplicate, like Go. Decoding is
+     * where input size turns into memory: a failed allocation fails this parse, not the
+     * process (mem.h's soft scope). */
+    kt_mem_soft_begin();
     v = json_loadb(data ? data : "", data ? len : 0, JSON_DECODE_ANY, &jerr);
+    kt_mem_soft_end();
     if (!v && data && strstr(jerr.text, "too big")) {
         size_t wlen;
         char *wide = widen_big_ints(data, len, &wlen);
 
+        kt_mem_soft_begin();
         v = json_loadb(wide, wlen, JSON_DECODE_ANY, &jerr);
+        kt_mem_soft_end();
         free(wide);
     }
     if (!v) {

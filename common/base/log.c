@@ -62,9 +62,28 @@ bool kt_log_enabled(enum kt_log_level level, const char *component)
     return level >= g_level && level != KT_LOG_OFF && component_selected(component);
 }
 
+/* Copy msg into out (cap bytes) with control characters escaped (\n, \r, \xHH), so one
+ * record is always one line whatever the message quotes (a server's error text, a name). */
+static void escape_controls(const char *msg, char *out, size_t cap)
+{
+    size_t o = 0;
+
+    for (const unsigned char *p = (const unsigned char *)msg; *p && o + 5 < cap; p++) {
+        if (*p == '\n' || *p == '\r') {
+            out[o++] = '\\';
+            out[o++] = *p == '\n' ? 'n' : 'r';
+        } else if (*p < 0x20 && *p != '\t') {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", *p);
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = '\0';
+}
+
 void kt_log(enum kt_log_level level, const char *component, const char *fmt, ...)
 {
-    char msg[2048];
+    char msg[2048], line[4096];
     char ts[40];
     struct timespec now;
     struct tm tm;
@@ -76,6 +95,7 @@ void kt_log(enum kt_log_level level, const char *component, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    escape_controls(msg, line, sizeof(line));
     fprintf(stderr, "%s.%03ldZ %-5s %s %s\n", ts, now.tv_nsec / 1000000L,
-            level_names[level < KT_LOG_OFF ? level : KT_LOG_ERROR], component, msg);
+            level_names[level < KT_LOG_OFF ? level : KT_LOG_ERROR], component, line);
 }

@@ -81,7 +81,37 @@ char *kt_xasprintf(const char *fmt, ...)
     return p;
 }
 
+void *kt_try_malloc(size_t n)
+{
+    return malloc(n ? n : 1);
+}
+
+void *kt_try_realloc(void *p, size_t n)
+{
+    return realloc(p, n ? n : 1);
+}
+
+static _Thread_local unsigned soft_depth;
+
+void kt_mem_soft_begin(void)
+{
+    soft_depth++;
+}
+
+void kt_mem_soft_end(void)
+{
+    if (soft_depth > 0) {
+        soft_depth--;
+    }
+}
+
+/* jansson's allocator: aborting, except inside a soft scope. */
+static void *json_alloc(size_t n)
+{
+    return soft_depth ? malloc(n ? n : 1) : kt_xmalloc(n);
+}
+
 void kt_mem_init(void)
 {
-    json_set_alloc_funcs(kt_xmalloc, free);
+    json_set_alloc_funcs(json_alloc, free);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/base/buf.h"
 #include "common/base/quantity.h"
@@ -228,6 +229,52 @@ bool kt_config_gate(const struct kt_config *cfg, const char *name, bool def)
         }
     }
     return def;
+}
+
+static void set_gate(struct kt_config *cfg, const char *name, size_t n, bool on)
+{
+    for (size_t i = 0; i < cfg->feature_gates.len; i++) {
+        if (strlen(cfg->feature_gates.items[i].name) == n &&
+            strncmp(cfg->feature_gates.items[i].name, name, n) == 0) {
+            cfg->feature_gates.items[i].enabled = on;
+            return;
+        }
+    }
+    size_t i = cfg->feature_gates.len++;
+    cfg->feature_gates.items =
+        kt_xrealloc(cfg->feature_gates.items, (i + 1) * sizeof(struct kt_config_gate));
+    cfg->feature_gates.items[i].name = kt_xstrndup(name, n);
+    cfg->feature_gates.items[i].enabled = on;
+}
+
+int kt_config_set_gates(struct kt_config *cfg, const char *spec, struct kt_err *err)
+{
+    static const char *const known[] = {KT_GATE_TRAINJOB_STATUS};
+    const char *p = spec;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', len);
+        size_t n = eq ? (size_t)(eq - p) : len;
+        bool ok = false;
+        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+            ok = ok || (strlen(known[k]) == n && strncmp(known[k], p, n) == 0);
+        }
+        if (!ok) {
+            return kt_err_set(err, KT_EINVAL, "unrecognized feature gate: %.*s", (int)n, p);
+        }
+        const char *v = eq ? eq + 1 : "";
+        size_t vn = eq ? len - n - 1 : 0;
+        bool on = vn == 4 && strncasecmp(v, "true", 4) == 0;
+        if (!eq || (!on && !(vn == 5 && strncasecmp(v, "false", 5) == 0))) {
+            return kt_err_set(err, KT_EINVAL,
+                              "invalid value of %.*s=%.*s, err: must be true or false", (int)n, p,
+                              (int)vn, v);
+        }
+        set_gate(cfg, p, n, on);
+        p = end ? end + 1 : p + len;
+    }
+    return 0;
 }
 
 /* Append ".key" / "/key" (JSON Pointer escaped) and return the old lengths for pop(). */

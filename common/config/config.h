@@ -101,6 +101,14 @@ KT_MUST_CHECK int kt_config_load(const char *path, struct kt_config *out, struct
 KT_MUST_CHECK int kt_config_load_data(const char *name, const char *data, size_t len,
                                       struct kt_config *out, struct kt_err *err);
 
+/* Upstream's feature gates (SPEC §5.7): only TrainJobStatus (alpha, default off). */
+#define KT_GATE_TRAINJOB_STATUS "TrainJobStatus"
+
+/* Apply a --feature-gates value "Name=true,Other=false" over the file's featureGates, as
+ * upstream's flag does. KT_EINVAL "unrecognized feature gate: X" for a gate upstream does not
+ * know, "invalid value of X=V, ..." for a value that is not a boolean. Does not retain spec. */
+KT_MUST_CHECK int kt_config_set_gates(struct kt_config *cfg, const char *spec, struct kt_err *err);
+
 /* featureGates[name] when set, else def. */
 bool kt_config_gate(const struct kt_config *cfg, const char *name, bool def);
 

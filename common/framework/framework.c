@@ -191,6 +191,7 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     }
     b.tj = tj;
     b.view = view;
+    b.status_server = fw->status_server;
     b.trainer_command = tj->trainer.present ? copy_or_null(tj->trainer.command) : NULL;
     b.trainer_args = tj->trainer.present ? copy_or_null(tj->trainer.args) : NULL;
     if (kt_info_build(&b.info, b.rt, tj, err) != 0 || run_plugins(fw, &b, objects, err) != 0) {

@@ -14,15 +14,16 @@
  * The framework calls the plugins of one extension point in TABLE ORDER, which is fixed and
  * documented (upstream iterates a Go map, so its order is random; SPEC §9.1):
  *
- *     CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet
+ *     CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, TrainJobStatus, JobSet
  *
  * Consequences: component objects are emitted PodGroups first, then MPI/Flux ConfigMaps and
- * Secrets, then the JobSet; PlainML upserts the user env before XGBoost adds its DMLC_* vars.
- * Plugins not built yet keep their slot in this order when added.
+ * Secrets and the status server's `<trainjob>-tls-config` ConfigMap, then the JobSet; PlainML
+ * upserts the user env before XGBoost adds its DMLC_* vars. Plugins not built yet keep their slot
+ * in this order when added.
  *
- * Adding a plugin = one file common/plugin_<name>.c defining `const struct kt_plugin
+ * Adding a plugin = one file common/plugins/plugin_<name>.c defining `const struct kt_plugin
  * kt_plugin_<name>`, its declaration in common/plugins/plugins.h, and one entry in the table in
- * framework.c at its documented position.
+ * common/plugins/plugins.c at its documented position (common/README.md).
  *
  * Writing a plugin:
  * - Self-gate first (`if (!b->rt->ml.present || b->rt->ml.kind != KT_POLICY_MPI) return 0;`).
@@ -95,6 +96,15 @@ struct kt_view {
 const json_t *kt_view_get(const struct kt_view *view, const char *api_version, const char *kind,
                           const char *ns, const char *name);
 
+/* Where the status server runs, for builds with the feature gate TrainJobStatus on (SPEC
+ * §3.11, §5.8): trainer pods get its URL, CA and a token. Strings borrowed. */
+struct kt_status_server {
+    const char *service;    /* certManagement.webhookServiceName */
+    const char *namespace_; /* the operator namespace (holds the certificate Secret) */
+    const char *secret;     /* certManagement.webhookSecretName */
+    int32_t port;           /* statusServer.port */
+};
+
 /* The state one build pass hands to plugins. Plugins may change info, trainer_command and
  * trainer_args; the framework owns everything here. */
 struct kt_build {
@@ -105,6 +115,8 @@ struct kt_build {
     json_t *trainer_command; /* owned copy of spec.trainer.command, NULL when unset; torchtune
                                 and Flux replace it; the JobSet builder writes it */
     json_t *trainer_args;    /* owned copy of spec.trainer.args, NULL when unset */
+    /* The framework's status_server: NULL = feature gate TrainJobStatus off. Borrowed. */
+    const struct kt_status_server *status_server;
 };
 
 /* The inputs of one validation. */
@@ -166,6 +178,9 @@ struct kt_plugin_adapter {
 struct kt_framework {
     const struct kt_plugin *const *plugins;
     size_t n;
+    /* Feature gate TrainJobStatus (alpha, off by default as upstream): NULL = off; else the
+     * TrainJobStatus plugin wires trainer pods to this status server. Borrowed. */
+    const struct kt_status_server *status_server;
 };
 
 /* Check a table: ABI versions, and at most one status plugin (KT_EINVAL

@@ -281,8 +281,15 @@ static int on_event(void *ud, const struct kt_kube_watch_event *ev)
     return 0;
 }
 
-/* Replace the store with a LIST's items: adds and updates for what changed, deletes for what
- * is gone. */
+/* kt_kube_list_opts.each: prepare every item as its page arrives, so a LIST never holds
+ * more than one page of unprepared objects. */
+static json_t *prepare_each(json_t *item, void *ud)
+{
+    return prepare(ud, item);
+}
+
+/* Replace the store with a LIST's (prepared) items: adds and updates for what changed, deletes for
+ * what is gone. */
 static void replace(struct kt_informer *inf, json_t *items)
 {
     json_t *seen = json_object();
@@ -296,7 +303,7 @@ static void replace(struct kt_informer *inf, json_t *items)
         char *key = obj_key(v);
         if (key) {
             json_object_set_new(seen, key, json_true());
-            upsert(inf, prepare(inf, json_incref(v)));
+            upsert(inf, json_incref(v)); /* prepared as its page arrived (do_list) */
             free(key);
         }
     }
@@ -325,6 +332,8 @@ static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struc
     o.label_selector = inf->label_selector;
     o.field_selector = inf->field_selector;
     o.limit = inf->page_size;
+    o.each = prepare_each;
+    o.each_ud = inf;
     if (kt_kube_list(loop->client, &inf->gvr, inf->ns, &o, &list, err) < 0) {
         return -1;
     }

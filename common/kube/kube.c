@@ -222,6 +222,12 @@ const struct kt_kube_status *kt_kube_client_last_status(const struct kt_kube_cli
     return &c->last;
 }
 
+void kt_kube_client_set_timeouts(struct kt_kube_client *c, long request_ms, long connect_ms)
+{
+    c->request_ms = request_ms;
+    c->connect_ms = connect_ms;
+}
+
 unsigned long kt_kube_client_retries(const struct kt_kube_client *c)
 {
     return atomic_load(&c->retries);
@@ -308,7 +314,10 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
     }
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->cfg->request_ms);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, c->request_ms ? c->request_ms : c->cfg->request_ms);
+    if (c->connect_ms) {
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
@@ -612,6 +621,19 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, co
     return rc;
 }
 
+/* Replace each item of items by each(item) (an item each returns NULL for becomes null). */
+static void map_items(json_t *items, json_t *(*each)(json_t *, void *), void *ud)
+{
+    size_t i;
+    json_t *v;
+
+    json_array_foreach(items, i, v)
+    {
+        json_t *kept = each(json_incref(v), ud);
+        json_array_set_new(items, i, kept ? kept : json_null());
+    }
+}
+
 static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
                     const struct kt_kube_list_opts *o, json_t **out, struct kt_err *err)
 {
@@ -626,6 +648,9 @@ static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, con
         }
         free(cont);
         cont = NULL;
+        if (o->each) {
+            map_items(json_object_get(page, "items"), o->each, o->each_ud);
+        }
         if (!all) {
             all = json_incref(page);
         } else {

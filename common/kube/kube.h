@@ -152,6 +152,10 @@ void kt_kube_client_free(struct kt_kube_client *c);
  * "AlreadyExists" from "Conflict" (both 409). */
 const struct kt_kube_status *kt_kube_client_last_status(const struct kt_kube_client *c);
 
+/* Per-client timeouts for non-watch requests (ms; 0 = the config's), for callers that must
+ * give up sooner than everyone else (the leader elector's Lease calls). */
+void kt_kube_client_set_timeouts(struct kt_kube_client *c, long request_ms, long connect_ms);
+
 /* How many attempts the retry policy of kt_kube_request has repeated on c so far (for
  * metrics and tests). The only client function that may be called from another thread. */
 unsigned long kt_kube_client_retries(const struct kt_kube_client *c);
@@ -180,6 +184,10 @@ struct kt_kube_list_opts {
     long limit;                   /* page size (list); 0 = no paging */
     long timeout_seconds;         /* watch: server-side timeout; 0 = the server's default */
     bool allow_bookmarks;         /* watch: allowWatchBookmarks=true */
+    /* list: applied to every item as its page arrives (steals item, returns what to keep in
+     * its place), so a paged LIST holds one page of full objects at a time; NULL = none. */
+    json_t *(*each)(json_t *item, void *ud);
+    void *each_ud;
 };
 
 /* LIST every page (following metadata.continue) into one object {"kind":"<X>List",

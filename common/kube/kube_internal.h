@@ -43,6 +43,8 @@ struct kt_kube_client {
     bool body_too_big;
     struct kt_kube_status last;
     atomic_ulong retries; /* attempts repeated by the retry policy */
+    long request_ms;      /* this client's request timeout; 0 = the config's */
+    long connect_ms;      /* this client's connect timeout; 0 = the config's */
     char errbuf[CURL_ERROR_SIZE];
 };
 

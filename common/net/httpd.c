@@ -71,7 +71,9 @@ struct kt_httpd {
     char *key_file;
     char *priority; /* GnuTLS priority string (TLS mode) */
     size_t max_body;
-    unsigned max_conns, timeout_s, threads, reload_ms, builtins;
+    size_t max_inflight_body;
+    atomic_size_t body_bytes; /* charged by requests buffering a body (req_ctx.charged) */
+    unsigned max_conns, max_conns_per_ip, timeout_s, threads, reload_ms, builtins;
     struct kt_metric *m_requests; /* NULL without a registry */
     struct kt_metric *m_latency;
     struct kt_metrics *metrics;
@@ -93,6 +95,8 @@ struct kt_httpd {
     unsigned inflight; /* requests started and not yet completed */
     bool watcher_running, watcher_stop;
     pthread_t watcher;
+    pthread_mutex_t conn_mu; /* guards conns and the conn_ctx fields it names */
+    struct conn_ctx *conns;  /* open connections (for the header deadline) */
 };
 
 /* Per TCP connection (MHD socket context). */
@@ -100,6 +104,12 @@ struct conn_ctx {
     uint32_t magic;
     struct kt_httpd *h;
     struct creds *creds; /* the snapshot this connection's handshake used, referenced */
+    /* guarded by h->conn_mu: */
+    struct conn_ctx *prev, *next;
+    int fd;
+    struct timespec since; /* accepted, or the previous request ended (monotonic) */
+    bool in_request;       /* a request's headers are in and it is not finished */
+    bool cut;              /* shut down by the header deadline */
 };
 
 /* Per HTTP request (MHD con_cls); one owner, released in request_completed(). */
@@ -109,7 +119,9 @@ struct req_ctx {
     struct timespec t0;
     unsigned status;  /* what we answered; 0 = nothing queued */
     bool too_big;     /* the body passed max_body; body is released */
-    size_t discarded; /* bytes dropped after that */
+    bool refused;     /* no budget or no memory for the body: 503; body is released */
+    size_t charged;   /* bytes of h->body_bytes this request holds (its buffer's allocation) */
+    size_t discarded; /* bytes dropped after too_big or refused */
 };
 
 /* ---- credentials ---- */
@@ -288,6 +300,8 @@ static void creds_check(struct kt_httpd *h)
     }
 }
 
+static void conns_sweep(struct kt_httpd *h);
+
 static void *watcher_main(void *arg)
 {
     struct kt_httpd *h = arg;
@@ -307,7 +321,10 @@ static void *watcher_main(void *arg)
             break;
         }
         pthread_mutex_unlock(&h->mu);
-        creds_check(h);
+        if (h->cert_file) {
+            creds_check(h);
+        }
+        conns_sweep(h);
         pthread_mutex_lock(&h->mu);
     }
     pthread_mutex_unlock(&h->mu);
@@ -354,6 +371,95 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
     return 0;
 }
 
+/* ---- the header deadline ----
+ * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few
+ * seconds never trips it. Each connection must deliver a request's headers within timeout_s
+ * of being accepted (TLS handshake included) or of its previous request's end; the watcher
+ * thread shuts the socket down (the descriptor stays libmicrohttpd's, which then closes the
+ * connection as if the client had gone). */
+
+static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct kt_httpd *h = cc->h;
+
+    cc->fd = ci ? (int)ci->connect_fd : -1;
+    clock_gettime(CLOCK_MONOTONIC, &cc->since);
+    pthread_mutex_lock(&h->conn_mu);
+    cc->next = h->conns;
+    if (h->conns) {
+        h->conns->prev = cc;
+    }
+    h->conns = cc;
+    pthread_mutex_unlock(&h->conn_mu);
+}
+
+static void conn_untrack(struct conn_ctx *cc)
+{
+    struct kt_httpd *h = cc->h;
+
+    pthread_mutex_lock(&h->conn_mu);
+    if (cc->prev) {
+        cc->prev->next = cc->next;
+    } else {
+        h->conns = cc->next;
+    }
+    if (cc->next) {
+        cc->next->prev = cc->prev;
+    }
+    cc->prev = cc->next = NULL;
+    pthread_mutex_unlock(&h->conn_mu);
+}
+
+static struct conn_ctx *conn_of(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn_ctx *cc = ci ? ci->socket_context : NULL;
+
+    return cc && cc->magic == CONN_MAGIC ? cc : NULL;
+}
+
+/* A request's headers are in (in_request) or it ended (the clock restarts). */
+static void conn_mark(struct MHD_Connection *conn, bool in_request)
+{
+    struct conn_ctx *cc = conn_of(conn);
+
+    if (!cc) {
+        return;
+    }
+    pthread_mutex_lock(&cc->h->conn_mu);
+    cc->in_request = in_request;
+    if (!in_request) {
+        clock_gettime(CLOCK_MONOTONIC, &cc->since);
+    }
+    pthread_mutex_unlock(&cc->h->conn_mu);
+}
+
+/* Shut down every connection waiting for headers for longer than timeout_s. */
+static void conns_sweep(struct kt_httpd *h)
+{
+    struct timespec now;
+    unsigned cut = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&h->conn_mu);
+    for (struct conn_ctx *cc = h->conns; cc; cc = cc->next) {
+        if (!cc->in_request && !cc->cut && cc->fd >= 0 &&
+            now.tv_sec - cc->since.tv_sec > (time_t)h->timeout_s) {
+            shutdown(cc->fd, SHUT_RDWR);
+            cc->cut = true;
+            cut++;
+        }
+    }
+    pthread_mutex_unlock(&h->conn_mu);
+    if (cut) {
+        kt_log_debug(LOG, "closed %u connections without request headers after %us server=%s", cut,
+                     h->timeout_s, h->name);
+    }
+}
+
 static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_ctx,
                               enum MHD_ConnectionNotificationCode toe)
 {
@@ -361,14 +467,21 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
 
     (void)conn;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        cc = kt_xcalloc(1, sizeof(*cc));
+        cc = kt_try_malloc(sizeof(*cc)); /* NULL: this connection's handshake fails */
+        if (!cc) {
+            *socket_ctx = NULL;
+            return;
+        }
+        memset(cc, 0, sizeof(*cc));
         cc->magic = CONN_MAGIC;
         cc->h = cls;
+        conn_track(cc, conn);
         *socket_ctx = cc;
         return;
     }
     cc = *socket_ctx;
     if (cc) {
+        conn_untrack(cc);
         creds_unref(cc->creds);
         cc->magic = 0;
         free(cc);
@@ -468,6 +581,65 @@ static enum MHD_Result send_too_big(struct kt_httpd *h, struct MHD_Connection *c
     return send_text(h, conn, rc, MHD_HTTP_CONTENT_TOO_LARGE, msg);
 }
 
+static enum MHD_Result send_busy(struct kt_httpd *h, struct MHD_Connection *conn,
+                                 struct req_ctx *rc)
+{
+    struct kt_httpd_response resp = {0};
+
+    kt_httpd_response_set(&resp, MHD_HTTP_SERVICE_UNAVAILABLE, TEXT,
+                          "server busy: too many request bytes in flight, retry later\n");
+    kt_httpd_response_header(&resp, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    return send_response(h, conn, rc, &resp);
+}
+
+/* ---- the body budget ---- */
+
+/* Take n bytes of the server's body budget; false (nothing taken) when it would overflow. */
+static bool budget_take(struct kt_httpd *h, size_t n)
+{
+    size_t cur = atomic_load(&h->body_bytes);
+
+    do {
+        if (n > h->max_inflight_body || cur > h->max_inflight_body - n) {
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&h->body_bytes, &cur, cur + n));
+    return true;
+}
+
+/* Free the request's body and give its share of the budget back. */
+static void body_drop(struct kt_httpd *h, struct req_ctx *rc)
+{
+    kt_buf_release(&rc->body);
+    if (rc->charged) {
+        atomic_fetch_sub(&h->body_bytes, rc->charged);
+        rc->charged = 0;
+    }
+}
+
+/* Grow the body buffer to hold need bytes (<= max_body), charging the allocation to the budget
+ * first. -1 when the budget is spent or the allocation fails: the caller refuses the request
+ * (503); nothing else is affected. */
+static int body_reserve(struct kt_httpd *h, struct req_ctx *rc, size_t need)
+{
+    size_t cap = kt_buf_cap_for(&rc->body, need);
+    struct kt_err err = {0};
+
+    if (cap > rc->charged) {
+        if (!budget_take(h, cap - rc->charged)) {
+            kt_log_debug(LOG, "body budget of %zu bytes spent, refusing a request server=%s",
+                         h->max_inflight_body, h->name);
+            return -1;
+        }
+        rc->charged = cap;
+    }
+    if (kt_buf_try_reserve(&rc->body, need, &err) < 0) {
+        kt_log_warn(LOG, "cannot buffer a request body server=%s: %s", h->name, err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- requests ---- */
 
 const char *kt_httpd_request_header(const struct kt_httpd_request *req, const char *name)
@@ -492,11 +664,14 @@ static const struct route *route_find(const struct kt_httpd *h, const char *meth
 {
     *path_known = false;
     for (size_t i = 0; i < h->n_routes; i++) {
-        if (strcmp(h->routes[i].path, path) != 0) {
+        const char *rp = h->routes[i].path;
+        size_t n = strlen(rp);
+        bool prefix = n > 0 && rp[n - 1] == '*';
+        if (prefix ? strncmp(rp, path, n - 1) != 0 : strcmp(rp, path) != 0) {
             continue;
         }
         *path_known = true;
-        if (strcmp(h->routes[i].method, method) == 0) {
+        if (strcmp(h->routes[i].method, "*") == 0 || strcmp(h->routes[i].method, method) == 0) {
             return &h->routes[i];
         }
     }
@@ -524,27 +699,33 @@ static enum MHD_Result send_not_allowed(struct kt_httpd *h, struct MHD_Connectio
     return send_response(h, conn, rc, &resp);
 }
 
-/* True when the request announces more body than we accept (an unparseable length is left
- * to libmicrohttpd, which answers 400). */
-static bool announced_too_big(const struct kt_httpd *h, struct MHD_Connection *conn)
+/* The announced Content-Length, or 0 when absent (chunked) or unparseable (left to
+ * libmicrohttpd, which answers 400). */
+static uint64_t announced_length(struct MHD_Connection *conn)
 {
     const char *cl =
         MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     int64_t n = 0;
 
     if (!cl || kt_str_to_i64(kt_str_c(cl), 0, INT64_MAX, &n, NULL) < 0) {
-        return false;
+        return 0;
     }
-    return (uint64_t)n > h->max_body;
+    return (uint64_t)n;
 }
 
 /* First call for a request: the headers are in. Answer 404/405/413 at once, else accept. */
 static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *conn,
                                      const char *url, const char *method, void **con_cls)
 {
-    struct req_ctx *rc = kt_xcalloc(1, sizeof(*rc));
+    struct req_ctx *rc = kt_try_malloc(sizeof(*rc));
     bool path_known = false;
+    uint64_t announced;
 
+    conn_mark(conn, true);
+    if (!rc) {
+        return MHD_NO; /* out of memory: this connection is closed, nothing else */
+    }
+    memset(rc, 0, sizeof(*rc));
     clock_gettime(CLOCK_MONOTONIC, &rc->t0);
     kt_buf_init(&rc->body, h->max_body);
     pthread_mutex_lock(&h->mu);
@@ -558,27 +739,51 @@ static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *
     if (!rc->route) {
         return send_not_allowed(h, conn, rc, url);
     }
-    if (announced_too_big(h, conn)) {
+    announced = announced_length(conn);
+    if (announced > h->max_body) {
         return send_too_big(h, conn, rc);
+    }
+    /* A known length is reserved (and charged) whole, up front: one allocation, and a busy
+     * server says so before the client sends the body. */
+    if (announced > 0 && body_reserve(h, rc, (size_t)announced) < 0) {
+        body_drop(h, rc);
+        return send_busy(h, conn, rc);
     }
     return MHD_YES;
 }
 
+/* Buffer n more body bytes; -1 (and the body dropped, too_big or refused set) when they do
+ * not fit the cap, the budget or memory. */
+static int body_store(struct kt_httpd *h, struct req_ctx *rc, const char *data, size_t n)
+{
+    int ok;
+
+    if (n > h->max_body || rc->body.len > h->max_body - n) {
+        rc->too_big = true;
+        kt_log_warn(LOG, "request body over %zu bytes server=%s", h->max_body, h->name);
+    } else if (body_reserve(h, rc, rc->body.len + n) < 0) {
+        rc->refused = true;
+    } else {
+        ok = kt_buf_append(&rc->body, data, n, NULL); /* fits: reserved above */
+        KT_ASSERT(ok == 0);
+        return 0;
+    }
+    body_drop(h, rc);
+    return -1;
+}
+
 /* A piece of the body. libmicrohttpd 0.9.75 cannot queue a response in the middle of an
- * upload, so past the cap the rest is read and dropped and 413 goes out once the body ends;
- * a body that keeps coming past DISCARD_FACTOR times the cap gets its connection cut. */
+ * upload, so past the cap (or without budget) the rest is read and dropped and 413 (503) goes
+ * out once the body ends; a body that keeps coming past DISCARD_FACTOR times the cap gets its
+ * connection cut. */
 static enum MHD_Result request_body(struct kt_httpd *h, struct req_ctx *rc, const char *data,
                                     size_t n)
 {
     if (rc->status) {
         return MHD_YES; /* already answered; libmicrohttpd discards the rest */
     }
-    if (!rc->too_big && kt_buf_append(&rc->body, data, n, NULL) == 0) {
+    if (!rc->too_big && !rc->refused && body_store(h, rc, data, n) == 0) {
         return MHD_YES;
-    }
-    if (!rc->too_big) {
-        rc->too_big = true; /* the failed append released the buffer */
-        kt_log_warn(LOG, "request body over %zu bytes server=%s", h->max_body, h->name);
     }
     rc->discarded += n;
     return rc->discarded / DISCARD_FACTOR > h->max_body ? MHD_NO : MHD_YES;
@@ -624,6 +829,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (rc->too_big) {
         return send_too_big(h, conn, rc);
     }
+    if (rc->refused) {
+        return send_busy(h, conn, rc);
+    }
     return request_dispatch(h, conn, rc, url, method);
 }
 
@@ -641,8 +849,8 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
     struct kt_httpd *h = cls;
     struct req_ctx *rc = *con_cls;
 
-    (void)conn;
     (void)toe;
+    conn_mark(conn, false);
     if (!rc) {
         return;
     }
@@ -655,7 +863,7 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
         kt_metric_inc(h->m_requests, labels);
         kt_metric_observe(h->m_latency, labels, elapsed_s(&rc->t0));
     }
-    kt_buf_release(&rc->body);
+    body_drop(h, rc);
     free(rc);
     *con_cls = NULL;
     pthread_mutex_lock(&h->mu);
@@ -764,6 +972,17 @@ static int check_priority(const char *prio, struct kt_err *err)
     return 0;
 }
 
+/* A quarter of the connection limit, but never below 16 (or the limit itself). */
+static unsigned default_per_ip(unsigned max_conns)
+{
+    unsigned per = max_conns / 4;
+
+    if (per < 16) {
+        per = max_conns < 16 ? max_conns : 16;
+    }
+    return per;
+}
+
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err)
 {
     struct kt_httpd *h = kt_xcalloc(1, sizeof(*h));
@@ -771,6 +990,7 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     h->name = kt_xstrdup(opts->name ? opts->name : "http");
     h->listen_fd = MHD_INVALID_SOCKET;
     pthread_mutex_init(&h->mu, NULL);
+    pthread_mutex_init(&h->conn_mu, NULL);
     pthread_cond_init(&h->cond_watch, NULL);
     pthread_cond_init(&h->cond_idle, NULL);
     if (parse_listen(h, opts->listen, err) < 0) {
@@ -787,7 +1007,14 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     }
     h->priority = kt_xstrdup(opts->https_priority ? opts->https_priority : KT_HTTPD_TLS_PRIORITIES);
     h->max_body = opts->max_body ? opts->max_body : KT_HTTPD_DEFAULT_MAX_BODY;
+    h->max_inflight_body =
+        opts->max_inflight_body ? opts->max_inflight_body : KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY;
+    atomic_init(&h->body_bytes, 0);
     h->max_conns = opts->max_conns ? opts->max_conns : KT_HTTPD_DEFAULT_MAX_CONNS;
+    /* One address cannot take every slot: a flood from one pod leaves room for the API
+     * server (which connects from its own address). */
+    h->max_conns_per_ip =
+        opts->max_conns_per_ip ? opts->max_conns_per_ip : default_per_ip(h->max_conns);
     h->timeout_s = opts->timeout_s ? opts->timeout_s : KT_HTTPD_DEFAULT_TIMEOUT_S;
     h->threads = opts->threads;
     h->reload_ms = opts->reload_ms ? opts->reload_ms : KT_HTTPD_DEFAULT_RELOAD_MS;
@@ -871,7 +1098,8 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
+        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
         MHD_OPTION_STRICT_FOR_CLIENT, 1,
         h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
         h->threads > 1 ? h->threads : h->max_conns,
@@ -894,14 +1122,11 @@ int kt_httpd_start(struct kt_httpd *h, struct kt_err *err)
     atomic_store(&h->serving, true);
     info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : 0;
-    if (h->cert_file) {
-        if (pthread_create(&h->watcher, NULL, watcher_main, h) != 0) {
-            kt_httpd_stop(h, 0);
-            return kt_err_set(err, KT_EINTERNAL, "%s: cannot start the certificate watcher",
-                              h->name);
-        }
-        h->watcher_running = true;
+    if (pthread_create(&h->watcher, NULL, watcher_main, h) != 0) {
+        kt_httpd_stop(h, 0);
+        return kt_err_set(err, KT_EINTERNAL, "%s: cannot start the watcher thread", h->name);
     }
+    h->watcher_running = true;
     kt_log_info(LOG, "listening server=%s port=%u tls=%s", h->name, (unsigned)h->port,
                 h->cert_file ? "true" : "false");
     return 0;
@@ -1013,6 +1238,7 @@ void kt_httpd_free(struct kt_httpd *h)
     pthread_cond_destroy(&h->cond_watch);
     pthread_cond_destroy(&h->cond_idle);
     pthread_mutex_destroy(&h->mu);
+    pthread_mutex_destroy(&h->conn_mu);
     free(h);
 }
 

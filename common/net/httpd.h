@@ -1,10 +1,11 @@
 /* common/net/httpd.h - the HTTP(S) server both daemons use (the only libmicrohttpd user).
  *
  * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), exact method+path
- * routing, a hard request body cap, connection limit and per-connection timeout, an epoll
- * thread pool, certificate files reloaded without dropping requests, graceful shutdown, and
- * the built-in /healthz, /readyz and /metrics. It knows nothing about AdmissionReview: the
- * webhook registers a handler. */
+ * routing, a hard request body cap, a budget for body bytes held across all connections
+ * (503 past it; a failed allocation fails the one request), connection limit and per-connection
+ * timeout, an epoll thread pool, certificate files reloaded without dropping requests, graceful
+ * shutdown, and the built-in /healthz, /readyz and /metrics. It knows nothing about
+ * AdmissionReview: the webhook registers a handler. */
 #ifndef KT_HTTPD_H
 #define KT_HTTPD_H
 
@@ -16,16 +17,22 @@
 #include "common/net/metrics.h"
 
 #define KT_HTTPD_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* bytes, like the API server's limit */
+/* Request body bytes held at once across all connections of one server; past it a new body
+ * is refused with 503 (never buffered). 32 MiB: ten full-size bodies; with 1024 connections'
+ * own buffers the webhook stays well inside its 128Mi limit (README "Limits"). */
+#define KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY (32u * 1024 * 1024)
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u
 #define KT_HTTPD_DEFAULT_TIMEOUT_S 10u   /* idle/handshake/slow-header cut-off */
 #define KT_HTTPD_DEFAULT_RELOAD_MS 1000u /* certificate file check period */
 #define KT_HTTPD_DEFAULT_GRACE_MS 10000u /* kt_httpd_stop's wait for in-flight requests */
 #define KT_HTTPD_MAX_EXTRA_HEADERS 8
 /* GnuTLS priorities: TLS 1.3 and 1.2 only; AES-GCM and ChaCha20-Poly1305 (AEAD only);
- * ECDHE key exchange only (no static RSA, no finite-field DHE); server picks the order. */
+ * ECDHE key exchange only (no static RSA, no finite-field DHE, and no ffdhe groups in TLS 1.3,
+ * whose key exchange is chosen by group); server picks the order. */
 #define KT_HTTPD_TLS_PRIORITIES                                                                    \
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"            \
-    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA:%SERVER_PRECEDENCE"
+    "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA:-GROUP-DH-ALL:"             \
+    "%SERVER_PRECEDENCE"
 
 /* Built-in routes (bit flags for kt_httpd_opts.builtins). */
 #define KT_HTTPD_HEALTH 1u  /* GET /healthz and GET /readyz */
@@ -88,7 +95,9 @@ struct kt_httpd_opts {
     const char *cert_file;      /* PEM certificate (chain); with key_file enables TLS */
     const char *key_file;       /* PEM private key */
     size_t max_body;            /* 0 = KT_HTTPD_DEFAULT_MAX_BODY */
+    size_t max_inflight_body;   /* body bytes buffered across connections; 0 = the default */
     unsigned max_conns;         /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
+    unsigned max_conns_per_ip;  /* from one address; 0 = max_conns/4 (>= 16) */
     unsigned timeout_s;         /* 0 = KT_HTTPD_DEFAULT_TIMEOUT_S */
     unsigned threads;           /* worker threads (epoll each); 0 or 1 = one thread */
     unsigned reload_ms;         /* 0 = KT_HTTPD_DEFAULT_RELOAD_MS */
@@ -108,7 +117,9 @@ struct kt_httpd; /* opaque */
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err);
 
 /* Route method+path (exact match) to fn. Call before kt_httpd_start(). A second handler for
- * the same method+path replaces the first. Does not retain method or path. */
+ * the same method+path replaces the first. A path ending in '*' matches every path with that
+ * prefix ("/" followed by "*" = all), method "*" every method (the handler then answers 404/405
+ * itself); routes are tried in registration order. Does not retain method or path. */
 void kt_httpd_route(struct kt_httpd *h, const char *method, const char *path,
                     kt_httpd_handler_fn *fn, void *arg);
 

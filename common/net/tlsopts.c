@@ -178,6 +178,6 @@ char *kt_tls_priority(const struct kt_tls_options *tls, struct kt_strv *warnings
         }
     }
     return kt_xasprintf("NORMAL:-VERS-ALL:%s:-CIPHER-ALL:%s:-MAC-ALL:+AEAD:-KX-ALL:%s:"
-                        "%%SERVER_PRECEDENCE",
+                        "-GROUP-DH-ALL:%%SERVER_PRECEDENCE",
                         vers, ciphers[0] ? ciphers : DEF_CIPHERS, kx[0] ? kx : DEF_KX);
 }

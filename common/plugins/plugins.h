@@ -15,6 +15,7 @@ extern const struct kt_plugin kt_plugin_xgboost;
 extern const struct kt_plugin kt_plugin_flux;
 extern const struct kt_plugin kt_plugin_coscheduling;
 extern const struct kt_plugin kt_plugin_volcano;
+extern const struct kt_plugin kt_plugin_trainjobstatus;
 
 /* The built-in table (file-scope constant in plugins.c), in the fixed order of framework.h.
  * fw borrows the table; it is valid forever. */

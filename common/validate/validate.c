@@ -123,6 +123,20 @@ static json_t *decode(const struct kt_validator *v, const char *kind, const json
     return copy;
 }
 
+/* The old object of an update as the API server holds it: what it stored was pruned (unknown
+ * fields dropped without error) and defaulted, so an old manifest with a stale field is
+ * still the old object of the update, never silently a create. */
+static json_t *decode_stored(const struct kt_validator *v, const char *kind, const json_t *old)
+{
+    json_t *copy = json_deep_copy(old);
+    struct kt_strv unknown;
+    kt_strv_init(&unknown);
+    kt_validate_prune(v, kind, copy, &unknown);
+    kt_strv_release(&unknown);
+    kt_validate_defaults(v, kind, copy);
+    return copy;
+}
+
 int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
                        const json_t *obj, const json_t *old, time_t now,
                        const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
@@ -147,10 +161,7 @@ int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_fr
         goto out;
     }
     if (old) {
-        struct kt_vresult ignored;
-        kt_vresult_init(&ignored);
-        oo = decode(v, kind, old, &ignored);
-        kt_vresult_release(&ignored);
+        oo = decode_stored(v, kind, old);
     }
     if (strcmp(kind, "TrainJob") == 0) {
         kt_validate_default_trainjob(o, oo, now);

@@ -38,7 +38,10 @@
 #include "common/validate/validate_webhook.h"
 
 /* The whole pipeline for one document of kind TrainJob, TrainingRuntime or
- * ClusterTrainingRuntime: steps 1-5 on a copy of obj (not modified; old may be NULL).
+ * ClusterTrainingRuntime: steps 1-5 on a copy of obj (not modified). old NULL = CREATE;
+ * otherwise an UPDATE from old (not modified), read as the API server stored it (unknown
+ * fields pruned without error, defaults applied): transition rules, the defaulter's time
+ * keeping and the webhooks' update rules then run exactly as for kt-webhook's UPDATE review.
  * Returns 0 (problems, if any, in r), -1 + err when the webhook step failed internally. */
 KT_MUST_CHECK int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
                                      const json_t *obj, const json_t *old, time_t now,

@@ -2,7 +2,7 @@
 # tests/integration/run.sh [TEST...] - the integration tier on a REAL kube-apiserver + etcd.
 # Builds the control plane if needed (tests/cluster/build.sh), starts one cluster in a temp dir,
 # runs every executable tests/integration/*.sh (crd_*.sh first, cluster_*.sh last), every
-# binary of build/plain/itests/ (after `make -s itests`), each with the env file as $1 (shell
+# binary of build/plain/itests/ and build/address-undefined/itests/ (after `make -s itests`), each with the env file as $1 (shell
 # tests source lib.sh and print `ok NAME` / `FAIL NAME: why` lines; C tests end with their own
 # `N passed, N failed` line). Prints one line per check and a final
 # `N passed, N failed`, dumps the control plane logs when something failed, and always stops the
@@ -84,14 +84,22 @@ if ! tests/cluster/build.sh >/dev/null; then
 fi
 itests=()
 if ls tests/integration/itest_*.c >/dev/null 2>&1; then
-    if make -s itests; then
-        for b in build/plain/itests/itest_*; do
-            [ -x "$b" ] && itests+=("$b")
-        done
-    else
-        echo "FAIL make-itests: make -s itests failed"
-        fail=$((fail + 1))
-    fi
+    # The C tests run twice: plain and under ASan+UBSan, so faults on the real API server are
+    # memory-checked too (KT_ITEST_ASAN=0 skips the second build and run).
+    variants=(plain)
+    [ "${KT_ITEST_ASAN:-1}" = 1 ] && variants+=(address-undefined)
+    for v in "${variants[@]}"; do
+        san=""
+        [ "$v" = plain ] || san=address,undefined
+        if make -s SANITIZER="$san" WERROR=1 itests; then
+            for b in "build/$v/itests/itest_"*; do
+                [ -x "$b" ] && itests+=("$b")
+            done
+        else
+            echo "FAIL make-itests: make -s SANITIZER=$san itests failed"
+            fail=$((fail + 1))
+        fi
+    done
 fi
 
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-itest.XXXXXX")
@@ -116,7 +124,10 @@ for t in ${shells[@]+"${shells[@]}"}; do
 done
 for b in ${itests[@]+"${itests[@]}"}; do
     wanted "$b" "$@" || continue
-    run_one "$(basename "$b")" "$b" "$D/env"
+    case "$b" in
+    build/plain/*) run_one "$(basename "$b")" "$b" "$D/env" ;;
+    *) run_one "asan/$(basename "$b")" "$b" "$D/env" ;;
+    esac
 done
 # Last: the harness tests restart the API server and start other clusters.
 for t in tests/integration/cluster_*.sh; do

@@ -3,8 +3,13 @@
 
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "common/base/buf.h"
 #include "common/base/err.h"
+#include "common/base/log.h"
 #include "common/base/mem.h"
 #include "common/base/str.h"
 
@@ -20,6 +25,56 @@ static void test_buf_cap(void)
     CHECK_EQ_INT(err.code, KT_ETOOBIG);
     CHECK(b.data == NULL);
     kt_buf_release(&b);
+}
+
+/* The request path's growth: the allocation is known before it happens (the body budget
+ * charges it), reserving never reallocates an append that fits, and past max it fails. */
+static void test_buf_try_reserve(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    char *before;
+
+    kt_buf_init(&b, 1000);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 10), 64);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 700), 1001); /* clamped to max + NUL */
+    CHECK_OK(kt_buf_try_reserve(&b, 700, &err));
+    CHECK_EQ_INT((int)b.cap, 1001);
+    CHECK_EQ_STR(b.data, "");
+    before = b.data;
+    CHECK_OK(kt_buf_append(&b, "abc", 3, &err));
+    CHECK(b.data == before);
+    CHECK_EQ_INT((int)kt_buf_cap_for(&b, 1000), 1001);
+    CHECK_EQ_INT(kt_buf_try_reserve(&b, 1001, &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    CHECK(b.data == NULL);
+    kt_buf_release(&b);
+}
+
+/* One record is one line: control characters in a message are escaped. */
+static void test_log_one_line(void)
+{
+    char path[] = "/tmp/kt-test-log-XXXXXX";
+    char got[512] = {0};
+    int fd = mkstemp(path), saved = dup(2);
+    size_t lines = 0;
+
+    CHECK(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    kt_log_error("test", "a\nb\rc\x01"
+                         "d\te");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    CHECK(pread(fd, got, sizeof(got) - 1, 0) > 0);
+    close(fd);
+    unlink(path);
+    for (const char *p = got; *p; p++) {
+        lines += *p == '\n';
+    }
+    CHECK_EQ_INT((int)lines, 1);
+    CHECK(strstr(got, " error test a\\nb\\rc\\x01d\te\n") != NULL);
 }
 
 static void test_buf_printf_take(void)
@@ -123,6 +178,8 @@ int main(void)
 {
     kt_mem_init();
     test_buf_cap();
+    test_buf_try_reserve();
+    test_log_one_line();
     test_buf_printf_take();
     test_buf_read_file();
     test_str_to_i64();

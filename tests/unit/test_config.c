@@ -371,12 +371,43 @@ static void test_missing_file(void)
     kt_config_release(&c);
 }
 
+/* --feature-gates over the file's featureGates (SPEC §5.7). */
+static void test_feature_gates(void)
+{
+    struct kt_config c;
+    struct kt_err err = {0};
+    kt_config_default(&c);
+    CHECK(!kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, false)); /* off by default */
+    CHECK_OK(kt_config_set_gates(&c, "TrainJobStatus=true", &err));
+    CHECK(kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, false));
+    CHECK_OK(kt_config_set_gates(&c, "TrainJobStatus=False", &err));
+    CHECK(!kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, true));
+    CHECK_EQ_INT((int)c.feature_gates.len, 1);
+    CHECK_OK(kt_config_set_gates(&c, "", &err));
+    CHECK(kt_config_set_gates(&c, "Nope=true", &err) != 0);
+    CHECK_EQ_STR(err.msg, "unrecognized feature gate: Nope");
+    CHECK(kt_config_set_gates(&c, "TrainJobStatus=yes", &err) != 0);
+    CHECK_EQ_STR(err.msg, "invalid value of TrainJobStatus=yes, err: must be true or false");
+    CHECK(kt_config_set_gates(&c, "TrainJobStatus", &err) != 0);
+    CHECK(!kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, true)); /* unchanged by the failures */
+    kt_config_release(&c);
+    /* the file's featureGates, then the flag */
+    static const char file[] = "apiVersion: config.trainer.kubeflow.org/v1alpha1\n"
+                               "kind: Configuration\nfeatureGates:\n  TrainJobStatus: true\n";
+    CHECK_OK(kt_config_load_data("c.yaml", file, sizeof(file) - 1, &c, &err));
+    CHECK(kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, false));
+    CHECK_OK(kt_config_set_gates(&c, "TrainJobStatus=false", &err));
+    CHECK(!kt_config_gate(&c, KT_GATE_TRAINJOB_STATUS, true));
+    kt_config_release(&c);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_defaults();
     test_shipped_file();
     test_durations();
+    test_feature_gates();
     test_errors();
     test_tls_warnings();
     test_missing_file();

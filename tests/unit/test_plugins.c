@@ -550,6 +550,120 @@ static void test_self_gating(void)
     run_release(&r);
 }
 
+/* ---- TrainJobStatus (SPEC §3.11), feature gate off by default ---- */
+
+static const char *STATUS_RT = RT_HEAD "'template':{'spec':{'replicatedJobs':[" JOB(
+    "dataset-initializer", ANCESTOR("dataset-initializer") ",",
+    "{'containers':[{'name':'dataset-initializer','image':'d'}]}") "," JOB("node",
+                                                                           ANCESTOR("trainer") ",",
+                                                                           "{'initContainers':[{'"
+                                                                           "name':'init','image':'"
+                                                                           "i'}],"
+                                                                           "'containers':[{'name':'"
+                                                                           "node','image':'i'},{'"
+                                                                           "name':'sidecar','image'"
+                                                                           ":'s'}]}") "]}}}}";
+
+static int run_build_status(struct run *r, const struct kt_status_server *ss)
+{
+    struct kt_framework fw;
+    kt_framework_default(&fw);
+    fw.status_server = ss;
+    json_decref(r->out);
+    r->out = NULL;
+    return kt_framework_build(&fw, &r->tj, &r->rt, &r->view, &r->out, &r->err);
+}
+
+static void test_trainjobstatus(void)
+{
+    static const struct kt_status_server ss = {"kubeflow-trainer-controller-manager",
+                                               "kubeflow-system", "kubeflow-trainer-webhook-cert",
+                                               10443};
+    /* the Secret holds ca.crt base64-encoded, the ConfigMap the text */
+    char *ca_b64 = kt_crypto_base64_encode("PEM-CA\n", 7);
+    char *objs = kt_xasprintf("[{'apiVersion':'v1','kind':'Secret','metadata':{'name':"
+                              "'kubeflow-trainer-webhook-cert','namespace':'kubeflow-system'},"
+                              "'data':{'ca.crt':'%s'}}]",
+                              ca_b64);
+    struct run r;
+
+    /* Gate off (the default): nothing of the plugin's, even with the Secret present. */
+    run_init(&r, TJ_HEAD ",'trainer':{'numNodes':1}}}", STATUS_RT, objs);
+    CHECK_OK(run_build(&r));
+    CHECK(find_obj(r.out, "ConfigMap", "j-tls-config") == NULL);
+    CHECK(env_of(container_of(pod_of(r.out, "j", "node"), "node"), "KUBEFLOW_TRAINER_SERVER_URL") ==
+          NULL);
+    CHECK(json_object_get(pod_of(r.out, "j", "node"), "volumes") == NULL);
+
+    /* Gate on. */
+    CHECK_OK(run_build_status(&r, &ss));
+    json_t *cm = find_obj(r.out, "ConfigMap", "j-tls-config");
+    CHECK(cm != NULL);
+    CHECK_EQ_STR(data_of(cm, "ca.crt"), "PEM-CA\n");
+    CHECK_EQ_STR(str_at(cm, "metadata.namespace"), "ns");
+    /* stamped like every built object, and applied before the JobSet */
+    CHECK(json_object_get(json_object_get(json_object_get(cm, "metadata"), "labels"),
+                          "trainer.kubeflow.org/trainjob-name") != NULL);
+    size_t i_cm = 0, i_js = 0, i;
+    json_t *o;
+    json_array_foreach(r.out, i, o)
+    {
+        i_cm = o == cm ? i : i_cm;
+        i_js = strcmp(kt_json_str(o, "kind", ""), "JobSet") == 0 ? i : i_js;
+    }
+    CHECK(i_cm < i_js);
+    json_t *pod = pod_of(r.out, "j", "node");
+    static const char *const names[] = {"node", "sidecar"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *c = container_of(pod, names[k]);
+        CHECK_EQ_STR(env_of(c, "KUBEFLOW_TRAINER_SERVER_URL"),
+                     "https://kubeflow-trainer-controller-manager.kubeflow-system.svc:10443/apis/"
+                     "trainer.kubeflow.org/v1alpha1/namespaces/ns/trainjobs/j/status");
+        CHECK_EQ_STR(env_of(c, "KUBEFLOW_TRAINER_SERVER_CA_CERT"),
+                     "/var/run/secrets/kubeflow/trainer/ca.crt");
+        CHECK_EQ_STR(env_of(c, "KUBEFLOW_TRAINER_SERVER_TOKEN"),
+                     "/var/run/secrets/kubeflow/trainer/token");
+        json_t *m = kt_json_arr_find(json_object_get(c, "volumeMounts"), "name",
+                                     "kubeflow-trainer-token", NULL);
+        CHECK_EQ_STR(kt_json_str(m, "mountPath", ""), "/var/run/secrets/kubeflow/trainer");
+        CHECK(json_is_true(json_object_get(m, "readOnly")));
+    }
+    /* init containers and the other jobs are left alone */
+    CHECK(json_object_get(
+              kt_json_arr_find(json_object_get(pod, "initContainers"), "name", "init", NULL),
+              "env") == NULL);
+    json_t *dpod = pod_of(r.out, "j", "dataset-initializer");
+    CHECK(env_of(container_of(dpod, "dataset-initializer"), "KUBEFLOW_TRAINER_SERVER_URL") == NULL);
+    CHECK(json_object_get(dpod, "volumes") == NULL);
+    json_t *vol =
+        kt_json_arr_find(json_object_get(pod, "volumes"), "name", "kubeflow-trainer-token", NULL);
+    json_t *want = js("{'name':'kubeflow-trainer-token','projected':{'sources':["
+                      "{'serviceAccountToken':{'audience':'trainer.kubeflow.org/v1alpha1/"
+                      "namespaces/ns/trainjobs/j/status','expirationSeconds':3600,'path':'token'}},"
+                      "{'configMap':{'name':'j-tls-config','items':[{'key':'ca.crt','path':"
+                      "'ca.crt'}]}}]}}");
+    CHECK(kt_json_equal(vol, want));
+    json_decref(want);
+    run_release(&r);
+
+    /* Gate on, no Secret / a Secret without ca.crt: upstream's build errors. */
+    run_init(&r, TJ_HEAD ",'trainer':{'numNodes':1}}}", STATUS_RT, NULL);
+    CHECK(run_build_status(&r, &ss) != 0);
+    CHECK_EQ_STR(r.err.msg, "failed to look up status server tls secret: secrets "
+                            "\"kubeflow-trainer-webhook-cert\" not found");
+    CHECK(r.out == NULL);
+    run_release(&r);
+    run_init(&r, TJ_HEAD ",'trainer':{'numNodes':1}}}", STATUS_RT,
+             "[{'apiVersion':'v1','kind':'Secret','metadata':{'name':"
+             "'kubeflow-trainer-webhook-cert','namespace':'kubeflow-system'},"
+             "'data':{'tls.crt':'QQ=='}}]");
+    CHECK(run_build_status(&r, &ss) != 0);
+    CHECK_EQ_STR(r.err.msg, "failed to find status server ca.crt in tls secret");
+    run_release(&r);
+    free(objs);
+    free(ca_b64);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -563,5 +677,6 @@ int main(void)
     test_coscheduling();
     test_volcano();
     test_self_gating();
+    test_trainjobstatus();
     return test_report();
 }

@@ -53,7 +53,7 @@ static char *prio_of(const char *min, const char *const *ciphers, size_t *n_warn
 }
 
 #define BASE12 "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:"
-#define TAIL_RSA ":-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:%SERVER_PRECEDENCE"
+#define TAIL_RSA ":-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:-GROUP-DH-ALL:%SERVER_PRECEDENCE"
 
 static void test_defaults(void)
 {
@@ -81,7 +81,7 @@ static void test_min_version(void)
 
     CHECK_EQ_STR(p, "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
                     "+CHACHA20-POLY1305:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:+ECDHE-ECDSA:"
-                    "%SERVER_PRECEDENCE");
+                    "-GROUP-DH-ALL:%SERVER_PRECEDENCE");
     CHECK_EQ_INT(n, 0);
     free(p);
     free(w0);
@@ -119,8 +119,9 @@ static void test_each_suite(void)
         size_t n;
         char *w0;
         char *p = prio_of("", list, &n, &w0);
-        char *want = kt_xasprintf(BASE12 "+%s:-MAC-ALL:+AEAD:-KX-ALL:+%s:%%SERVER_PRECEDENCE",
-                                  cases[i].cipher, cases[i].kx);
+        char *want =
+            kt_xasprintf(BASE12 "+%s:-MAC-ALL:+AEAD:-KX-ALL:+%s:-GROUP-DH-ALL:%%SERVER_PRECEDENCE",
+                         cases[i].cipher, cases[i].kx);
         CHECK_EQ_STR(p, want);
         CHECK_EQ_INT(n, 0);
         free(want);
@@ -143,7 +144,7 @@ static void test_suite_lists(void)
 
     /* file order, each cipher and key exchange once */
     CHECK_EQ_STR(p, BASE12 "+AES-256-GCM:+AES-128-GCM:-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-RSA:"
-                           "+ECDHE-ECDSA:%SERVER_PRECEDENCE");
+                           "+ECDHE-ECDSA:-GROUP-DH-ALL:%SERVER_PRECEDENCE");
     CHECK_EQ_INT(n, 0);
     free(p);
     free(w0);

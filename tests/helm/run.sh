@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# tests/helm/run.sh - the Helm chart deploy/helm/kt, with helm built from its Go module
+# (tests/helm/build-helm.sh, pinned, cached outside the repo) and the real control plane
+# (tests/cluster/up.sh; no kubelet, so the two daemons run here as processes, as their own
+# ServiceAccounts, with the Configuration the chart installed):
+#  1. `helm lint --strict`; `helm template` renders the same webhooks, RBAC names, Service and
+#     Configuration as the kustomize install (deploy/), and the values switch what they should
+#     (crds/ only with --include-crds, runtimes.*, featureGates.TrainJobStatus, commonLabels,
+#     image, replicas);
+#     `ktctl validate` accepts the rendered runtimes;
+#  2. server-side dry-run of the rendered chart on the API server; a bad value is refused;
+#  3. `helm install` (CRDs from the chart's crds/, the torch-distributed runtime);
+#     kt-reconciler's leader fills the chart's certificate Secret and injects caBundle;
+#     while webhook.url points nowhere, TrainJobs are refused (failurePolicy Fail);
+#  4. `helm upgrade --reuse-values --set webhook.url=...` to the running kt-webhook keeps the
+#     certificate Secret's data; the example TrainJob is admitted and reconciled into its
+#     JobSet; a TrainJob naming a missing runtime is denied by the webhook;
+#  5. `helm uninstall` removes the Deployments and the runtime, keeps the certificate Secret
+#     and the CRDs.
+# Not a tests/*/tier.sh on purpose: tests/tiers.sh (make unit) runs those, and this one needs
+# Go and a cluster. Prints `ok NAME` / `FAIL NAME: why` lines and `N passed, N failed`.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+chart="$root/deploy/helm/kt"
+B=${KT_BUILD_DIR:-$root/build/plain}
+T=$(mktemp -d)
+D="$T/cluster"
+pass=0
+fail=0
+PIDS=()
+ok() {
+    pass=$((pass + 1))
+    echo "ok $1"
+}
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1: $2"
+}
+finish() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+    exit $?
+}
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    [ -f "$D/env" ] && "$root/tests/cluster/down.sh" "$D" >/dev/null 2>&1
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+check() { # check NAME CMD...
+    local name=$1
+    shift
+    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$T/check.out")"; fi
+}
+for b in ktctl kt-webhook kt-reconciler; do
+    [ -x "$B/bin/$b" ] || {
+        bad helm-binaries "$B/bin/$b not built (make)"
+        finish
+    }
+done
+HELM=$("$here/build-helm.sh" | tail -n 1) || {
+    bad helm-build "tests/helm/build-helm.sh failed"
+    finish
+}
+ok "helm-built ($("$HELM" version --template '{{.Version}}'))"
+helm() { "$HELM" "$@" 2>&1 | grep -v 'found symbolic link in path'; return "${PIPESTATUS[0]}"; }
+
+# ---- 1. lint and template ----------------------------------------------------------------
+check helm-lint-strict helm lint --strict "$chart"
+render() { # render FILE [ARGS...]
+    local f=$1
+    shift
+    helm template kt "$chart" -n kubeflow-system "$@" >"$f"
+}
+check helm-template-default render "$T/default.yaml" --include-crds
+check helm-template-all render "$T/all.yaml" --set runtimes.defaultEnabled=true \
+    --set manager.config.featureGates.TrainJobStatus=true --set commonLabels.team=ml \
+    --set image.registry=registry.example --set image.tag=v9 --set webhook.replicas=3 \
+    --set manager.replicas=2
+tojson() { python3 -c 'import json,sys,yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' "$1"; }
+tojson "$T/default.yaml" >"$T/default.json" && tojson "$T/all.yaml" >"$T/all.json" || {
+    bad helm-template-yaml "the rendered chart is not YAML"
+    finish
+}
+q() { # q NAME FILE JQ - the jq expression must print true
+    if [ "$(jq -r "$3" "$2" 2>&1)" = true ]; then ok "$1"; else bad "$1" "$(jq -c "$3" "$2" 2>&1 | head -c 300)"; fi
+}
+kinds() { jq -r '[.[] | "\(.kind)/\(.metadata.name)"] | sort | .[]' "$1"; }
+q helm-default-crds "$T/default.json" '[.[] | select(.kind == "CustomResourceDefinition") | .metadata.name] | sort == ["clustertrainingruntimes.trainer.kubeflow.org","trainingruntimes.trainer.kubeflow.org","trainjobs.trainer.kubeflow.org"]'
+q helm-default-no-runtimes "$T/default.json" '[.[] | select(.kind == "ClusterTrainingRuntime")] | length == 0'
+q helm-default-no-status-rbac "$T/default.json" '[.[] | select(.metadata.name == "kubeflow-trainer-status-server")] | length == 0'
+q helm-public-configmap "$T/default.json" '[.[] | select(.kind == "ConfigMap" and .metadata.name == "kubeflow-trainer-public") | .data.kubeflow_trainer_version] == ["v2.3.0"]'
+q helm-crds-only-from-crds-folder "$T/all.json" '[.[] | select(.kind == "CustomResourceDefinition")] | length == 0'
+q helm-all-runtimes "$T/all.json" '[.[] | select(.kind == "ClusterTrainingRuntime") | .metadata.labels["trainer.kubeflow.org/webhook-validation"]] | length == 8 and all(. == "disabled")'
+q helm-all-status-rbac "$T/all.json" '[.[] | select(.metadata.name == "kubeflow-trainer-status-server") | .kind] | sort == ["ClusterRole","ClusterRoleBinding"]'
+q helm-all-common-labels "$T/all.json" '[.[] | .metadata.labels.team] | all(. == "ml")'
+q helm-all-image "$T/all.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "registry.example/kt:v9")'
+q helm-all-replicas "$T/all.json" '[.[] | select(.kind == "Deployment") | "\(.metadata.name)=\(.spec.replicas)"] | sort == ["kubeflow-trainer-controller-manager=2","kubeflow-trainer-webhook=3"]'
+q helm-all-gate-in-config "$T/all.json" '[.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"] | test("featureGates:\n  TrainJobStatus: true")] == [true]'
+q helm-default-image "$T/default.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "kt:0.1.0")'
+check helm-chart-version-is-ktctl-release bash -c "'$B/bin/ktctl' --version | grep -q \"^ktctl \$(awk '/^version:/ { print \$2 }' '$chart/Chart.yaml') \""
+
+# The kustomize install and the chart agree on names, webhooks, Service ports and RBAC rules.
+"$root/tests/cluster/build.sh" >/dev/null || {
+    bad helm-cluster-build "tests/cluster/build.sh failed"
+    finish
+}
+. "$root/tests/cluster/versions.sh"
+KUBECTL="$(kt_cluster_bindir)/kubectl"
+"$KUBECTL" kustomize "$root/deploy" >"$T/kust.yaml" && tojson "$T/kust.yaml" >"$T/kust.json" || {
+    bad helm-kustomize "kubectl kustomize deploy/ failed"
+    finish
+}
+helm template kt "$chart" -n kubeflow-system --include-crds --set runtimes.defaultEnabled=true >"$T/rt.yaml" &&
+    tojson "$T/rt.yaml" >"$T/rt.json"
+missing=$(comm -23 <(kinds "$T/kust.json" | grep -v '^Namespace/') <(kinds "$T/rt.json"))
+if [ -z "$missing" ]; then ok helm-has-every-kustomize-object; else bad helm-has-every-kustomize-object "$missing"; fi
+for sel in '.kind | endswith("WebhookConfiguration")' '.kind == "Service"' '.kind | test("Role$")'; do
+    # (the chart's extra: upstream's public ConfigMap Role)
+    a=$(jq -cS "[.[] | select($sel) | {kind, name: .metadata.name, webhooks: (.webhooks // null), ports: (.spec.ports // null), rules: (.rules // null)}] | sort_by(.kind, .name)" "$T/kust.json")
+    b=$(jq -cS "[.[] | select($sel) | {kind, name: .metadata.name, webhooks: (.webhooks // null), ports: (.spec.ports // null), rules: (.rules // null)}] | sort_by(.kind, .name)" "$T/rt.json")
+    if [ "$a" = "$b" ]; then ok "helm-same-as-kustomize [$sel]"; else bad "helm-same-as-kustomize [$sel]" "$(diff <(echo "$a" | jq .) <(echo "$b" | jq .) | head -20)"; fi
+done
+cfg() { jq -r '.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"]' "$1" | python3 -c 'import json,sys,yaml; print(json.dumps(yaml.safe_load(sys.stdin), sort_keys=True))'; }
+check helm-config-same-as-kustomize test "$(cfg "$T/kust.json")" = "$(cfg "$T/rt.json")"
+jq -c '[.[] | select(.kind == "ClusterTrainingRuntime")]' "$T/rt.json" | python3 -c 'import json,sys,yaml; yaml.safe_dump_all(json.load(sys.stdin), sys.stdout)' >"$T/runtimes.yaml"
+check helm-runtimes-validate "$B/bin/ktctl" validate "$T/runtimes.yaml"
+
+# ---- 2. the real API server: server-side dry-run ------------------------------------------
+"$root/tests/cluster/up.sh" "$D" >"$T/up.log" 2>&1 || {
+    bad helm-cluster-up "$(tail -5 "$T/up.log")"
+    finish
+}
+. "$D/env"
+kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
+export KUBECONFIG="$KT_ADMIN_KUBECONFIG" HELM_CACHE_HOME="$T/helm-cache" HELM_CONFIG_HOME="$T/helm-config" HELM_DATA_HOME="$T/helm-data"
+kc create namespace kubeflow-system >/dev/null 2>&1
+check helm-server-side-dry-run kc apply --server-side --dry-run=server -f "$T/rt.yaml"
+render "$T/badfp.yaml" --set webhook.failurePolicy=Sometimes
+check helm-bad-value-refused bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' apply --server-side --dry-run=server -f '$T/badfp.yaml'"
+
+# helm's own server-side dry run (Helm does not dry-run crds/: up.sh's CRDs are served here)
+check helm-install-dry-run-server helm install kt "$chart" -n kubeflow-system --dry-run=server \
+    --set runtimes.torchDistributed.enabled=true
+
+# ---- 3. helm install ---------------------------------------------------------------------
+# up.sh installed our CRDs without Helm; the chart installs them from crds/ here.
+kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
+    clustertrainingruntimes.trainer.kubeflow.org >/dev/null
+check helm-install helm install kt "$chart" -n kubeflow-system \
+    --set runtimes.torchDistributed.enabled=true --set webhook.url=https://127.0.0.1:1
+check helm-install-crds kc wait --for=condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org
+check helm-install-runtime kc get clustertrainingruntime torch-distributed
+kc -n kubeflow-system get configmap kubeflow-trainer-config -o jsonpath='{.data.controller_manager_config\.yaml}' >"$T/config.yaml"
+
+# the daemons, as the chart's ServiceAccounts, with the chart's Configuration
+"$B/bin/kt-reconciler" --config "$T/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+    --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$T/rec.ports" \
+    --cert-sans IP:127.0.0.1 >"$T/rec.log" 2>&1 &
+PIDS+=($!)
+secret_data() { kc -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o json | jq -cS .data; }
+for i in $(seq 600); do
+    [ "$(secret_data 2>/dev/null | jq -r '."tls.crt" // empty')" != "" ] && break
+    kill -0 "${PIDS[0]}" 2>/dev/null || break
+    sleep 0.1
+done
+if [ "$(secret_data | jq -r '."tls.crt" // empty')" != "" ]; then
+    ok helm-reconciler-fills-chart-secret
+else
+    bad helm-reconciler-fills-chart-secret "$(tail -5 "$T/rec.log")"
+    finish
+fi
+mkdir -p "$T/mount" # what the kubelet would mount from the Secret
+for k in tls.crt tls.key; do
+    kc -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o json | jq -r --arg k "$k" '.data[$k]' | base64 -d >"$T/mount/$k"
+done
+"$B/bin/kt-webhook" --config "$T/config.yaml" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+    --tls-cert-file "$T/mount/tls.crt" --tls-key-file "$T/mount/tls.key" --listen 127.0.0.1:0 \
+    --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$T/wh.ports" >"$T/wh.log" 2>&1 &
+PIDS+=($!)
+for i in $(seq 300); do
+    [ -s "$T/wh.ports" ] && [ "$(curl -s "http://127.0.0.1:$(jq .health "$T/wh.ports")/readyz")" = ok ] && break
+    kill -0 "${PIDS[1]}" 2>/dev/null || break
+    sleep 0.1
+done
+PORT=$(jq -r .webhook "$T/wh.ports" 2>/dev/null)
+[ -n "$PORT" ] && ok helm-webhook-ready || {
+    bad helm-webhook-ready "$(tail -5 "$T/wh.log")"
+    finish
+}
+EXAMPLE="$root/tests/run/example-trainjob.yaml"
+check helm-fail-closed-before-url bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f '$EXAMPLE' 2>&1 | tee /dev/stderr | grep -q created"
+
+# ---- 4. helm upgrade ---------------------------------------------------------------------
+before=$(secret_data)
+check helm-upgrade helm upgrade kt "$chart" -n kubeflow-system --reuse-values \
+    --set webhook.url="https://127.0.0.1:$PORT"
+check helm-upgrade-keeps-cert-secret test "$(secret_data)" = "$before"
+check helm-upgrade-url-set test "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.url}')" = "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+# caBundle: injected by the reconciler's leader, kept (or re-injected) across the upgrade
+ca=$(kc -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o jsonpath='{.data.ca\.crt}')
+for i in $(seq 600); do
+    [ "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.caBundle}')" = "$ca" ] &&
+        [ "$(kc get mutatingwebhookconfiguration defaulter.trainer.kubeflow.org -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" = "$ca" ] && break
+    sleep 0.1
+done
+check helm-cabundle-injected test "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.caBundle}')" = "$ca"
+# the API server picks up configuration changes asynchronously: bounded retry of the create
+admitted=""
+for i in $(seq 300); do
+    if kc -n default apply -f "$EXAMPLE" >"$T/apply.log" 2>&1; then
+        admitted=1
+        break
+    fi
+    sleep 0.1
+done
+if [ -n "$admitted" ]; then ok helm-example-trainjob-admitted; else bad helm-example-trainjob-admitted "$(cat "$T/apply.log")"; fi
+tj=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$EXAMPLE")
+for i in $(seq 600); do
+    kc -n default get jobset "$tj" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+check helm-example-trainjob-reconciled kc -n default get jobset "$tj"
+check helm-webhook-denies-missing-runtime bash -c "sed 's/name: torch-distributed/name: no-such-runtime/; s/^  name: $tj\$/  name: $tj-x/' '$EXAMPLE' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f - 2>&1 | grep -q 'admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied the request'"
+check helm-release-revision-2 test "$(helm status kt -n kubeflow-system -o json | jq -r .version)" = 2
+
+# ---- 5. helm uninstall -------------------------------------------------------------------
+check helm-uninstall helm uninstall kt -n kubeflow-system --wait=false
+check helm-uninstall-removes-deployments test "$(kc -n kubeflow-system get deploy -o name | wc -l)" = 0
+check helm-uninstall-keeps-cert-secret test "$(secret_data)" = "$before"
+check helm-uninstall-keeps-crds kc get crd trainjobs.trainer.kubeflow.org
+check helm-uninstall-removes-runtime bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get clustertrainingruntime torch-distributed"
+finish

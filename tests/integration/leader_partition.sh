@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# tests/integration/leader_partition.sh ENV_FILE - leadership expires on time (issue 20): a
+# leader that cannot renew within renewDeadline stops acting before a standby can take the
+# Lease, so two replicas never act at once. Two drills on the real API server:
+#   - a silent partition: the leader reaches kube-apiserver through tests/tools/tcp_relay,
+#     which stops forwarding bytes while keeping every socket open (no error ever reaches the
+#     leader's requests);
+#   - etcd stopped (SIGSTOP of the etcd pid from ENV_FILE; always SIGCONTed).
+# Each asserts that the old leader logged "leader election lost" and exited 1, and that its
+# log line comes before the standby's "became leader" (one clock, one machine: an order, not
+# a duration). Every wait is a bounded poll; nothing sleeps for readiness.
+. "$(dirname "$0")/lib.sh"
+REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
+RELAY="$it_root/build/plain/tools/tcp_relay"
+PIDS=()
+RELAY_PID=""
+ETCD_STOPPED=""
+
+cleanup() {
+    local p
+    [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED" 2>/dev/null
+    for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do kill "$p" 2>/dev/null; done
+    for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do wait "$p" 2>/dev/null; done
+    rm -rf "$IT_TMP"
+}
+trap cleanup EXIT
+
+poll() { # poll CMD... - bounded poll (60 s)
+    local i
+    for i in $(seq 600); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_rec NAME KUBECONFIG CONFIG - start a reconciler; wait (bounded) for /readyz 200.
+start_rec() {
+    local name=$1 port i
+    rm -f "$IT_TMP/$name.ports"
+    "$REC" --kubeconfig "$2" --config "$3" --health-listen 127.0.0.1:0 --metrics-listen 0 \
+        --portfile "$IT_TMP/$name.ports" --workers 1 >>"$IT_TMP/$name.log" 2>&1 &
+    eval "PID_$name=$!"
+    PIDS+=($!)
+    for i in $(seq 600); do
+        if [ -s "$IT_TMP/$name.ports" ]; then
+            port=$(jq -r .health "$IT_TMP/$name.ports")
+            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && return 0
+        fi
+        kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "reconciler $name did not become ready"
+    cat "$IT_TMP/$name.log"
+    return 1
+}
+pid_of() { eval echo "\$PID_$1"; }
+identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$IT_TMP/$1.log" | tail -1; }
+holder() { kc get lease "$1" -n kubeflow-system -o jsonpath='{.spec.holderIdentity}'; }
+holder_is() { test "$(holder "$1")" = "$2"; }
+logged() { grep -q "$2" "$IT_TMP/$1.log"; }
+stamp() { grep -m1 "$2" "$IT_TMP/$1.log" | cut -d' ' -f1; } # the line's RFC 3339 time
+
+# le_config NAME LEASE - a Configuration with short durations (lease 4 s > renew 3 s).
+le_config() {
+    cat >"$IT_TMP/$1" <<YAML
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: true
+  resourceName: $2
+  resourceNamespace: kubeflow-system
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 500ms
+YAML
+}
+
+# handover OLD NEW LEASE - OLD stepped down (logged, exit 1) before NEW acquired LEASE.
+handover() {
+    local old=$1 new=$2 rc lost won
+    poll it_dead "$(pid_of "$old")" || { echo "$old still running: $(tail -5 "$IT_TMP/$old.log")"; return 1; }
+    wait "$(pid_of "$old")"
+    rc=$?
+    [ "$rc" = 1 ] || { echo "$old exited $rc, want 1"; return 1; }
+    logged "$old" 'leader election lost' || { echo "$old did not log the loss"; return 1; }
+    poll holder_is "$3" "$(identity_of "$new")" || { echo "$new never acquired $3"; return 1; }
+    poll logged "$new" 'became leader' || return 1
+    lost=$(stamp "$old" 'leader election lost')
+    won=$(stamp "$new" 'became leader')
+    echo "$old lost at $lost, $new became leader at $won"
+    [[ "$lost" < "$won" ]] || { echo "two leaders: $new acquired before $old stepped down"; return 1; }
+}
+
+check() { # check NAME CMD...
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 900 "$IT_TMP/check.out")"; fi
+    sed 's/^/  /' "$IT_TMP/check.out" | grep ' lost at ' || true
+}
+
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
+[ -x "$RELAY" ] || { it_fail relay "$RELAY missing (make itests)"; it_finish; }
+suffix=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+
+# ---- a silent partition between the leader and kube-apiserver ----------------------------
+partition() {
+    local lease=kt-partition-$suffix
+    le_config part.yaml "$lease"
+    "$RELAY" "${KT_APISERVER##*:}" "$IT_TMP/relay.port" 2>"$IT_TMP/relay.log" &
+    RELAY_PID=$!
+    poll test -s "$IT_TMP/relay.port" || return 1
+    sed "s#server: .*#server: https://127.0.0.1:$(cat "$IT_TMP/relay.port")#" \
+        "$KT_RECONCILER_KUBECONFIG" >"$IT_TMP/relay.kubeconfig"
+    start_rec pa "$IT_TMP/relay.kubeconfig" "$IT_TMP/part.yaml" || return 1
+    poll holder_is "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
+    start_rec pb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/part.yaml" || return 1
+    # the standby stays a standby while the leader renews
+    logged pa 'became leader' && ! logged pb 'became leader' && holder_is "$lease" "$(identity_of pa)" || return 1
+    kill -USR1 "$RELAY_PID"
+    handover pa pb "$lease"
+}
+check leader-silent-partition-steps-down-first partition
+[ -n "${PID_pb:-}" ] && kill -TERM "$PID_pb" 2>/dev/null
+
+# ---- etcd stopped -------------------------------------------------------------------------
+etcd_stall() {
+    local lease=kt-etcd-stall-$suffix
+    le_config etcd.yaml "$lease"
+    start_rec ea "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/etcd.yaml" || return 1
+    poll holder_is "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
+    start_rec eb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/etcd.yaml" || return 1
+    ! logged eb 'became leader' || return 1
+    ETCD_STOPPED=$KT_ETCD_PID
+    kill -STOP "$KT_ETCD_PID"
+    # the leader steps down while etcd is still stopped
+    poll it_dead "$(pid_of ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
+    kill -CONT "$KT_ETCD_PID"
+    ETCD_STOPPED=""
+    handover ea eb "$lease"
+}
+check leader-etcd-stopped-steps-down etcd_stall
+[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"
+ETCD_STOPPED=""
+check no-sanitizer-reports bash -c "! grep -A40 -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
+
+it_finish

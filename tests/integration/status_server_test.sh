@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# tests/integration/status_server_test.sh ENV_FILE - the feature gate TrainJobStatus (SPEC §3.11,
+# §5.8; alpha, off by default) on the real API server:
+#  - kt-webhook without the gate has no status server; with --feature-gates TrainJobStatus=true
+#    it serves one on --status-listen as its own identity (deploy/rbac/webhook plus
+#    deploy/rbac/webhook/status-server), and the answers for: a real projected token with the
+#    right audience (200, status.trainerStatus written with field manager trainer-status), no
+#    or malformed Authorization (403), a token with another audience or of another namespace's
+#    service account (403), bad JSON (422 Invalid payload), no trainerStatus (200, nothing
+#    written), an invalid trainerStatus (422 with the API server's message), a missing TrainJob
+#    (404 Train job not found), another path or method (404 Not found), a body over 64 KiB (413);
+#  - kt-reconciler without the gate builds no <trainjob>-tls-config and no status env; with it,
+#    the trainer container gets the env, the mount and the projected volume, and the ConfigMap
+#    holds ca.crt copied from the certificate Secret in the operator namespace.
+. "$(dirname "$0")/lib.sh"
+WH=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
+REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1
+    rm -rf "$IT_TMP"
+}
+trap cleanup EXIT
+check() { # check NAME CMD... - ok when CMD succeeds
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
+}
+# wait_ports NAME PID KEY - bounded poll for the portfile's KEY (30 s); prints it
+wait_ports() {
+    local i
+    for i in $(seq 300); do
+        if [ -s "$IT_TMP/$1.ports" ]; then
+            jq -r ".$3 // empty" "$IT_TMP/$1.ports"
+            return 0
+        fi
+        kill -0 "$2" 2>/dev/null || break
+        sleep 0.1
+    done
+    return 1
+}
+
+it_serving_certs "$IT_TMP" kt-status-itest-ca 2 || {
+    it_fail status-certs "openssl failed"
+    it_finish
+}
+kc create namespace kubeflow-system >/dev/null 2>&1 # the operator namespace; may exist
+kc apply -k "$it_root/deploy/rbac/webhook" >"$IT_TMP/rbac.log" 2>&1 &&
+    kc apply -k "$it_root/deploy/rbac/webhook/status-server" >>"$IT_TMP/rbac.log" 2>&1 &&
+    kc apply -k "$it_root/deploy/rbac/reconciler" >>"$IT_TMP/rbac.log" 2>&1 ||
+    {
+        it_fail status-rbac "$(cat "$IT_TMP/rbac.log")"
+        it_finish
+    }
+
+start_webhook() { # start_webhook NAME [FLAGS...]
+    local name=$1
+    shift
+    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$IT_TMP/tls.crt" \
+        --tls-key-file "$IT_TMP/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+        --metrics-listen 0 --portfile "$IT_TMP/$name.ports" "$@" >"$IT_TMP/$name.log" 2>&1 &
+    PIDS+=($!)
+    eval "PID_$name=$!"
+}
+
+# ---- gate off: no status server ----------------------------------------------------------
+start_webhook off --status-listen 127.0.0.1:0
+p=$(wait_ports off "$PID_off" webhook)
+if [ -n "$p" ] && [ -z "$(jq -r '.status // empty' "$IT_TMP/off.ports")" ] &&
+    ! grep -q "status server" "$IT_TMP/off.log"; then
+    it_ok status-server-off-by-default
+else
+    it_fail status-server-off-by-default "ports: $(cat "$IT_TMP/off.ports" 2>/dev/null); $(cat "$IT_TMP/off.log")"
+fi
+kill "$PID_off"
+wait "$PID_off" 2>/dev/null
+
+# ---- gate on ------------------------------------------------------------------------------
+start_webhook on --status-listen 127.0.0.1:0 --feature-gates TrainJobStatus=true
+SP=$(wait_ports on "$PID_on" status)
+if [ -z "$SP" ]; then
+    it_fail status-server-listens "$(cat "$IT_TMP/on.log")"
+    it_finish
+fi
+it_ok status-server-listens
+HP=$(jq -r .health "$IT_TMP/on.ports")
+until [ "$(curl -s --max-time 2 "http://127.0.0.1:$HP/readyz")" = ok ] || ! kill -0 "$PID_on" 2>/dev/null; do
+    sleep 0.05
+done
+
+ns=$(it_ns status) || {
+    it_fail status-ns "cannot create a namespace"
+    it_finish
+}
+other=$(it_ns status-other) || {
+    it_fail status-ns "cannot create a namespace"
+    it_finish
+}
+cat >"$IT_TMP/tj.yaml" <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: tj
+  namespace: $ns
+spec:
+  runtimeRef:
+    name: torch-distributed
+  suspend: true
+YAML
+kc apply -f "$IT_TMP/tj.yaml" >/dev/null && kc -n "$ns" create serviceaccount trainer >/dev/null &&
+    kc -n "$other" create serviceaccount trainer >/dev/null || {
+    it_fail status-setup "cannot create the TrainJob or service accounts"
+    it_finish
+}
+aud="trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj/status"
+tok=$(kc -n "$ns" create token trainer --audience "$aud")
+tok_aud=$(kc -n "$ns" create token trainer --audience "https://kubernetes.default.svc")
+tok_other=$(kc -n "$other" create token trainer --audience "$aud")
+url="https://127.0.0.1:$SP/apis/$aud"
+
+# post URL TOKEN BODY_FILE - sets CODE, body in $IT_TMP/resp
+post() {
+    local auth=()
+    [ -n "$2" ] && auth=(-H "Authorization: $2")
+    CODE=$(curl -sS --cacert "$IT_TMP/ca.crt" -o "$IT_TMP/resp" -w '%{http_code}' -X POST \
+        -H 'Content-Type: application/json' "${auth[@]}" --data-binary "@$3" "$1") || CODE=000
+}
+expect() { # expect NAME CODE MESSAGE - the last answer
+    if [ "$CODE" = "$2" ] && { [ -z "$3" ] || [ "$(jq -r .message "$IT_TMP/resp")" = "$3" ]; }; then
+        it_ok "$1"
+    else
+        it_fail "$1" "HTTP $CODE: $(head -c 400 "$IT_TMP/resp")"
+    fi
+}
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+printf '{"trainerStatus":{"progressPercentage":42,"estimatedRemainingSeconds":90,"metrics":[{"name":"loss","value":"0.25"}],"lastUpdatedTime":"%s"}}' "$now" >"$IT_TMP/ok.json"
+printf '{"trainerStatus": ' >"$IT_TMP/bad.json"
+printf '{}' >"$IT_TMP/empty.json"
+printf '{"trainerStatus":{"progressPercentage":200,"lastUpdatedTime":"%s"}}' "$now" >"$IT_TMP/invalid.json"
+head -c 70000 /dev/zero | tr '\0' ' ' >"$IT_TMP/big.json"
+
+post "$url" "Bearer $tok" "$IT_TMP/ok.json"
+expect status-update-accepted 200 ""
+check status-update-echoes jq -e '.trainerStatus.progressPercentage == 42' "$IT_TMP/resp"
+check status-trainerstatus-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}/{.status.trainerStatus.metrics[0].value}')\" = 42/0.25"
+check status-field-manager-trainer-status sh -c "\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj --show-managed-fields -o json | jq -e '[.metadata.managedFields[] | select(.manager == \"trainer-status\" and .subresource == \"status\")] | length == 1'"
+post "$url" "bearer   $tok" "$IT_TMP/ok.json"
+expect status-bearer-scheme-case-insensitive 200 ""
+post "$url" "" "$IT_TMP/ok.json"
+expect status-no-token-forbidden 403 Forbidden
+post "$url" "Bearer $tok extra" "$IT_TMP/ok.json"
+expect status-three-fields-forbidden 403 Forbidden
+post "$url" "Basic $tok" "$IT_TMP/ok.json"
+expect status-other-scheme-forbidden 403 Forbidden
+post "$url" "Bearer $tok_aud" "$IT_TMP/ok.json"
+expect status-wrong-audience-forbidden 403 Forbidden
+post "$url" "Bearer $tok_other" "$IT_TMP/ok.json"
+expect status-other-namespace-forbidden 403 Forbidden
+post "$url" "Bearer not-a-token" "$IT_TMP/ok.json"
+expect status-garbage-token-forbidden 403 Forbidden
+post "$url" "Bearer $tok" "$IT_TMP/bad.json"
+expect status-bad-json-422 422 "Invalid payload"
+post "$url" "Bearer $tok" "$IT_TMP/empty.json"
+expect status-no-trainerstatus-200 200 ""
+check status-no-trainerstatus-echo jq -e '. == {}' "$IT_TMP/resp"
+post "$url" "Bearer $tok" "$IT_TMP/invalid.json"
+if [ "$CODE" = 422 ] && jq -r .message "$IT_TMP/resp" | grep -q 'progressPercentage'; then
+    it_ok status-invalid-status-422
+else
+    it_fail status-invalid-status-422 "HTTP $CODE: $(head -c 400 "$IT_TMP/resp")"
+fi
+check status-invalid-not-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}')\" = 42"
+aud_missing="trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/missing/status"
+tok_missing=$(kc -n "$ns" create token trainer --audience "$aud_missing")
+post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok_missing" "$IT_TMP/ok.json"
+expect status-missing-trainjob-404 404 "Train job not found"
+post "https://127.0.0.1:$SP/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj" "Bearer $tok" "$IT_TMP/ok.json"
+expect status-other-path-404 404 "Not found"
+CODE=$(curl -sS --cacert "$IT_TMP/ca.crt" -o "$IT_TMP/resp" -w '%{http_code}' "$url") || CODE=000
+expect status-get-404 404 "Not found"
+post "$url" "Bearer $tok" "$IT_TMP/big.json"
+expect status-body-over-64k-413 413 "Payload too large"
+# the same token for another TrainJob's path: its audience does not match
+post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok" "$IT_TMP/ok.json"
+expect status-token-for-other-trainjob-forbidden 403 Forbidden
+kill "$PID_on"
+wait "$PID_on" 2>/dev/null
+
+# ---- the reconciler's TrainJobStatus plugin -----------------------------------------------
+opns=kubeflow-system
+kc -n "$opns" create secret generic kubeflow-trainer-webhook-cert --from-file=ca.crt="$IT_TMP/ca.crt" \
+    --dry-run=client -o yaml | kc apply -f - >/dev/null
+kc apply -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata:
+  name: rt
+  namespace: $ns
+spec:
+  mlPolicy:
+    numNodes: 1
+$(it_runtime_template)
+YAML
+start_rec() { # start_rec NAME [FLAGS...] (local certificate mode: no Secret written)
+    local name=$1
+    shift
+    mkdir -p "$IT_TMP/certdir"
+    cp "$IT_TMP/ca.crt" "$IT_TMP/certdir/ca.crt"
+    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 0 --portfile "$IT_TMP/$name.ports" --cert-dir "$IT_TMP/certdir" "$@" \
+        >"$IT_TMP/$name.log" 2>&1 &
+    PIDS+=($!)
+    eval "PID_$name=$!"
+    wait_ports "$name" "$!" health >/dev/null
+}
+# job NAME - create a TrainJob on runtime rt and wait (bounded) for its JobSet
+job() {
+    kc apply -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: $1
+  namespace: $ns
+spec:
+  runtimeRef:
+    name: rt
+    kind: TrainingRuntime
+YAML
+    local i
+    for i in $(seq 600); do
+        kc -n "$ns" get jobset "$1" -o json >"$IT_TMP/$1.jobset.json" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+node_env() { # node_env JOBSET_JSON NAME
+    jq -r --arg n "$2" '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env // [] | map(select(.name == $n))[0].value // empty' "$1"
+}
+
+start_rec recoff
+if job off-job && [ -z "$(node_env "$IT_TMP/off-job.jobset.json" KUBEFLOW_TRAINER_SERVER_URL)" ] &&
+    ! kc -n "$ns" get configmap off-job-tls-config >/dev/null 2>&1; then
+    it_ok status-plugin-off-by-default
+else
+    it_fail status-plugin-off-by-default "$(cat "$IT_TMP/recoff.log" | tail -5)"
+fi
+kill "$PID_recoff"
+wait "$PID_recoff" 2>/dev/null
+
+start_rec recon --feature-gates TrainJobStatus=true
+if job on-job; then
+    it_ok status-plugin-jobset-built
+    js="$IT_TMP/on-job.jobset.json"
+    want="https://kubeflow-trainer-controller-manager.$opns.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/on-job/status"
+    check status-plugin-url test "$(node_env "$js" KUBEFLOW_TRAINER_SERVER_URL)" = "$want"
+    check status-plugin-ca-env test "$(node_env "$js" KUBEFLOW_TRAINER_SERVER_CA_CERT)" = /var/run/secrets/kubeflow/trainer/ca.crt
+    check status-plugin-token-env test "$(node_env "$js" KUBEFLOW_TRAINER_SERVER_TOKEN)" = /var/run/secrets/kubeflow/trainer/token
+    check status-plugin-volume jq -e --arg a "trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/on-job/status" \
+        '.spec.replicatedJobs[0].template.spec.template.spec.volumes[] | select(.name == "kubeflow-trainer-token") | .projected.sources[0].serviceAccountToken.audience == $a and .projected.sources[1].configMap.name == "on-job-tls-config"' "$js"
+    check status-plugin-mount jq -e '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].volumeMounts[] | select(.name == "kubeflow-trainer-token") | .readOnly == true and .mountPath == "/var/run/secrets/kubeflow/trainer"' "$js"
+    kc -n "$ns" get configmap on-job-tls-config -o json >"$IT_TMP/cm.json" 2>&1
+    check status-plugin-ca-configmap sh -c "jq -j '.data[\"ca.crt\"]' \"$IT_TMP/cm.json\" | cmp - \"$IT_TMP/ca.crt\""
+    check status-plugin-configmap-owned jq -e '.metadata.ownerReferences[0].kind == "TrainJob" and .metadata.ownerReferences[0].controller == true' "$IT_TMP/cm.json"
+else
+    it_fail status-plugin-jobset-built "$(tail -5 "$IT_TMP/recon.log")"
+fi
+# without the Secret: the build fails with upstream's message (a Warning event)
+kc -n "$opns" delete secret kubeflow-trainer-webhook-cert >/dev/null
+kc apply -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: nosecret
+  namespace: $ns
+spec:
+  runtimeRef:
+    name: rt
+    kind: TrainingRuntime
+YAML
+found=""
+for i in $(seq 600); do
+    if kc -n "$ns" get events --field-selector involvedObject.name=nosecret -o json 2>/dev/null |
+        jq -e '.items[] | select(.message | contains("failed to look up status server tls secret"))' >/dev/null; then
+        found=1
+        break
+    fi
+    sleep 0.1
+done
+if [ -n "$found" ] && ! kc -n "$ns" get jobset nosecret >/dev/null 2>&1; then
+    it_ok status-plugin-missing-secret-event
+else
+    it_fail status-plugin-missing-secret-event "$(tail -5 "$IT_TMP/recon.log")"
+fi
+kill "$PID_recon"
+wait "$PID_off" "$PID_on" "$PID_recon" 2>/dev/null
+# sanitizer builds (KT_WEBHOOK_BIN / KT_RECONCILER_BIN) report into the logs at exit
+if grep -lE 'Sanitizer|runtime error' "$IT_TMP"/*.log; then
+    it_fail status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$IT_TMP"/*.log | head -40)"
+else
+    it_ok status-daemons-clean-exit
+fi
+it_finish
