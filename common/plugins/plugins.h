@@ -1,6 +1,6 @@
-/* common/plugins/plugins.h - the built-in plugins (one file each, common/plugin_<name>.c).
+/* common/plugins/plugins.h - the built-in plugins (one file each, plugin_<name>.c).
  *
- * framework.c lists them in the fixed order documented in framework.h. */
+ * plugins.c lists them in the fixed order documented in framework/framework.h. */
 #ifndef KT_PLUGINS_H
 #define KT_PLUGINS_H
 
