@@ -45,7 +45,7 @@ else
   say =
 endif
 
-LIB_SRCS := $(sort $(wildcard common/*.c api/*.c certs/*.c))
+LIB_SRCS := $(sort $(wildcard common/*/*.c api/*.c certs/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
 LIB := $(B)/libkt.a
 

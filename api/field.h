@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "api/types.h"
-#include "common/err.h"
+#include "common/base/err.h"
 
 /* The JSON type name used in messages: object array string integer number boolean null. */
 const char *kt__field_type_name(const json_t *v);

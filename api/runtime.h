@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "api/types.h"
-#include "common/err.h"
+#include "common/base/err.h"
 
 /* Decode obj (kind TrainingRuntime or ClusterTrainingRuntime) into out. Steals obj, also on
  * failure (on success out->obj owns it). Defaults applied into obj, each only when its

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "api/field.h"
-#include "common/mem.h"
+#include "common/base/mem.h"
 
 #define KT_TRAINJOB_KIND "TrainJob"
 

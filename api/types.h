@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/err.h"
+#include "common/base/err.h"
 
 #define KT_GROUP "trainer.kubeflow.org"
 #define KT_VERSION "v1alpha1"

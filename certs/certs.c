@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/buf.h"
-#include "common/crypto.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/base/buf.h"
+#include "common/crypto/crypto.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 #define CERT_FILE_MAX (64 * 1024)
 

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "common/err.h"
+#include "common/base/err.h"
 
 #define KT_CERTS_CA_NAME "kubeflow-trainer-ca"                         /* CA CN and DNS SAN */
 #define KT_CERTS_CA_ORG "kubeflow-trainer"                             /* CA O */

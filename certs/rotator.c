@@ -12,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/buf.h"
-#include "common/crypto.h"
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/buf.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define RETRIES 5
 #define FILE_MAX (64 * 1024)

@@ -22,9 +22,9 @@
 #include <stdint.h>
 
 #include "certs/certs.h"
-#include "common/config.h"
-#include "common/err.h"
-#include "common/kube.h"
+#include "common/config/config.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
 
 #define KT_CERTS_VALIDATING_NAME "validator.trainer.kubeflow.org"
 #define KT_CERTS_MUTATING_NAME "defaulter.trainer.kubeflow.org"

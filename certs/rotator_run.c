@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/log.h"
-#include "common/mem.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define LOG "certs"
 #define RETRY_S 2.0

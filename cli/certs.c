@@ -11,8 +11,8 @@
 
 #include "certs/certs.h"
 #include "cli/cli.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 #define MAX_SANS 32
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "common/framework.h"
+#include "common/framework/framework.h"
 
 #define KT_EXIT_OK 0
 #define KT_EXIT_INVALID 1

@@ -3,14 +3,14 @@
  *
  * Global flags, accepted before or after the subcommand and removed before it parses its
  * own: `--plugin FILE[,CONFIG]` (repeatable) and `--trainjob-status-plugin NAME`
- * (common/plugin_loader.h). A plugin that is refused stops ktctl with exit code 2. */
+ * (common/plugins/plugin_loader.h). A plugin that is refused stops ktctl with exit code 2. */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/types.h"
 #include "cli/cli.h"
-#include "common/mem.h"
-#include "common/plugin_loader.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugin_loader.h"
 
 struct subcommand {
     const char *name;

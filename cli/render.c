@@ -1,7 +1,7 @@
 /* cli/render.c - `ktctl render`: TrainJob + runtime -> the exact objects the reconciler would
  * apply (DESIGN.md "Interfaces"). File handling and output only; the work is
- * common/render.c. Unless --no-validate, the TrainJob and the runtimes it uses first go
- * through `ktctl validate`'s pipeline (common/validate.h) and the objects as admitted
+ * common/framework/render.c. Unless --no-validate, the TrainJob and the runtimes it uses first go
+ * through `ktctl validate`'s pipeline (common/validate/validate.h) and the objects as admitted
  * (pruned, defaulted) are rendered. */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,13 +12,13 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/buf.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/render.h"
-#include "common/validate.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/framework/render.h"
+#include "common/validate/validate.h"
+#include "common/base/yaml.h"
 
 #define INPUT_MAX (8u << 20)
 #define OUTPUT_MAX (256u << 20)

@@ -14,13 +14,13 @@
 #include <time.h>
 
 #include "cli/cli.h"
-#include "common/buf.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/render.h"
-#include "common/validate.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/framework/render.h"
+#include "common/validate/validate.h"
+#include "common/base/yaml.h"
 
 #define INPUT_MAX (8u << 20)
 #define MAX_DEPTH 32

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 const struct kt_kube_gvr KT_GVR_PODGROUPS_SP = {"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
 const struct kt_kube_gvr KT_GVR_PODGROUPS_VOLCANO = {"scheduling.volcano.sh", "v1beta1",

@@ -8,8 +8,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "common/err.h"
-#include "common/kube.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
 
 #define KT_FIELD_MANAGER "trainer"
 

@@ -8,9 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define LOG "leader"
 #define LEASE_TIMEOUT_MIN_MS 200L

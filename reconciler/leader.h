@@ -17,8 +17,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "common/err.h"
-#include "common/kube.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
 
 struct kt_leader_opts {
     const char *ns;       /* Lease namespace */

@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "certs/rotator.h"
-#include "common/config.h"
-#include "common/httpd.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/plugin_loader.h"
-#include "common/str.h"
+#include "common/config/config.h"
+#include "common/net/httpd.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugin_loader.h"
+#include "common/base/str.h"
 #include "leader.h"
 #include "queue.h"
 #include "reconcile.h"

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define LOG "podevents"
 #define TJ_GROUP_PREFIX "trainer.kubeflow.org/"
@@ -193,7 +193,7 @@ static bool controlled_by(const json_t *jobset, const char *name, const char *tj
 }
 
 /* The cached TrainJob that owns the pod's JobSet, or NULL. Caller owns the result. */
-static json_t *owner_trainjob(struct kt_rec *r, const char *ns, const json_t *labels)
+static json_t *owner_trainjob(const struct kt_podevent_src *r, const char *ns, const json_t *labels)
 {
     const char *js_name = kt_json_str(labels, KT_JOBSET_NAME_LABEL, "");
     const char *js_uid = kt_json_str(labels, KT_JOBSET_UID_LABEL, NULL);
@@ -227,8 +227,8 @@ static void post(struct kt_kube_client *c, const json_t *tj, const char *note)
     }
 }
 
-void kt_rec_pod_event(struct kt_rec *r, struct kt_kube_client *c, const char *ns, const char *name,
-                      double now)
+void kt_rec_pod_event(const struct kt_podevent_src *r, struct kt_kube_client *c, const char *ns,
+                      const char *name, double now)
 {
     json_t *pod = r->pods ? kt_informer_get(r->pods, ns, name) : NULL;
     const char *msg = pod ? kt_pod_unschedulable(pod) : NULL;

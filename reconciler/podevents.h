@@ -23,9 +23,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "common/err.h"
-#include "common/kube.h"
-#include "reconcile.h"
+#include "common/base/err.h"
+#include "common/kube/informer.h"
+#include "common/kube/kube.h"
 
 /* Labels JobSet v0.12.0 puts on every pod it creates (api/jobset/v1alpha2 JobSetNameKey,
  * JobSetUIDKey, ReplicatedJobNameKey). */
@@ -33,6 +33,8 @@
 #define KT_JOBSET_UID_LABEL "jobset.sigs.k8s.io/jobset-uid"
 #define KT_JOBSET_RJOB_LABEL "jobset.sigs.k8s.io/replicatedjob-name"
 #define KT_POD_FIELD_SELECTOR "spec.nodeName="
+/* The reporting component of every Event the reconciler posts (here and reconcile.c). */
+#define KT_EVENT_COMPONENT "trainer-controller-manager"
 #define KT_POD_KEY_PREFIX "pod:"
 #define KT_EVENT_REASON_FAILED_SCHEDULING "FailedScheduling"
 
@@ -72,7 +74,16 @@ bool kt_evlimit_allow(struct kt_evlimit *l, const char *uid, const char *msg, do
  * its JobSet is cached (so labelled by us) with the uid the pod names, that JobSet's
  * controller is the cached TrainJob of the same name and uid, and the limiter allows it.
  * Best effort: failures are logged, never retried. */
-void kt_rec_pod_event(struct kt_rec *r, struct kt_kube_client *c, const char *ns, const char *name,
-                      double now);
+struct kt_evlimit;
+/* What kt_rec_pod_event reads of the reconciler (reconcile.h fills it per call; podevents.c
+ * does not know struct kt_rec, so the two files do not include each other). All borrowed. */
+struct kt_podevent_src {
+    struct kt_informer *pods; /* NULL: no pod cache, nothing to do */
+    struct kt_informer *jobsets;
+    struct kt_informer *trainjobs;
+    struct kt_evlimit *sched_limit;
+};
+void kt_rec_pod_event(const struct kt_podevent_src *r, struct kt_kube_client *c, const char *ns,
+                      const char *name, double now);
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/mem.h"
+#include "common/base/mem.h"
 
 struct entry {
     char *key;

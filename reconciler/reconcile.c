@@ -10,11 +10,12 @@
 #include "api/runtime.h"
 #include "api/trainjob.h"
 #include "apply.h"
-#include "common/crypto.h"
-#include "common/json.h"
-#include "common/log.h"
-#include "common/snapshot.h"
-#include "common/mem.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/framework/snapshot.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 #include "podevents.h"
 #include "status.h"
 
@@ -951,7 +952,8 @@ int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key
     if (strncmp(key, KT_POD_KEY_PREFIX, strlen(KT_POD_KEY_PREFIX)) == 0) {
         const char *k = key + strlen(KT_POD_KEY_PREFIX), *slash = strchr(k, '/');
         char *ns = kt_xstrndup(k, slash ? (size_t)(slash - k) : 0);
-        kt_rec_pod_event(r, c, ns, slash ? slash + 1 : k, now_of(r));
+        struct kt_podevent_src src = {r->pods, r->jobsets, r->trainjobs, r->sched_limit};
+        kt_rec_pod_event(&src, c, ns, slash ? slash + 1 : k, now_of(r));
         free(ns);
         return 0;
     }

@@ -18,15 +18,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "common/framework.h"
-#include "common/informer.h"
-#include "common/kube.h"
-#include "common/metrics.h"
+#include "common/framework/framework.h"
+#include "common/kube/informer.h"
+#include "common/kube/kube.h"
+#include "common/net/metrics.h"
 #include "apply.h"
 #include "queue.h"
 
 #define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
-#define KT_EVENT_COMPONENT "trainer-controller-manager"
 #define KT_REC_EXTRA_MAX 16
 
 /* Wall clock in epoch seconds (injected so the deadline logic is testable). */

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 void kt_rec_format_time(int64_t t, char out[32])
 {

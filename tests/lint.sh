@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/lint.sh - banned functions (STYLE rule 38) and the clang-format check (rule 27).
+# tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27) and the
+# layering of common/ (tests/layers.py, common/README.md), with the layering check's self-test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -14,14 +15,23 @@ if [ -n "$hits" ]; then
 else
     pass=$((pass + 1))
 fi
-raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/mem.c:' |
+raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/base/mem.c:' |
     grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' | grep -v 'kt_x' || true)
 if [ -n "$raw" ]; then
-    echo "lint: raw allocation outside common/mem.c:"
+    echo "lint: raw allocation outside common/base/mem.c:"
     echo "$raw"
     fail=$((fail + 1))
 else
     pass=$((pass + 1))
+fi
+# Layers: no include from a higher layer, no include circle. The self-test first proves the
+# check fails on a bad include and on a circle.
+if python3 tests/layers.py --self-test >/dev/null && python3 tests/layers.py; then
+    pass=$((pass + 1))
+else
+    python3 tests/layers.py --self-test | grep -v ' 0 failed' || true
+    echo "lint: layering (see common/README.md)"
+    fail=$((fail + 1))
 fi
 if command -v clang-format >/dev/null; then
     bad=""

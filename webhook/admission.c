@@ -5,9 +5,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "common/crypto.h"
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 /* True for "application/json", any case, optionally followed by parameters. */
 static bool is_json_type(const char *ct)

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "common/err.h"
-#include "common/str.h"
+#include "common/base/err.h"
+#include "common/base/str.h"
 
 #define KT_ADMISSION_API_VERSION "admission.k8s.io/v1"
 #define KT_ADMISSION_KIND "AdmissionReview"

@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/config.h"
-#include "common/httpd.h"
-#include "common/kube.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/metrics.h"
-#include "common/plugin_loader.h"
-#include "common/tlsopts.h"
+#include "common/config/config.h"
+#include "common/net/httpd.h"
+#include "common/kube/kube.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/net/metrics.h"
+#include "common/plugins/plugin_loader.h"
+#include "common/net/tlsopts.h"
 #include "webhook/routes.h"
 #include "webhook/status_server.h"
 #include "webhook/store.h"
@@ -275,7 +275,7 @@ static int setup(struct app *a, struct kt_err *err)
     if (a->f.gates && kt_config_set_gates(&a->cfg, a->f.gates, err) != 0) {
         return kt_err_prefix(err, "--feature-gates");
     }
-    a->tls_priority = kt_tls_priority(&a->cfg, &a->cfg.warnings);
+    a->tls_priority = kt_tls_priority(&a->cfg.tls, &a->cfg.warnings);
     for (size_t i = 0; i < a->cfg.warnings.len; i++) {
         kt_log_warn(LOG, "%s", a->cfg.warnings.items[i]);
     }

@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "api/types.h"
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/validate.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
+#include "common/validate/validate.h"
 
 #define LOG "webhook"
 #define JSON_TYPE "application/json"

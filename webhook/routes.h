@@ -1,7 +1,7 @@
 /* webhook/routes.h - the four admission webhooks at upstream's paths (SPEC §4.1).
  *
  * Each route decodes the AdmissionReview (admission.h), hands the object to the shared
- * validators and defaulter (common/validate.h) with the runtimes and JobSets of the store
+ * validators and defaulter (common/validate/validate.h) with the runtimes and JobSets of the store
  * (store.h), and encodes the verdict. No business rule lives here. */
 #ifndef KT_WEBHOOK_ROUTES_H
 #define KT_WEBHOOK_ROUTES_H
@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "common/framework.h"
-#include "common/httpd.h"
-#include "common/metrics.h"
+#include "common/framework/framework.h"
+#include "common/net/httpd.h"
+#include "common/net/metrics.h"
 #include "webhook/admission.h"
 #include "webhook/store.h"
 

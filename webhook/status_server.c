@@ -8,10 +8,10 @@
 #include <strings.h>
 
 #include "api/types.h"
-#include "common/httpd.h"
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
+#include "common/net/httpd.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
 
 #define LOG "status-server"
 #define JSON_TYPE "application/json"

@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/err.h"
-#include "common/kube.h"
-#include "common/metrics.h"
+#include "common/base/err.h"
+#include "common/kube/kube.h"
+#include "common/net/metrics.h"
 
 #define KT_STATUS_MAX_BODY (64u << 10)
 #define KT_STATUS_FIELD_MANAGER "trainer-status"

@@ -9,13 +9,13 @@
 
 #include "api/runtime.h"
 #include "api/types.h"
-#include "common/buf.h"
-#include "common/informer.h"
-#include "common/json.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/validate.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/kube/informer.h"
+#include "common/base/json.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/validate/validate.h"
+#include "common/base/yaml.h"
 
 #define LOG "webhook"
 #define MAX_FILE (16u * 1024 * 1024)

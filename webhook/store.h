@@ -18,9 +18,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "common/err.h"
-#include "common/framework.h"
-#include "common/kube.h"
+#include "common/base/err.h"
+#include "common/framework/framework.h"
+#include "common/kube/kube.h"
 
 /* An immutable view of the cached objects. Read-only for everyone; do not json_incref or
  * json_decref anything inside (request threads share it). */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 #include "webhook/admission.c"
 #include "webhook/routes.c"
 #include "webhook/store.c"

@@ -11,7 +11,7 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "common/mem.h"
+#include "common/base/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

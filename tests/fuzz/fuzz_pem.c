@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/crypto.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/crypto/crypto.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

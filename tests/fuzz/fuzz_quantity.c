@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mem.h"
-#include "common/quantity.h"
+#include "common/base/mem.h"
+#include "common/base/quantity.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

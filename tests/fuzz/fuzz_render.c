@@ -13,10 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/framework.h"
-#include "common/mem.h"
-#include "common/render.h"
-#include "common/yaml.h"
+#include "common/framework/framework.h"
+#include "common/base/mem.h"
+#include "common/framework/render.h"
+#include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

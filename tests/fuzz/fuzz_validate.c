@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/validate.h"
-#include "common/yaml.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate.h"
+#include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

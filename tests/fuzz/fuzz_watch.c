@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/kube.h"
-#include "common/mem.h"
+#include "common/kube/kube.h"
+#include "common/base/mem.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/yaml.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -35,10 +35,10 @@ fi
 
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 # One object per library source, rebuilt when the source or any header is newer.
-newest_h=$(ls -t common/*.h api/*.h certs/*.h 2>/dev/null | head -n 1)
+newest_h=$(ls -t common/*/*.h api/*.h certs/*.h 2>/dev/null | head -n 1)
 build_lib() {
     local src obj pids=() rc=0
-    for src in common/*.c api/*.c certs/*.c; do
+    for src in common/*/*.c api/*.c certs/*.c; do
         [ -e "$src" ] || continue
         obj="$OUT/obj/$(echo "$src" | tr / _).o"
         if [ "$obj" -nt "$src" ] && { [ -z "$newest_h" ] || [ "$obj" -nt "$newest_h" ]; }; then

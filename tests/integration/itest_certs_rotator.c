@@ -12,7 +12,7 @@
 
 #include "certs/certs.h"
 #include "certs/rotator.h"
-#include "common/crypto.h"
+#include "common/crypto/crypto.h"
 
 #define YEAR (365LL * 24 * 60 * 60)
 #define DAY (24LL * 60 * 60)

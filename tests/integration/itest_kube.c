@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-#include "common/str.h"
+#include "common/base/str.h"
 
 struct ctx {
     struct itest_env env;

@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include "common/informer.h"
-#include "common/str.h"
+#include "common/kube/informer.h"
+#include "common/base/str.h"
 
 #define CONVERGE_S 60.0
 

@@ -10,7 +10,7 @@
  *  - the per-request view reads a JobSet that does not exist as NULL without an error. */
 #include "tests/integration/kube_itest.h"
 
-#include "common/log.h"
+#include "common/base/log.h"
 #include "webhook/store.c"
 
 #define WAIT_S 30.0

@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/buf.h"
-#include "common/json.h"
-#include "common/kube.h"
-#include "common/mem.h"
+#include "common/base/buf.h"
+#include "common/base/json.h"
+#include "common/kube/kube.h"
+#include "common/base/mem.h"
 
 #define ENV_MAX 32
 

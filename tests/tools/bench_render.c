@@ -9,11 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/buf.h"
-#include "common/framework.h"
-#include "common/mem.h"
-#include "common/render.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/framework/framework.h"
+#include "common/base/mem.h"
+#include "common/framework/render.h"
+#include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 static int load(const char *path, json_t *dst)
 {

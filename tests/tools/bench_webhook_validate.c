@@ -17,12 +17,13 @@
 #include <time.h>
 
 #include "api/runtime.h"
-#include "common/buf.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/validate.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate.h"
+#include "common/base/yaml.h"
+#include "common/plugins/plugins.h"
 
 struct fixture {
     struct kt_framework fw;

@@ -11,11 +11,11 @@
 #include "api/field.h"
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "common/buf.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/str.h"
-#include "common/yaml.h"
+#include "common/base/buf.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
+#include "common/base/yaml.h"
 
 /* Parse a fixture written with ' instead of ". Caller owns the result. */
 static json_t *J(const char *text)

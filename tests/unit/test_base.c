@@ -7,11 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/buf.h"
-#include "common/err.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 static void test_buf_cap(void)
 {

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "common/crypto.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/crypto/crypto.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 #define T0 1800000000LL /* 2027-01-15T08:00:00Z */
 #define DAY (24LL * 60 * 60)

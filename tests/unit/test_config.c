@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "common/config.h"
-#include "common/mem.h"
+#include "common/config/config.h"
+#include "common/base/mem.h"
 
 #define HEAD "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
 

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/crypto.h"
-#include "common/mem.h"
-#include "common/str.h"
+#include "common/crypto/crypto.h"
+#include "common/base/mem.h"
+#include "common/base/str.h"
 
 static void hex_to_bytes(const char *hex, uint8_t *out, size_t n)
 {

@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 
-#include "common/fielderr.h"
-#include "common/mem.h"
+#include "common/base/fielderr.h"
+#include "common/base/mem.h"
 
 static void check_one(const struct kt_ferrs *l, const char *want)
 {

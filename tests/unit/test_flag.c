@@ -1,15 +1,15 @@
-/* tests/unit/test_flag.c - kt_flag_value (common/str.c), the "--name value" / "--name=value"
- * scanner the daemons and the plugin flags share, and kt__tls_suite_known (common/tlsopts.c),
+/* tests/unit/test_flag.c - kt_flag_value (common/base/str.c), the "--name value" / "--name=value"
+ * scanner the daemons and the plugin flags share, and kt__tls_suite_known (common/net/tlsopts.c),
  * the Go cipher suite names the Configuration loader accepts. */
 #include "tests/test.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "common/mem.h"
-#include "common/plugin_loader.h"
-#include "common/str.h"
-#include "common/tlsopts.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugin_loader.h"
+#include "common/base/str.h"
+#include "common/net/tlsopts.h"
 
 /* argv for the scanner (char **, as main() gets it): owned copies of src, NULL-terminated.
  * Free with free_argv. */

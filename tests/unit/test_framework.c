@@ -6,11 +6,11 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/plugins.h"
-#include "common/snapshot.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
+#include "common/framework/snapshot.h"
 
 static json_t *parse(const char *s)
 {

@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "common/buf.h"
-#include "common/httpd.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/metrics.h"
+#include "common/base/buf.h"
+#include "common/net/httpd.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/net/metrics.h"
 
 #define TLS13 "NORMAL"
 #define TLS12_GCM "NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:+AES-128-GCM"

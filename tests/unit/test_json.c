@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 static json_t *parse(const char *s)
 {

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/buf.h"
-#include "common/kube.h"
-#include "common/kube_internal.h"
-#include "common/mem.h"
+#include "common/base/buf.h"
+#include "common/kube/kube.h"
+#include "common/kube/kube_internal.h"
+#include "common/base/mem.h"
 
 /* base64 of "-----BEGIN CERTIFICATE-----\nAAAA\n" (content is not checked at load time). */
 #define CA_B64 "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCkFBQUEK"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/mem.h"
-#include "common/metrics.h"
+#include "common/base/mem.h"
+#include "common/net/metrics.h"
 
 static void test_counter_and_gauge(void)
 {

@@ -1,6 +1,7 @@
 /* tests/unit/test_plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h,
- * common/plugin_abi.c) exercised in-process through an adapter entry, plus the loader's flag
- * parsing and table building without any shared object (tests/plugins/tier.sh covers dlopen). */
+ * common/plugins/plugin_abi.c) exercised in-process through an adapter entry, plus the loader's
+ * flag parsing and table building without any shared object (tests/plugins/tier.sh covers dlopen).
+ */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -9,11 +10,11 @@
 #include "api/kt_plugin.h"
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/plugin_loader.h"
-#include "common/plugins.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugin_loader.h"
+#include "common/plugins/plugins.h"
 
 static const char *TJ =
     "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
@@ -154,6 +155,7 @@ static void setup(struct fixture *f)
     f->entry.abi = KT_PLUGIN_ABI;
     f->entry.size = sizeof(f->entry);
     f->entry.name = def.name;
+    f->entry.adapter = &kt__plugin_abi_adapter;
     f->entry.ext = &f->ext;
     f->nostatus = kt_plugin_jobset;
     f->nostatus.status = NULL;

@@ -8,11 +8,11 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
-#include "common/crypto.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/plugins.h"
+#include "common/crypto/crypto.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
 
 /* JSON written with ' for " (test readability). Caller owns the result. */
 static json_t *js(const char *s)

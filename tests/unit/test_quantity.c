@@ -3,8 +3,8 @@
  * ParseQuantity/String/Add/Mul on the same inputs. */
 #include "tests/test.h"
 
-#include "common/mem.h"
-#include "common/quantity.h"
+#include "common/base/mem.h"
+#include "common/base/quantity.h"
 
 struct parse_case {
     const char *in;

@@ -8,8 +8,8 @@
 
 #include <stdlib.h>
 
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 #include "reconciler/podevents.c"
 
 static json_t *parse(const char *s)

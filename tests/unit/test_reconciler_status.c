@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "api/trainjob.h"
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 #include "reconciler/status.c"
 
 #define T0 1767225600 /* 2026-01-01T00:00:00Z */

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "common/mem.h"
+#include "common/base/mem.h"
 #include "reconciler/queue.c"
 
 struct fake_clock {

@@ -12,9 +12,9 @@
 
 #include "certs/certs.h"
 #include "certs/rotator.h"
-#include "common/crypto.h"
-#include "common/json.h"
-#include "common/mem.h"
+#include "common/crypto/crypto.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
 
 #define T0 1800000000LL /* 2027-01-15T08:00:00Z */
 #define DAY (24LL * 60 * 60)

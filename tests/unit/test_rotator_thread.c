@@ -12,9 +12,9 @@
 
 #include "certs/certs.h"
 #include "certs/rotator.h"
-#include "common/crypto.h"
-#include "common/kube.h"
-#include "common/mem.h"
+#include "common/crypto/crypto.h"
+#include "common/kube/kube.h"
+#include "common/base/mem.h"
 
 struct probe {
     atomic_int asked;

@@ -3,9 +3,9 @@
 
 #include <stdlib.h>
 
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/smp.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/framework/smp.h"
 
 static json_t *parse(const char *s)
 {

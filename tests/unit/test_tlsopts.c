@@ -1,5 +1,5 @@
 /* tests/unit/test_tlsopts.c - the Configuration's tls options as a GnuTLS priority string
- * (common/tlsopts.c), and end to end: an HTTPS server built with that string refuses the
+ * (common/net/tlsopts.c), and end to end: an HTTPS server built with that string refuses the
  * TLS versions and TLS 1.2 ciphers the Configuration excludes. */
 #include "tests/test.h"
 
@@ -15,11 +15,11 @@
 #include <unistd.h>
 
 #include "certs/certs.h"
-#include "common/config.h"
-#include "common/httpd.h"
-#include "common/log.h"
-#include "common/mem.h"
-#include "common/tlsopts.h"
+#include "common/config/config.h"
+#include "common/net/httpd.h"
+#include "common/base/log.h"
+#include "common/base/mem.h"
+#include "common/net/tlsopts.h"
 
 #define HEAD "apiVersion: config.trainer.kubeflow.org/v1alpha1\nkind: Configuration\n"
 #define SAFETY_S 20 /* socket timeouts so a bug cannot hang the test; never asserted */
@@ -44,7 +44,7 @@ static char *prio_of(const char *min, const char *const *ciphers, size_t *n_warn
 
     cfg_with(&cfg, min, ciphers);
     kt_strv_init(&w);
-    p = kt_tls_priority(&cfg, &w);
+    p = kt_tls_priority(&cfg.tls, &w);
     *n_warn = w.len;
     *warn0 = kt_xstrdup(w.len ? w.items[0] : "");
     kt_strv_release(&w);
@@ -193,7 +193,7 @@ static void test_next_protos(void)
     kt_strv_push(&cfg.tls.next_protos, "h2");
     kt_strv_push(&cfg.tls.next_protos, "spdy/3");
     kt_strv_init(&w);
-    p = kt_tls_priority(&cfg, &w);
+    p = kt_tls_priority(&cfg.tls, &w);
     CHECK_EQ_STR(p, KT_HTTPD_TLS_PRIORITIES);
     CHECK_EQ_INT(w.len, 2);
     if (w.len == 2) {
@@ -218,7 +218,7 @@ static void test_loader_no_double_warning(void)
     CHECK_EQ_INT(kt_config_load_data("cfg.yaml", yaml, strlen(yaml), &cfg, &err), 0);
     CHECK_EQ_INT(cfg.warnings.len, 1);
     size_t before = cfg.warnings.len;
-    p = kt_tls_priority(&cfg, &cfg.warnings);
+    p = kt_tls_priority(&cfg.tls, &cfg.warnings);
     CHECK_EQ_INT(cfg.warnings.len, before); /* the list is now empty: nothing more to say */
     CHECK(strstr(p, "+VERS-TLS1.3:-CIPHER-ALL") != NULL);
     free(p);
@@ -279,7 +279,7 @@ static struct kt_httpd *serve(const char *min, const char *const *ciphers)
 
     cfg_with(&cfg, min, ciphers);
     kt_strv_init(&w);
-    prio = kt_tls_priority(&cfg, &w);
+    prio = kt_tls_priority(&cfg.tls, &w);
     struct kt_httpd_opts o = {.name = "tlsopts",
                               .listen = "127.0.0.1:0",
                               .cert_file = cert_path,

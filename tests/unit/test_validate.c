@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "api/runtime.h"
-#include "common/framework.h"
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/validate.h"
+#include "common/framework/framework.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/plugins/plugins.h"
+#include "common/validate/validate.h"
 #include "tests/test.h"
 
 bool kt_validate_cel_has_twin(const char *rule);

@@ -18,8 +18,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "common/httpd.h"
-#include "common/log.h"
+#include "common/net/httpd.h"
+#include "common/base/log.h"
 #include "webhook/admission.c"
 #include "webhook/routes.c"
 #include "webhook/store.c"

@@ -4,9 +4,9 @@
 
 #include <stdlib.h>
 
-#include "common/json.h"
-#include "common/mem.h"
-#include "common/yaml.h"
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/base/yaml.h"
 
 /* Parse one document and return its root as compact JSON (caller frees), or the error
  * message prefixed with "ERR " . */

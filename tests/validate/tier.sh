@@ -7,7 +7,7 @@
 # *.yml and *.json of the case in name order) and `stdin` (fed to the command). Cases run
 # inside their directory so file names in messages are relative. UPDATE=1 rewrites stdout,
 # exit (and an existing stderr) from the current output: review every change against SPEC.
-# Also checks that common/crd_schemas.c is up to date with api/ (tests/crd/embed_crds.py).
+# Also checks that common/validate/crd_schemas.c is up to date with api/ (tests/crd/embed_crds.py).
 set -uo pipefail
 b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"

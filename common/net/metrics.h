@@ -1,0 +1,69 @@
+/* common/net/metrics.h - a tiny Prometheus registry: counters, gauges and histograms with labels.
+ *
+ * Each metric has a small fixed set of label names; a series is created on first use of a
+ * label-value tuple. Thread-safe (one mutex per registry). Renders the text exposition format
+ * 0.0.4. Deliberately no summaries, no timestamps and no series expiry: label values must come
+ * from small bounded sets (route paths, status codes, verdicts), never from user input. */
+#ifndef KT_METRICS_H
+#define KT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KT_METRICS_MAX_LABELS 4
+#define KT_METRICS_MAX_BUCKETS 24
+#define KT_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+struct kt_metrics; /* a registry; opaque */
+struct kt_metric;  /* one counter, gauge or histogram family; opaque, owned by its registry */
+
+/* Caller owns the result; free with kt_metrics_free(). Never returns NULL. */
+struct kt_metrics *kt_metrics_new(void);
+
+/* Free the registry and every metric in it. Accepts NULL. */
+void kt_metrics_free(struct kt_metrics *m);
+
+/* Get or create a counter family. name must match [a-zA-Z_:][a-zA-Z0-9_:]*, n_labels <=
+ * KT_METRICS_MAX_LABELS; label names likewise. Asking again for the same name returns the
+ * same family (the kind and labels must agree, else KT_ASSERT fails). Does not retain its
+ * arguments. Borrowed from m; valid until kt_metrics_free(m). Never returns NULL. */
+struct kt_metric *kt_metrics_counter(struct kt_metrics *m, const char *name, const char *help,
+                                     const char *const *label_names, size_t n_labels);
+
+/* Get or create a gauge family (same rules as kt_metrics_counter). */
+struct kt_metric *kt_metrics_gauge(struct kt_metrics *m, const char *name, const char *help,
+                                   const char *const *label_names, size_t n_labels);
+
+/* Get or create a histogram family; buckets are strictly increasing upper bounds (at most
+ * KT_METRICS_MAX_BUCKETS; +Inf is implicit). buckets NULL = kt_metrics_latency_buckets. */
+struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, const char *help,
+                                       const char *const *label_names, size_t n_labels,
+                                       const double *buckets, size_t n_buckets);
+
+/* The default latency buckets in seconds: 0.0001 .. 1, then 2.5, 5 and 10. Borrowed from a
+ * static table; valid forever. */
+const double *kt_metrics_latency_buckets(size_t *n);
+
+/* Add v (>= 0) to a counter's series (label_values has one value per label name, NULL when
+ * there are none). Does not retain label_values. Safe from any thread. */
+void kt_metric_add(struct kt_metric *c, const char *const *label_values, double v);
+
+/* Add 1 to a counter. */
+void kt_metric_inc(struct kt_metric *c, const char *const *label_values);
+
+/* Set a gauge's series to v. */
+void kt_metric_set(struct kt_metric *g, const char *const *label_values, double v);
+
+/* Record one observation in a histogram's series. */
+void kt_metric_observe(struct kt_metric *h, const char *const *label_values, double v);
+
+/* The current value of a counter/gauge series, or the observation count of a histogram
+ * series (0 when the series does not exist yet). For tests and readiness logic. */
+double kt_metric_value(struct kt_metric *mt, const char *const *label_values);
+
+/* Render every family, in registration order, as Prometheus text exposition 0.0.4 (HELP and
+ * TYPE lines, label values escaped). Caller owns the result; free with free(). *len (NULL
+ * allowed) gets its length. Never returns NULL. */
+char *kt_metrics_expose(struct kt_metrics *m, size_t *len);
+
+#endif

@@ -1,0 +1,20 @@
+/* common/plugins/plugins.c - the built-in plugin table (plugins.h). The framework knows plugins
+ * only through the table it is handed; this layer owns which plugins exist and their order. */
+#include "common/plugins/plugins.h"
+
+/* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
+ * built yet take their slot when added:
+ *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, TrainJobStatus, JobSet
+ * (TrainJobStatus does nothing unless fw->status_server is set: the feature gate.) */
+static const struct kt_plugin *const builtin[] = {
+    &kt_plugin_coscheduling,   &kt_plugin_volcano, &kt_plugin_torch,   &kt_plugin_mpi,
+    &kt_plugin_plainml,        &kt_plugin_jax,     &kt_plugin_xgboost, &kt_plugin_flux,
+    &kt_plugin_trainjobstatus, &kt_plugin_jobset,
+};
+
+void kt_framework_default(struct kt_framework *fw)
+{
+    fw->plugins = builtin;
+    fw->n = sizeof(builtin) / sizeof(builtin[0]);
+    fw->status_server = NULL;
+}

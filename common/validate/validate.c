@@ -1,0 +1,201 @@
+/* common/validate/validate.c - the validation pipeline of one document (validate.h), the problem
+ * (steps 1-5 of validate.h, in the API server's order). The stages never call back here. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/validate/validate.h"
+
+/* ------------------------------------------------------------------ pipeline */
+
+static const char *const our_kinds[] = {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime",
+                                        NULL};
+
+bool kt_validate_is_ours(const json_t *obj)
+{
+    const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    if (!av || !kind || strcmp(av, KT_API_VERSION) != 0) {
+        return false;
+    }
+    for (size_t i = 0; our_kinds[i]; i++) {
+        if (strcmp(kind, our_kinds[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char *go_json_type(const json_t *x)
+{
+    switch (json_typeof(x)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "bool";
+    default:
+        return "number";
+    }
+}
+
+static void unmarshal_error(struct kt_vresult *r, const json_t *x, const char *field,
+                            const char *gotype, const char *ptr)
+{
+    char *t =
+        kt_xasprintf("json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
+                     go_json_type(x), field, gotype);
+    kt_vresult_add(r, KT_VSTAGE_DECODE, field, "", t, ptr);
+    free(t);
+}
+
+/* kubectl decodes metadata into ObjectMeta before sending: wrong JSON types fail there. */
+static bool meta_types_ok(const json_t *obj, struct kt_vresult *r)
+{
+    static const char *const strs[] = {"name", "namespace", "generateName", NULL};
+    static const char *const maps[] = {"labels", "annotations", NULL};
+    const json_t *meta = json_object_get(obj, "metadata");
+    size_t before = r->len;
+    for (size_t i = 0; strs[i]; i++) {
+        const json_t *x = json_object_get(meta, strs[i]);
+        if (x && !json_is_string(x) && !json_is_null(x)) {
+            char *f = kt_xasprintf("metadata.%s", strs[i]),
+                 *p = kt_xasprintf("/metadata/%s", strs[i]);
+            unmarshal_error(r, x, f, "string", p);
+            free(f);
+            free(p);
+        }
+    }
+    for (size_t i = 0; maps[i]; i++) {
+        const json_t *m = json_object_get(meta, maps[i]);
+        char *f = kt_xasprintf("metadata.%s", maps[i]), *p = kt_xasprintf("/metadata/%s", maps[i]);
+        if (m && !json_is_object(m) && !json_is_null(m)) {
+            unmarshal_error(r, m, f, "map[string]string", p);
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)(uintptr_t)m, k, v)
+        {
+            if (!json_is_string(v) && !json_is_null(v)) {
+                char *pp = kt_vptr_child(p, k);
+                unmarshal_error(r, v, f, "string", pp);
+                free(pp);
+                break;
+            }
+        }
+        free(f);
+        free(p);
+    }
+    return r->len == before;
+}
+
+/* Steps 1-2 on a copy. Returns the copy, or NULL when strict decoding failed (problems in r). */
+static json_t *decode(const struct kt_validator *v, const char *kind, const json_t *obj,
+                      struct kt_vresult *r)
+{
+    if (!meta_types_ok(obj, r)) {
+        return NULL;
+    }
+    json_t *copy = json_deep_copy(obj);
+    struct kt_strv unknown;
+    kt_strv_init(&unknown);
+    kt_validate_prune(v, kind, copy, &unknown);
+    for (size_t i = 0; i < unknown.len; i++) {
+        char *text = kt_xasprintf("strict decoding error: unknown field \"%s\"", unknown.items[i]);
+        char *ptr = kt_vpath_to_ptr(unknown.items[i]);
+        kt_vresult_add(r, KT_VSTAGE_DECODE, unknown.items[i], "", text, ptr);
+        free(ptr);
+        free(text);
+    }
+    bool failed = unknown.len > 0;
+    kt_strv_release(&unknown);
+    if (failed) {
+        json_decref(copy);
+        return NULL;
+    }
+    kt_validate_defaults(v, kind, copy);
+    return copy;
+}
+
+/* The old object of an update as the API server holds it: what it stored was pruned (unknown
+ * fields dropped without error) and defaulted, so an old manifest with a stale field is
+ * still the old object of the update, never silently a create. */
+static json_t *decode_stored(const struct kt_validator *v, const char *kind, const json_t *old)
+{
+    json_t *copy = json_deep_copy(old);
+    struct kt_strv unknown;
+    kt_strv_init(&unknown);
+    kt_validate_prune(v, kind, copy, &unknown);
+    kt_strv_release(&unknown);
+    kt_validate_defaults(v, kind, copy);
+    return copy;
+}
+
+int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
+                       const json_t *obj, const json_t *old, time_t now,
+                       const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
+{
+    return kt_validate_object_admitted(v, fw, obj, old, now, rts, r, NULL, err);
+}
+
+int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_framework *fw,
+                                const json_t *obj, const json_t *old, time_t now,
+                                const struct kt_vruntimes *rts, struct kt_vresult *r,
+                                json_t **admitted, struct kt_err *err)
+{
+    const char *kind = json_string_value(json_object_get(obj, "kind"));
+    json_t *o = NULL, *oo = NULL;
+    int rc = 0;
+    size_t before = r->len;
+    if (!kt_validate_is_ours(obj)) {
+        return kt_err_set(err, KT_EINVAL, "not a trainer.kubeflow.org/v1alpha1 object");
+    }
+    o = decode(v, kind, obj, r);
+    if (!o) {
+        goto out;
+    }
+    if (old) {
+        oo = decode_stored(v, kind, old);
+    }
+    if (strcmp(kind, "TrainJob") == 0) {
+        kt_validate_default_trainjob(o, oo, now);
+    }
+    kt_validate_schema(v, kind, o, oo, r);
+    if (r->len > before) {
+        goto out;
+    }
+    if (strcmp(kind, "TrainJob") == 0) {
+        rc = kt_validate_trainjob_webhook(fw, o, oo, rts, r, err);
+    } else {
+        kt_validate_runtime_webhook(o, oo, r);
+    }
+    if (admitted && rc == 0 && r->len == before) {
+        *admitted = json_incref(o);
+    }
+out:
+    json_decref(o);
+    json_decref(oo);
+    return rc;
+}
+
+int kt_validate_trainjob(const struct kt_validator *v, const struct kt_framework *fw,
+                         const json_t *obj, const json_t *old, time_t now,
+                         const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
+{
+    return kt_validate_object(v, fw, obj, old, now, rts, r, err);
+}
+
+void kt_validate_runtime(const struct kt_validator *v, const json_t *obj, const json_t *old,
+                         struct kt_vresult *r)
+{
+    struct kt_err err = {0};
+    if (kt_validate_object(v, NULL, obj, old, 0, NULL, r, &err) != 0) {
+        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
+    }
+}
