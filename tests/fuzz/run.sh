@@ -37,10 +37,11 @@ mkdir -p "$OUT/obj" "$OUT/artifacts"
 # One object per library source, rebuilt when the source or any header is newer.
 newest_h=$(ls -t common/*/*.h api/*.h certs/*.h 2>/dev/null | head -n 1)
 build_lib() {
-    local src obj pids=() rc=0
+    local src obj pids=() rc=0 want=" "
     for src in common/*/*.c api/*.c certs/*.c; do
         [ -e "$src" ] || continue
         obj="$OUT/obj/$(echo "$src" | tr / _).o"
+        want="$want$obj "
         if [ "$obj" -nt "$src" ] && { [ -z "$newest_h" ] || [ "$obj" -nt "$newest_h" ]; }; then
             continue
         fi
@@ -57,13 +58,12 @@ build_lib() {
     for p in "${pids[@]}"; do
         wait "$p" || rc=1
     done
-    # Objects of sources that no longer exist must not be linked.
+    # Objects of sources that no longer exist must not be linked (file names may hold "_",
+    # so compare with the objects made above rather than mapping names back).
     for obj in "$OUT"/obj/*.o; do
         [ -e "$obj" ] || continue
         rm -f "$obj.log"
-        src=$(basename "$obj" .o)
-        src=${src/_/\/}
-        [ -e "$src" ] || rm -f "$obj"
+        case "$want" in *" $obj "*) ;; *) rm -f "$obj" ;; esac
     done
     return $rc
 }
