@@ -34,6 +34,7 @@ struct kt_mauth {
     struct kt_kube_client *client;
     struct entry cache[KT_MAUTH_CACHE_MAX];
     atomic_ulong reviews;
+    struct kt_metric *m_reviews; /* kt_metrics_auth_reviews_total{kind} */
 };
 
 static double now_s(void)
@@ -47,6 +48,10 @@ struct kt_mauth *kt_mauth_new(struct kt_kube_config *cfg, struct kt_metrics *m)
 {
     struct kt_mauth *a = kt_xcalloc(1, sizeof(*a));
     a->metrics = m;
+    a->m_reviews = kt_metrics_counter(m, "kt_metrics_auth_reviews_total",
+                                      "TokenReviews and SubjectAccessReviews sent for metrics "
+                                      "requests (cache misses)",
+                                      (const char *[]){"kind"}, 1);
     pthread_mutex_init(&a->mu, NULL);
     a->client = kt_kube_client_new(cfg);
     kt_kube_client_set_timeouts(a->client, KT_MAUTH_REVIEW_TIMEOUT_MS, 0);
@@ -137,6 +142,8 @@ static int post(struct kt_mauth *a, const char *path, json_t *obj, json_t **out,
         return kt_err_set(err, KT_EINTERNAL, "cannot encode the review");
     }
     atomic_fetch_add(&a->reviews, 1);
+    const char *kind[] = {strcmp(path, TOKENREVIEWS) == 0 ? "tokenreview" : "subjectaccessreview"};
+    kt_metric_inc(a->m_reviews, kind);
     int rc = kt_kube_request(a->client, "POST", path, "application/json", body, strlen(body), out,
                              err);
     explicit_bzero(body, strlen(body));
