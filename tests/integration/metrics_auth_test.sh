@@ -67,11 +67,13 @@ start_rec() {
     cat "$IT_TMP/$name.log" >&2
     return 1
 }
-stop_rec() {
-    local pid
+stop_rec() { # stop_rec NAME - SIGTERM; checks a clean exit 0 (under ASan: no leak, no error)
+    local pid rc
     pid=$(eval echo "\$PID_$1")
     kill -TERM "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
+    rc=$?
+    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -m3 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log")"; fi
 }
 
 # get URL [CURL_ARGS...] - sets CODE and writes the body to $IT_TMP/out.
@@ -132,8 +134,12 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     # the role allows get on /metrics only: another verb or path is refused (SAR per request)
     get "$U" -k -X POST -H "Authorization: Bearer $SCRAPER"
     expect with-role-post-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
-    get "https://127.0.0.1:$MP/healthz" -k -H "Authorization: Bearer $SCRAPER"
-    expect with-role-other-path-403 403 'Authorization denied'
+    get "https://127.0.0.1:$MP/debug/pprof" -k -H "Authorization: Bearer $SCRAPER"
+    expect with-role-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    # /healthz is allowed to everyone by the API server's system:public-info-viewer role: the
+    # review passes and the path is not served here (only /metrics is, with auth on)
+    get "https://127.0.0.1:$MP/healthz" -k -H "Authorization: Bearer $NOBODY"
+    expect public-path-allowed-404 404 '^404 page not found$'
     get "http://127.0.0.1:$MP/metrics" -H "Authorization: Bearer $SCRAPER"
     check plain-http-refused test "$CODE" != 200
     check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 'IP Address:127.0.0.1'"
