@@ -67,9 +67,10 @@ struct app {
     struct kt_leader *leader;
     struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
-    struct kt_mauth *mauth;  /* metrics.auth.enabled */
-    char *metrics_tmp;       /* owned: folder of a self-signed metrics certificate, or NULL */
-    char *tls_priority;      /* owned: GnuTLS priorities from the Configuration's tls options */
+    struct kt_mauth *mauth;           /* metrics.auth.enabled */
+    struct kt_kube_config *mauth_cfg; /* its own QPS budget (reconciler/metrics_auth.h) */
+    char *metrics_tmp;  /* owned: folder of a self-signed metrics certificate, or NULL */
+    char *tls_priority; /* owned: GnuTLS priorities from the Configuration's tls options */
     struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
     pthread_t loop_thread, workers[MAX_WORKERS];
     bool loop_started;
@@ -91,12 +92,11 @@ static int usage(void)
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
     static const char *const names[] = {
-        "--config",    "--kubeconfig", "--health-listen", "--metrics-listen",  "--portfile",
-        "--log-level", "--cert-dir",   "--cert-sans",     "--feature-gates",   "--metrics-cert-dir"};
-    const char **slots[] = {&fl->config,    &fl->kubeconfig, &fl->health,
-                            &fl->metrics,   &fl->portfile,   &fl->log_level,
-                            &fl->cert_dir,  &fl->cert_sans,  &fl->gates,
-                            &fl->metrics_cert_dir};
+        "--config",    "--kubeconfig", "--health-listen", "--metrics-listen", "--portfile",
+        "--log-level", "--cert-dir",   "--cert-sans",     "--feature-gates",  "--metrics-cert-dir"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig,      &fl->health,   &fl->metrics,
+                            &fl->portfile, &fl->log_level,       &fl->cert_dir, &fl->cert_sans,
+                            &fl->gates,    &fl->metrics_cert_dir};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -303,8 +303,10 @@ static int self_signed(struct app *a, struct kt_err *err)
     struct kt_certs certs = {0};
     char *dir = kt_xasprintf("%s/kt-metrics-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
-        kt_err_set(err, KT_EIO, "cannot create %s for the self-signed metrics certificate "
-                   "(give --metrics-cert-dir or a writable TMPDIR)", dir);
+        kt_err_set(err, KT_EIO,
+                   "cannot create %s for the self-signed metrics certificate "
+                   "(give --metrics-cert-dir or a writable TMPDIR)",
+                   dir);
         free(dir);
         return -1;
     }
@@ -381,8 +383,17 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
                     dir == a->metrics_tmp ? " (self-signed)" : "");
     }
     if (a->conf.metrics.auth_enabled) {
-        a->mauth = kt_mauth_new(a->kcfg, a->metrics);
+        a->mauth_cfg = kt_kube_config_load(a->fl.kubeconfig, err);
+        if (!a->mauth_cfg) {
+            free(crt);
+            free(key);
+            return NULL;
+        }
+        kt_kube_config_set_rate(a->mauth_cfg, a->conf.client_connection.qps,
+                                a->conf.client_connection.burst);
+        a->mauth = kt_mauth_new(a->mauth_cfg, a->metrics);
         o.builtins = 0;
+        o.threads = 2; /* cached answers keep flowing while a review is in flight */
         kt_log_info(LOG, "metrics: TokenReview and SubjectAccessReview on every request");
     }
     struct kt_httpd *h = serve(&o, a->mauth, err);
@@ -618,6 +629,7 @@ static void shutdown_all(struct app *a)
     kt_httpd_free(a->metrics_srv);
     kt_httpd_free(a->health_srv);
     kt_mauth_free(a->mauth);
+    kt_kube_config_free(a->mauth_cfg);
     remove_self_signed(a);
     free(a->tls_priority);
     kt_leader_free(a->leader);

@@ -30,7 +30,8 @@ struct entry {
 
 struct kt_mauth {
     struct kt_metrics *metrics; /* borrowed */
-    pthread_mutex_t mu;         /* guards client and cache */
+    pthread_mutex_t cache_mu;   /* guards cache */
+    pthread_mutex_t client_mu;  /* guards client: one review in flight */
     struct kt_kube_client *client;
     struct entry cache[KT_MAUTH_CACHE_MAX];
     atomic_ulong reviews;
@@ -52,7 +53,8 @@ struct kt_mauth *kt_mauth_new(struct kt_kube_config *cfg, struct kt_metrics *m)
                                       "TokenReviews and SubjectAccessReviews sent for metrics "
                                       "requests (cache misses)",
                                       (const char *[]){"kind"}, 1);
-    pthread_mutex_init(&a->mu, NULL);
+    pthread_mutex_init(&a->cache_mu, NULL);
+    pthread_mutex_init(&a->client_mu, NULL);
     a->client = kt_kube_client_new(cfg);
     kt_kube_client_set_timeouts(a->client, KT_MAUTH_REVIEW_TIMEOUT_MS, 0);
     return a;
@@ -67,7 +69,8 @@ void kt_mauth_free(struct kt_mauth *a)
         json_decref(a->cache[i].user);
     }
     kt_kube_client_free(a->client);
-    pthread_mutex_destroy(&a->mu);
+    pthread_mutex_destroy(&a->cache_mu);
+    pthread_mutex_destroy(&a->client_mu);
     free(a);
 }
 
@@ -76,7 +79,7 @@ unsigned long kt_mauth_reviews(struct kt_mauth *a)
     return atomic_load(&a->reviews);
 }
 
-/* ---- the cache (callers hold a->mu) ---- */
+/* ---- the cache (callers hold a->cache_mu) ---- */
 
 static struct entry *cache_find(struct kt_mauth *a, const uint8_t key[KT_SHA256_SIZE], double now)
 {
@@ -90,8 +93,8 @@ static struct entry *cache_find(struct kt_mauth *a, const uint8_t key[KT_SHA256_
 }
 
 /* Store a result; steals user. A free or expired slot first, else the oldest. */
-static void cache_put(struct kt_mauth *a, const uint8_t key[KT_SHA256_SIZE], bool ok,
-                      json_t *user, double ttl, double now)
+static void cache_put(struct kt_mauth *a, const uint8_t key[KT_SHA256_SIZE], bool ok, json_t *user,
+                      double ttl, double now)
 {
     struct entry *slot = NULL;
     for (size_t i = 0; i < KT_MAUTH_CACHE_MAX && !slot; i++) {
@@ -131,10 +134,34 @@ static void make_key(const char *const *parts, size_t n, uint8_t out[KT_SHA256_S
     free(buf);
 }
 
-/* ---- reviews (callers hold a->mu) ---- */
+/* ---- reviews ---- */
 
-static int post(struct kt_mauth *a, const char *path, json_t *obj, json_t **out,
-                struct kt_err *err)
+/* Look key up; on a hit *ok gets the result and *user (NULL allowed) a copy of the cached
+ * user (caller decrefs): jansson's reference counts are not safe to share between threads. */
+static bool lookup(struct kt_mauth *a, const uint8_t key[KT_SHA256_SIZE], bool *ok, json_t **user)
+{
+    pthread_mutex_lock(&a->cache_mu);
+    struct entry *e = cache_find(a, key, now_s());
+    if (e) {
+        *ok = e->ok;
+        if (user) {
+            *user = e->user ? json_deep_copy(e->user) : NULL; /* never shared across threads */
+        }
+    }
+    pthread_mutex_unlock(&a->cache_mu);
+    return e != NULL;
+}
+
+static void store(struct kt_mauth *a, const uint8_t key[KT_SHA256_SIZE], bool ok, json_t *user,
+                  double ttl)
+{
+    pthread_mutex_lock(&a->cache_mu);
+    cache_put(a, key, ok, user, ttl, now_s());
+    pthread_mutex_unlock(&a->cache_mu);
+}
+
+/* POST obj (stolen) to path with the one client; *out as kt_kube_request. */
+static int post(struct kt_mauth *a, const char *path, json_t *obj, json_t **out, struct kt_err *err)
 {
     char *body = json_dumps(obj, JSON_COMPACT);
     json_decref(obj);
@@ -144,42 +171,49 @@ static int post(struct kt_mauth *a, const char *path, json_t *obj, json_t **out,
     atomic_fetch_add(&a->reviews, 1);
     const char *kind[] = {strcmp(path, TOKENREVIEWS) == 0 ? "tokenreview" : "subjectaccessreview"};
     kt_metric_inc(a->m_reviews, kind);
-    int rc = kt_kube_request(a->client, "POST", path, "application/json", body, strlen(body), out,
-                             err);
+    pthread_mutex_lock(&a->client_mu);
+    int rc =
+        kt_kube_request(a->client, "POST", path, "application/json", body, strlen(body), out, err);
+    pthread_mutex_unlock(&a->client_mu);
     explicit_bzero(body, strlen(body));
     free(body);
     return rc;
 }
 
-/* 1 authenticated (*user: borrowed from the cache), 0 not, -1 the review failed. */
-static int authenticate(struct kt_mauth *a, const char *token, const json_t **user,
-                        struct kt_err *err)
+/* 1 authenticated (*user: a new reference; caller decrefs), 0 not, -1 the review failed. */
+static int authenticate(struct kt_mauth *a, const char *token, json_t **user, struct kt_err *err)
 {
     uint8_t key[KT_SHA256_SIZE];
     const char *parts[] = {"authn", token};
-    double now = now_s();
+    bool ok = false;
     make_key(parts, 2, key);
-    struct entry *e = cache_find(a, key, now);
-    if (!e) {
-        json_t *out = NULL;
-        json_t *req = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "authentication.k8s.io/v1",
-                                "kind", "TokenReview", "spec", "token", token);
-        if (!req || post(a, TOKENREVIEWS, req, &out, err) != 0) {
-            return req ? -1 : kt_err_set(err, KT_EINTERNAL, "cannot build the TokenReview");
-        }
-        json_t *st = json_object_get(out, "status");
-        bool ok = json_is_true(json_object_get(st, "authenticated"));
-        json_t *u = ok ? json_object_get(st, "user") : NULL;
-        ok = ok && json_is_object(u);
-        cache_put(a, key, ok, ok ? json_incref(u) : NULL, KT_MAUTH_AUTHN_TTL_S, now);
-        json_decref(out);
-        e = cache_find(a, key, now);
+    *user = NULL;
+    if (lookup(a, key, &ok, user)) {
+        return ok ? 1 : 0;
     }
-    *user = e->user;
-    return e->ok ? 1 : 0;
+    json_t *out = NULL;
+    json_t *req = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "authentication.k8s.io/v1", "kind",
+                            "TokenReview", "spec", "token", token);
+    if (!req) {
+        return kt_err_set(err, KT_EINTERNAL, "cannot build the TokenReview");
+    }
+    if (post(a, TOKENREVIEWS, req, &out, err) != 0) {
+        return -1;
+    }
+    json_t *st = json_object_get(out, "status");
+    json_t *u = json_object_get(st, "user");
+    ok = json_is_true(json_object_get(st, "authenticated")) && json_is_object(u);
+    if (ok) {
+        *user = json_incref(u);
+        store(a, key, true, json_deep_copy(u), KT_MAUTH_AUTHN_TTL_S);
+    } else {
+        store(a, key, false, NULL, KT_MAUTH_AUTHN_TTL_S);
+    }
+    json_decref(out);
+    return ok ? 1 : 0;
 }
 
-/* The SubjectAccessReview spec for user on path+verb. Caller owns the result. */
+/* The SubjectAccessReview for user on path+verb. Caller owns the result. */
 static json_t *sar_of(const json_t *user, const char *path, const char *verb)
 {
     json_t *spec = json_object();
@@ -191,10 +225,10 @@ static json_t *sar_of(const json_t *user, const char *path, const char *verb)
     }
     json_t *groups = json_object_get(user, "groups"), *extra = json_object_get(user, "extra");
     if (json_is_array(groups)) {
-        json_object_set(spec, "groups", groups);
+        json_object_set_new(spec, "groups", json_deep_copy(groups));
     }
     if (json_is_object(extra)) {
-        json_object_set(spec, "extra", extra);
+        json_object_set_new(spec, "extra", json_deep_copy(extra));
     }
     json_object_set_new(spec, "nonResourceAttributes",
                         json_pack("{s:s, s:s}", "path", path, "verb", verb));
@@ -208,11 +242,10 @@ static int authorize(struct kt_mauth *a, const char *token, const json_t *user, 
 {
     uint8_t key[KT_SHA256_SIZE];
     const char *parts[] = {"authz", token, verb, path};
-    double now = now_s();
+    bool ok = false;
     make_key(parts, 4, key);
-    struct entry *e = cache_find(a, key, now);
-    if (e) {
-        return e->ok ? 1 : 0;
+    if (lookup(a, key, &ok, NULL)) {
+        return ok ? 1 : 0;
     }
     json_t *out = NULL, *req = sar_of(user, path, verb);
     if (!req) {
@@ -221,9 +254,9 @@ static int authorize(struct kt_mauth *a, const char *token, const json_t *user, 
     if (post(a, SARS, req, &out, err) != 0) {
         return -1;
     }
-    bool ok = json_is_true(json_object_get(json_object_get(out, "status"), "allowed"));
+    ok = json_is_true(json_object_get(json_object_get(out, "status"), "allowed"));
     json_decref(out);
-    cache_put(a, key, ok, NULL, ok ? KT_MAUTH_ALLOW_TTL_S : KT_MAUTH_DENY_TTL_S, now);
+    store(a, key, ok, NULL, ok ? KT_MAUTH_ALLOW_TTL_S : KT_MAUTH_DENY_TTL_S);
     return ok ? 1 : 0;
 }
 
@@ -260,12 +293,11 @@ static int check(struct kt_mauth *a, const char *token, const struct kt_httpd_re
                  struct kt_httpd_response *resp)
 {
     struct kt_err err = {0};
-    const json_t *user = NULL;
+    json_t *user = NULL;
     char verb[16] = {0};
     for (size_t i = 0; req->method[i] && i + 1 < sizeof(verb); i++) {
         verb[i] = (char)tolower((unsigned char)req->method[i]);
     }
-    pthread_mutex_lock(&a->mu);
     int rc = authenticate(a, token, &user, &err);
     if (rc < 0) {
         kt_log_error(LOG, "Authentication failed: %s", err.msg);
@@ -295,12 +327,11 @@ static int check(struct kt_mauth *a, const char *token, const struct kt_httpd_re
         }
         free(who);
     }
-    pthread_mutex_unlock(&a->mu);
+    json_decref(user);
     return rc;
 }
 
-void kt_mauth_handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp,
-                     void *arg)
+void kt_mauth_handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp, void *arg)
 {
     struct kt_mauth *a = arg;
     char *token = bearer(req);

@@ -17,7 +17,10 @@
  * allowed 5 min, denied 30 s; failed reviews are not cached. The cache holds at most
  * KT_MAUTH_CACHE_MAX entries (expired ones go first, then the oldest), so a scrape loop costs
  * the API server one review pair per TTL and a flood of made-up tokens cannot grow memory.
- * Thread-safe: one client under a mutex, so at most one review is in flight at a time. */
+ * kt_metrics_auth_reviews_total{kind="tokenreview"|"subjectaccessreview"} counts the reviews.
+ * Thread-safe: cached answers are served from any thread while one review is in flight (one
+ * client under a mutex). Give it a kube config of its own: the QPS budget is per config, and
+ * requests with made-up tokens must not spend the reconciler's. */
 #ifndef KT_RECONCILER_METRICS_AUTH_H
 #define KT_RECONCILER_METRICS_AUTH_H
 
@@ -33,8 +36,9 @@
 
 struct kt_mauth; /* opaque */
 
-/* A filter for the metrics of m, reviewing through cfg. Borrows cfg and m: both must outlive
- * the result. Caller owns the result; free with kt_mauth_free(). Cannot fail (aborts on OOM). */
+/* A filter for the metrics of m, reviewing through cfg (see above: not the reconciler's).
+ * Borrows cfg and m: both must outlive the result. Caller owns the result; free with
+ * kt_mauth_free(). Cannot fail (aborts on OOM). */
 struct kt_mauth *kt_mauth_new(struct kt_kube_config *cfg, struct kt_metrics *m);
 
 /* Accepts NULL. */
@@ -42,8 +46,7 @@ void kt_mauth_free(struct kt_mauth *a);
 
 /* The route handler (kt_httpd_handler_fn; arg is a struct kt_mauth *): register it for every
  * method and path ("*", "/" "*") on a server without built-in routes. */
-void kt_mauth_handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp,
-                     void *arg);
+void kt_mauth_handle(const struct kt_httpd_request *req, struct kt_httpd_response *resp, void *arg);
 
 /* Reviews sent to the API server so far (TokenReviews + SubjectAccessReviews), for tests and
  * logs. Thread-safe. */

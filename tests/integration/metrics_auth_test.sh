@@ -73,7 +73,7 @@ stop_rec() { # stop_rec NAME - SIGTERM; checks a clean exit 0 (under ASan: no le
     kill -TERM "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     rc=$?
-    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -m3 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log")"; fi
+    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
 }
 
 # get URL [CURL_ARGS...] - sets CODE and writes the body to $IT_TMP/out.
@@ -131,6 +131,15 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     get "$U" -k -H "Authorization: Bearer $SCRAPER"
     t2=$(reviews tokenreview) s2=$(reviews subjectaccessreview)
     check reviews-cached test -n "$t1" -a "$t1" = "$t2" -a -n "$s1" -a "$s1" = "$s2"
+    # concurrent requests: 40 made-up tokens and 20 scrapes with the cached token, 10 at a
+    # time; every made-up token costs exactly one TokenReview, the scrapes none
+    for i in $(seq 40); do echo "fake-$SUF-$i"; done >"$IT_TMP/req.list"
+    for i in $(seq 20); do echo "$SCRAPER"; done >>"$IT_TMP/req.list"
+    shuf "$IT_TMP/req.list" | xargs -P 10 -I TOKEN curl -sk --max-time 30 -o /dev/null \
+        -w '%{http_code}\n' -H "Authorization: Bearer TOKEN" "$U" >"$IT_TMP/codes"
+    check concurrent-answers test "$(sort "$IT_TMP/codes" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = "200:20 401:40 "
+    get "$U" -k -H "Authorization: Bearer $SCRAPER"
+    check concurrent-reviews test "$(reviews tokenreview)" = "$((t2 + 40))" -a "$(reviews subjectaccessreview)" = "$s2"
     # the role allows get on /metrics only: another verb or path is refused (SAR per request)
     get "$U" -k -X POST -H "Authorization: Bearer $SCRAPER"
     expect with-role-post-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
