@@ -314,7 +314,8 @@ static int self_signed(struct app *a, struct kt_err *err)
     if (kt_certs_generate(&o, (int64_t)time(NULL), &certs, err) != 0) {
         return -1;
     }
-    free(certs.ca_key); /* only the serving pair is written */
+    explicit_bzero(certs.ca_key, strlen(certs.ca_key)); /* only the serving pair is written */
+    free(certs.ca_key);
     certs.ca_key = NULL;
     int rc = kt_certs_write_dir(&certs, dir, err);
     kt_certs_release(&certs);
