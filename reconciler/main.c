@@ -3,6 +3,13 @@
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
  *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
+ *                 [--metrics-cert-dir DIR]
+ *
+ * Metrics (upstream's metrics.* in the Configuration): TLS when metrics.secureServing (the
+ * default), with --metrics-cert-dir's tls.crt/tls.key, else --cert-dir's when it has them,
+ * else a self-signed certificate made at start (as controller-runtime does); TokenReview +
+ * SubjectAccessReview in front of every request when metrics.auth.enabled
+ * (reconciler/metrics_auth.h).
  *
  * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
  * the Configuration enables it), N workers (started once the caches are synced and, with
@@ -16,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "certs/certs.h"
 #include "certs/rotator.h"
 #include "common/config/config.h"
 #include "common/net/httpd.h"
@@ -23,7 +31,9 @@
 #include "common/base/mem.h"
 #include "common/plugins/plugin_loader.h"
 #include "common/base/str.h"
+#include "common/net/tlsopts.h"
 #include "leader.h"
+#include "metrics_auth.h"
 #include "queue.h"
 #include "reconcile.h"
 
@@ -41,7 +51,7 @@ static void on_signal(int sig)
 
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
-    const char *cert_sans, *gates;
+    const char *cert_sans, *gates, *metrics_cert_dir;
     long workers;
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -57,6 +67,10 @@ struct app {
     struct kt_leader *leader;
     struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
+    struct kt_mauth *mauth;           /* metrics.auth.enabled */
+    struct kt_kube_config *mauth_cfg; /* its own QPS budget (reconciler/metrics_auth.h) */
+    char *metrics_tmp;  /* owned: folder of a self-signed metrics certificate, or NULL */
+    char *tls_priority; /* owned: GnuTLS priorities from the Configuration's tls options */
     struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
     pthread_t loop_thread, workers[MAX_WORKERS];
     bool loop_started;
@@ -69,19 +83,20 @@ static int usage(void)
     fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
                     "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
-                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...]\n");
+                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
+                    "[--metrics-cert-dir DIR]\n");
     fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
 
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
-    static const char *const names[] = {"--config",         "--kubeconfig", "--health-listen",
-                                        "--metrics-listen", "--portfile",   "--log-level",
-                                        "--cert-dir",       "--cert-sans",  "--feature-gates"};
-    const char **slots[] = {&fl->config,   &fl->kubeconfig, &fl->health,
-                            &fl->metrics,  &fl->portfile,   &fl->log_level,
-                            &fl->cert_dir, &fl->cert_sans,  &fl->gates};
+    static const char *const names[] = {
+        "--config",    "--kubeconfig", "--health-listen", "--metrics-listen", "--portfile",
+        "--log-level", "--cert-dir",   "--cert-sans",     "--feature-gates",  "--metrics-cert-dir"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig,      &fl->health,   &fl->metrics,
+                            &fl->portfile, &fl->log_level,       &fl->cert_dir, &fl->cert_sans,
+                            &fl->gates,    &fl->metrics_cert_dir};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -250,22 +265,141 @@ static int load_config(struct app *a, struct kt_err *err)
     return 0;
 }
 
-static struct kt_httpd *serve(struct app *a, const char *name, const char *listen,
-                              unsigned builtins, struct kt_err *err)
+static struct kt_httpd *serve(const struct kt_httpd_opts *o, struct kt_mauth *mauth,
+                              struct kt_err *err)
 {
-    struct kt_httpd_opts o = {
-        .name = name,
-        .listen = listen,
-        .builtins = builtins,
-        .metrics = a->metrics,
-        .ready = ready_fn,
-        .ready_arg = a,
-    };
-    struct kt_httpd *h = kt_httpd_new(&o, err);
+    struct kt_httpd *h = kt_httpd_new(o, err);
+    if (h && mauth) {
+        kt_httpd_route(h, "*", "/*", kt_mauth_handle, mauth);
+    }
     if (h && kt_httpd_start(h, err) != 0) {
         kt_httpd_free(h);
         return NULL;
     }
+    return h;
+}
+
+static bool has_pair(const char *dir)
+{
+    char *crt = kt_xasprintf("%s/tls.crt", dir), *key = kt_xasprintf("%s/tls.key", dir);
+    bool ok = access(crt, R_OK) == 0 && access(key, R_OK) == 0;
+    free(crt);
+    free(key);
+    return ok;
+}
+
+/* A self-signed CA and serving certificate (the webhook Service's name, localhost and
+ * 127.0.0.1) written to a private temporary folder, for metrics.secureServing without a
+ * certificate folder: controller-runtime does the same in memory. */
+static int self_signed(struct app *a, struct kt_err *err)
+{
+    static const char *const sans[] = {"DNS:localhost", "IP:127.0.0.1"};
+    const char *tmp = getenv("TMPDIR");
+    const char *ns = kt_kube_config_namespace(a->kcfg);
+    struct kt_certs_opts o = {.service = a->conf.cert_management.webhook_service_name,
+                              .namespace = *ns ? ns : DEFAULT_NAMESPACE,
+                              .extra_sans = sans,
+                              .n_extra_sans = 2};
+    struct kt_certs certs = {0};
+    char *dir = kt_xasprintf("%s/kt-metrics-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        kt_err_set(err, KT_EIO,
+                   "cannot create %s for the self-signed metrics certificate "
+                   "(give --metrics-cert-dir or a writable TMPDIR)",
+                   dir);
+        free(dir);
+        return -1;
+    }
+    a->metrics_tmp = dir;
+    if (kt_certs_generate(&o, (int64_t)time(NULL), &certs, err) != 0) {
+        return -1;
+    }
+    explicit_bzero(certs.ca_key, strlen(certs.ca_key)); /* only the serving pair is written */
+    free(certs.ca_key);
+    certs.ca_key = NULL;
+    int rc = kt_certs_write_dir(&certs, dir, err);
+    kt_certs_release(&certs);
+    return rc;
+}
+
+static void remove_self_signed(struct app *a)
+{
+    static const char *const files[] = {"ca.crt", "tls.crt", "tls.key"};
+    if (!a->metrics_tmp) {
+        return;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        char *f = kt_xasprintf("%s/%s", a->metrics_tmp, files[i]);
+        unlink(f);
+        free(f);
+    }
+    rmdir(a->metrics_tmp);
+    free(a->metrics_tmp);
+    a->metrics_tmp = NULL;
+}
+
+/* The folder of the metrics certificate pair; see the file comment. Borrowed from a. */
+static const char *metrics_cert_dir(struct app *a, struct kt_err *err)
+{
+    if (a->fl.metrics_cert_dir) {
+        return a->fl.metrics_cert_dir;
+    }
+    if (a->fl.cert_dir && has_pair(a->fl.cert_dir)) {
+        return a->fl.cert_dir;
+    }
+    return self_signed(a, err) == 0 ? a->metrics_tmp : NULL;
+}
+
+/* The metrics server: TLS with metrics.secureServing; with metrics.auth.enabled every
+ * request goes through reconciler/metrics_auth.h (no built-in routes then). */
+static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct kt_err *err)
+{
+    struct kt_httpd_opts o = {
+        .name = "metrics",
+        .listen = listen,
+        .builtins = KT_HTTPD_METRICS | KT_HTTPD_HEALTH,
+        .metrics = a->metrics,
+        .ready = ready_fn,
+        .ready_arg = a,
+    };
+    char *crt = NULL, *key = NULL;
+    if (a->conf.metrics.secure_serving) {
+        const char *dir = metrics_cert_dir(a, err);
+        if (!dir) {
+            return NULL;
+        }
+        crt = kt_xasprintf("%s/tls.crt", dir);
+        key = kt_xasprintf("%s/tls.key", dir);
+        o.cert_file = crt;
+        o.key_file = key;
+        struct kt_strv warn;
+        kt_strv_init(&warn);
+        a->tls_priority = kt_tls_priority(&a->conf.tls, &warn);
+        for (size_t i = 0; i < warn.len; i++) {
+            kt_log_warn(LOG, "%s", warn.items[i]);
+        }
+        kt_strv_release(&warn);
+        o.https_priority = a->tls_priority;
+        kt_log_info(LOG, "metrics over TLS with %s/tls.crt%s", dir,
+                    dir == a->metrics_tmp ? " (self-signed)" : "");
+    }
+    if (a->conf.metrics.auth_enabled) {
+        a->mauth_cfg = kt_kube_config_load(a->fl.kubeconfig, err);
+        if (!a->mauth_cfg) {
+            free(crt);
+            free(key);
+            return NULL;
+        }
+        kt_kube_config_set_rate(a->mauth_cfg, a->conf.client_connection.qps,
+                                a->conf.client_connection.burst);
+        a->mauth = kt_mauth_new(a->mauth_cfg, a->metrics);
+        o.builtins = 0;
+        o.threads = 2; /* cached answers keep flowing while a review is in flight */
+        kt_log_info(LOG, "metrics: TokenReview and SubjectAccessReview on every request");
+    }
+    struct kt_httpd *h = serve(&o, a->mauth, err);
+    free(crt);
+    free(key);
     return h;
 }
 
@@ -276,14 +410,22 @@ static int start_servers(struct app *a, struct kt_err *err)
     const char *names[2];
     uint16_t ports[2];
     size_t n = 0;
-    a->health_srv = serve(a, "health", health, KT_HTTPD_HEALTH, err);
+    struct kt_httpd_opts ho = {
+        .name = "health",
+        .listen = health,
+        .builtins = KT_HTTPD_HEALTH,
+        .metrics = a->metrics,
+        .ready = ready_fn,
+        .ready_arg = a,
+    };
+    a->health_srv = serve(&ho, NULL, err);
     if (!a->health_srv) {
         return kt_err_prefix(err, "health server on %s", health);
     }
     names[n] = "health";
     ports[n++] = kt_httpd_port(a->health_srv);
     if (strcmp(metrics, "0") != 0) {
-        a->metrics_srv = serve(a, "metrics", metrics, KT_HTTPD_METRICS | KT_HTTPD_HEALTH, err);
+        a->metrics_srv = serve_metrics(a, metrics, err);
         if (!a->metrics_srv) {
             return kt_err_prefix(err, "metrics server on %s", metrics);
         }
@@ -487,6 +629,10 @@ static void shutdown_all(struct app *a)
     }
     kt_httpd_free(a->metrics_srv);
     kt_httpd_free(a->health_srv);
+    kt_mauth_free(a->mauth);
+    kt_kube_config_free(a->mauth_cfg);
+    remove_self_signed(a);
+    free(a->tls_priority);
     kt_leader_free(a->leader);
     if (a->rec.loop) {
         kt_rec_release(&a->rec);

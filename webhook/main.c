@@ -205,6 +205,8 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .listen = a->metrics_listen,
                               .builtins = KT_HTTPD_METRICS,
                               .metrics = a->metrics};
+    /* metrics.auth.enabled is applied by kt-reconciler only (reconciler/metrics_auth.h): a
+     * deliberate difference, see README "Compatibility with upstream". */
     if (a->cfg.metrics.secure_serving) {
         m.cert_file = a->f.cert;
         m.key_file = a->f.key;

@@ -55,7 +55,7 @@ start_rec() {
 }
 cached() { # cached N - the configmaps informer holds at least N objects
     local n
-    n=$(curl -s "http://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
+    n=$(curl -sk "https://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
     [ "${n:-0}" -ge "$1" ]
 }
 
@@ -64,7 +64,7 @@ kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply f
 NS=$(it_ns strangers) || { it_fail namespace "cannot create"; it_finish; }
 start_rec first || { it_fail start "reconciler not ready"; it_finish; }
 before_kb=$(rss_kb "$REC_PID" VmRSS)
-have=$(curl -s "http://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
+have=$(curl -sk "https://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
 
 # N labelled ConfigMaps of 1 MB each, no owner.
 head -c $((1000 * 1000)) /dev/zero | tr '\0' 'x' >"$IT_TMP/blob"

@@ -540,7 +540,7 @@ gone_midrun() {
         poll relisted
 }
 relisted() {
-    curl -s "http://127.0.0.1:$(jq -r .metrics "$IT_TMP/main.ports")/metrics" |
+    curl -sk "https://127.0.0.1:$(jq -r .metrics "$IT_TMP/main.ports")/metrics" |
         grep -E '^kt_informer_relists_gone\{resource="(trainjobs|jobsets|configmaps)"\} [1-9]'
 }
 tj_in() { trainjob_yaml "$1" "$2" torch-distributed ClusterTrainingRuntime | kc apply -f - >/dev/null; }
@@ -550,7 +550,8 @@ check gone-410-relist-converges gone_midrun
 metrics() {
     local port
     port=$(jq -r .metrics "$IT_TMP/main.ports")
-    curl -s "http://127.0.0.1:$port/metrics" >"$IT_TMP/metrics.txt" &&
+    # metrics.secureServing defaults to true: TLS with a self-signed certificate
+    curl -sk "https://127.0.0.1:$port/metrics" >"$IT_TMP/metrics.txt" &&
         grep -q '^controller_runtime_reconcile_total{controller="trainjob_controller",result="success"} [1-9]' "$IT_TMP/metrics.txt" &&
         grep -q '^controller_runtime_reconcile_errors_total{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&
         grep -q '^controller_runtime_reconcile_time_seconds_count{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&

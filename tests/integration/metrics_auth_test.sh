@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# tests/integration/metrics_auth_test.sh ENV_FILE - kt-reconciler's metrics on the real API
+# server: TLS (metrics.secureServing) with TokenReview + SubjectAccessReview in front
+# (metrics.auth.enabled), run as the reconciler's non-admin identity with exactly
+# deploy/rbac/reconciler applied. Tokens come from the TokenRequest API (`kubectl create
+# token`). No token 401, a token without kt-metrics-reader 403, with it 200 and the metrics
+# text; the plain-HTTP switch (secureServing false, auth off) still answers. Readiness is a
+# bounded poll on /readyz; nothing sleeps for readiness and nothing asserts on time.
+. "$(dirname "$0")/lib.sh"
+REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
+KTCTL="$it_root/build/plain/bin/ktctl"
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    kc delete clusterrolebinding "kt-metrics-it-$SUF" >/dev/null 2>&1
+    rm -rf "$IT_TMP"
+}
+SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+trap cleanup EXIT
+
+check() { # check NAME CMD... - ok when CMD succeeds
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
+}
+
+# config NAME SECURE AUTH - a Configuration file with metrics.secureServing and auth.enabled.
+config() {
+    cat >"$IT_TMP/$1.yaml" <<EOF
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+metrics:
+  bindAddress: ":8443"
+  secureServing: $2
+  auth:
+    enabled: $3
+certManagement:
+  enable: false
+EOF
+}
+
+# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity, wait
+# (bounded poll) until /readyz answers 200; sets MP to its metrics port.
+start_rec() {
+    local name=$1 port i pid
+    shift
+    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 1 "$@" \
+        >>"$IT_TMP/$name.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    eval "PID_$name=$pid"
+    for i in $(seq 600); do
+        if [ -s "$IT_TMP/$name.ports" ]; then
+            port=$(jq -r .health "$IT_TMP/$name.ports")
+            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
+                MP=$(jq -r .metrics "$IT_TMP/$name.ports")
+                return 0
+            fi
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "reconciler $name did not become ready" >&2
+    cat "$IT_TMP/$name.log" >&2
+    return 1
+}
+stop_rec() { # stop_rec NAME - SIGTERM; checks a clean exit 0 (under ASan: no leak, no error)
+    local pid rc
+    pid=$(eval echo "\$PID_$1")
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rc=$?
+    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
+}
+
+# get URL [CURL_ARGS...] - sets CODE and writes the body to $IT_TMP/out.
+get() {
+    local url=$1
+    shift
+    CODE=$(curl -sS --max-time 20 -o "$IT_TMP/out" -w '%{http_code}' "$@" "$url" 2>"$IT_TMP/curl.err") || CODE=000
+}
+# expect NAME CODE BODY_REGEX - the last get answered CODE with a body matching BODY_REGEX.
+expect() {
+    if [ "$CODE" = "$2" ] && grep -Eq "$3" "$IT_TMP/out"; then
+        it_ok "$1"
+    else
+        it_fail "$1" "got $CODE: $(head -c 300 "$IT_TMP/out") $(head -c 200 "$IT_TMP/curl.err")"
+    fi
+}
+reviews() { # reviews KIND - kt_metrics_auth_reviews_total{kind=KIND} in $IT_TMP/out
+    sed -n "s/^kt_metrics_auth_reviews_total{kind=\"$1\"} \\([0-9]*\\).*/\\1/p" "$IT_TMP/out"
+}
+
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
+check rbac-tokenreviews "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i create tokenreviews.authentication.k8s.io
+check rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i create subjectaccessreviews.authorization.k8s.io
+check rbac-metrics-reader-role bash -c "kc() { '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' \"\$@\"; }; \
+    kc get clusterrole kt-metrics-reader -o json | jq -e '.rules == [{\"nonResourceURLs\":[\"/metrics\"],\"verbs\":[\"get\"]}]'"
+
+NS=$(it_ns metrics) || { it_fail namespace "cannot create"; it_finish; }
+kc create serviceaccount nobody -n "$NS" >/dev/null && kc create serviceaccount scraper -n "$NS" >/dev/null &&
+    kc create clusterrolebinding "kt-metrics-it-$SUF" --clusterrole=kt-metrics-reader \
+        --serviceaccount="$NS:scraper" >/dev/null || { it_fail accounts "cannot create"; it_finish; }
+NOBODY=$(kc create token nobody -n "$NS") && SCRAPER=$(kc create token scraper -n "$NS") ||
+    { it_fail tokens "kubectl create token failed"; it_finish; }
+
+# ---- 1. TLS + authn/authz, self-signed certificate (no certificate folder) ----
+mkdir -p "$IT_TMP/rtmp"
+export TMPDIR="$IT_TMP/rtmp" # where the reconciler writes its self-signed pair
+config auth true true
+if start_rec auth --config "$IT_TMP/auth.yaml"; then
+    U="https://127.0.0.1:$MP/metrics"
+    get "$U" -k
+    expect no-token-401 401 '^Unauthorized$'
+    get "$U" -k -H "Authorization: Basic dXNlcjpwdw=="
+    expect basic-auth-401 401 '^Unauthorized$'
+    get "$U" -k -H "Authorization: Bearer not-a-token"
+    expect invalid-token-401 401 '^Unauthorized$'
+    get "$U" -k -H "Authorization: Bearer $NOBODY"
+    expect no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
+    get "$U" -k -H "Authorization: Bearer $SCRAPER"
+    expect with-role-200 200 '^workqueue_depth\{name="trainjob_controller"\} [0-9]'
+    check with-role-metrics-text grep -q '^# TYPE controller_runtime_reconcile_total counter$' "$IT_TMP/out"
+    check with-role-content-type grep -q 'text/plain; version=0.0.4' <(curl -sk -D - -o /dev/null -H "Authorization: Bearer $SCRAPER" "$U")
+    # a second scrape is answered from the cache: no new review is sent
+    get "$U" -k -H "Authorization: Bearer $SCRAPER"
+    t1=$(reviews tokenreview) s1=$(reviews subjectaccessreview)
+    get "$U" -k -H "Authorization: Bearer $SCRAPER"
+    t2=$(reviews tokenreview) s2=$(reviews subjectaccessreview)
+    check reviews-cached test -n "$t1" -a "$t1" = "$t2" -a -n "$s1" -a "$s1" = "$s2"
+    # concurrent requests: 40 made-up tokens and 20 scrapes with the cached token, 10 at a
+    # time; every made-up token costs exactly one TokenReview, the scrapes none
+    for i in $(seq 40); do echo "fake-$SUF-$i"; done >"$IT_TMP/req.list"
+    for i in $(seq 20); do echo "$SCRAPER"; done >>"$IT_TMP/req.list"
+    shuf "$IT_TMP/req.list" | xargs -P 10 -I TOKEN curl -sk --max-time 30 -o /dev/null \
+        -w '%{http_code}\n' -H "Authorization: Bearer TOKEN" "$U" >"$IT_TMP/codes"
+    check concurrent-answers test "$(sort "$IT_TMP/codes" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = "200:20 401:40 "
+    get "$U" -k -H "Authorization: Bearer $SCRAPER"
+    check concurrent-reviews test "$(reviews tokenreview)" = "$((t2 + 40))" -a "$(reviews subjectaccessreview)" = "$s2"
+    # the role allows get on /metrics only: another verb or path is refused (SAR per request)
+    get "$U" -k -X POST -H "Authorization: Bearer $SCRAPER"
+    expect with-role-post-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    get "https://127.0.0.1:$MP/debug/pprof" -k -H "Authorization: Bearer $SCRAPER"
+    expect with-role-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    # /healthz is allowed to everyone by the API server's system:public-info-viewer role: the
+    # review passes and the path is not served here (only /metrics is, with auth on)
+    get "https://127.0.0.1:$MP/healthz" -k -H "Authorization: Bearer $NOBODY"
+    expect public-path-allowed-404 404 '^404 page not found$'
+    get "http://127.0.0.1:$MP/metrics" -H "Authorization: Bearer $SCRAPER"
+    check plain-http-refused test "$CODE" != 200
+    check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 'IP Address:127.0.0.1'"
+    check self-signed-private bash -c "test \"\$(stat -c %a '$IT_TMP'/rtmp/kt-metrics-*)\" = 700 && test -s '$IT_TMP'/rtmp/kt-metrics-*/tls.crt && ! test -e '$IT_TMP'/rtmp/kt-metrics-*/ca.key"
+    stop_rec auth
+    check self-signed-removed test -z "$(ls -A "$IT_TMP/rtmp")"
+else
+    it_fail auth-start "$(tail -5 "$IT_TMP/auth.log")"
+fi
+
+# ---- 2. TLS with a given certificate folder, verified against its CA ----
+"$KTCTL" certs -q --dir "$IT_TMP/certs" --san IP:127.0.0.1 >/dev/null
+if start_rec dir --config "$IT_TMP/auth.yaml" --metrics-cert-dir "$IT_TMP/certs"; then
+    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    expect cert-dir-verified-200 200 '^# TYPE '
+    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt"
+    expect cert-dir-no-token-401 401 '^Unauthorized$'
+    get "https://127.0.0.1:$MP/metrics" --cacert "$KT_CA" -H "Authorization: Bearer $SCRAPER"
+    check cert-dir-other-ca-refused test "$CODE" = 000
+    stop_rec dir
+else
+    it_fail dir-start "$(tail -5 "$IT_TMP/dir.log")"
+fi
+check missing-cert-dir-not-ready bash -c "'$REC' --kubeconfig '$KT_RECONCILER_KUBECONFIG' --config '$IT_TMP/auth.yaml' --metrics-cert-dir /nonexistent --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile '$IT_TMP/nx.ports' >'$IT_TMP/nx.log' 2>&1 & p=\$!; \
+    for i in \$(seq 300); do [ -s '$IT_TMP/nx.ports' ] && break; sleep 0.1; done; \
+    c=\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:\$(jq -r .metrics '$IT_TMP/nx.ports')/metrics); kill \$p; wait \$p; test \"\$c\" = 000"
+
+# ---- 3. the plain-HTTP switch: secureServing false, auth off (anyone may read) ----
+config plain false false
+if start_rec plain --config "$IT_TMP/plain.yaml"; then
+    get "http://127.0.0.1:$MP/metrics"
+    expect plain-http-200 200 '^workqueue_depth\{name="trainjob_controller"\} '
+    get "https://127.0.0.1:$MP/metrics" -k
+    check plain-no-tls test "$CODE" = 000
+    stop_rec plain
+else
+    it_fail plain-start "$(tail -5 "$IT_TMP/plain.log")"
+fi
+
+# ---- 4. TLS without auth (the upstream default: secureServing true, auth.enabled false) ----
+config tls true false
+if start_rec tls --config "$IT_TMP/tls.yaml"; then
+    get "https://127.0.0.1:$MP/metrics" -k
+    expect tls-no-auth-200 200 '^# TYPE '
+    get "https://127.0.0.1:$MP/healthz" -k
+    expect tls-no-auth-healthz 200 '^ok'
+    stop_rec tls
+else
+    it_fail tls-start "$(tail -5 "$IT_TMP/tls.log")"
+fi
+it_finish
