@@ -95,9 +95,9 @@ case_suspend() {
     local n=e2e-suspend out
     ns $n
     trainjob $n held torch-distributed "" "" "  suspend: true"
-    wait_for "JobSet held suspended" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset held -n $n -o jsonpath='{.spec.suspend}')\" = true ]" &&
+    wait_for "JobSet held suspended" kq '.spec.suspend == true' jobset held -n $n &&
         ok suspend-jobset-suspended || bad suspend-jobset-suspended "no suspended JobSet"
-    wait_for "Suspended condition" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get trainjob held -n $n -o json | jq -e '.status.conditions[]? | select(.type == \"Suspended\" and .status == \"True\")'" &&
+    wait_for "Suspended condition" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n &&
         ok suspend-condition || bad suspend-condition "$(tj_cond $n held Suspended)"
     [ "$(pods_of $n held | jq length)" = 0 ] && ok suspend-no-pods || bad suspend-no-pods "pods exist while suspended"
     kc patch trainjob held -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
@@ -112,20 +112,20 @@ case_deadline() {
     local n=e2e-deadline out
     ns $n
     trainjob $n late torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]" "  activeDeadlineSeconds: 8"
-    wait_for "pods Running" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=late -o json | jq '[.items[] | select(.status.phase == \"Running\")] | length')\" = 2 ]" &&
+    wait_for "pods Running" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=late &&
         ok deadline-pods-running || bad deadline-pods-running "not 2 Running pods"
     if out=$(tj_wait $n late Failed); then ok deadline-failed; else bad deadline-failed "$out"; fi
     [ "$(tj_cond $n late Failed)" = "DeadlineExceeded: TrainJob exceeded its active deadline" ] &&
         ok deadline-reason || bad deadline-reason "$(tj_cond $n late Failed)"
-    wait_for "JobSet and pods gone" bash -c "! $KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset late -n $n >/dev/null 2>&1 &&
-        [ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=late -o name)\" ]" &&
+    wait_for "JobSet and pods gone" kq '[.items[] | select(.metadata.name == "late" or
+        .metadata.labels["jobset.sigs.k8s.io/jobset-name"] == "late")] | length == 0' jobsets,pods -n $n &&
         ok deadline-jobset-and-pods-gone || bad deadline-jobset-and-pods-gone "left: $(kc get jobset,pods -n $n -o name | tr '\n' ' ')"
 }
 
 # Deleting a TrainJob: the real garbage collector removes its JobSet, Jobs, pods, ConfigMaps
 # and Secrets (an MPI job has all of them).
 case_gc() {
-    local n=e2e-gc out sel="trainer.kubeflow.org/trainjob-name=doomed"
+    local n=e2e-gc out
     ns $n
     trainjob $n doomed deepspeed-distributed
     if out=$(tj_wait $n doomed Complete); then ok gc-job-completes; else bad gc-job-completes "$out"; fi
@@ -133,9 +133,8 @@ case_gc() {
     before=$(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep -c doomed)
     [ "$before" -ge 6 ] && ok "gc-children-exist ($before)" || bad gc-children-exist "only $before"
     kc delete trainjob doomed -n $n --wait=false >/dev/null
-    wait_for "children gone" bash -c "[ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed)\" ]" &&
+    wait_for "children gone" kq '[.items[] | select(.metadata.name | contains("doomed"))] | length == 0' jobsets,jobs,pods,configmaps,secrets -n $n &&
         ok gc-all-children-gone || bad gc-all-children-gone "left: $(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed | tr '\n' ' ')"
-    : "$sel"
 }
 
 # More GPUs than any node has: the pods stay Pending (Unschedulable) and the TrainJob neither
@@ -144,14 +143,14 @@ case_unschedulable() {
     local n=e2e-gpu p
     ns $n
     trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
-    wait_for "pods marked Unschedulable" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -o json | jq -e '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == \"PodScheduled\") | .reason == \"Unschedulable\")'" &&
+    wait_for "pods marked Unschedulable" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n &&
         ok unschedulable-pods-pending || bad unschedulable-pods-pending "$(kc get pods -n $n -o wide 2>&1 | head)"
     p=$(pods_of $n greedy)
     check unschedulable-none-bound jq -e 'all(.[]; .spec.nodeName == null and .status.phase == "Pending")' <<<"$p"
     check unschedulable-scheduler-says-why jq -e 'all(.[]; .status.conditions[] | select(.type == "PodScheduled") | .message | test("Insufficient nvidia.com/gpu"))' <<<"$p"
     [ -z "$(tj_state $n greedy | grep -E 'Complete|Failed')" ] && ok unschedulable-trainjob-not-finished ||
         bad unschedulable-trainjob-not-finished "$(tj_state $n greedy)"
-    if wait_for "Warning event on the TrainJob" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get events -n $n --field-selector involvedObject.kind=TrainJob,involvedObject.name=greedy,type=Warning -o json | jq -e '[.items[] | select(.message | test(\"Insufficient nvidia.com/gpu\"))] | length == 1'"; then
+    if wait_for "Warning event on the TrainJob" kq '[.items[] | select(.message | test("Insufficient nvidia.com/gpu"))] | length == 1' events -n $n --field-selector involvedObject.kind=TrainJob,involvedObject.name=greedy,type=Warning; then
         ok "unschedulable-event-on-trainjob ($(kc get events -n $n --field-selector involvedObject.kind=TrainJob,type=Warning -o jsonpath='{.items[0].reason}: {.items[0].message}' | cut -c1-120))"
     else
         bad unschedulable-event-on-trainjob "$(kc get events -n $n -o wide 2>&1 | tail -5)"
@@ -188,15 +187,15 @@ spec:
   trainer: {numNodes: 5, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}, env: [{name: KT_SIM_EXIT_CODE, value: "1"}]}
   suspend: true
 EOF
-    wait_for "gang pods all rejected" bash -c "$KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig -o json | jq -e '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == \"PodScheduled\" and .status == \"False\"))'" &&
+    wait_for "gang pods all rejected" kq '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == "PodScheduled" and .status == "False"))' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig &&
         ok coscheduling-gang-seen-by-scheduler || bad coscheduling-gang-seen-by-scheduler "$(kc get pods -n $n -o wide | head)"
     p=$(pods_of $n toobig)
     check coscheduling-all-or-nothing jq -e 'all(.[]; .spec.nodeName == null)' <<<"$p"
     # the contrast: the default scheduler places 4 of the same 5 pods (with the gang gone)
     kc delete trainjob toobig -n $n >/dev/null
-    wait_for "gang pods gone" bash -c "[ -z \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig -o name)\" ]"
+    wait_for "gang pods gone" kq '.items | length == 0' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig
     kc patch trainjob greedy -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
-    wait_for "default scheduler binds 4 of 5" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy -o json | jq '[.items[] | select(.spec.nodeName != null)] | length')\" = 4 ]" &&
+    wait_for "default scheduler binds 4 of 5" kq '[.items[] | select(.spec.nodeName != null)] | length == 4' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy &&
         ok coscheduling-contrast-default-binds-4-of-5 || bad coscheduling-contrast-default-binds-4-of-5 "$(kc get pods -n $n -o wide | head)"
     kc delete trainjob greedy -n $n --wait=false >/dev/null
 }
@@ -218,13 +217,13 @@ spec:
 EOF
     done >"$T/chaos.yaml"
     kc apply -f "$T/chaos.yaml" >/dev/null
-    wait_for "some pods running" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get pods -n $n -o json | jq '[.items[] | select(.status.phase == \"Running\")] | length')\" -ge 5 ]"
+    wait_for "some pods running" kq '[.items[] | select(.status.phase == "Running")] | length >= 5' pods -n $n
     kill -KILL "$RPID"
     wait "$RPID" 2>/dev/null
     done_n=$(kc get trainjobs -n $n -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length')
     ok "chaos-killed-reconciler (SIGKILL with $done_n of 50 complete)"
     ktd_start_reconciler
-    wait_for "all 50 Complete" bash -c "[ \"\$($KT_KUBECTL --kubeconfig $KT_ADMIN_KUBECONFIG get trainjobs -n $n -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == \"Complete\" and .status == \"True\"))] | length')\" = 50 ]" &&
+    wait_for "all 50 Complete" kq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length == 50' trainjobs -n $n &&
         ok chaos-all-complete || bad chaos-all-complete "$(kc get trainjobs -n $n --no-headers | awk '{print $NF}' | sort | uniq -c | tr '\n' ' ')"
     jobsets=$(kc get jobsets -n $n -o json | jq '[.items[].metadata.name] | (length == 50 and (unique | length) == 50)')
     [ "$jobsets" = true ] && ok chaos-one-jobset-each || bad chaos-one-jobset-each "$(kc get jobsets -n $n -o name | wc -l) JobSets"

@@ -126,7 +126,15 @@ pods_of() {
     kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" -o json | jq '.items'
 }
 
-# wait_for DESC CMD... - bounded poll until CMD succeeds.
+# kq FILTER GET_ARGS... - true when `kubectl get GET_ARGS -o json` satisfies the jq FILTER
+# (a list answers with .items). The predicate for wait_for.
+kq() {
+    local f=$1
+    shift
+    kc get "$@" -o json 2>/dev/null | jq -e "$f" >/dev/null
+}
+
+# wait_for DESC CMD... - bounded poll until CMD (a command or function) succeeds.
 wait_for() {
     local desc=$1 deadline=$((SECONDS + WAIT))
     shift
