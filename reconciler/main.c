@@ -69,6 +69,9 @@ struct app {
     struct kt_httpd *health_srv, *metrics_srv;
     struct kt_mauth *mauth;           /* metrics.auth.enabled */
     struct kt_kube_config *mauth_cfg; /* its own QPS budget (reconciler/metrics_auth.h) */
+    struct kt_kube_config *lease_cfg; /* the elector's own QPS budget: renewals never queue
+                                       * behind the workers' requests (client-go's elector
+                                       * has its own client and limiter too) */
     char *metrics_tmp;  /* owned: folder of a self-signed metrics certificate, or NULL */
     char *tls_priority; /* owned: GnuTLS priorities from the Configuration's tls options */
     struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
@@ -467,7 +470,13 @@ static int start_leader(struct app *a, struct kt_err *err)
         .retry_s = (double)le->retry_period_ms / 1000.0,
         .on_lost = leadership_lost,
     };
-    a->leader = kt_leader_new(a->kcfg, &o);
+    a->lease_cfg = kt_kube_config_load(a->fl.kubeconfig, err);
+    if (!a->lease_cfg) {
+        return -1;
+    }
+    kt_kube_config_set_rate(a->lease_cfg, a->conf.client_connection.qps,
+                            a->conf.client_connection.burst);
+    a->leader = kt_leader_new(a->lease_cfg, &o);
     kt_log_info(LOG, "leader election on lease=%s/%s identity=%s", o.ns, o.name,
                 kt_leader_identity(a->leader));
     return kt_leader_start(a->leader, err);
@@ -634,6 +643,7 @@ static void shutdown_all(struct app *a)
     remove_self_signed(a);
     free(a->tls_priority);
     kt_leader_free(a->leader);
+    kt_kube_config_free(a->lease_cfg);
     if (a->rec.loop) {
         kt_rec_release(&a->rec);
     }

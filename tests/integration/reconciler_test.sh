@@ -253,7 +253,10 @@ YAML
     # the snapshot decides once the TrainJob ran: deleting the live runtime changes nothing
     kc delete trainingruntime rc-rt -n "$NS" >/dev/null &&
         kc delete runtimeclass kt-rc >/dev/null &&
-        poll test "$(logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
+        poll rcs_requeued_twice
+}
+rcs_requeued_twice() { # the log is read on every poll, not once before it
+    test "$(logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
 }
 tj_rt() { trainjob_yaml "$NS" "$1" "$2" TrainingRuntime "${3:-}" | kc apply -f - >/dev/null; }
 check limitrange-runtimeclass-requeue-suspended side_watches
@@ -675,6 +678,29 @@ leader_election() {
 }
 check leader-election-failover leader_election
 stop_rec la2 TERM
+
+# ---- Lease renewals do not queue behind the workers' requests -----------------------------
+# clientConnection qps 4: a backlog of 40 TrainJobs needs ~20 s of the workers' budget. With
+# one limiter shared by workers and elector a renewal would wait behind it past renewDeadline
+# (3 s) and the leader would exit; the elector's own budget keeps the lease.
+sed 's/^leaderElection:/clientConnection: {qps: 4, burst: 4}\nleaderElection:/' "$IT_TMP/le.yaml" >"$IT_TMP/le-qps.yaml"
+lease_qps() {
+    local i a t0
+    start_rec lq --config "$IT_TMP/le-qps.yaml" --workers 4 && a=$(identity_of lq) &&
+        holder_is "$a" || return 1
+    t0=$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')
+    for i in $(seq 1 40); do
+        trainjob_yaml "$NS" "lq$i" torch-distributed ClusterTrainingRuntime ""
+        echo ---
+    done | kc apply -f - >/dev/null || return 1
+    for i in $(seq 1 40); do
+        kw --for=create "jobset/lq$i" -n "$NS" >/dev/null || return 1
+    done
+    kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$IT_TMP/lq.log" && holder_is "$a" &&
+        test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" = "$t0"
+}
+check lease-renewals-own-qps-budget lease_qps
+stop_rec lq TERM
 # Every reconciler exited; with a sanitizer build (KT_RECONCILER_BIN) this catches leaks and UB.
 check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
 
