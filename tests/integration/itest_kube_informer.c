@@ -729,7 +729,7 @@ out:
 
 /* ---- 429 Too Many Requests with Retry-After --------------------------------------------- */
 
-/* Start curl reading a ~11 MB LIST at 20 kB/s as admin: it holds the API server's only
+/* Start curl reading a ~37 MB LIST at 20 kB/s as admin: it holds the API server's only
  * read-only in-flight slot (--max-requests-inflight=1) until killed. Returns its PID. */
 static pid_t start_slow_reader(struct ctx *x, const char *big_ns)
 {
@@ -775,7 +775,9 @@ static void *getter_main(void *arg)
     return NULL;
 }
 
-/* Fill a namespace with 12 ConfigMaps of ~930 kB (a LIST far larger than socket buffers). */
+/* Fill a namespace with 40 ConfigMaps of ~930 kB: a 37 MB LIST, more than the largest socket
+ * buffers this kernel may autotune to (tcp_rmem max 32 MiB + tcp_wmem max 4 MiB), so the slow
+ * reader's LIST can never be written out and release its in-flight slot early. */
 static char *make_big_namespace(struct ctx *x)
 {
     char *ns = itest_namespace(x->c, "kt-big");
@@ -785,7 +787,7 @@ static char *make_big_namespace(struct ctx *x)
 
     memset(blob, 'x', 930000);
     blob[930000] = '\0';
-    for (i = 0; i < 12; i++) {
+    for (i = 0; i < 40; i++) {
         char name[16];
         snprintf(name, sizeof(name), "big-%d", i);
         json_t *cm = itest_configmap(name, "d", blob);
