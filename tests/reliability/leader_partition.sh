@@ -9,7 +9,7 @@
 # Each asserts that the old leader logged "leader election lost" and exited 1, and that its
 # log line comes before the standby's "became leader" (one clock, one machine: an order, not
 # a duration). Every wait is a bounded poll; nothing sleeps for readiness.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 RELAY="$it_root/build/plain/tools/tcp_relay"
 PIDS=()

@@ -6,7 +6,7 @@
 # 300 labelled 1 MB ConfigMaps; the reconciler's RSS (/proc/PID/status) is compared with its
 # RSS before them: a memory bound, not a time. Positive case: a TrainJob made afterwards is
 # still reconciled (its JobSet appears). Every wait is a bounded poll.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 N=${KT_STRANGERS:-300}
 PIDS=()
