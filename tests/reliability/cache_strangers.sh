@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
+# tests/reliability/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
 # (issue 20). Anyone who may create ConfigMaps can put our label
 # (trainer.kubeflow.org/trainjob-name) on them; such objects without a TrainJob controller
 # must cost the reconciler (almost) nothing, on the watch path and on a restart's relist.

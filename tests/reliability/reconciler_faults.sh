@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-N=${KT_FAULT_JOBS:-24}
+N=${KT_FAULT_JOBS:-40}
 STALL_S=${KT_ETCD_STALL_S:-20}
 ETCD_STOPPED=""
 trap '[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"; rel_cleanup' EXIT
@@ -93,6 +93,11 @@ check() { # check NAME CMD...
     local name=$1
     shift
     if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 900 "$IT_TMP/check.out")"; fi
+    grep '^  ' "$IT_TMP/check.out"
+}
+# at_fault NS - print how far the creation got when the fault hit.
+at_fault() {
+    echo "  at the fault: $(kc get trainjobs -n "$1" -o name --request-timeout=5s | wc -l) of $N TrainJobs, $(kc get jobsets -n "$1" -o name --request-timeout=5s | wc -l) JobSets"
 }
 stop() { # stop NAME - SIGTERM, wait
     kill -TERM "$(pid_of "$1")" 2>/dev/null
@@ -111,11 +116,27 @@ kill9() {
     rel_poll 1200 jobsets_at_least "$ns" 5 || { echo "no JobSets before the kill"; return 1; }
     kill -KILL "$PID_k1"
     wait "$PID_k1" 2>/dev/null
-    echo "killed with $(kc get jobsets -n "$ns" -o name | wc -l) JobSets made"
-    start_rec k2 && exact "$ns" && works "$ns" k2
+    at_fault "$ns"
+    start_rec k2 && exact "$ns" && works "$ns" k2 && KILL9_NS=$ns
 }
 check kill9-under-load-exactly-one-jobset kill9
 stop k2
+# Negative (no reconciler running): TrainJob "after"'s JobSet replaced by one nobody
+# controls. The counts still match (N + 1 of each); the ownership check must catch it.
+stray() {
+    [ -n "${KILL9_NS:-}" ] || return 1
+    local n0=$N
+    N=$((N + 1))
+    exact "$KILL9_NS" || { N=$n0; echo "the baseline does not pass"; return 1; }
+    kc get jobset after -n "$KILL9_NS" -o json |
+        jq '.metadata |= {name: "stray", namespace: .namespace}' | kc create -f - >/dev/null &&
+        kc delete jobset after -n "$KILL9_NS" >/dev/null || { N=$n0; return 1; }
+    ! exact "$KILL9_NS"
+    local rc=$?
+    N=$n0
+    return $rc
+}
+check exactness-check-catches-a-stray-jobset stray
 
 # ---- kube-apiserver restart under load -----------------------------------------------------
 apiserver() {
@@ -124,6 +145,7 @@ apiserver() {
     start_rec a1 || return 1
     start_creator "$ns"
     rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
+    at_fault "$ns"
     "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >"$IT_TMP/restart.log" 2>&1 || { cat "$IT_TMP/restart.log"; return 1; }
     exact "$ns" && works "$ns" a1
 }
@@ -137,6 +159,7 @@ etcd() {
     start_rec e1 || return 1
     start_creator "$ns"
     rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
+    at_fault "$ns"
     ETCD_STOPPED=$KT_ETCD_PID
     kill -STOP "$KT_ETCD_PID"
     sleep "$STALL_S" # the drill's stall (a fault's duration, not a readiness wait)
@@ -167,6 +190,7 @@ failover() {
     start_creator "$ns"
     rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
     grep -q 'became leader' "$IT_TMP/l1.log" && ! grep -q 'became leader' "$IT_TMP/l2.log" || { echo "l1 should lead, l2 stand by"; return 1; }
+    at_fault "$ns"
     t0=$(date +%s%N)
     kill -KILL "$PID_l1"
     wait "$PID_l1" 2>/dev/null
@@ -176,7 +200,6 @@ failover() {
     exact "$ns" && rel_poll 600 ready l2 && works "$ns" l2
 }
 check leader-failover-under-load-no-duplicates failover
-grep -h '  failover:' "$IT_TMP/check.out" 2>/dev/null
 stop l2
 check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
 it_finish
