@@ -204,8 +204,7 @@ static int make_servers(struct app *a, struct kt_err *err)
     struct kt_httpd_opts m = {.name = "metrics",
                               .listen = a->metrics_listen,
                               .builtins = KT_HTTPD_METRICS,
-                              .metrics = a->metrics,
-                              .threads = 4}; /* as the webhook: a flood's TLS handshakes spread */
+                              .metrics = a->metrics};
     /* metrics.auth.enabled is applied by kt-reconciler only (reconciler/metrics_auth.h): a
      * deliberate difference, see README "Compatibility with upstream". */
     if (a->cfg.metrics.secure_serving) {
