@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/reliability/reconciler_faults.sh ENV_FILE - kt-reconciler under faults while TrainJobs
 # are being created (issue 20). Four drills on the real API server, each with its own
-# namespace and N TrainJobs created one after another in the background (each create retried
-# until the API server takes it, so the fault cannot lose one on the client side):
+# namespace and N (30) TrainJobs created ten a second in the background (each create retried
+# until the API server has it, so the fault cannot lose one on the client side):
 #   kill9      kill -9 of the reconciler once some JobSets exist; a new one is started;
 #   apiserver  kube-apiserver restarted (tests/cluster/restart-apiserver.sh) mid-creation;
 #   etcd       etcd stopped (SIGSTOP) for KT_ETCD_STALL_S (20) seconds, then SIGCONT;
@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-N=${KT_FAULT_JOBS:-40}
+N=${KT_FAULT_JOBS:-30}
 STALL_S=${KT_ETCD_STALL_S:-20}
 ETCD_STOPPED=""
 trap '[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"; rel_cleanup' EXIT
@@ -39,15 +39,22 @@ ready() { [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0
 trainjob() { # trainjob NS NAME
     printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  runtimeRef:\n    name: torch-distributed\n    kind: ClusterTrainingRuntime\n' "$2" "$1"
 }
-# creator NS - create t1..tN one after another, each retried (bounded) until accepted; runs
-# in the background (CPID); writes "done" to $IT_TMP/NS.created at the end.
+# creator NS - create t1..tN one after another, ten a second (so the fault lands mid-way),
+# each POSTed as the admin and retried (bounded) until the API server has it (201, or 409 for
+# a retry whose first try went through); runs in the background (CPID); writes "done" to
+# $IT_TMP/NS.created at the end.
 creator() {
-    local i k
+    local i k code
     for i in $(seq "$N"); do
         for k in $(seq 300); do
-            trainjob "$1" "t$i" | kc apply --request-timeout=5s -f - >/dev/null 2>&1 && break
+            code=$(trainjob "$1" "t$i" | curl -sS --max-time 5 -o /dev/null -w '%{http_code}' \
+                --cacert "$KT_CA" --cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key" \
+                -H 'Content-Type: application/yaml' --data-binary @- \
+                "$KT_APISERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/$1/trainjobs" 2>/dev/null)
+            case "$code" in 201 | 409) break ;; esac
             sleep 0.2
         done
+        sleep 0.1 # the pace of the load, not a readiness wait
     done
     echo done >"$IT_TMP/$1.created"
 }
