@@ -3,17 +3,15 @@
 # others flood it (issue 20, "Done when": >= 95% answered within 2 s, memory bounded).
 # tests/tools/flood holds 3,000 idle TCP connections from twelve loopback addresses
 # (127.0.0.2-13, 250 each: under the per-address limit, so the total is what is tested; each
-# one the server closes is reopened, up to 500 a second) and 300 TLS requests dripped a byte
-# a second from
-# 127.0.0.20-22, for FLOOD_S seconds. Meanwhile valid reviews come one after another from
-# 127.0.0.1, as the API server's would: each is answered (200, allowed) within curl's 2 s or
-# counts as lost. Asserts >= 95% answered, peak RSS < 128 MiB (the Deployment's limit), and
-# a review answered afterwards. Then the same flood (the drip over plain HTTP on the plain
-# health port, over TLS on metrics) against the health and metrics listeners while /healthz
-# and /metrics are asked from
-# 127.0.0.1 (10 s each), and against kt-reconciler's health and metrics listeners when ENV_FILE
-# names a cluster. KT_WEBHOOK_BIN picks another binary (to show an old one fails),
-# KT_FLOOD_SECONDS the webhook flood's length (30).
+# one the server closes is reopened, up to 500 a second) and 300 TLS requests dripped a byte a
+# second from 127.0.0.20-22, for KT_FLOOD_SECONDS (30). Meanwhile valid reviews come one after
+# another from 127.0.0.1, as the API server's would: each is answered (200, allowed) within
+# curl's 2 s or counts as lost. Asserts >= 95% answered, peak RSS < 128 MiB (the Deployment's
+# limit), and a review answered afterwards. Then the same flood for 10 s (the drip over plain
+# HTTP on the plain health port, over TLS on metrics) against kt-webhook's health and metrics
+# listeners, and against kt-reconciler's when ENV_FILE names a cluster, while /healthz and
+# /metrics are asked from 127.0.0.1: >= 95% answered within 2 s. KT_WEBHOOK_BIN picks another
+# kt-webhook (to show an old one fails; an empty ENV_FILE is enough for the webhook part).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 FLOOD_S=${KT_FLOOD_SECONDS:-30}
