@@ -382,12 +382,14 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
  * A flood of connections that never send a request (idle TCP, stalled handshakes, dripped
  * headers) from many addresses would otherwise fill the connection table, and new
  * connections, the API server's among them, would wait in the listen queue until the flood's
- * connections time out. Instead, once the live connections pass KT_HTTPD_EVICT_AT of the
+ * connections time out. Instead, once the live connections pass evict_at() (7/8) of the
  * table, each new connection makes room by shutting down the oldest connection that is not in
  * a request: first among those that never said a word (no TLS ClientHello; reopening them
  * costs nothing), else among all. A new connection is the last to go, so the API server's
  * handshake and request (milliseconds) complete while a flooder's connections only replace
- * each other. Requests in progress are never cut. */
+ * each other. Requests in progress are never cut. Upstream's Go servers have no connection
+ * limit and so never cut early: a deliberate difference (README "Compatibility with
+ * upstream", Connections). */
 
 /* The live count above which a new connection evicts the oldest waiting one. */
 static unsigned evict_at(const struct kt_httpd *h)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/reliability/reconciler_faults.sh ENV_FILE - kt-reconciler under faults while TrainJobs
 # are being created (issue 20). Four drills on the real API server, each with its own
-# namespace and N (30) TrainJobs created ten a second in the background (each create retried
+# namespace and N (20) TrainJobs created ten a second in the background (each create retried
 # until the API server has it, so the fault cannot lose one on the client side):
 #   kill9      kill -9 of the reconciler once some JobSets exist; a new one is started;
 #   apiserver  kube-apiserver restarted (tests/cluster/restart-apiserver.sh) mid-creation;
@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-N=${KT_FAULT_JOBS:-30}
+N=${KT_FAULT_JOBS:-20}
 STALL_S=${KT_ETCD_STALL_S:-20}
 ETCD_STOPPED=""
 trap '[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"; rel_cleanup' EXIT
