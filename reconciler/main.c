@@ -383,6 +383,7 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
         }
         kt_strv_release(&warn);
         o.https_priority = a->tls_priority;
+        o.threads = 2; /* a scrape's handshake need not queue behind a flood's handshakes */
         kt_log_info(LOG, "metrics over TLS with %s/tls.crt%s", dir,
                     dir == a->metrics_tmp ? " (self-signed)" : "");
     }

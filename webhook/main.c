@@ -211,6 +211,7 @@ static int make_servers(struct app *a, struct kt_err *err)
         m.cert_file = a->f.cert;
         m.key_file = a->f.key;
         m.https_priority = a->tls_priority;
+        m.threads = 2; /* a scrape's handshake need not queue behind a flood's handshakes */
     }
     a->mon = kt_httpd_new(&m, err);
     return a->mon ? 0 : kt_err_prefix(err, "metrics server");

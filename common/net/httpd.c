@@ -95,8 +95,11 @@ struct kt_httpd {
     unsigned inflight; /* requests started and not yet completed */
     bool watcher_running, watcher_stop;
     pthread_t watcher;
-    pthread_mutex_t conn_mu; /* guards conns and the conn_ctx fields it names */
-    struct conn_ctx *conns;  /* open connections (for the header deadline) */
+    pthread_mutex_t conn_mu;       /* guards conns and the conn_ctx fields it names */
+    struct conn_ctx *conns;        /* open connections, newest first (header deadline) */
+    struct conn_ctx *conns_oldest; /* the list's tail */
+    unsigned n_live;               /* tracked and not cut */
+    unsigned long evicted;         /* connections cut by fair accepting (logged by the watcher) */
 };
 
 /* Per TCP connection (MHD socket context). */
@@ -109,6 +112,7 @@ struct conn_ctx {
     int fd;
     struct timespec since; /* accepted, or the previous request ended (monotonic) */
     bool in_request;       /* a request's headers are in and it is not finished */
+    bool hello;            /* a TLS ClientHello arrived (the client has said something) */
     bool cut;              /* shut down by the header deadline */
 };
 
@@ -356,6 +360,9 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
         kt_log_error(LOG, "TLS handshake without a connection context");
         return -1;
     }
+    pthread_mutex_lock(&cc->h->conn_mu);
+    cc->hello = true; /* fair accepting spares it while silent connections remain */
+    pthread_mutex_unlock(&cc->h->conn_mu);
     if (!cc->creds) {
         pthread_mutex_lock(&cc->h->mu);
         cc->creds = creds_ref(cc->h->creds);
@@ -369,6 +376,42 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
     *pcert_len = cc->creds->n_pcert;
     *key = cc->creds->key;
     return 0;
+}
+
+/* ---- fair accepting ----
+ * A flood of connections that never send a request (idle TCP, stalled handshakes, dripped
+ * headers) from many addresses would otherwise fill the connection table, and new
+ * connections, the API server's among them, would wait in the listen queue until the flood's
+ * connections time out. Instead, once the live connections pass evict_at() (7/8) of the
+ * table, each new connection makes room by shutting down the oldest connection that is not in
+ * a request: first among those that never said a word (no TLS ClientHello; reopening them
+ * costs nothing), else among all. A new connection is the last to go, so the API server's
+ * handshake and request (milliseconds) complete while a flooder's connections only replace
+ * each other. Requests in progress are never cut. Upstream's Go servers have no connection
+ * limit and so never cut early: a deliberate difference (README "Compatibility with
+ * upstream", Connections). */
+
+/* The live count above which a new connection evicts the oldest waiting one. */
+static unsigned evict_at(const struct kt_httpd *h)
+{
+    return h->max_conns - h->max_conns / KT_HTTPD_EVICT_HEADROOM;
+}
+
+/* Called with conn_mu held: cut the oldest connection waiting for a request (silent ones
+ * first in TLS mode), if any. */
+static bool conns_evict_oldest(struct kt_httpd *h)
+{
+    for (int pass = h->cert_file ? 0 : 1; pass < 2; pass++) {
+        for (struct conn_ctx *cc = h->conns_oldest; cc; cc = cc->prev) {
+            if (!cc->in_request && !cc->cut && cc->fd >= 0 && (pass == 1 || !cc->hello)) {
+                shutdown(cc->fd, SHUT_RDWR);
+                cc->cut = true;
+                h->n_live--;
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 /* ---- the header deadline ----
@@ -390,8 +433,14 @@ static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
     cc->next = h->conns;
     if (h->conns) {
         h->conns->prev = cc;
+    } else {
+        h->conns_oldest = cc;
     }
     h->conns = cc;
+    h->n_live++;
+    if (h->n_live > evict_at(h) && conns_evict_oldest(h)) {
+        h->evicted++;
+    }
     pthread_mutex_unlock(&h->conn_mu);
 }
 
@@ -407,6 +456,11 @@ static void conn_untrack(struct conn_ctx *cc)
     }
     if (cc->next) {
         cc->next->prev = cc->prev;
+    } else {
+        h->conns_oldest = cc->prev;
+    }
+    if (!cc->cut) {
+        h->n_live--;
     }
     cc->prev = cc->next = NULL;
     pthread_mutex_unlock(&h->conn_mu);
@@ -442,6 +496,7 @@ static void conns_sweep(struct kt_httpd *h)
 {
     struct timespec now;
     unsigned cut = 0;
+    unsigned long evicted;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
     pthread_mutex_lock(&h->conn_mu);
@@ -450,13 +505,23 @@ static void conns_sweep(struct kt_httpd *h)
             now.tv_sec - cc->since.tv_sec > (time_t)h->timeout_s) {
             shutdown(cc->fd, SHUT_RDWR);
             cc->cut = true;
+            h->n_live--;
             cut++;
         }
     }
+    evicted = h->evicted;
+    h->evicted = 0;
     pthread_mutex_unlock(&h->conn_mu);
     if (cut) {
         kt_log_debug(LOG, "closed %u connections without request headers after %us server=%s", cut,
                      h->timeout_s, h->name);
+    }
+    if (evicted) {
+        /* at most once per watcher period: a flood cannot flood the log */
+        kt_log_info(LOG,
+                    "connection table near full: closed %lu waiting connections to make room "
+                    "server=%s",
+                    evicted, h->name);
     }
 }
 

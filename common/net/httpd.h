@@ -22,7 +22,10 @@
  * own buffers the webhook stays well inside its 128Mi limit (README "Limits"). */
 #define KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY (32u * 1024 * 1024)
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u
-#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u   /* idle/handshake/slow-header cut-off */
+#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u /* idle/handshake/slow-header cut-off */
+/* Fair accepting: past max_conns - max_conns/KT_HTTPD_EVICT_HEADROOM live connections, each
+ * new one cuts the oldest connection not in a request (httpd.c). */
+#define KT_HTTPD_EVICT_HEADROOM 8u
 #define KT_HTTPD_DEFAULT_RELOAD_MS 1000u /* certificate file check period */
 #define KT_HTTPD_DEFAULT_GRACE_MS 10000u /* kt_httpd_stop's wait for in-flight requests */
 #define KT_HTTPD_MAX_EXTRA_HEADERS 8

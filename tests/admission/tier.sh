@@ -12,9 +12,10 @@
 #   status         the expected HTTP status; optional (default 200)
 #   spec           the SPEC section the case pins
 # kt-webhook is started from BUILD_DIR/bin/kt-webhook per case with throwaway certificates
-# (openssl), port 0 and --portfile. Then the bad-input checks: a 10 MB body, a client that
-# never finishes its TLS handshake, one that never sends a request, one that sends its headers
-# slowly; the daemon must keep answering and stop cleanly on SIGTERM. Every daemon's stderr is
+# (openssl), port 0 and --portfile. Then the bad-input checks: a client that never finishes
+# its TLS handshake, one that never sends a request, one that sends its headers slowly; the
+# daemon must keep answering and stop cleanly on SIGTERM. (The HTTP abuse list, the memory
+# and connection floods live in the reliability tier, tests/reliability/.) Every daemon's stderr is
 # scanned for sanitizer reports. Prints "N passed, N failed". KT_ADMISSION_BLESS=1 rewrites
 # every response.json from what the daemon answers (review the diff before committing).
 set -uo pipefail
@@ -197,12 +198,8 @@ done
 
 # ---- bad input against one daemon --------------------------------------------------------
 name=robustness
-# ASan's quarantine (256 MiB) would hold every freed TLS record of the body check below;
-# keep it small so RSS measures what kt-webhook keeps, not what the sanitizer delays freeing.
-WRAP=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1")
 started=0
 start_daemon "$name" "$here/valid-torch/objects.yaml" && started=1
-WRAP=()
 if [ "$started" = 0 ]; then
     bad "$name" "kt-webhook did not start"
     echo "$pass passed, $fail failed"
@@ -242,62 +239,6 @@ slow=$!
 ) | timeout 90 openssl s_client -quiet -connect "127.0.0.1:$PORT" >/dev/null 2>&1 &
 dripper=$!
 healthy stalled-clients-do-not-block
-
-# 10 MB body: 413, daemon fine.
-head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$T/big"
-post /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$T/big" "$T/big.out"
-if [ "$CODE" = 413 ]; then ok; else bad body-10mb "HTTP $CODE, want 413"; fi
-healthy after-10mb-body
-
-# 120 connections each holding an unfinished 3 MiB body (the issue-20 OOM): the body budget
-# (32 MiB by default) buffers at most ten, refuses the rest with 503, and the daemon's peak
-# RSS grows by no more than the budget plus the connections' own buffers; a valid review is
-# answered while they hang on and after they go.
-rss_kb() { # PID FIELD - a /proc/PID/status memory line in kB
-    awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"
-}
-body=3145728
-base_kb=$(rss_kb "$PID" VmRSS)
-mkfifo "$T/hold.in"
-"$b/tools/hold_bodies" "$PORT" 120 "$body" $((body - 1024)) \
-    /validate-trainer-kubeflow-org-v1alpha1-trainjob <"$T/hold.in" >"$T/hold.out" 2>&1 &
-holder=$!
-exec 7>"$T/hold.in"
-for ((i = 0; i < 12000; i++)); do
-    [ -s "$T/hold.out" ] || ! kill -0 "$holder" 2>/dev/null && break
-    sleep 0.01
-done
-read -r _ held _ refused _ failed <"$T/hold.out"
-hwm_kb=$(rss_kb "$PID" VmHWM)
-growth_kb=$((hwm_kb - base_kb))
-echo "  body budget: held=$held refused=$refused failed=$failed rss_before=${base_kb}kB hwm=${hwm_kb}kB growth=${growth_kb}kB"
-if [ "${failed:-1}" = 0 ] && [ "${held:-0}" -ge 1 ] && [ $((held * (body + 1))) -le $((32 * 1024 * 1024)) ] &&
-    [ "${refused:-0}" -eq $((120 - held)) ]; then
-    ok
-else
-    bad body-budget "want 1..10 held and the rest refused: $(cat "$T/hold.out")"
-fi
-# The budget (32 MiB) plus 120 connections' TLS and HTTP buffers (measured ~10 MiB). Not
-# under ThreadSanitizer, whose shadow memory is several times the program's own.
-case "$b" in *thread*) growth_kb=0 ;; esac
-if [ "$growth_kb" -le $((48 * 1024)) ]; then
-    ok
-else
-    bad body-budget-memory "peak RSS grew by ${growth_kb} kB holding 120 bodies, want <= 48 MiB"
-fi
-if kill -0 "$PID" 2>/dev/null; then ok; else bad body-budget-alive "kt-webhook died"; fi
-healthy review-while-bodies-held
-exec 7>&-
-wait "$holder"
-healthy review-after-bodies-released
-
-# Wrong method, unknown path.
-code=$(curl -sS --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' \
-    "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob")
-if [ "$code" = 405 ]; then ok; else bad get-method "HTTP $code, want 405"; fi
-code=$(curl -sS --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' -d '{}' \
-    -H 'Content-Type: application/json' "https://127.0.0.1:$PORT/validate-nothing")
-if [ "$code" = 404 ]; then ok; else bad unknown-path "HTTP $code, want 404"; fi
 
 # Plain HTTP and TLS 1.1 are refused.
 if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
@@ -351,79 +292,6 @@ else
 fi
 healthy after-timeouts
 stop_daemon "$name"
-
-# ---- a connection flood from other addresses -----------------------------------------
-# 3,000 idle TCP connections from 127.0.0.2 (each one closed is reopened, 500/s at most) and
-# 300 TLS requests sent a byte a second from 127.0.0.3, for 25 s: the API server's address
-# (127.0.0.1) gets >= 95% of 20 valid reviews answered with curl's 2 s limit (the issue's
-# target), and no address holds more than its share (256 of 1024 connections): the daemon's
-# descriptors stay below two shares plus its own.
-name=flood
-if start_daemon "$name" "$here/valid-torch/objects.yaml"; then
-    "$b/tools/flood" "$PORT" 127.0.0.2 3000 127.0.0.3 300 25 >"$T/flood.out" 2>&1 &
-    flooder=$!
-    for ((i = 0; i < 600; i++)); do
-        grep -q started "$T/flood.out" || ! kill -0 "$flooder" 2>/dev/null && break
-        sleep 0.1
-    done
-    answered=0
-    max_fds=0
-    for ((i = 0; i < 20; i++)); do
-        code=$(curl -sS --max-time 2 --cacert "$T/ca.crt" -o /dev/null -w '%{http_code}' \
-            -H 'Content-Type: application/json' --data-binary "@$valid_req" \
-            "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob" 2>/dev/null)
-        [ "$code" = 200 ] && answered=$((answered + 1))
-        fds=$(ls "/proc/$PID/fd" 2>/dev/null | wc -l)
-        [ "$fds" -gt "$max_fds" ] && max_fds=$fds
-    done
-    wait "$flooder"
-    echo "  flood: $answered/20 reviews answered; at most $max_fds descriptors; $(tail -1 "$T/flood.out")"
-    if [ "$answered" -ge 19 ]; then ok; else bad flood-reviews-answered "$answered of 20 answered"; fi
-    if [ "$max_fds" -le $((2 * 256 + 64)) ]; then ok; else bad flood-per-address-limit "$max_fds descriptors open"; fi
-    healthy after-flood
-    stop_daemon "$name"
-else
-    bad "$name" "kt-webhook did not start"
-fi
-
-# ---- an allocation failure fails one request, never the process ------------------------
-# With the budget out of the way (1 GB) and the address space capped at 512 MiB (the issue's
-# drill; without the budget this aborted the daemon), buffering the bodies runs out of
-# memory: those requests get 503, the daemon lives and answers a valid review. Plain build
-# only: the sanitizers reserve terabytes of address space.
-name=alloc-failure
-case "$b" in
-*/plain)
-    WRAP=(prlimit --as=$((512 * 1024 * 1024)))
-    if start_daemon "$name" "$here/valid-torch/objects.yaml" --max-inflight-body-bytes 1000000000; then
-        WRAP=()
-        mkfifo "$T/oom.in"
-        "$b/tools/hold_bodies" "$PORT" 120 "$body" $((body - 1024)) \
-            /validate-trainer-kubeflow-org-v1alpha1-trainjob <"$T/oom.in" >"$T/oom.out" 2>&1 &
-        holder=$!
-        exec 7>"$T/oom.in"
-        for ((i = 0; i < 12000; i++)); do
-            [ -s "$T/oom.out" ] || ! kill -0 "$holder" 2>/dev/null && break
-            sleep 0.01
-        done
-        read -r _ held _ refused _ failed <"$T/oom.out"
-        echo "  allocation failures: $(cat "$T/oom.out")"
-        if [ "${refused:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$T/$name.stderr"; then
-            ok
-        else
-            bad alloc-failure-refused "no request refused for memory: $(cat "$T/oom.out")"
-        fi
-        if kill -0 "$PID" 2>/dev/null; then ok; else bad alloc-failure-alive "kt-webhook died"; fi
-        healthy review-after-alloc-failures
-        exec 7>&-
-        wait "$holder"
-        stop_daemon "$name"
-    else
-        WRAP=()
-        bad "$name" "kt-webhook did not start"
-    fi
-    ;;
-esac
 
 # ---- certificates: not ready without them; picked up when they appear; reloaded ---------
 name=certs

@@ -501,29 +501,8 @@ spec: {suspend: false}" >/dev/null &&
 }
 check concurrent-writer-converges conflict
 
-# ---- API server restarted mid-run: everything converges, nothing duplicated or lost ------
-restart_midrun() {
-    local ns2 i n
-    ns2=$(it_ns restart) || return 1
-    for i in $(seq 1 20); do
-        trainjob_yaml "$ns2" "r$i" torch-distributed ClusterTrainingRuntime
-        echo ---
-    done | kc apply -f - >/dev/null || return 1
-    "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >/dev/null 2>&1 || return 1
-    for i in $(seq 1 20); do
-        kw --for=create "jobset/r$i" -n "$ns2" >/dev/null || return 1
-        kw --for=create "cm/r$i-runtime-snapshot" -n "$ns2" >/dev/null || return 1
-    done
-    n=$(kc get jobsets -n "$ns2" -o name | wc -l)
-    [ "$n" -eq 20 ] || { echo "jobsets: $n"; return 1; }
-    n=$(kc get cm -n "$ns2" -l trainer.kubeflow.org/trainjob-name -o name | wc -l)
-    [ "$n" -eq 20 ] || { echo "configmaps: $n"; return 1; }
-    # the watches came back: a JobSet status change still reaches the TrainJob
-    js_status "$ns2" r7 "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')]}}" &&
-        kw --for=condition=Complete trainjob/r7 -n "$ns2" >/dev/null &&
-        tj after-restart && kw --for=create jobset/after-restart -n "$NS" >/dev/null
-}
-check apiserver-restart-converges restart_midrun
+# (An API server restart under load is a drill of the reliability tier:
+# tests/reliability/reconciler_faults.sh.)
 
 # ---- 410 Gone: etcd compacted, API server restarted, watches resume from a compacted RV ---
 gone_midrun() {

@@ -720,6 +720,78 @@ static void test_conn_limit(void)
     kt_httpd_free(h);
 }
 
+/* Fair accepting: past max_conns - max_conns/8 live connections a new one cuts the oldest
+ * connection waiting for a request (in TLS mode the silent ones first); a connection in a
+ * request and the newer ones are left alone. max_conns 8: the 8th connection cuts one. */
+static void expect_cut(struct cli *c)
+{
+    char b[64];
+    ssize_t n = recv(c->fd, b, sizeof(b), 0); /* bounded by SO_RCVTIMEO */
+    CHECK(n == 0 || (n < 0 && errno == ECONNRESET));
+}
+
+static void expect_served(struct cli *c)
+{
+    const char *get = "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n";
+    struct resp r;
+
+    CHECK_OK(cli_send(c, get, strlen(get)));
+    cli_read(c, &r);
+    CHECK_EQ_INT(r.status, 200);
+    resp_release(&r);
+}
+
+static void test_fair_accepting(const char *prio)
+{
+    struct kt_httpd_opts o = {.listen = "127.0.0.1:0", .max_conns = 8};
+    if (prio) {
+        o.cert_file = cert_path;
+        o.key_file = key_path;
+    }
+    struct kt_httpd *h = start(&o);
+    uint16_t port = kt_httpd_port(h);
+    const char *head =
+        "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n";
+    struct cli busy, spoke, idle[5], fresh;
+    char buf[64];
+    struct resp r;
+
+    /* busy: in a request (its headers are in: the server said 100 Continue) */
+    CHECK_OK(cli_open(&busy, port, prio));
+    CHECK_OK(cli_send(&busy, head, strlen(head)));
+    ssize_t n = cli_recv(&busy, buf, sizeof(buf) - 1);
+    CHECK(n >= 12 && strncmp(buf, "HTTP/1.1 100", 12) == 0);
+    /* spoke: handshake done (TLS) or just connected (plain), no request */
+    CHECK_OK(cli_open(&spoke, port, prio));
+    for (int i = 0; i < 5; i++) {
+        CHECK_OK(cli_open(&idle[i], port, NULL)); /* silent TCP */
+    }
+    /* 7 live = the threshold; the 8th cuts one: plain the oldest waiting (spoke), TLS the
+     * oldest silent one (idle[0]) */
+    CHECK_OK(cli_open(&fresh, port, prio));
+    expect_served(&fresh);
+    if (prio) {
+        expect_cut(&idle[0]);
+        expect_served(&spoke);
+    } else {
+        expect_cut(&spoke);
+        struct pollfd pfd = {.fd = idle[0].fd, .events = POLLIN};
+        CHECK_EQ_INT(poll(&pfd, 1, 100), 0); /* the next oldest stays */
+    }
+    CHECK_OK(cli_send(&busy, "12345", 5)); /* never cut in a request */
+    cli_read(&busy, &r);
+    CHECK_EQ_INT(r.status, 200);
+    CHECK(r.body && strstr(r.body, "len=5") != NULL);
+    resp_release(&r);
+    cli_close(&busy);
+    cli_close(&spoke);
+    cli_close(&fresh);
+    for (int i = 0; i < 5; i++) {
+        cli_close(&idle[i]);
+    }
+    kt_httpd_free(h);
+}
+
 /* ---- concurrency ---- */
 
 #define N_CLIENTS 8
@@ -983,6 +1055,8 @@ int main(void)
     test_readyz_and_metrics();
     test_certs_later();
     test_conn_limit();
+    test_fair_accepting(NULL);
+    test_fair_accepting(TLS13);
     test_concurrent();
     test_graceful_stop();
     test_portfile();

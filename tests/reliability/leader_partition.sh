@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/leader_partition.sh ENV_FILE - leadership expires on time (issue 20): a
+# tests/reliability/leader_partition.sh ENV_FILE - leadership expires on time (issue 20): a
 # leader that cannot renew within renewDeadline stops acting before a standby can take the
 # Lease, so two replicas never act at once. Two drills on the real API server:
 #   - a silent partition: the leader reaches kube-apiserver through tests/tools/tcp_relay,
@@ -9,7 +9,7 @@
 # Each asserts that the old leader logged "leader election lost" and exited 1, and that its
 # log line comes before the standby's "became leader" (one clock, one machine: an order, not
 # a duration). Every wait is a bounded poll; nothing sleeps for readiness.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 RELAY="$it_root/build/plain/tools/tcp_relay"
 PIDS=()
@@ -96,7 +96,7 @@ check() { # check NAME CMD...
     local name=$1
     shift
     if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 900 "$IT_TMP/check.out")"; fi
-    sed 's/^/  /' "$IT_TMP/check.out" | grep ' lost at ' || true
+    sed 's/^/  /' "$IT_TMP/check.out" | grep -E ' lost at |   (partition|etcd stopped): ' || true
 }
 
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
@@ -117,8 +117,11 @@ partition() {
     start_rec pb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/part.yaml" || return 1
     # the standby stays a standby while the leader renews
     logged pa 'became leader' && ! logged pb 'became leader' && holder_is "$lease" "$(identity_of pa)" || return 1
+    local cut
+    cut=$(date +%s%3N)
     kill -USR1 "$RELAY_PID"
-    handover pa pb "$lease"
+    handover pa pb "$lease" || return 1
+    echo "  partition: pa stopped $(($(date -d "$(stamp pa 'leader election lost')" +%s%3N) - cut)) ms after the cut (renewDeadline 3s), pb led $(($(date -d "$(stamp pb 'became leader')" +%s%3N) - cut)) ms after it"
 }
 check leader-silent-partition-steps-down-first partition
 [ -n "${PID_pb:-}" ] && kill -TERM "$PID_pb" 2>/dev/null
@@ -132,12 +135,15 @@ etcd_stall() {
     start_rec eb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/etcd.yaml" || return 1
     ! logged eb 'became leader' || return 1
     ETCD_STOPPED=$KT_ETCD_PID
+    local cut
+    cut=$(date +%s%3N)
     kill -STOP "$KT_ETCD_PID"
     # the leader steps down while etcd is still stopped
     poll it_dead "$(pid_of ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
     kill -CONT "$KT_ETCD_PID"
     ETCD_STOPPED=""
-    handover ea eb "$lease"
+    handover ea eb "$lease" || return 1
+    echo "  etcd stopped: ea stopped $(($(date -d "$(stamp ea 'leader election lost')" +%s%3N) - cut)) ms after SIGSTOP (renewDeadline 3s)"
 }
 check leader-etcd-stopped-steps-down etcd_stall
 [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"

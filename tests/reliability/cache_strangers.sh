@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tests/integration/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
+# tests/reliability/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
 # (issue 20). Anyone who may create ConfigMaps can put our label
 # (trainer.kubeflow.org/trainjob-name) on them; such objects without a TrainJob controller
 # must cost the reconciler (almost) nothing, on the watch path and on a restart's relist.
 # 300 labelled 1 MB ConfigMaps; the reconciler's RSS (/proc/PID/status) is compared with its
 # RSS before them: a memory bound, not a time. Positive case: a TrainJob made afterwards is
 # still reconciled (its JobSet appears). Every wait is a bounded poll.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../integration/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 N=${KT_STRANGERS:-300}
 PIDS=()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/reliability/http_abuse.sh ENV_FILE - the HTTP abuse list against one kt-webhook
+# (issue 20), over TLS from 127.0.0.1: a 10 MB body and a 10 MB chunked body (413), 100,000-deep
+# JSON (400), invalid UTF-8 in a string (400), a 100 KB header (431), wrong methods (405), an
+# unknown path (404), a wrong content type (415), truncated, uid-less and non-object reviews
+# (400). Each case asserts the status and the answer's message; after each one a valid review
+# must still be answered (200, allowed). At the end the daemon stops cleanly on SIGTERM.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
+rel_webhook_start abuse || { it_fail abuse-start "kt-webhook did not start"; it_finish; }
+U="https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+cd "$IT_TMP" || exit 1
+
+head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' a >big
+python3 -c "print('{\"a\":' * 100000 + '1' + '}' * 100000)" >deep.json
+python3 - "$REL_VALID" <<'PY' >utf8.json
+import sys
+s = open(sys.argv[1], 'rb').read()
+sys.stdout.buffer.write(s.replace(b'"namespace"', b'"name\xff\xfespace"', 1))
+PY
+jq -c 'del(.request.uid)' "$REL_VALID" >nouid.json
+printf '{"request":' >truncated.json
+printf '[1,2]' >array.json
+printf 'X-Big: %s' "$(head -c 100000 /dev/zero | tr '\0' a)" >bighdr
+
+# case NAME WANT_STATUS MESSAGE_REGEX CURL_ARGS... - one request; then a valid review.
+case_() {
+    local name=$1 want=$2 re=$3 code
+    shift 3
+    code=$(curl -sS --max-time 30 --cacert ca.crt -o resp -w '%{http_code}' "$@" 2>curl.err) || code=000
+    if [ "$code" = "$want" ] && grep -qE "$re" resp; then
+        it_ok "abuse-$name"
+    else
+        it_fail "abuse-$name" "HTTP $code (want $want): $(head -c 300 resp) $(cat curl.err)"
+    fi
+    if rel_review 5; then it_ok "abuse-$name-then-valid-review"; else it_fail "abuse-$name-then-valid-review" "no valid answer"; fi
+}
+J=(-H 'Content-Type: application/json')
+case_ body-10mb 413 'request body too large: the limit is 3145728 bytes' "${J[@]}" --data-binary @big "$U"
+case_ chunked-10mb 413 'request body too large' "${J[@]}" -H 'Transfer-Encoding: chunked' --data-binary @big "$U"
+case_ chunked-valid 200 '"allowed":true' "${J[@]}" -H 'Transfer-Encoding: chunked' --data-binary @"$REL_VALID" "$U"
+case_ deep-json 400 "couldn't decode AdmissionReview: .*(depth|nesting|maximum)" "${J[@]}" --data-binary @deep.json "$U"
+case_ invalid-utf8 400 "couldn't decode AdmissionReview" "${J[@]}" --data-binary @utf8.json "$U"
+case_ header-100kb 431 'header was too big' "${J[@]}" -H @bighdr --data-binary @"$REL_VALID" "$U"
+case_ method-get 405 'method not allowed' "$U"
+case_ method-put 405 'method not allowed' -X PUT "${J[@]}" --data-binary @"$REL_VALID" "$U"
+case_ unknown-path 404 'page not found' "${J[@]}" --data-binary @"$REL_VALID" "https://127.0.0.1:$PORT/validate-nothing"
+case_ content-type 415 'contentType=text/plain, expected application/json' -H 'Content-Type: text/plain' --data-binary @"$REL_VALID" "$U"
+case_ truncated-review 400 "couldn't decode AdmissionReview" "${J[@]}" --data-binary @truncated.json "$U"
+case_ review-without-uid 400 'request.uid is required' "${J[@]}" --data-binary @nouid.json "$U"
+case_ review-not-an-object 400 'unsupported AdmissionReview apiVersion' "${J[@]}" --data-binary @array.json "$U"
+if [ "$(curl -s --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then it_ok abuse-healthz-after; else it_fail abuse-healthz-after "healthz not ok"; fi
+kill -TERM "$WPID"
+wait "$WPID"
+rc=$?
+if [ "$rc" = 0 ]; then it_ok abuse-clean-exit; else it_fail abuse-clean-exit "kt-webhook exited $rc"; fi
+rel_sanitizer_clean abuse-no-sanitizer-reports "$IT_TMP/abuse.stderr"
+it_finish

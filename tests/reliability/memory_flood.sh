@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# tests/reliability/memory_flood.sh ENV_FILE - unfinished bodies cannot exhaust kt-webhook's
+# memory (issue 20: 60 such connections once took it to 224 MiB, 120 aborted it under a
+# 512 MiB address-space limit). Two drills with tests/tools/hold_bodies (120 TLS connections,
+# each announcing a 3 MiB body and sending all but 1 KiB of it, then holding on):
+#   budget      the body budget (32 MiB by default) buffers at most ten and refuses the rest
+#               (503 or close); peak RSS stays under the Deployment's 128Mi limit (and grows
+#               by at most the budget plus the connections' buffers, 48 MiB); a valid review
+#               is answered while they hang on and after they go;
+#   alloc       with the budget out of the way (1 GB) and the address space capped at 512 MiB
+#               (prlimit), buffering runs out of memory: those requests are refused, the
+#               daemon logs it and lives, and answers a valid review (plain build only: the
+#               sanitizers reserve terabytes of address space).
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
+HOLD="$REL_TOOLS/hold_bodies"
+BODY=3145728
+PATHV=/validate-trainer-kubeflow-org-v1alpha1-trainjob
+[ -x "$HOLD" ] || { it_fail hold-tool "$HOLD missing (make itests)"; it_finish; }
+
+# hold NAME - start hold_bodies (stdin a fifo kept open on fd 7); wait (bounded) for its
+# summary; sets HELD, REFUSED, FAILED, HPID.
+hold() {
+    mkfifo "$IT_TMP/$1.in"
+    "$HOLD" "$PORT" 120 "$BODY" $((BODY - 1024)) "$PATHV" <"$IT_TMP/$1.in" >"$IT_TMP/$1.out" 2>&1 &
+    HPID=$!
+    REL_PIDS+=("$HPID")
+    exec 7>"$IT_TMP/$1.in"
+    rel_poll 1200 held_summary "$1"
+    read -r _ HELD _ REFUSED _ FAILED <"$IT_TMP/$1.out"
+}
+held_summary() { [ -s "$IT_TMP/$1.out" ] || it_dead "$HPID"; }
+release() {
+    exec 7>&-
+    wait "$HPID"
+}
+
+# ---- the body budget -----------------------------------------------------------------------
+# ASan's quarantine would hold every freed TLS record: keep it small (no effect when plain).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
+rel_webhook_start budget || { it_fail budget-start "kt-webhook did not start"; it_finish; }
+base=$(rel_rss_kb "$WPID" VmRSS)
+hold budget
+hwm=$(rel_rss_kb "$WPID" VmHWM)
+echo "  body budget: held=$HELD refused=$REFUSED failed=$FAILED rss before ${base} kB, peak ${hwm} kB"
+if [ "${FAILED:-1}" = 0 ] && [ "${HELD:-0}" -ge 1 ] && [ $((HELD * (BODY + 1))) -le $((32 * 1024 * 1024)) ] &&
+    [ "${REFUSED:-0}" -eq $((120 - HELD)) ]; then
+    it_ok memory-budget-refuses-the-rest
+else
+    it_fail memory-budget-refuses-the-rest "want 1..10 held and the rest refused: $(cat "$IT_TMP/budget.out")"
+fi
+if [ "${hwm:-999999}" -lt $((128 * 1024)) ]; then it_ok memory-peak-under-128mi; else it_fail memory-peak-under-128mi "peak RSS ${hwm} kB"; fi
+case "$REL_WEBHOOK" in *thread*) growth=0 ;; *) growth=$((hwm - base)) ;; esac # TSan's shadow memory
+if [ "$growth" -le $((48 * 1024)) ]; then it_ok memory-growth-bounded; else it_fail memory-growth-bounded "peak RSS grew by ${growth} kB, want <= 48 MiB"; fi
+if kill -0 "$WPID" 2>/dev/null && rel_review 5; then it_ok memory-review-while-held; else it_fail memory-review-while-held "no valid answer"; fi
+release
+if rel_review 5; then it_ok memory-review-after-release; else it_fail memory-review-after-release "no valid answer"; fi
+kill -TERM "$WPID"
+wait "$WPID"
+rc=$?
+if [ "$rc" = 0 ]; then it_ok memory-clean-exit; else it_fail memory-clean-exit "kt-webhook exited $rc"; fi
+
+# ---- an allocation failure fails one request, never the process ----------------------------
+case "$REL_WEBHOOK" in
+*/plain/*)
+    REL_WEBHOOK_REAL=$REL_WEBHOOK
+    REL_WEBHOOK="$IT_TMP/prlimited"
+    printf '#!/bin/sh\nexec prlimit --as=%d "%s" "$@"\n' $((512 * 1024 * 1024)) "$REL_WEBHOOK_REAL" >"$REL_WEBHOOK"
+    chmod +x "$REL_WEBHOOK"
+    if rel_webhook_start alloc --max-inflight-body-bytes 1000000000; then
+        hold alloc
+        echo "  allocation failures: held=$HELD refused=$REFUSED failed=$FAILED"
+        if [ "${REFUSED:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$IT_TMP/alloc.stderr"; then
+            it_ok memory-alloc-failure-refused
+        else
+            it_fail memory-alloc-failure-refused "no request refused for memory: $(cat "$IT_TMP/alloc.out")"
+        fi
+        if kill -0 "$WPID" 2>/dev/null && rel_review 5; then it_ok memory-alloc-failure-alive; else it_fail memory-alloc-failure-alive "kt-webhook died or does not answer"; fi
+        release
+        kill -TERM "$WPID"
+        wait "$WPID"
+    else
+        it_fail memory-alloc-start "kt-webhook did not start under prlimit"
+    fi
+    ;;
+esac
+rel_sanitizer_clean memory-no-sanitizer-reports "$IT_TMP"/*.stderr
+it_finish

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tests/reliability/run.sh [DRILL...] - the reliability tier (issue 20): the drills of
+# tests/reliability/*.sh on one real control plane (tests/cluster/up.sh: etcd +
+# kube-apiserver), each run as `DRILL ENV_FILE` and printing `ok NAME` / `FAIL NAME: why`
+# lines like the integration tests. Builds what the drills need (`make -s itests`: the
+# binaries and tests/tools/*). Prints one line per check and a final `N passed, N failed`,
+# dumps the control plane logs when something failed, and always stops the cluster. DRILL...
+# restricts the run to drills whose file name contains one of the words.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+t0=$(date +%s%N)
+pass=0
+fail=0
+D=""
+teardown() {
+    if [ -n "$D" ]; then
+        tests/cluster/down.sh "$D" || echo "reliability: down.sh failed" >&2
+        rm -rf "$D"
+    fi
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+wanted() {
+    local w
+    [ $# -ge 2 ] || return 0
+    for w in "${@:2}"; do
+        case "$1" in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+secs() { local ms=$((($(date +%s%N) - $1) / 1000000)); echo "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))s"; }
+
+# run_one NAME CMD... - run a drill, relay its output, count its ok/FAIL lines.
+run_one() {
+    local name=$1 out rc p f t
+    shift
+    out=$(mktemp)
+    t=$(date +%s%N)
+    "$@" >"$out" 2>&1
+    rc=$?
+    echo "== $name ($(secs "$t"))"
+    cat "$out"
+    p=$(grep -c '^ok ' "$out")
+    f=$(grep -c '^FAIL ' "$out")
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        f=1
+        echo "FAIL $name: exit status $rc"
+    fi
+    pass=$((pass + p))
+    fail=$((fail + f))
+    rm -f "$out"
+}
+
+if ! tests/cluster/build.sh >/dev/null; then
+    echo "reliability: tests/cluster/build.sh failed"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+if ! make -s WERROR=1 itests >/dev/null; then
+    echo "reliability: make itests failed"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+D=$(mktemp -d "${TMPDIR:-/tmp}/kt-reliability.XXXXXX")
+if ! tests/cluster/up.sh "$D" >/dev/null; then
+    echo "reliability: tests/cluster/up.sh failed"
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+for t in tests/reliability/*.sh; do
+    case "$t" in */lib.sh | */run.sh) continue ;; esac
+    [ -x "$t" ] || continue
+    wanted "$t" "$@" || continue
+    run_one "$(basename "$t" .sh)" "$t" "$D/env"
+done
+if [ "$fail" -ne 0 ]; then
+    . tests/cluster/lib.sh
+    kt_print_logs "$D" 2>&1
+fi
+echo "reliability wall time: $(secs "$t0")"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

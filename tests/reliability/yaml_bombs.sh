@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# tests/reliability/yaml_bombs.sh ENV_FILE - hostile YAML into ktctl validate (issue 20):
+# billion laughs (10 levels of 10 aliases), 100,000-deep flow sequences, 50 MB in a file and
+# on stdin, 1 MiB of random bytes, and 20,000 documents. Each asserts the exit code (1
+# invalid, 2 unreadable, 0 for the 20,000 valid documents), a clear error naming the file and
+# the limit, no crash (no signal, no sanitizer report), and peak RSS (/usr/bin/time %M) under
+# 128 MiB. Needs no cluster (ENV_FILE is read for the tier's uniformity).
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
+KTCTL=${KT_KTCTL_BIN:-"$it_root/build/plain/bin/ktctl"}
+[ -x /usr/bin/time ] || { it_fail time "/usr/bin/time missing (apt-get install time)"; it_finish; }
+cd "$IT_TMP" || exit 1
+
+python3 - <<'PY' || { it_fail generate "python3 failed"; it_finish; }
+head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  runtimeRef:\n    name: torch-distributed\n"
+lines = ['a0: &a0 [' + ','.join(['"lol"'] * 10) + ']']
+for i in range(1, 10):
+    lines.append('a%d: &a%d [' % (i, i) + ','.join(['*a%d' % (i - 1)] * 10) + ']')
+open('laughs.yaml', 'w').write(head % 'laughs' + '  labels:\n' + ''.join('    %s\n' % l for l in lines))
+open('deep.yaml', 'w').write('[' * 100000 + ']' * 100000 + '\n')
+open('many.yaml', 'w').write(''.join('---\n' + head % ('t%d' % i) for i in range(20000)))
+with open('big.yaml', 'w') as f:
+    f.write(head % 'big' + '  labels:\n    x: "')
+    f.write('x' * (50 * 1024 * 1024))
+    f.write('"\n')
+PY
+head -c 1048576 /dev/urandom >binary.yaml
+
+# bomb NAME WANT_RC ERROR_REGEX FILE [stdin] - ktctl validate on FILE (or on stdin).
+bomb() {
+    local name=$1 want=$2 re=$3 f=$4 rc rss
+    if [ "${5:-}" = stdin ]; then
+        /usr/bin/time -o "$name.time" -f %M "$KTCTL" validate --allow-missing-runtimes - <"$f" >"$name.out" 2>"$name.err"
+    else
+        /usr/bin/time -o "$name.time" -f %M "$KTCTL" validate --allow-missing-runtimes "$f" >"$name.out" 2>"$name.err"
+    fi
+    rc=$?
+    rss=$(tail -1 "$name.time")
+    echo "  $name: exit $rc, peak rss ${rss} kB: $(cat "$name.out" "$name.err" | grep -v '^Command' | grep -E "$re" | head -1 | cut -c1-160)"
+    if [ "$rc" = "$want" ] && cat "$name.out" "$name.err" | grep -qE "$re"; then
+        it_ok "yaml-$name-clear-error"
+    else
+        it_fail "yaml-$name-clear-error" "exit $rc (want $want); output: $(head -c 300 "$name.err") $(head -c 300 "$name.out")"
+    fi
+    if [ "${rss:-999999}" -lt $((128 * 1024)) ]; then it_ok "yaml-$name-memory-bounded"; else it_fail "yaml-$name-memory-bounded" "peak RSS ${rss} kB"; fi
+}
+bomb billion-laughs 1 'laughs.yaml:[0-9]+: too many nodes \(alias expansion\)' laughs.yaml
+bomb deep-100k 1 'deep.yaml:1: nesting deeper than [0-9]+ levels' deep.yaml
+bomb 50mb-file 2 'big.yaml: exceeds the limit of [0-9]+ bytes' big.yaml
+bomb 50mb-stdin 2 'exceeds the limit of [0-9]+ bytes' big.yaml stdin
+bomb binary 1 'binary.yaml:[0-9]+: (invalid|control characters|.*UTF-8)' binary.yaml
+bomb 20000-documents 0 '20000 objects checked, 0 invalid' many.yaml
+rel_sanitizer_clean yaml-no-sanitizer-reports ./*.err
+it_finish
