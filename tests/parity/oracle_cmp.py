@@ -38,7 +38,7 @@ def deliberate(path):
 
 def short(v):
     s = json.dumps(v, sort_keys=True)
-    return s if len(s) <= 300 else s[:300] + "..."
+    return s if len(s) <= 4000 else s[:4000] + "..."
 
 
 def diff(a, b, where, out):
@@ -180,8 +180,78 @@ def answer(status, body):
             elif isinstance(op.get("value"), dict) and "time" in op["value"]:
                 op["value"] = dict(op["value"], time="<now>")
         out["patchType"] = resp.get("patchType")
-        out["patch"] = sorted(patch, key=lambda o: (o.get("path", ""), o.get("op", "")))
+        # The /time operations first, then the rest by path.
+        out["patch"] = sorted(patch, key=lambda o: (not o.get("path", "").endswith("/time"),
+                                                    o.get("path", ""), o.get("op", "")))
     return out
+
+
+def canonical_values(msg):
+    """msg with every JSON object/array after "Invalid value: " re-encoded with sorted keys."""
+    if not msg:
+        return msg
+    out, i, dec = [], 0, json.JSONDecoder()
+    tag = "Invalid value: "
+    while True:
+        j = msg.find(tag, i)
+        if j < 0:
+            out.append(msg[i:])
+            return "".join(out)
+        j += len(tag)
+        out.append(msg[i:j])
+        i = j
+        if msg[j:j + 1] in ("{", "["):
+            try:
+                v, end = dec.raw_decode(msg, j)
+                out.append(json.dumps(v, sort_keys=True, separators=(",", ":")))
+                i = end
+            except ValueError:
+                pass
+
+
+def errors_of(msg):
+    """The errors of an aggregated message "[e1, e2]" as a sorted list (each error starts with
+    its field path); a single message as itself."""
+    if not msg or not (msg.startswith("[") and msg.endswith("]")):
+        return [msg]
+    return sorted(re.split(r", (?=(?:spec|metadata)\.|<nil>|\[)", msg[1:-1]))
+
+
+MISSING_TARGET = re.compile(r"^spec\.runtimePatches: Invalid value: .*: must not have "
+                            r"(replicated job|container) that doesn't exist in the runtime job")
+
+
+def verdict(a):
+    return f"{a.get('allowed')} {a.get('code')} {a.get('reason')} {a.get('message')}"
+
+
+def compare_answers(a, b):
+    """Difference lines of two answers. A changed verdict is one line (allowed, code, reason,
+    message together); the same errors in another order, or kt's extra runtimePatches
+    missing-target errors next to upstream's same others, one line saying so."""
+    d = []
+    ea, eb = errors_of(a.get("message")), errors_of(b.get("message"))
+    if a.get("allowed") != b.get("allowed") or a.get("code") != b.get("code"):
+        d.append(f"response.verdict: kt={verdict(a)} upstream={verdict(b)}")
+    elif a.get("message") != b.get("message"):
+        ca = errors_of(canonical_values(a.get("message")))
+        cb = errors_of(canonical_values(b.get("message")))
+        extra = [e for e in ca if e not in cb]
+        if ea == eb:
+            d.append("response.message: same errors, another order")
+        elif ca == cb:
+            d.append("response.message: same errors, JSON keys of a value in another order")
+        elif extra and all(MISSING_TARGET.match(e) for e in extra) and all(
+                e.startswith("spec.runtimePatches:") for e in cb if e not in ca):
+            # kt stops at the missing target; upstream, having merged the patch, may find
+            # other runtimePatches errors in what the patch created.
+            d.append("response.message: kt adds runtimePatches missing-target errors")
+        else:
+            d.append(f"response.message: kt={short(a.get('message'))} upstream={short(b.get('message'))}")
+    for k in ("allowed", "code", "reason", "message"):
+        a, b = dict(a, **{k: None}), dict(b, **{k: None})
+    diff(a, b, "response", d)
+    return d
 
 
 def reviews(path, kt_url, kt_ca, up_url, up_ca, dpath, outdir):
@@ -196,8 +266,7 @@ def reviews(path, kt_url, kt_ca, up_url, up_ca, dpath, outdir):
             a = answer(*kt.post(rv["path"], body))
             b = answer(*up.post(rv["path"], body))
             log.write(json.dumps({"name": rv["name"], "kt": a, "upstream": b}) + "\n")
-            d = []
-            diff(a, b, "response", d)
+            d = compare_answers(a, b)
             by_class.setdefault(rv["class"], {})[rv["name"]] = d
             v = verdicts.setdefault(rv["class"], [0, 0])
             v[0] += a.get("allowed") == b.get("allowed")

@@ -409,6 +409,8 @@ def main():
             add("defaulter", f"{new['metadata']['name']}-{name}", MUTATE, review("", "UPDATE", new, old))
     # Runtimes: ours as TrainingRuntime and as ClusterTrainingRuntime, some broken.
     for name, (rt, _) in g.rts.items():
+        rt = json.loads(json.dumps(rt))
+        rt["metadata"]["name"] = "rv-" + name  # not the applied runtime: a dry-run create
         add("runtime", f"tr-{name}", VRT, review("", "CREATE", rt, kind="TrainingRuntime",
                                                   resource="trainingruntimes"))
         crt = json.loads(json.dumps(rt))
@@ -434,6 +436,7 @@ def main():
             add("runtime", f"{'ctr' if k % 2 else 'tr'}-{name}-{mut}-update", path,
                 review("", "UPDATE", b, old=crt if k % 2 else rt, kind=kd, resource=res))
     for o in cluster_runtimes():
+        o["metadata"]["name"] = "rv-" + o["metadata"]["name"]
         add("runtime", "ctr-" + o["metadata"]["name"], VCRT,
             review("", "CREATE", o, kind="ClusterTrainingRuntime", resource="clustertrainingruntimes"))
         add("runtime", "ctr-" + o["metadata"]["name"] + "-update", VCRT,
