@@ -128,7 +128,7 @@ a_up=$(kcp "$UPD" get trainjobs -n parity -o name | wc -l)
 want=$(kcp "$KTD" get trainjobs -n parity -o json |
     jq '[.items[] | select((.spec.managedBy // "trainer.kubeflow.org/trainjob-controller") == "trainer.kubeflow.org/trainjob-controller")] | length')
 echo "oracle: $a_kt TrainJobs applied to both planes ($want for the trainer controller)"
-KINDS=jobsets.jobset.x-k8s.io,configmaps,secrets,podgroups.scheduling.x-k8s.io,podgroups.scheduling.volcano.sh
+KINDS=trainjobs.trainer.kubeflow.org,jobsets.jobset.x-k8s.io,configmaps,secrets,podgroups.scheduling.x-k8s.io,podgroups.scheduling.volcano.sh
 deadline=$((SECONDS + 180))
 for d in "$KTD" "$UPD"; do
     until [ "$(kcp "$d" get jobsets.jobset.x-k8s.io -n parity -o name | wc -l)" -ge "$want" ]; do
@@ -136,10 +136,13 @@ for d in "$KTD" "$UPD"; do
         sleep 0.5
     done
 done
-# JobSets exist; the other objects of a TrainJob are applied before its JobSet by both, but
-# wait (bounded) until both planes hold the same number of objects.
-until [ "$(kcp "$KTD" get "$KINDS" -n parity -o name | wc -l)" = \
-    "$(kcp "$UPD" get "$KINDS" -n parity -o name | wc -l)" ]; do
+# JobSets exist; wait (bounded) until both planes hold the same number of objects and of
+# TrainJobs with a status written (the status is patched after the objects are applied).
+sig() {
+    kcp "$1" get "$KINDS" -n parity -o json |
+        jq -r '[(.items | length), ([.items[] | select(.kind == "TrainJob" and .status != null)] | length)] | @tsv'
+}
+until [ "$(sig "$KTD")" = "$(sig "$UPD")" ]; do
     [ $SECONDS -lt $deadline ] || break
     sleep 0.5
 done
