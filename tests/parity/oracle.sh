@@ -151,7 +151,7 @@ kcp "$KTD" get "$KINDS" -n parity -o json >"$W/kt-objects.json" || die "dump (kt
 kcp "$UPD" get "$KINDS" -n parity -o json >"$W/up-objects.json" || die "dump (upstream) failed"
 python3 tests/parity/oracle_cmp.py objects "$W/kt-objects.json" "$W/up-objects.json" \
     "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W" >"$W/objects.out" 2>&1
-cat "$W/objects.out" | grep -v '^[0-9]* passed'
+grep -v '^[0-9]* passed' "$W/objects.out"
 p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/objects.out")
 f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/objects.out")
 [ -n "$p" ] || die "oracle_cmp.py objects crashed: $(tail -5 "$W/objects.out")"
