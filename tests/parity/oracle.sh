@@ -158,6 +158,17 @@ f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/objects.out")
 pass=$((pass + p))
 fail=$((fail + f))
 
+# Negative cases: a planted difference must fail the comparison.
+mkdir -p "$W/selftest"
+python3 tests/parity/oracle_cmp.py selftest "$W/kt-objects.json" "$W/up-objects.json" \
+    "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W/selftest" >"$W/selftest.out" 2>&1
+grep -v '^[0-9]* passed' "$W/selftest.out"
+p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/selftest.out")
+f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/selftest.out")
+[ -n "$p" ] || die "oracle_cmp.py selftest crashed: $(tail -5 "$W/selftest.out")"
+pass=$((pass + p))
+fail=$((fail + f))
+
 # ---- (b)(c)(d) the same reviews to both webhook servers -----------------------------------
 python3 tests/parity/oracle_cmp.py reviews "$W/reviews.jsonl" "https://127.0.0.1:$WPORT" \
     "$KTD/certs/ca.crt" "https://127.0.0.1:$UP_WEBHOOK_PORT" "$UP_CA" tests/parity/deliberate.txt \

@@ -361,8 +361,45 @@ def api_defaults(path, kubeconfig, out_path):
     print(f"parity: {kept} reviews with API-server defaults, {dropped} refused by the CRD schema")
 
 
+def selftest(kt_path, up_path, jobs_path, dpath, outdir):
+    """Negative cases: the comparison must catch a planted difference in a built object and in
+    an answer, and accept nothing beyond its entries."""
+    import os
+    items = json.load(open(kt_path))
+    js = next(o for o in items["items"] if o["kind"] == "JobSet")
+    c = js["spec"]["replicatedJobs"][-1]["template"]["spec"]["template"]["spec"]["containers"][0]
+    c["image"] = "planted/difference:1"
+    planted = os.path.join(outdir, "planted.json")
+    json.dump(items, open(planted, "w"))
+    sys.stdout = open(os.devnull, "w")
+    try:
+        _, f = objects(planted, up_path, jobs_path, dpath, outdir)
+    finally:
+        sys.stdout = sys.__stdout__
+    res = [("planted object difference fails", f == 1)]
+    acc = deliberate(dpath)
+    a = {"allowed": False, "code": 403, "message": "spec.x: Invalid value: 1: kt", "reason": "Forbidden",
+         "warnings": []}
+    b = dict(a, message="spec.x: Invalid value: 1: upstream")
+    res.append(("planted message difference is not accepted",
+                not any(r.search(f"trainjob-create c {d}") for d in compare_answers(a, b) for _, r in acc)))
+    b = dict(a, allowed=True, code=200, message=None, reason=None)
+    res.append(("planted verdict difference is not accepted",
+                not any(r.search(f"trainjob-create c {d}") for d in compare_answers(a, b) for _, r in acc)))
+    res.append(("identical answers give no difference", compare_answers(a, dict(a)) == []))
+    p = f = 0
+    for name, good in res:
+        print(("ok " if good else "FAIL ") + "selftest: " + name)
+        p, f = p + good, f + (not good)
+    return p, f
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "selftest":
+        p, f = selftest(*sys.argv[2:7])
+        print(f"{p} passed, {f} failed")
+        sys.exit(1 if f else 0)
     if mode == "defaults":
         api_defaults(*sys.argv[2:5])
         return
