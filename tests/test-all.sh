@@ -51,6 +51,7 @@ step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full
 if [ -x tests/integration/run.sh ]; then
     step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
 fi
+step "parity oracle (upstream trainer v2.3.0 built from its Go module vs kt, two real planes)" tests/parity/oracle.sh build/plain
 [ -x tests/reliability/run.sh ] && step "reliability (drills on a real kube-apiserver + etcd)" tests/reliability/run.sh
 if [ -x tests/helm/run.sh ]; then
     step "helm chart (helm from helm.sh/helm/v3, real kube-apiserver)" tests/helm/run.sh

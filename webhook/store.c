@@ -504,12 +504,21 @@ static const json_t *view_get(void *ctx, const char *av, const char *kind, const
     if (!v->store->cfg) {
         return find(v->snap->objects, av, kind, ns, name);
     }
-    if (strcmp(kind, "JobSet") != 0 || strcmp(av, "jobset.x-k8s.io/v1alpha2") != 0) {
-        return NULL; /* the webhook reads nothing else */
+    /* Read live, one GET each: a TrainJob's JobSet (runtimePatches changes) and a Volcano
+     * runtime's PriorityClass (cluster-scoped); the webhook reads nothing else. */
+    const struct kt_kube_gvr *gvr = NULL;
+    if (strcmp(kind, "JobSet") == 0 && strcmp(av, "jobset.x-k8s.io/v1alpha2") == 0) {
+        gvr = &KT_GVR_JOBSETS;
+    } else if (strcmp(kind, "PriorityClass") == 0 && strcmp(av, "scheduling.k8s.io/v1") == 0) {
+        gvr = &KT_GVR_PRIORITYCLASSES;
+        ns = NULL;
     }
-    if (live_get(v->store, &KT_GVR_JOBSETS, ns, name, &got, &v->err) != 0) {
+    if (!gvr) {
+        return NULL;
+    }
+    if (live_get(v->store, gvr, ns, name, &got, &v->err) != 0) {
         v->err_set = true;
-        kt_err_prefix(&v->err, "reading JobSet %s/%s", ns, name);
+        kt_err_prefix(&v->err, "reading %s %s%s%s", kind, ns ? ns : "", ns ? "/" : "", name);
         return NULL;
     }
     if (!got) {

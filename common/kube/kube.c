@@ -24,6 +24,7 @@ const struct kt_kube_gvr KT_GVR_EVENTS = {"", "v1", "events"};
 const struct kt_kube_gvr KT_GVR_EVENTS_V1 = {"events.k8s.io", "v1", "events"};
 const struct kt_kube_gvr KT_GVR_LEASES = {"coordination.k8s.io", "v1", "leases"};
 const struct kt_kube_gvr KT_GVR_JOBSETS = {"jobset.x-k8s.io", "v1alpha2", "jobsets"};
+const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES = {"scheduling.k8s.io", "v1", "priorityclasses"};
 const struct kt_kube_gvr KT_GVR_TRAINJOBS = {"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
 const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES = {"trainer.kubeflow.org", "v1alpha1",
                                                     "trainingruntimes"};

@@ -95,11 +95,12 @@ struct kt_kube_gvr {
 extern const struct kt_kube_gvr KT_GVR_CONFIGMAPS;
 extern const struct kt_kube_gvr KT_GVR_SECRETS;
 extern const struct kt_kube_gvr KT_GVR_NAMESPACES;
-extern const struct kt_kube_gvr KT_GVR_EVENTS;    /* core/v1 */
-extern const struct kt_kube_gvr KT_GVR_EVENTS_V1; /* events.k8s.io/v1 */
-extern const struct kt_kube_gvr KT_GVR_LEASES;    /* coordination.k8s.io/v1 */
-extern const struct kt_kube_gvr KT_GVR_JOBSETS;   /* jobset.x-k8s.io/v1alpha2 */
-extern const struct kt_kube_gvr KT_GVR_TRAINJOBS; /* trainer.kubeflow.org/v1alpha1 */
+extern const struct kt_kube_gvr KT_GVR_EVENTS;          /* core/v1 */
+extern const struct kt_kube_gvr KT_GVR_EVENTS_V1;       /* events.k8s.io/v1 */
+extern const struct kt_kube_gvr KT_GVR_LEASES;          /* coordination.k8s.io/v1 */
+extern const struct kt_kube_gvr KT_GVR_JOBSETS;         /* jobset.x-k8s.io/v1alpha2 */
+extern const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES; /* scheduling.k8s.io/v1 */
+extern const struct kt_kube_gvr KT_GVR_TRAINJOBS;       /* trainer.kubeflow.org/v1alpha1 */
 extern const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES;
 extern const struct kt_kube_gvr KT_GVR_CLUSTERTRAININGRUNTIMES;
 

@@ -119,11 +119,10 @@ static void volcano_validate(const struct kt_validation *v, struct kt_ferrs *err
             return;
         }
         if (!kt_view_get(v->view, PC_API, "PriorityClass", NULL, pc)) {
-            kt_ferrs_add_str(
-                errs, KT_FERR_INVALID, "spec.templateSpec.priorityClassName", pc,
-                "PriorityClass \"%s\" doesn't exist: priorityclasses.scheduling.k8s.io "
-                "\"%s\" not found",
-                pc, pc);
+            kt_ferrs_add_str(errs, KT_FERR_INVALID, "spec.templateSpec.priorityClassName", pc,
+                             "PriorityClass \"%s\" doesn't exist: PriorityClass.scheduling.k8s.io "
+                             "\"%s\" not found",
+                             pc, pc);
         }
     }
 }

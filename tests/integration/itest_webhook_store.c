@@ -7,7 +7,9 @@
  *    says "must be created"), a ClusterTrainingRuntime likewise;
  *  - with the informers running the store becomes synced, publishes new runtimes and drops
  *    deleted ones (bounded polls, never asserted on time);
- *  - the per-request view reads a JobSet that does not exist as NULL without an error. */
+ *  - the per-request view reads a JobSet that does not exist as NULL without an error, and a
+ *    PriorityClass (cluster-scoped, for a Volcano runtime) live: one that exists is found
+ *    (with whatever namespace the caller passes), one that does not is NULL without an error. */
 #include "tests/integration/kube_itest.h"
 
 #include "common/base/log.h"
@@ -59,7 +61,7 @@ static int lookup(struct kt_wstore *s, const char *group, const char *kind, cons
 }
 
 static void test_live_get(struct kt_kube_config *cfg, struct kt_kube_client *c, const char *ns,
-                          const char *ctr)
+                          const char *ctr, const char *pc)
 {
     struct kt_wstore *s = kt_wstore_from_cluster(cfg); /* informers never started */
     bool live = false;
@@ -82,6 +84,12 @@ static void test_live_get(struct kt_kube_config *cfg, struct kt_kube_client *c, 
     CHECK(kt_view_get(&v.view, "jobset.x-k8s.io/v1alpha2", "JobSet", ns, "none") == NULL);
     CHECK(!v.err_set);
     CHECK(kt_view_get(&v.view, "v1", "Secret", ns, "x") == NULL); /* never read */
+    const json_t *got = kt_view_get(&v.view, "scheduling.k8s.io/v1", "PriorityClass", NULL, pc);
+    CHECK(got != NULL);
+    CHECK_EQ_STR(kt_json_str(json_object_get(got, "metadata"), "name", ""), pc);
+    CHECK(kt_view_get(&v.view, "scheduling.k8s.io/v1", "PriorityClass", ns, pc) != NULL);
+    CHECK(kt_view_get(&v.view, "scheduling.k8s.io/v1", "PriorityClass", NULL, "absent-pc") == NULL);
+    CHECK(!v.err_set);
     kt_wview_release(&v);
     kt_wsnap_release(snap);
     kt_wstore_free(s);
@@ -149,10 +157,18 @@ int main(int argc, char **argv)
     CHECK_OK(kt_kube_create(c, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, o, NULL, &err));
     json_decref(o);
 
-    test_live_get(cfg, c, ns, ctr);
+    char *pc = kt_xasprintf("whstore-pc-%s", ns);
+    o = json_pack("{s:s, s:s, s:{s:s}, s:i}", "apiVersion", "scheduling.k8s.io/v1", "kind",
+                  "PriorityClass", "metadata", "name", pc, "value", 100);
+    CHECK_OK(kt_kube_create(c, &KT_GVR_PRIORITYCLASSES, NULL, o, NULL, &err));
+    json_decref(o);
+
+    test_live_get(cfg, c, ns, ctr, pc);
     test_informers(cfg, c, ns);
 
     CHECK_OK(kt_kube_delete(c, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, ctr, NULL, &err));
+    CHECK_OK(kt_kube_delete(c, &KT_GVR_PRIORITYCLASSES, NULL, pc, NULL, &err));
+    free(pc);
     free(ctr);
     free(ns);
     kt_kube_client_free(c);

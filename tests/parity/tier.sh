@@ -152,7 +152,7 @@ accepted() {
     while IFS=$'\t' read -r _ re; do
         grep -v -E "$re" "$1" >"$1.tmp"
         mv "$1.tmp" "$1"
-    done < <(grep -v '^#' "$here/deliberate.txt")
+    done < <(grep -v -e '^#' -e '^oracle-' -e '^$' "$here/deliberate.txt")
 }
 
 # compare NAME A_SCRIPT B_SCRIPT HOST FAILS [ARG]

@@ -515,7 +515,7 @@ static void test_volcano(void)
     run_init(&r, TJ_HEAD "}}", rt, NULL);
     msg = run_validate(&r);
     CHECK_EQ_STR(msg, "spec.templateSpec.priorityClassName: Invalid value: \"p1\": PriorityClass "
-                      "\"p1\" doesn't exist: priorityclasses.scheduling.k8s.io \"p1\" not found");
+                      "\"p1\" doesn't exist: PriorityClass.scheduling.k8s.io \"p1\" not found");
     free(msg);
     run_release(&r);
 

@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# tests/parity/oracle.sh [BUILD_DIR] - the oracle tier: upstream Kubeflow Trainer v2.3.0's own
+# manager (built from its Go module, tests/parity/upstream_lib.sh) against kt, on the same
+# seeded inputs (tests/parity/oracle_gen.py: >= 500 TrainJobs meant valid, invalid variants,
+# UPDATE pairs, runtime reviews).
+#
+# Two plain planes from tests/cluster/up.sh (kube-apiserver + etcd, our CRDs): one runs
+# kt-reconciler and kt-webhook as their ServiceAccounts (tests/kt_deploy.sh), the other
+# upstream's manager (controllers + webhook server). Both get the same runtimes and TrainJobs;
+#   (a) objects: once every TrainJob's JobSet exists, the objects in the namespace are dumped,
+#       normalised and compared per TrainJob;
+#   (b)(c)(d) reviews: the same AdmissionReviews (TrainJob CREATE and UPDATE, TrainingRuntime and
+#       ClusterTrainingRuntime CREATE/UPDATE, the defaulter) are POSTed to both webhook servers.
+# Differences not accepted by an `oracle-*` entry of tests/parity/deliberate.txt (each one
+# mirrored in README's "Compatibility with upstream") fail. Prints "parity: CLASS N/M identical"
+# and "N passed, N failed". Without Go, the network or python3 it fails (never skips).
+# Knobs: KT_PARITY_SEED (default 19), KT_PARITY_N (TrainJobs, default 520), KT_PARITY_KEEP=1.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+. tests/tier_lib.sh
+B=$(cd "${1:-build/plain}" 2>/dev/null && pwd) || B="$ROOT/${1:-build/plain}"
+WEBHOOK=${KT_WEBHOOK_BIN:-$B/bin/kt-webhook}
+RECONCILER=${KT_RECONCILER_BIN:-$B/bin/kt-reconciler}
+KTCTL=$B/bin/ktctl
+SEED=${KT_PARITY_SEED:-19}
+N=${KT_PARITY_N:-520}
+W=$(mktemp -d "${TMPDIR:-/tmp}/kt-oracle.XXXXXX")
+KTD=$W/kt
+UPD=$W/up
+RPID=""
+WPID=""
+t_start=$SECONDS
+
+die() {
+    bad oracle "$*"
+    tier_finish
+    exit 1
+}
+teardown() {
+    local p
+    for p in $RPID $WPID; do
+        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    up_stop "$W/mgr" >/dev/null 2>&1
+    if [ "$fail" -ne 0 ]; then
+        for f in "$KTD/kt-reconciler.log" "$KTD/kt-webhook.log" "$W/mgr/manager.log"; do
+            [ -f "$f" ] && { echo "----- $f (last 15 lines)"; tail -n 15 "$f"; }
+        done
+    fi
+    tests/cluster/down.sh "$KTD" >/dev/null 2>&1 || echo "oracle: down.sh $KTD failed" >&2
+    tests/cluster/down.sh "$UPD" >/dev/null 2>&1 || echo "oracle: down.sh $UPD failed" >&2
+    if [ "${KT_PARITY_KEEP:-}" = 1 ] || [ "$fail" -ne 0 ]; then echo "oracle: kept $W" >&2; else rm -rf "$W"; fi
+    rm -rf "$T"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+phase() { echo "oracle: $1 ($((SECONDS - t_start))s)"; }
+
+for b in "$WEBHOOK" "$RECONCILER" "$KTCTL"; do
+    [ -x "$b" ] || die "$b not built (make)"
+done
+command -v python3 >/dev/null || die "python3 missing"
+. tests/parity/upstream_lib.sh
+
+# ---- inputs, upstream's manager, the two planes ------------------------------------------
+mkdir -p "$W/gen"
+python3 tests/parity/oracle_gen.py "$SEED" "$W/gen" "$N" >"$W/gen.out" || die "oracle_gen.py failed"
+echo "oracle: inputs $(cat "$W/gen.out")"
+tests/cluster/up.sh "$KTD" >/dev/null 2>"$W/up-kt.log" &
+upk=$!
+tests/cluster/up.sh "$UPD" >/dev/null 2>"$W/up-up.log" &
+upu=$!
+up_build || die "cannot build upstream trainer-controller-manager $UP_VERSION (needs Go and the module proxy)"
+wait "$upk" || { cat "$W/up-kt.log"; die "tests/cluster/up.sh (kt plane) failed"; }
+wait "$upu" || { cat "$W/up-up.log"; die "tests/cluster/up.sh (upstream plane) failed"; }
+phase "planes ready"
+
+kcp() { # kcp PLANE_DIR ARGS... - kubectl as admin on one plane
+    local d=$1
+    shift
+    "$(kt_env_get "$d" KT_KUBECTL)" --kubeconfig "$(kt_env_get "$d" KT_ADMIN_KUBECONFIG)" \
+        --cache-dir "$d/kubectl-cache" "$@"
+}
+
+# kt: as tests/kt_deploy.sh does (RBAC, shipped runtimes, certificates, both daemons as their
+# ServiceAccounts); its webhook is not registered: reviews go to it directly.
+(
+    D=$KTD
+    . "$D/env"
+    kc() { kcp "$D" "$@"; }
+    die() {
+        echo "oracle: $*" >&2
+        exit 1
+    }
+    . tests/kt_deploy.sh
+    ktd_apply
+    ktd_certs >/dev/null
+    ktd_start_webhook
+    ktd_start_reconciler
+    echo "RPID=$RPID WPID=$WPID WPORT=$WPORT" >"$D/oracle.env"
+) || die "starting kt failed"
+. "$KTD/oracle.env"
+kcp "$UPD" apply --server-side -k deploy/runtimes >"$W/apply-up-runtimes.log" 2>&1 ||
+    die "applying deploy/runtimes (upstream plane): $(tail -3 "$W/apply-up-runtimes.log")"
+up_start "$UPD" "$W/mgr" || die "upstream's manager did not start (log: $W/mgr/manager.log)"
+. "$W/mgr/env"
+phase "kt and upstream running"
+
+# ---- (a) the same objects applied to both planes ------------------------------------------
+for d in "$KTD" "$UPD"; do
+    kcp "$d" apply --server-side -f "$W/gen/setup.json" >"$d/apply-setup.log" 2>&1 ||
+        die "applying setup.json: $(tail -3 "$d/apply-setup.log")"
+done
+# The reviews as the API server sends them (CRD defaults), before the TrainJobs exist.
+python3 tests/parity/oracle_cmp.py defaults "$W/gen/reviews.jsonl" \
+    "$(kt_env_get "$KTD" KT_ADMIN_KUBECONFIG)" "$W/reviews.jsonl" || die "defaulting the reviews failed"
+kcp "$KTD" apply --server-side -f "$W/gen/trainjobs.json" >"$KTD/apply-jobs.log" 2>&1 &
+ak=$!
+kcp "$UPD" apply --server-side -f "$W/gen/trainjobs.json" >"$UPD/apply-jobs.log" 2>&1 ||
+    die "applying trainjobs.json (upstream plane): $(grep -v serverside-applied "$UPD/apply-jobs.log" | head -3)"
+wait "$ak" || die "applying trainjobs.json (kt plane): $(grep -v serverside-applied "$KTD/apply-jobs.log" | head -3)"
+a_kt=$(kcp "$KTD" get trainjobs -n parity -o name | wc -l)
+a_up=$(kcp "$UPD" get trainjobs -n parity -o name | wc -l)
+[ "$a_kt" = "$a_up" ] || die "TrainJobs admitted by the two API servers differ: kt $a_kt, upstream $a_up"
+# The JobSets to expect: TrainJobs not managed by an external controller.
+want=$(kcp "$KTD" get trainjobs -n parity -o json |
+    jq '[.items[] | select((.spec.managedBy // "trainer.kubeflow.org/trainjob-controller") == "trainer.kubeflow.org/trainjob-controller")] | length')
+echo "oracle: $a_kt TrainJobs applied to both planes ($want for the trainer controller)"
+KINDS=trainjobs.trainer.kubeflow.org,jobsets.jobset.x-k8s.io,configmaps,secrets,podgroups.scheduling.x-k8s.io,podgroups.scheduling.volcano.sh
+deadline=$((SECONDS + 180))
+for d in "$KTD" "$UPD"; do
+    until [ "$(kcp "$d" get jobsets.jobset.x-k8s.io -n parity -o name | wc -l)" -ge "$want" ]; do
+        [ $SECONDS -lt $deadline ] || break
+        sleep 0.5
+    done
+done
+# JobSets exist; wait (bounded) until both planes hold the same number of objects and of
+# TrainJobs with a status written (the status is patched after the objects are applied).
+sig() {
+    kcp "$1" get "$KINDS" -n parity -o json |
+        jq -r '[(.items | length), ([.items[] | select(.kind == "TrainJob" and .status != null)] | length)] | @tsv'
+}
+until [ "$(sig "$KTD")" = "$(sig "$UPD")" ]; do
+    [ $SECONDS -lt $deadline ] || break
+    sleep 0.5
+done
+phase "objects built"
+kcp "$KTD" get "$KINDS" -n parity -o json >"$W/kt-objects.json" || die "dump (kt) failed"
+kcp "$UPD" get "$KINDS" -n parity -o json >"$W/up-objects.json" || die "dump (upstream) failed"
+python3 tests/parity/oracle_cmp.py objects "$W/kt-objects.json" "$W/up-objects.json" \
+    "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W" >"$W/objects.out" 2>&1
+grep -v '^[0-9]* passed' "$W/objects.out"
+p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/objects.out")
+f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/objects.out")
+[ -n "$p" ] || die "oracle_cmp.py objects crashed: $(tail -5 "$W/objects.out")"
+pass=$((pass + p))
+fail=$((fail + f))
+
+# Negative cases: a planted difference must fail the comparison.
+mkdir -p "$W/selftest"
+python3 tests/parity/oracle_cmp.py selftest "$W/kt-objects.json" "$W/up-objects.json" \
+    "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W/selftest" >"$W/selftest.out" 2>&1
+grep -v '^[0-9]* passed' "$W/selftest.out"
+p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/selftest.out")
+f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/selftest.out")
+[ -n "$p" ] || die "oracle_cmp.py selftest crashed: $(tail -5 "$W/selftest.out")"
+pass=$((pass + p))
+fail=$((fail + f))
+
+# ---- (b)(c)(d) the same reviews to both webhook servers -----------------------------------
+python3 tests/parity/oracle_cmp.py reviews "$W/reviews.jsonl" "https://127.0.0.1:$WPORT" \
+    "$KTD/certs/ca.crt" "https://127.0.0.1:$UP_WEBHOOK_PORT" "$UP_CA" tests/parity/deliberate.txt \
+    "$W" >"$W/reviews.out" 2>&1
+grep -v '^[0-9]* passed' "$W/reviews.out"
+p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/reviews.out")
+f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/reviews.out")
+[ -n "$p" ] || die "oracle_cmp.py reviews crashed: $(tail -5 "$W/reviews.out")"
+pass=$((pass + p))
+fail=$((fail + f))
+phase "done"
+tier_finish
