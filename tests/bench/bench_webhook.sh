@@ -15,7 +15,7 @@
 #   bench: webhook-c64: N reviews/s   (kt only, one run)
 # Upstream's manager needs an API server: a plane from tests/cluster/up.sh (when its binaries
 # are cached) with the shipped runtimes applied, started by tests/parity/upstream_lib.sh. Its
-# binary is taken from KT_UPSTREAM_BIN, upstream_lib.sh's cache or the parity build's
+# binary is KT_UPSTREAM_BIN when set, else upstream_lib.sh's cache or the parity build's
 # /tmp/upbuild; it is never built here: without it kt's figures print alone with
 # "upstream: not built". Asserts nothing; always exits 0. wrk is installed with apt-get here when
 # missing (never by `make deps`).
@@ -95,7 +95,9 @@ KT_URL="https://127.0.0.1:$(jq .webhook "$T/ports")/validate-trainer-kubeflow-or
 # ---- upstream's manager, when its binary is at hand ----
 . tests/parity/upstream_lib.sh
 up_bin=""
-for c in "${KT_UPSTREAM_BIN:-}" "$UP_BIN" "/tmp/upbuild/trainer-controller-manager-$UP_VERSION"; do
+cands=("$UP_BIN" "/tmp/upbuild/trainer-controller-manager-$UP_VERSION")
+[ -n "${KT_UPSTREAM_BIN+x}" ] && cands=("$KT_UPSTREAM_BIN") # set: the only candidate
+for c in "${cands[@]}"; do
     if [ -n "$c" ] && [ -x "$c" ]; then
         up_bin=$c
         break
