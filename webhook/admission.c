@@ -1,13 +1,17 @@
 /* webhook/admission.c - AdmissionReview v1 decoding and encoding; see admission.h. */
 #include "webhook/admission.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "common/crypto/crypto.h"
+#include "common/base/buf.h"
+#include "common/base/err.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
+#include "webhook/review_json.h"
 
 /* True for "application/json", any case, optionally followed by parameters. */
 static bool is_json_type(const char *ct)
@@ -86,7 +90,12 @@ enum kt_admission_bad kt_admission_decode(struct kt_admission_ctx *ctx, const ch
         kt_err_set(err, KT_EINVAL, "request body is empty");
         return KT_ADMISSION_BAD_BODY;
     }
-    ctx->review = kt_json_parse(body, len, err);
+    /* The fast reader builds only what is read here; anything it does not handle exactly like
+     * jansson (and every malformed body) goes through kt_json_parse for jansson's answer. */
+    ctx->review = kt_review_json_parse(body, len);
+    if (!ctx->review) {
+        ctx->review = kt_json_parse(body, len, err);
+    }
     if (!ctx->review) {
         kt_err_prefix(err, "couldn't decode AdmissionReview");
         return KT_ADMISSION_BAD_BODY;
@@ -178,43 +187,71 @@ static json_t *jstr(const char *s)
     return j;
 }
 
-static json_t *status_json(int code, const char *reason, const char *message)
-{
-    json_t *st = json_object();
+/* The response is written straight into one buffer, in controller-runtime's field order (no
+ * JSON tree: a review's answer is a few fixed keys). Appends fail only past the cap, which a
+ * response never reaches. */
+#define OUT_MAX ((size_t)-1 / 2)
 
-    json_object_set_new(st, "metadata", json_object());
+static void put(struct kt_buf *b, const char *s)
+{
+    int ok = kt_buf_append(b, s, strlen(s), NULL);
+    KT_ASSERT(ok == 0);
+}
+
+/* s as a JSON string escaped like Go's encoding/json (see jstr for text that is not UTF-8). */
+static void put_str(struct kt_buf *b, const char *s)
+{
+    json_t *j = jstr(s);
+    int ok = kt_json_dump_go_buf(j, b, NULL);
+
+    KT_ASSERT(ok == 0);
+    json_decref(j);
+}
+
+/* "status":{"metadata":{},"message":...,"reason":...,"code":N} */
+static void put_status(struct kt_buf *b, int code, const char *reason, const char *message)
+{
+    char num[32];
+
+    put(b, "\"status\":{\"metadata\":{}");
     if (message) {
-        json_object_set_new(st, "message", jstr(message));
+        put(b, ",\"message\":");
+        put_str(b, message);
     }
     if (reason) {
-        json_object_set_new(st, "reason", json_string(reason));
+        put(b, ",\"reason\":");
+        put_str(b, reason);
     }
-    json_object_set_new(st, "code", json_integer(code));
-    return st;
+    snprintf(num, sizeof(num), ",\"code\":%d}", code);
+    put(b, num);
 }
 
-static char *review_text(json_t *response, size_t *len)
+/* The review's opening through "response":{"uid":...,"allowed":...,"status":{...} */
+static void put_head(struct kt_buf *b, const char *uid, bool allowed, int code, const char *reason,
+                     const char *message)
 {
-    json_t *rv = json_object();
-
-    json_object_set_new(rv, "kind", json_string(KT_ADMISSION_KIND));
-    json_object_set_new(rv, "apiVersion", json_string(KT_ADMISSION_API_VERSION));
-    json_object_set_new(rv, "response", response);
-    char *compact = kt_json_dump_go(rv);
-    json_decref(rv);
-    char *out = kt_xasprintf("%s\n", compact);
-    free(compact);
-    *len = strlen(out);
-    return out;
+    kt_buf_init(b, OUT_MAX);
+    put(b, "{\"kind\":\"" KT_ADMISSION_KIND "\",\"apiVersion\":\"" KT_ADMISSION_API_VERSION
+           "\",\"response\":{\"uid\":");
+    put_str(b, uid);
+    put(b, allowed ? ",\"allowed\":true," : ",\"allowed\":false,");
+    put_status(b, code, reason, message);
 }
 
-static void add_patch(json_t *r, const json_t *patch)
+static char *put_end(struct kt_buf *b, size_t *len)
+{
+    put(b, "}}\n");
+    return kt_buf_take(b, len);
+}
+
+static void put_patch(struct kt_buf *b, const json_t *patch)
 {
     char *text = kt_json_dump_go(patch);
     char *b64 = kt_crypto_base64_encode(text, strlen(text));
 
-    json_object_set_new(r, "patch", json_string(b64));
-    json_object_set_new(r, "patchType", json_string("JSONPatch"));
+    put(b, ",\"patch\":");
+    put_str(b, b64);
+    put(b, ",\"patchType\":\"JSONPatch\"");
     free(b64);
     free(text);
 }
@@ -222,33 +259,30 @@ static void add_patch(json_t *r, const json_t *patch)
 char *kt_admission_encode(const struct kt_admission_ctx *ctx, size_t *len)
 {
     const struct kt_admission_resp *rs = &ctx->resp;
-    json_t *r = json_object();
-    int code = rs->code ? rs->code : 200;
+    struct kt_buf b;
 
-    json_object_set_new(r, "uid", json_string(ctx->uid ? ctx->uid : ""));
-    json_object_set_new(r, "allowed", json_boolean(rs->allowed));
-    json_object_set_new(r, "status", status_json(code, rs->reason, rs->message));
+    put_head(&b, ctx->uid ? ctx->uid : "", rs->allowed, rs->code ? rs->code : 200, rs->reason,
+             rs->message);
     if (rs->patch) {
-        add_patch(r, rs->patch);
+        put_patch(&b, rs->patch);
     }
     if (rs->warnings.len > 0) {
-        json_t *w = json_array();
+        put(&b, ",\"warnings\":[");
         for (size_t i = 0; i < rs->warnings.len; i++) {
-            json_array_append_new(w, jstr(rs->warnings.items[i]));
+            put(&b, i ? "," : "");
+            put_str(&b, rs->warnings.items[i]);
         }
-        json_object_set_new(r, "warnings", w);
+        put(&b, "]");
     }
-    return review_text(r, len);
+    return put_end(&b, len);
 }
 
 char *kt_admission_encode_error(int code, const char *message, size_t *len)
 {
-    json_t *r = json_object();
+    struct kt_buf b;
 
-    json_object_set_new(r, "uid", json_string(""));
-    json_object_set_new(r, "allowed", json_false());
-    json_object_set_new(r, "status", status_json(code, NULL, message));
-    return review_text(r, len);
+    put_head(&b, "", false, code, NULL, message);
+    return put_end(&b, len);
 }
 
 void kt_admission_release(struct kt_admission_ctx *ctx)

@@ -29,7 +29,7 @@ static void rfc3339(time_t now, char out[32])
 /* Equal ignoring the time member. */
 static bool same_patch(const json_t *a, const json_t *b)
 {
-    json_t *x = json_deep_copy(a), *y = json_deep_copy(b);
+    json_t *x = kt_json_clone(a), *y = kt_json_clone(b);
     json_object_del(x, "time");
     json_object_del(y, "time");
     bool eq = kt_json_equal(x, y);
@@ -168,7 +168,7 @@ static void warn_deprecated(const struct kt_runtime *rt, struct kt_vresult *r)
 
 static int decode_tj(const json_t *raw, struct kt_trainjob *tj, struct kt_err *err)
 {
-    json_t *obj = json_deep_copy(raw);
+    json_t *obj = kt_json_clone(raw);
     json_t *meta = kt_json_obj_ensure(obj, "metadata");
     if (meta && json_string_length(json_object_get(meta, "namespace")) == 0) {
         json_object_set_new(meta, "namespace", json_string("default"));

@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# tests/bench/bench_webhook.sh BUILD_DIR - kt-webhook throughput, latency and memory
-# (DESIGN.md "Targets": TrainJob validation against a cached torch runtime, TLS keep-alive,
-# Debian's wrk, server and load generator pinned to different cores, concurrency 16 and 64).
+# tests/bench/bench_webhook.sh BUILD_DIR - kt-webhook against upstream Kubeflow Trainer v2.3.0's
+# webhook server, side by side (DESIGN.md "Targets"; issue 17).
 #
-# Prints, asserting nothing:
-#   bench: webhook: N reviews/s          (best of the c16 / c64 runs)
-#   bench: webhook-c16: N reviews/s, bench: webhook-c64: N reviews/s
-#   bench: webhook-p50: X ms, bench: webhook-p99: X ms   (c16 run)
-#   bench: webhook-rss-idle: N KB, bench: webhook-rss-load: N KB (VmHWM after the load)
-# wrk is installed with apt-get here when missing (never by `make deps`). BENCH_SECONDS
-# (default 10) sets each run's duration.
+# The same TrainJob CREATE AdmissionReview (tests/admission/valid-torch/request.json) against the
+# shipped torch-distributed ClusterTrainingRuntime, over keep-alive TLS, from Debian's wrk at
+# concurrency 16. Each server is pinned to core 0 with one worker (kt-webhook --threads 1;
+# upstream's manager GOMAXPROCS=1), wrk to the other cores. BENCH_ROUNDS (default 3) interleaved
+# rounds of BENCH_SECONDS (default 10) each, kt then upstream, so a machine shared with other work
+# loads both alike; every figure is the median over the rounds:
+#   bench: webhook-c16: N reviews/s | upstream M reviews/s | ratio R
+#   bench: webhook-p50 / webhook-p99: X ms | upstream Y ms
+#   bench: webhook-cpu-per-review: X us | upstream Y us   (server CPU time / reviews answered)
+#   bench: webhook-rss-idle / webhook-rss-load: N KB | upstream M KB  (load: VmRSS mid-run, max)
+#   bench: webhook-c64: N reviews/s   (kt only, one run)
+# Upstream's manager needs an API server: a plane from tests/cluster/up.sh (when its binaries
+# are cached) with the shipped runtimes applied, started by tests/parity/upstream_lib.sh. Its
+# binary is KT_UPSTREAM_BIN when set, else upstream_lib.sh's cache or the parity build's
+# /tmp/upbuild; it is never built here: without it kt's figures print alone with
+# "upstream: not built". Asserts nothing; always exits 0. wrk is installed with apt-get here when
+# missing (never by `make deps`).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
+root=$(pwd)
 b=${1:-build/plain}
 bin="$b/bin/kt-webhook"
 secs=${BENCH_SECONDS:-10}
+rounds=${BENCH_ROUNDS:-3}
+case_dir=tests/admission/valid-torch
+runtime=deploy/runtimes/torch-distributed.yaml
+say() { echo "bench: $*"; }
+warn() { echo "bench: webhook: $*" >&2; }
 [ -x "$bin" ] || {
-    echo "bench: webhook: $bin missing" >&2
+    warn "$bin missing"
     exit 0
 }
 if ! command -v wrk >/dev/null; then
@@ -28,14 +43,18 @@ if ! command -v wrk >/dev/null; then
     fi
 fi
 command -v wrk >/dev/null || {
-    echo "bench: webhook: wrk not available (apt-get install wrk)" >&2
+    warn "wrk not available (apt-get install wrk)"
     exit 0
 }
 
 T=$(mktemp -d)
-PID=""
+KT_PID=""
+PLANE=""
+UP_OUT=""
 cleanup() {
-    [ -n "$PID" ] && kill "$PID" 2>/dev/null
+    [ -n "$KT_PID" ] && kill "$KT_PID" 2>/dev/null
+    [ -n "$UP_OUT" ] && up_stop "$UP_OUT" >/dev/null 2>&1
+    [ -n "$PLANE" ] && tests/cluster/down.sh "$PLANE" >/dev/null 2>&1
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -48,31 +67,87 @@ printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$T/ext"
 openssl x509 -req -in "$T/tls.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
     -out "$T/tls.crt" -days 2 -extfile "$T/ext" 2>/dev/null
 
-# Cores: the server gets the first half, wrk the rest (one each on a 2-core machine).
+# Cores: each server gets core 0, wrk the rest (core 1 on a 2-core machine).
 n=$(nproc)
-half=$(((n + 1) / 2))
-srv_cpus="0-$((half - 1))"
-gen_cpus="$half-$((n - 1))"
-[ "$n" -lt 2 ] && gen_cpus=0
-gen_threads=$((n - half))
-[ "$gen_threads" -lt 1 ] && gen_threads=1
+srv_cpu=0
+gen_cpus="1-$((n - 1))"
+gen_threads=$((n - 1))
+if [ "$n" -lt 2 ]; then
+    gen_cpus=0
+    gen_threads=1
+fi
 
-case_dir=tests/admission/valid-torch
-taskset -c "$srv_cpus" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
-    --objects "$case_dir/objects.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-    --metrics-listen 0 --threads "$half" --portfile "$T/ports" --log-level warn 2>"$T/stderr" &
-PID=$!
+# ---- kt-webhook (files mode: the same runtime object upstream gets from its informer) ----
+taskset -c "$srv_cpu" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
+    --objects "$runtime" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+    --metrics-listen 0 --threads 1 --portfile "$T/ports" --log-level warn 2>"$T/stderr" &
+KT_PID=$!
 for ((i = 0; i < 1000; i++)); do
     [ -s "$T/ports" ] && break
     sleep 0.01
 done
 [ -s "$T/ports" ] || {
-    echo "bench: webhook: kt-webhook did not start: $(cat "$T/stderr")" >&2
+    warn "kt-webhook did not start: $(cat "$T/stderr")"
     exit 0
 }
-port=$(jq .webhook "$T/ports")
-rss() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$PID/status"; }
-echo "bench: webhook-rss-idle: $(rss VmRSS) KB"
+KT_URL="https://127.0.0.1:$(jq .webhook "$T/ports")/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+
+# ---- upstream's manager, when its binary is at hand ----
+. tests/parity/upstream_lib.sh
+up_bin=""
+cands=("$UP_BIN" "/tmp/upbuild/trainer-controller-manager-$UP_VERSION")
+[ -n "${KT_UPSTREAM_BIN+x}" ] && cands=("$KT_UPSTREAM_BIN") # set: the only candidate
+for c in "${cands[@]}"; do
+    if [ -n "$c" ] && [ -x "$c" ]; then
+        up_bin=$c
+        break
+    fi
+done
+UP_PID=""
+UP_URL=""
+start_upstream() {
+    if [ ! -x "$KT_BIN/kube-apiserver" ] || [ ! -x "$KT_BIN/etcd" ]; then
+        warn "upstream: no cached kube-apiserver/etcd in $KT_BIN (tests/cluster/build.sh)"
+        return 1
+    fi
+    PLANE="$T/plane"
+    tests/cluster/up.sh "$PLANE" >/dev/null 2>"$T/up.log" || {
+        warn "upstream: tests/cluster/up.sh failed: $(tail -3 "$T/up.log")"
+        return 1
+    }
+    "$(kt_env_get "$PLANE" KT_KUBECTL)" --kubeconfig "$(kt_env_get "$PLANE" KT_ADMIN_KUBECONFIG)" \
+        apply --server-side -f "$runtime" >"$T/apply.log" 2>&1 || {
+        warn "upstream: applying $runtime failed: $(tail -3 "$T/apply.log")"
+        return 1
+    }
+    UP_BIN=$up_bin
+    UP_OUT="$T/upstream"
+    GOMAXPROCS=1 up_start "$PLANE" "$UP_OUT" 2>"$T/upstart.log" || {
+        warn "upstream: the manager did not start: $(tail -3 "$T/upstart.log")"
+        return 1
+    }
+    UP_PID=$(sed -n 's/^UP_PID=//p' "$UP_OUT/env")
+    taskset -a -cp "$srv_cpu" "$UP_PID" >/dev/null
+    UP_URL="https://127.0.0.1:$(sed -n 's/^UP_WEBHOOK_PORT=//p' "$UP_OUT/env")"
+    UP_URL="$UP_URL/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+    UP_CA=$(sed -n 's/^UP_CA=//p' "$UP_OUT/env")
+}
+if [ -z "$up_bin" ]; then
+    warn "upstream: not built (tests/parity/upstream_lib.sh up_build)"
+elif ! start_upstream; then
+    UP_PID=""
+fi
+
+# Sanity: the review must be allowed by both (a denial would benchmark the error path).
+allowed() { # CA URL
+    curl -sS --cacert "$1" -H 'Content-Type: application/json' \
+        --data-binary "@$case_dir/request.json" "$2" 2>&1 | grep -q '"allowed":true'
+}
+allowed "$T/ca.crt" "$KT_URL" || warn "warning: kt-webhook does not allow the fixture review"
+if [ -n "$UP_PID" ] && ! allowed "$UP_CA" "$UP_URL"; then
+    warn "upstream: does not allow the fixture review; its figures are left out"
+    UP_PID=""
+fi
 
 body=$(jq -c . "$case_dir/request.json" | sed 's/\\/\\\\/g; s/"/\\"/g')
 cat >"$T/post.lua" <<EOF
@@ -80,11 +155,6 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.body = "$body"
 EOF
-url="https://127.0.0.1:$port/validate-trainer-kubeflow-org-v1alpha1-trainjob"
-# Sanity: the fixture must be allowed (a denial would benchmark the error path).
-curl -sS --cacert "$T/ca.crt" -H 'Content-Type: application/json' \
-    --data-binary "@$case_dir/request.json" "$url" | grep -q '"allowed":true' ||
-    echo "bench: webhook: warning: the fixture review is not allowed" >&2
 
 # to_ms VALUE - wrk prints 812.00us / 1.23ms / 1.01s.
 to_ms() {
@@ -93,24 +163,60 @@ to_ms() {
         if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000
         printf "%.3f", n }'
 }
-best=0
-for c in 16 64; do
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
+
+# run WHO PID URL CONC - one wrk run; appends to $T/WHO.{rps,p50,p99,cpu,rss}.
+run() {
+    local who=$1 pid=$2 url=$3 c=$4 t0 t1 reqs sampler
+    t0=$(cpu_ticks "$pid")
+    (sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')" && rss_kb "$pid" >>"$T/$who.rss") &
+    sampler=$!
     taskset -c "$gen_cpus" wrk -t"$gen_threads" -c"$c" -d"${secs}s" --latency -s "$T/post.lua" \
-        "$url" >"$T/wrk$c" 2>&1
-    rps=$(awk '/^Requests\/sec:/ { printf "%d", $2 }' "$T/wrk$c")
-    errs=$(awk '/Non-2xx|Socket errors/ { print }' "$T/wrk$c")
-    echo "bench: webhook-c$c: ${rps:-0} reviews/s${errs:+ ($errs)}"
-    [ "${rps:-0}" -gt "$best" ] && best=$rps
-    if [ "$c" = 16 ]; then
-        p50=$(awk '$1 == "50%" { print $2 }' "$T/wrk$c")
-        p99=$(awk '$1 == "99%" { print $2 }' "$T/wrk$c")
-    fi
+        "$url" >"$T/wrk.out" 2>&1
+    wait "$sampler"
+    t1=$(cpu_ticks "$pid")
+    reqs=$(awk '/ requests in / { print $1 }' "$T/wrk.out")
+    awk '/^Requests\/sec:/ { printf "%d\n", $2 }' "$T/wrk.out" >>"$T/$who.rps"
+    to_ms "$(awk '$1 == "50%" { print $2 }' "$T/wrk.out")" >>"$T/$who.p50"
+    echo >>"$T/$who.p50"
+    to_ms "$(awk '$1 == "99%" { print $2 }' "$T/wrk.out")" >>"$T/$who.p99"
+    echo >>"$T/$who.p99"
+    awk -v a="$t0" -v b="$t1" -v n="${reqs:-0}" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { printf "%.1f\n", (n > 0 ? (b - a) / hz * 1e6 / n : 0) }' >>"$T/$who.cpu"
+    grep -E 'Non-2xx|Socket errors' "$T/wrk.out" >&2
+}
+median() { [ -s "$1" ] && sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+maxof() { [ -s "$1" ] && sort -n "$1" | tail -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+kt_idle=$(rss_kb "$KT_PID")
+[ -n "$UP_PID" ] && up_idle=$(rss_kb "$UP_PID")
+for ((r = 0; r < rounds; r++)); do
+    run kt "$KT_PID" "$KT_URL" 16
+    [ -n "$UP_PID" ] && run up "$UP_PID" "$UP_URL" 16
 done
-echo "bench: webhook: $best reviews/s"
-echo "bench: webhook-p50: $(to_ms "${p50:-0}") ms"
-echo "bench: webhook-p99: $(to_ms "${p99:-0}") ms"
-echo "bench: webhook-rss-load: $(rss VmHWM) KB"
-kill -TERM "$PID"
-wait "$PID" 2>/dev/null
-PID=""
+
+line() { # NAME KT_VALUE UP_VALUE UNIT [RATIO]
+    if [ -n "$UP_PID" ]; then
+        say "$1: $2 $4 | upstream $3 $4${5:+ | ratio $5}"
+    else
+        say "$1: $2 $4"
+    fi
+}
+[ -n "$UP_PID" ] || say "webhook: upstream: not built or not running (kt alone)"
+say "webhook-rounds: $rounds interleaved x ${secs}s, c16, one core each"
+k=$(median "$T/kt.rps")
+u=$(median "$T/up.rps" 2>/dev/null)
+line webhook-c16 "$k" "$u" reviews/s "$(ratio "$k" "$u")"
+line webhook-p50 "$(median "$T/kt.p50")" "$(median "$T/up.p50" 2>/dev/null)" ms
+line webhook-p99 "$(median "$T/kt.p99")" "$(median "$T/up.p99" 2>/dev/null)" ms
+k=$(median "$T/kt.cpu")
+u=$(median "$T/up.cpu" 2>/dev/null)
+line webhook-cpu-per-review "$k" "$u" us "$(ratio "$u" "$k")"
+line webhook-rss-idle "$kt_idle" "${up_idle:-}" KB
+line webhook-rss-load "$(maxof "$T/kt.rss")" "$(maxof "$T/up.rss" 2>/dev/null)" KB
+: >"$T/c64.rps"
+run c64 "$KT_PID" "$KT_URL" 64
+say "webhook-c64: $(cat "$T/c64.rps") reviews/s (kt)"
 exit 0

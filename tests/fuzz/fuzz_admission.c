@@ -5,7 +5,9 @@
  * The first byte picks the webhook path; the rest is the request body. Whatever decodes is
  * reviewed against a fixed torch ClusterTrainingRuntime and TrainingRuntime (files-mode store,
  * fixed clock) and the encoded response must parse back as an AdmissionReview with the
- * request's uid. Rejected bodies must still encode an error review. Deterministic. */
+ * request's uid. Rejected bodies must still encode an error review. The fast review reader
+ * (webhook/review_json.c) must build exactly jansson's tree for every body it takes.
+ * Deterministic. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +15,10 @@
 #include "common/base/json.h"
 #include "common/base/mem.h"
 #include "webhook/admission.c"
+#include "webhook/review_json.c"
 #include "webhook/routes.c"
 #include "webhook/store.c"
+#include "tests/review_diff.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -80,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     kt_wroutes_init(&r, fixture(), NULL);
     r.now = fixed_now;
+    if (review_diff((const char *)data + 1, size - 1) < 0) {
+        abort();
+    }
     const char *path = paths[data[0] % 4];
     const char *ct = data[0] & 0x80 ? "text/plain" : "application/json";
     if (kt_admission_decode(&ctx, ct, (const char *)data + 1, size - 1, &err) != KT_ADMISSION_OK) {

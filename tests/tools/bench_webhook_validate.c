@@ -10,6 +10,10 @@
  *                                          the runtime on every call, the old path)
  *   bench: review-validate-cached: X us  (kt_validate_trainjob_webhook_decoded with the
  *                                          runtimes decoded once, as the snapshot does now)
+ *   bench: review-parse-fast: X us       (the body -> JSON as kt-webhook reads it now,
+ *                                          webhook/review_json.c)
+ *   bench: review-whole: X us            (decode + review + encode + release: everything
+ *                                          kt-webhook does per review above HTTP/TLS)
  * Asserts nothing; exits 1 when the fixture cannot be read or is not allowed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,9 +28,15 @@
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
 #include "common/plugins/plugins.h"
+#include "webhook/admission.c"
+#include "webhook/review_json.c"
+#include "webhook/routes.c"
+#include "webhook/store.c"
 
 struct fixture {
     struct kt_framework fw;
+    struct kt_wstore *store; /* files mode, for review-whole */
+    struct kt_wroutes routes;
     char *body;
     size_t body_len;
     json_t *object;   /* request.object */
@@ -101,6 +111,14 @@ static int load(const char *dir, struct fixture *f)
         goto out;
     }
     rc = load_runtimes(objs, f);
+    if (rc == 0) {
+        f->store = kt_wstore_from_files(objs, &err);
+        if (!f->store) {
+            fprintf(stderr, "bench_webhook_validate: %s: %s\n", objs, err.msg);
+            rc = -1;
+        }
+        kt_wroutes_init(&f->routes, f->store, NULL);
+    }
 out:
     kt_buf_release(&b);
     free(req);
@@ -136,15 +154,44 @@ static int parse_once(const struct fixture *f)
     return rc;
 }
 
-/* Run stage 0 (parse), 1 (validate, decode), 2 (validate, cached) for secs of CPU time;
- * prints microseconds per call. */
-static int run(const struct fixture *f, int stage, const char *name, double secs)
+static int parse_fast_once(const struct fixture *f)
+{
+    json_t *v = kt_review_json_parse(f->body, f->body_len);
+    int rc = v ? 0 : -1;
+    json_decref(v);
+    return rc;
+}
+
+/* What routes.c's answer() does for one review, minus the HTTP response. */
+static int whole_once(struct fixture *f)
+{
+    struct kt_admission_ctx ctx = {0};
+    size_t len = 0;
+    int rc = -1;
+
+    if (kt_admission_decode(&ctx, "application/json", f->body, f->body_len, NULL) ==
+        KT_ADMISSION_OK) {
+        const char *v = kt_wroutes_review(&f->routes, KT_PATH_VALIDATE_TRAINJOB, &ctx);
+        char *out = kt_admission_encode(&ctx, &len);
+        rc = strcmp(v, "allowed") == 0 ? 0 : -1;
+        free(out);
+    }
+    kt_admission_release(&ctx);
+    return rc;
+}
+
+/* Run stage 0 (parse), 1 (validate, decode), 2 (validate, cached), 3 (fast parse), 4 (whole)
+ * for secs of CPU time; prints microseconds per call. */
+static int run(struct fixture *f, int stage, const char *name, double secs)
 {
     long n = 0;
     double start = cpu_now(), end = start;
     while (end - start < secs) {
         for (int i = 0; i < 50; i++, n++) {
-            int rc = stage == 0 ? parse_once(f) : validate_once(f, stage == 2);
+            int rc = stage == 0   ? parse_once(f)
+                     : stage == 3 ? parse_fast_once(f)
+                     : stage == 4 ? whole_once(f)
+                                  : validate_once(f, stage == 2);
             if (rc != 0) {
                 return -1;
             }
@@ -170,7 +217,8 @@ int main(int argc, char **argv)
     }
     if (load(argv[1], &f) != 0 || run(&f, 0, "review-parse", secs) != 0 ||
         run(&f, 1, "review-validate-decode", secs) != 0 ||
-        run(&f, 2, "review-validate-cached", secs) != 0) {
+        run(&f, 2, "review-validate-cached", secs) != 0 ||
+        run(&f, 3, "review-parse-fast", secs) != 0 || run(&f, 4, "review-whole", secs) != 0) {
         goto out;
     }
     rc = 0;
@@ -179,6 +227,7 @@ out:
         kt_runtime_release(&f.decoded[i]);
     }
     free(f.decoded);
+    kt_wstore_free(f.store);
     free(f.body);
     json_decref(f.object);
     json_decref(f.runtimes);

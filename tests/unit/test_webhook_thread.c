@@ -21,6 +21,7 @@
 #include "common/net/httpd.h"
 #include "common/base/log.h"
 #include "webhook/admission.c"
+#include "webhook/review_json.c"
 #include "webhook/routes.c"
 #include "webhook/store.c"
 
