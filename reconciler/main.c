@@ -3,7 +3,10 @@
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
  *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
- *                 [--metrics-cert-dir DIR]
+ *                 [--metrics-cert-dir DIR] [--namespaces NS,...]
+ *
+ * --namespaces (or the Configuration's watchNamespaces; the flag wins, "" = all) restricts the
+ * reconciler to those namespaces: a namespace-scoped install (README), kt's own knob.
  *
  * Metrics (upstream's metrics.* in the Configuration): TLS when metrics.secureServing (the
  * default), with --metrics-cert-dir's tls.crt/tls.key, else --cert-dir's when it has them,
@@ -51,7 +54,7 @@ static void on_signal(int sig)
 
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
-    const char *cert_sans, *gates, *metrics_cert_dir;
+    const char *cert_sans, *gates, *metrics_cert_dir, *namespaces;
     long workers;
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -84,19 +87,20 @@ static int usage(void)
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
                     "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
                     "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
-                    "[--metrics-cert-dir DIR]\n");
+                    "[--metrics-cert-dir DIR] [--namespaces NS,...]\n");
     fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
 
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
-    static const char *const names[] = {
-        "--config",    "--kubeconfig", "--health-listen", "--metrics-listen", "--portfile",
-        "--log-level", "--cert-dir",   "--cert-sans",     "--feature-gates",  "--metrics-cert-dir"};
-    const char **slots[] = {&fl->config,   &fl->kubeconfig,      &fl->health,   &fl->metrics,
-                            &fl->portfile, &fl->log_level,       &fl->cert_dir, &fl->cert_sans,
-                            &fl->gates,    &fl->metrics_cert_dir};
+    static const char *const names[] = {"--config",           "--kubeconfig", "--health-listen",
+                                        "--metrics-listen",   "--portfile",   "--log-level",
+                                        "--cert-dir",         "--cert-sans",  "--feature-gates",
+                                        "--metrics-cert-dir", "--namespaces"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig,       &fl->health,    &fl->metrics,
+                            &fl->portfile, &fl->log_level,        &fl->cert_dir,  &fl->cert_sans,
+                            &fl->gates,    &fl->metrics_cert_dir, &fl->namespaces};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -243,6 +247,45 @@ static long workers_of(const struct app *a)
     return 4;
 }
 
+/* --namespaces over watchNamespaces, then both checked alike. */
+static int set_namespaces(struct app *a, struct kt_err *err)
+{
+    struct kt_strv *ns = &a->conf.watch_namespaces;
+    struct kt_ferrs fe;
+    if (a->fl.namespaces) {
+        kt_strv_release(ns);
+        kt_strv_init(ns);
+        for (const char *p = a->fl.namespaces; *p;) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            char *one = kt_xstrndup(p, n);
+            kt_strv_push(ns, one);
+            free(one);
+            p += n + (comma ? 1 : 0);
+        }
+    }
+    kt_ferrs_init(&fe);
+    if (kt_config_check_namespaces(ns, &fe) > 0) {
+        char *msg = kt_ferrs_string(&fe);
+        kt_err_set(err, KT_EINVAL, "%s%s", a->fl.namespaces ? "--namespaces: " : "", msg);
+        free(msg);
+    }
+    size_t bad = fe.len;
+    kt_ferrs_release(&fe);
+    if (bad > 0) {
+        return -1;
+    }
+    a->rec.namespaces = (const char *const *)ns->items;
+    a->rec.n_namespaces = ns->len;
+    if (ns->len == 0) {
+        kt_log_info(LOG, "watching all namespaces");
+    }
+    for (size_t i = 0; i < ns->len; i++) {
+        kt_log_info(LOG, "watching namespace %s (namespace-scoped)", ns->items[i]);
+    }
+    return 0;
+}
+
 static int load_config(struct app *a, struct kt_err *err)
 {
     if (!a->fl.config) {
@@ -255,6 +298,9 @@ static int load_config(struct app *a, struct kt_err *err)
     }
     if (a->fl.gates && kt_config_set_gates(&a->conf, a->fl.gates, err) != 0) {
         return kt_err_prefix(err, "--feature-gates");
+    }
+    if (set_namespaces(a, err) != 0) {
+        return -1;
     }
     a->kcfg = kt_kube_config_load(a->fl.kubeconfig, err);
     if (!a->kcfg) {
