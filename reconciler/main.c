@@ -255,13 +255,18 @@ static int set_namespaces(struct app *a, struct kt_err *err)
     if (a->fl.namespaces) {
         kt_strv_release(ns);
         kt_strv_init(ns);
-        for (const char *p = a->fl.namespaces; *p;) {
+        /* "" = every namespace; otherwise every comma separates two entries ("a," is an
+         * error: an empty name). */
+        for (const char *p = a->fl.namespaces; *a->fl.namespaces;) {
             const char *comma = strchr(p, ',');
             size_t n = comma ? (size_t)(comma - p) : strlen(p);
             char *one = kt_xstrndup(p, n);
             kt_strv_push(ns, one);
             free(one);
-            p += n + (comma ? 1 : 0);
+            if (!comma) {
+                break;
+            }
+            p = comma + 1;
         }
     }
     kt_ferrs_init(&fe);
