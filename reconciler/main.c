@@ -12,7 +12,7 @@
  * default), with --metrics-cert-dir's tls.crt/tls.key, else --cert-dir's when it has them,
  * else a self-signed certificate made at start (as controller-runtime does); TokenReview +
  * SubjectAccessReview in front of every request when metrics.auth.enabled
- * (reconciler/metrics_auth.h).
+ * (common/authz/metrics_auth.h).
  *
  * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
  * the Configuration enables it), N workers (started once the caches are synced and, with
@@ -34,9 +34,9 @@
 #include "common/base/mem.h"
 #include "common/plugins/plugin_loader.h"
 #include "common/base/str.h"
+#include "common/authz/metrics_auth.h"
 #include "common/net/tlsopts.h"
 #include "leader.h"
-#include "metrics_auth.h"
 #include "queue.h"
 #include "reconcile.h"
 
@@ -71,7 +71,7 @@ struct app {
     struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
     struct kt_mauth *mauth;           /* metrics.auth.enabled */
-    struct kt_kube_config *mauth_cfg; /* its own QPS budget (reconciler/metrics_auth.h) */
+    struct kt_kube_config *mauth_cfg; /* its own QPS budget (common/authz/metrics_auth.h) */
     char *metrics_tmp;  /* owned: folder of a self-signed metrics certificate, or NULL */
     char *tls_priority; /* owned: GnuTLS priorities from the Configuration's tls options */
     struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
@@ -402,7 +402,7 @@ static const char *metrics_cert_dir(struct app *a, struct kt_err *err)
 }
 
 /* The metrics server: TLS with metrics.secureServing; with metrics.auth.enabled every
- * request goes through reconciler/metrics_auth.h (no built-in routes then). */
+ * request goes through common/authz/metrics_auth.h (no built-in routes then). */
 static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct kt_err *err)
 {
     struct kt_httpd_opts o = {

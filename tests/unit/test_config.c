@@ -421,7 +421,8 @@ static void test_watch_namespaces(void)
         {HEAD "watchNamespaces: [-a]\n", "watchNamespaces[0]: Invalid value: \"-a\""},
         {HEAD "watchNamespaces: [a-]\n", "watchNamespaces[0]: Invalid value: \"a-\""},
         {HEAD "watchNamespaces: [a.b]\n", "watchNamespaces[0]: Invalid value: \"a.b\""},
-        {HEAD "watchNamespaces: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
+        {HEAD
+         "watchNamespaces: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
          "Invalid value: \"aaaa"}, /* 64 bytes */
     };
     struct kt_config c;
