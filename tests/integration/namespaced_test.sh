@@ -54,6 +54,10 @@ check overlay-clusterrole-minimal jq -e '[.rules[].resources[]] | sort ==
 check overlay-clusterrole-read-only jq -e '[.rules[] | select(.resources[0] | test("reviews$") | not) | .verbs[]] | unique == ["get", "list", "watch"]' "$IT_TMP/cr.json"
 check overlay-role-secrets jq -e '.metadata.namespace == "team-a" and ([.rules[].resources[]] | index("secrets") and index("configmaps") and index("trainjobs"))' "$IT_TMP/role.json"
 check overlay-config-watches bash -c "jq -r '.[] | select(.kind == \"ConfigMap\" and .metadata.name == \"kubeflow-trainer-config\") | .data[]' '$IT_TMP/all.json' | grep -A1 '^watchNamespaces:' | grep -q -- '- team-a'"
+# The whole overlay is accepted by the API server (server-side dry run; its example namespace and
+# the install namespace must exist, as README says).
+for ns in team-a kubeflow-system; do kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null; done
+check overlay-server-dry-run kc apply --server-side --dry-run=server -f "$IT_TMP/all.yaml"
 
 # ---- an identity with exactly the overlay's RBAC --------------------------------------------
 A=$(it_ns nsa) && B=$(it_ns nsb) && C=$(it_ns nsc) && SA_NS=$(it_ns nssa) ||
