@@ -3,13 +3,16 @@
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
  *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
- *                 [--metrics-cert-dir DIR]
+ *                 [--metrics-cert-dir DIR] [--namespaces NS,...]
+ *
+ * --namespaces (or the Configuration's watchNamespaces; the flag wins, "" = all) restricts the
+ * reconciler to those namespaces: a namespace-scoped install (README), kt's own knob.
  *
  * Metrics (upstream's metrics.* in the Configuration): TLS when metrics.secureServing (the
  * default), with --metrics-cert-dir's tls.crt/tls.key, else --cert-dir's when it has them,
  * else a self-signed certificate made at start (as controller-runtime does); TokenReview +
  * SubjectAccessReview in front of every request when metrics.auth.enabled
- * (reconciler/metrics_auth.h).
+ * (common/authz/metrics_auth.h).
  *
  * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
  * the Configuration enables it), N workers (started once the caches are synced and, with
@@ -31,9 +34,9 @@
 #include "common/base/mem.h"
 #include "common/plugins/plugin_loader.h"
 #include "common/base/str.h"
+#include "common/authz/metrics_auth.h"
 #include "common/net/tlsopts.h"
 #include "leader.h"
-#include "metrics_auth.h"
 #include "queue.h"
 #include "reconcile.h"
 
@@ -51,7 +54,7 @@ static void on_signal(int sig)
 
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
-    const char *cert_sans, *gates, *metrics_cert_dir;
+    const char *cert_sans, *gates, *metrics_cert_dir, *namespaces;
     long workers;
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -68,7 +71,7 @@ struct app {
     struct kt_certs_rotator *rotator;
     struct kt_httpd *health_srv, *metrics_srv;
     struct kt_mauth *mauth;           /* metrics.auth.enabled */
-    struct kt_kube_config *mauth_cfg; /* its own QPS budget (reconciler/metrics_auth.h) */
+    struct kt_kube_config *mauth_cfg; /* its own QPS budget (common/authz/metrics_auth.h) */
     struct kt_kube_config *lease_cfg; /* the elector's own QPS budget: renewals never queue
                                        * behind the workers' requests (client-go's elector
                                        * has its own client and limiter too) */
@@ -87,19 +90,20 @@ static int usage(void)
                     "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
                     "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
                     "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
-                    "[--metrics-cert-dir DIR]\n");
+                    "[--metrics-cert-dir DIR] [--namespaces NS,...]\n");
     fputs(kt_plugin_flags_usage(), stderr);
     return 2;
 }
 
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
-    static const char *const names[] = {
-        "--config",    "--kubeconfig", "--health-listen", "--metrics-listen", "--portfile",
-        "--log-level", "--cert-dir",   "--cert-sans",     "--feature-gates",  "--metrics-cert-dir"};
-    const char **slots[] = {&fl->config,   &fl->kubeconfig,      &fl->health,   &fl->metrics,
-                            &fl->portfile, &fl->log_level,       &fl->cert_dir, &fl->cert_sans,
-                            &fl->gates,    &fl->metrics_cert_dir};
+    static const char *const names[] = {"--config",           "--kubeconfig", "--health-listen",
+                                        "--metrics-listen",   "--portfile",   "--log-level",
+                                        "--cert-dir",         "--cert-sans",  "--feature-gates",
+                                        "--metrics-cert-dir", "--namespaces"};
+    const char **slots[] = {&fl->config,   &fl->kubeconfig,       &fl->health,    &fl->metrics,
+                            &fl->portfile, &fl->log_level,        &fl->cert_dir,  &fl->cert_sans,
+                            &fl->gates,    &fl->metrics_cert_dir, &fl->namespaces};
     for (int i = 1; i < argc; i++) {
         if (kt_plugin_flags_parse(&fl->plugins, argc, argv, &i) > 0) {
             continue;
@@ -246,6 +250,50 @@ static long workers_of(const struct app *a)
     return 4;
 }
 
+/* --namespaces over watchNamespaces, then both checked alike. */
+static int set_namespaces(struct app *a, struct kt_err *err)
+{
+    struct kt_strv *ns = &a->conf.watch_namespaces;
+    struct kt_ferrs fe;
+    if (a->fl.namespaces) {
+        kt_strv_release(ns);
+        kt_strv_init(ns);
+        /* "" = every namespace; otherwise every comma separates two entries ("a," is an
+         * error: an empty name). */
+        for (const char *p = a->fl.namespaces; *a->fl.namespaces;) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            char *one = kt_xstrndup(p, n);
+            kt_strv_push(ns, one);
+            free(one);
+            if (!comma) {
+                break;
+            }
+            p = comma + 1;
+        }
+    }
+    kt_ferrs_init(&fe);
+    if (kt_config_check_namespaces(ns, &fe) > 0) {
+        char *msg = kt_ferrs_string(&fe);
+        kt_err_set(err, KT_EINVAL, "%s%s", a->fl.namespaces ? "--namespaces: " : "", msg);
+        free(msg);
+    }
+    size_t bad = fe.len;
+    kt_ferrs_release(&fe);
+    if (bad > 0) {
+        return -1;
+    }
+    a->rec.namespaces = (const char *const *)ns->items;
+    a->rec.n_namespaces = ns->len;
+    if (ns->len == 0) {
+        kt_log_info(LOG, "watching all namespaces");
+    }
+    for (size_t i = 0; i < ns->len; i++) {
+        kt_log_info(LOG, "watching namespace %s (namespace-scoped)", ns->items[i]);
+    }
+    return 0;
+}
+
 static int load_config(struct app *a, struct kt_err *err)
 {
     if (!a->fl.config) {
@@ -258,6 +306,9 @@ static int load_config(struct app *a, struct kt_err *err)
     }
     if (a->fl.gates && kt_config_set_gates(&a->conf, a->fl.gates, err) != 0) {
         return kt_err_prefix(err, "--feature-gates");
+    }
+    if (set_namespaces(a, err) != 0) {
+        return -1;
     }
     a->kcfg = kt_kube_config_load(a->fl.kubeconfig, err);
     if (!a->kcfg) {
@@ -354,7 +405,7 @@ static const char *metrics_cert_dir(struct app *a, struct kt_err *err)
 }
 
 /* The metrics server: TLS with metrics.secureServing; with metrics.auth.enabled every
- * request goes through reconciler/metrics_auth.h (no built-in routes then). */
+ * request goes through common/authz/metrics_auth.h (no built-in routes then). */
 static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct kt_err *err)
 {
     struct kt_httpd_opts o = {

@@ -115,11 +115,16 @@ static bool has_legacy_finalizer(const json_t *obj)
     return false;
 }
 
+/* A namespace-scoped reconciler only reads ClusterTrainingRuntimes: their legacy finalizer
+ * is left to a cluster-wide install (README "Namespace-scoped install"). */
 static void rt_add(void *ud, const json_t *obj)
 {
+    const struct kt_rec *r = ud;
     if (has_legacy_finalizer(obj)) {
         bool cluster = strcmp(kt_json_str(obj, "kind", ""), "ClusterTrainingRuntime") == 0;
-        enqueue_obj(ud, cluster ? "ctr:" : "tr:", obj);
+        if (!cluster || r->n_namespaces == 0) {
+            enqueue_obj(ud, cluster ? "ctr:" : "tr:", obj);
+        }
     }
 }
 
@@ -344,16 +349,26 @@ static bool crd_served(struct kt_kube_client *c, const struct kt_kube_gvr *gvr)
     return found;
 }
 
+/* A namespaced kind's informer watches only r->namespaces when the list is set (a
+ * namespace-scoped install), else every namespace. */
+static void scope(const struct kt_rec *r, struct kt_informer_opts *o)
+{
+    o->namespaces = r->namespaces;
+    o->n_namespaces = r->n_namespaces;
+}
+
 static struct kt_informer *informer(struct kt_rec *r, const struct kt_kube_gvr *gvr,
-                                    const char *selector, const struct kt_informer_handlers *h,
+                                    bool namespaced, const struct kt_informer_handlers *h,
                                     json_t *(*transform)(json_t *, void *))
 {
     struct kt_informer_opts o = {
         .gvr = gvr,
-        .label_selector = selector,
         .strip_managed_fields = true,
         .transform = transform,
     };
+    if (namespaced) {
+        scope(r, &o);
+    }
     struct kt_informer *inf = kt_informer_new(&o, h);
     kt_informer_loop_add(r->loop, inf);
     return inf;
@@ -389,6 +404,7 @@ static void pod_watch(struct kt_rec *r)
         .field_selector = KT_POD_FIELD_SELECTOR,
         .transform = kt_pod_slim,
     };
+    scope(r, &o);
     r->sched_limit = kt_evlimit_new();
     r->pods = kt_informer_new(&o, &h);
     kt_informer_loop_add(r->loop, r->pods);
@@ -411,6 +427,7 @@ static struct kt_informer *owned_informer(struct kt_rec *r, const struct kt_kube
         .transform = owned_or_identity,
         .transform_ud = slim,
     };
+    scope(r, &o); /* owned objects live in their TrainJob's namespace */
     struct kt_informer *inf = kt_informer_new(&o, h);
     kt_informer_loop_add(r->loop, inf);
     return inf;
@@ -427,8 +444,8 @@ static void podgroup_side_watches(struct kt_rec *r)
     if (!r->podgroups_sp && !r->podgroups_volcano) {
         return;
     }
-    r->limitranges = informer(r, &GVR_LIMITRANGES, NULL, &lrh, metadata_only);
-    r->runtimeclasses = informer(r, &GVR_RUNTIMECLASSES, NULL, &rch, metadata_only);
+    r->limitranges = informer(r, &GVR_LIMITRANGES, true, &lrh, metadata_only);
+    r->runtimeclasses = informer(r, &GVR_RUNTIMECLASSES, false, &rch, metadata_only);
 }
 
 static bool watched(const struct kt_rec *r, const struct kt_kube_gvr *gvr)
@@ -487,9 +504,9 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     }
     r->kinds = kt_rec_kinds_new();
     r->loop = kt_informer_loop_new(r->cfg);
-    r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, NULL, &tjh, NULL);
-    r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, NULL, &rth, NULL);
-    r->cluster_runtimes = informer(r, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, &rth, NULL);
+    r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, true, &tjh, NULL);
+    r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, true, &rth, NULL);
+    r->cluster_runtimes = informer(r, &KT_GVR_CLUSTERTRAININGRUNTIMES, false, &rth, NULL);
     r->jobsets = owned_informer(r, &KT_GVR_JOBSETS, &owned, &SLIM_JOBSET);
     r->configmaps = owned_informer(r, &KT_GVR_CONFIGMAPS, &owned, &SLIM_WHOLE);
     r->secrets = owned_informer(r, &KT_GVR_SECRETS, &owned, &SLIM_SECRET);

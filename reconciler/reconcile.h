@@ -40,6 +40,11 @@ struct kt_rec {
     struct kt_kube_config *cfg; /* borrowed */
     struct kt_framework fw;
     struct kt_queue *queue; /* borrowed */
+    /* Borrowed: watch only these namespaces (a namespace-scoped install: namespaced kinds get
+     * one LIST+WATCH per namespace; ClusterTrainingRuntimes and RuntimeClasses stay
+     * cluster-wide, read only). n_namespaces 0 = every namespace. */
+    const char *const *namespaces;
+    size_t n_namespaces;
     struct kt_rec_clock clock;
     double start_time; /* epoch seconds: TrainJobs created earlier may own unlabelled objects */
     struct kt_informer *trainjobs, *runtimes, *cluster_runtimes;

@@ -30,13 +30,15 @@ LAYERS = [
     ("common/framework/", "framework"),
     ("common/plugins/", "plugins"),
     ("common/validate/", "validate"),
+    ("common/authz/", "authz"),
     ("certs/", "certs"),
     ("webhook/", "programs"),
     ("reconciler/", "programs"),
     ("cli/", "programs"),
     ("tests/", "tests"),
 ]
-LIBRARY = {"base", "api", "crypto", "net", "kube", "config", "framework", "plugins", "validate"}
+LIBRARY = {"base", "api", "crypto", "net", "kube", "config", "framework", "plugins", "validate",
+           "authz"}
 MAY_INCLUDE = {
     "base": set(),
     "api": {"base"},
@@ -47,6 +49,7 @@ MAY_INCLUDE = {
     "framework": {"base", "api", "crypto"},
     "plugins": {"base", "api", "crypto", "framework"},
     "validate": {"base", "api", "framework", "plugins"},
+    "authz": {"base", "crypto", "net", "kube"},
     "certs": {"base", "api", "crypto", "net", "kube", "config"},
     "programs": LIBRARY | {"certs"},
     "tests": LIBRARY | {"certs", "programs"},

@@ -2,7 +2,9 @@
  *
  * Three servers: the admission webhook over TLS (--listen), plain-HTTP health probes
  * (--health-listen: /healthz, /readyz) and Prometheus metrics (--metrics-listen; TLS with
- * the webhook certificate when the Configuration says metrics.secureServing, as upstream).
+ * the webhook certificate when the Configuration says metrics.secureServing, as upstream;
+ * with metrics.auth.enabled every metrics request is checked with a TokenReview and a
+ * SubjectAccessReview, common/authz/metrics_auth.h, as kt-reconciler's).
  * /readyz is ready once the certificate pair is loaded and, with a cluster, the runtime cache
  * has synced. With the feature gate TrainJobStatus (the Configuration's featureGates or
  * --feature-gates) a fourth server, the status server (webhook/status_server.h), listens on
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/authz/metrics_auth.h"
 #include "common/config/config.h"
 #include "common/net/httpd.h"
 #include "common/kube/kube.h"
@@ -46,7 +49,9 @@ struct app {
     struct kt_wroutes routes;
     struct kt_plugin_set plugins;
     struct kt_httpd *web, *health, *mon;
-    struct kt_status_srv *status; /* NULL unless the feature gate TrainJobStatus is on */
+    struct kt_status_srv *status;     /* NULL unless the feature gate TrainJobStatus is on */
+    struct kt_mauth *mauth;           /* metrics.auth.enabled */
+    struct kt_kube_config *mauth_cfg; /* its own QPS budget (common/authz/metrics_auth.h) */
     char *listen, *health_listen, *metrics_listen, *status_listen; /* owned effective addresses */
     char *tls_priority; /* owned GnuTLS priorities from the Configuration's tls options */
 };
@@ -173,6 +178,27 @@ static const char *readiness(void *arg)
     return NULL;
 }
 
+/* metrics.auth.enabled: every metrics request goes through common/authz/metrics_auth.h (no
+ * built-in routes then), reviewing with a kube config of its own. */
+static int metrics_auth(struct app *a, struct kt_httpd_opts *m, struct kt_err *err)
+{
+    if (a->f.objects) {
+        return kt_err_set(err, KT_EINVAL,
+                          "metrics.auth.enabled: reviewing tokens needs a cluster, not --objects");
+    }
+    a->mauth_cfg = kt_kube_config_load(a->f.kubeconfig, err);
+    if (!a->mauth_cfg) {
+        return -1;
+    }
+    kt_kube_config_set_rate(a->mauth_cfg, a->cfg.client_connection.qps,
+                            a->cfg.client_connection.burst);
+    a->mauth = kt_mauth_new(a->mauth_cfg, a->metrics);
+    m->builtins = 0;
+    m->threads = 2; /* cached answers keep flowing while a review is in flight */
+    kt_log_info(LOG, "metrics: TokenReview and SubjectAccessReview on every request");
+    return 0;
+}
+
 static int make_servers(struct app *a, struct kt_err *err)
 {
     struct kt_httpd_opts w = {.name = "webhook",
@@ -205,15 +231,19 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .listen = a->metrics_listen,
                               .builtins = KT_HTTPD_METRICS,
                               .metrics = a->metrics};
-    /* metrics.auth.enabled is applied by kt-reconciler only (reconciler/metrics_auth.h): a
-     * deliberate difference, see README "Compatibility with upstream". */
     if (a->cfg.metrics.secure_serving) {
         m.cert_file = a->f.cert;
         m.key_file = a->f.key;
         m.https_priority = a->tls_priority;
         m.threads = 2; /* a scrape's handshake need not queue behind a flood's handshakes */
     }
+    if (a->cfg.metrics.auth_enabled && metrics_auth(a, &m, err) != 0) {
+        return kt_err_prefix(err, "metrics server");
+    }
     a->mon = kt_httpd_new(&m, err);
+    if (a->mon && a->mauth) {
+        kt_httpd_route(a->mon, "*", "/*", kt_mauth_handle, a->mauth);
+    }
     return a->mon ? 0 : kt_err_prefix(err, "metrics server");
 }
 
@@ -328,6 +358,8 @@ static void shutdown_all(struct app *a)
     kt_status_srv_free(a->status);
     kt_httpd_free(a->web);
     kt_httpd_free(a->mon);
+    kt_mauth_free(a->mauth);
+    kt_kube_config_free(a->mauth_cfg);
     kt_httpd_free(a->health);
     kt_wstore_free(a->store);
     kt_plugin_set_release(&a->plugins);

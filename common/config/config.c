@@ -134,6 +134,7 @@ static const struct field ROOT[] = {
     {"trainJobStatusServer", F_OBJECT, 0, &STATUS_S},
     {"featureGates", F_GATE_MAP, OFF(feature_gates), NULL},
     {"tls", F_OBJECT, 0, &TLS_S},
+    {"watchNamespaces", F_STRV, OFF(watch_namespaces), NULL},
 };
 static const struct schema ROOT_S = SCHEMA("Configuration", ROOT, SIZE_MAX);
 
@@ -188,6 +189,7 @@ void kt_config_default(struct kt_config *cfg)
     kt_strv_init(&cfg->tls.cipher_suites);
     kt_strv_init(&cfg->tls.next_protos);
     kt_strv_push(&cfg->tls.next_protos, "http/1.1");
+    kt_strv_init(&cfg->watch_namespaces);
     kt_strv_init(&cfg->warnings);
 }
 
@@ -217,6 +219,7 @@ void kt_config_release(struct kt_config *cfg)
     free(cfg->feature_gates.items);
     kt_strv_release(&cfg->tls.cipher_suites);
     kt_strv_release(&cfg->tls.next_protos);
+    kt_strv_release(&cfg->watch_namespaces);
     kt_strv_release(&cfg->warnings);
     memset(cfg, 0, sizeof(*cfg));
 }
@@ -857,6 +860,43 @@ static void note_line(const struct dec *d, size_t *line, const char *ptr)
     }
 }
 
+/* A namespace name: an RFC 1123 label, [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 bytes. */
+static bool dns1123_label(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-') {
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-')) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* watchNamespaces (kt's, not upstream's: README "Namespace-scoped install"): namespace
+ * names, each once. Returns the number of errors added. */
+size_t kt_config_check_namespaces(const struct kt_strv *ns, struct kt_ferrs *l)
+{
+    size_t before = l->len;
+    char path[64];
+    for (size_t i = 0; i < ns->len; i++) {
+        snprintf(path, sizeof(path), "watchNamespaces[%zu]", i);
+        if (!dns1123_label(ns->items[i])) {
+            kt_ferrs_add_str(l, KT_FERR_INVALID, path, ns->items[i], "%s", KT_CONFIG_NS_DETAIL);
+            continue;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(ns->items[i], ns->items[j]) == 0) {
+                kt_ferrs_add_str(l, KT_FERR_INVALID, path, ns->items[i], "duplicate namespace");
+                break;
+            }
+        }
+    }
+    return l->len - before;
+}
+
 /* pkg/config/validation.go, field by field, with upstream's paths and texts. */
 static void validate(const struct dec *d, struct kt_ferrs *l, size_t *line)
 {
@@ -908,6 +948,9 @@ static void validate(const struct dec *d, struct kt_ferrs *l, size_t *line)
         add_invalid_float(l, path, status[i].value, status[i].detail);
         snprintf(ptr, sizeof(ptr), "/%s/%s", sk, status[i].name);
         note_line(d, line, ptr);
+    }
+    if (kt_config_check_namespaces(&cfg->watch_namespaces, l) > 0) {
+        note_line(d, line, "/watchNamespaces");
     }
 }
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/base/err.h"
+#include "common/base/fielderr.h"
 #include "common/base/str.h"
 #include "common/net/tlsopts.h"
 
@@ -84,6 +85,10 @@ struct kt_config {
         size_t len;
     } feature_gates;
     struct kt_tls_options tls;
+    /* watchNamespaces: kt-reconciler watches only these namespaces; empty = all (the
+     * default, as upstream). kt's own field, not upstream's (README "Namespace-scoped
+     * install"). */
+    struct kt_strv watch_namespaces;
     struct kt_strv warnings; /* "FILE:LINE: tls.minVersion: ..." texts, for the log */
 };
 
@@ -111,6 +116,17 @@ KT_MUST_CHECK int kt_config_set_gates(struct kt_config *cfg, const char *spec, s
 
 /* featureGates[name] when set, else def. */
 bool kt_config_gate(const struct kt_config *cfg, const char *name, bool def);
+
+/* The detail of an invalid watchNamespaces entry (apimachinery's RFC 1123 label message). */
+#define KT_CONFIG_NS_DETAIL                                                                        \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "   \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "     \
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+/* Check a watchNamespaces list (the file's, or --namespaces'): every entry an RFC 1123 label
+ * of at most 63 bytes, none twice. Appends one Invalid error per bad entry to l (paths
+ * "watchNamespaces[i]"); returns how many it added. */
+size_t kt_config_check_namespaces(const struct kt_strv *ns, struct kt_ferrs *l);
 
 /* Free everything cfg owns and zero it. Accepts a zeroed or released config. */
 void kt_config_release(struct kt_config *cfg);

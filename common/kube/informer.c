@@ -2,8 +2,9 @@
  *
  * Each informer is a small state machine: LIST (blocking, paged) -> WATCH (streamed through the
  * loop's multi handle) -> WATCH again from the last resourceVersion, relisting on 410 Gone and
- * backing off with jitter after failures. The store is a jansson object keyed "ns/name" under
- * a mutex; handlers run outside the lock. */
+ * backing off with jitter after failures. An informer restricted to listed namespaces runs
+ * that state machine once per namespace (a source), all feeding one store. The store is a
+ * jansson object keyed "ns/name" under a mutex; handlers run outside the lock. */
 #include "common/kube/informer.h"
 
 #include <pthread.h>
@@ -22,9 +23,24 @@
 
 enum state { ST_LIST, ST_WATCH, ST_WATCHING, ST_BACKOFF };
 
+/* One LIST+WATCH stream feeding an informer's store: every namespace (or cluster scope), or
+ * one namespace of kt_informer_opts.namespaces. Loop-thread state. */
+struct src {
+    struct kt_informer *inf; /* the owner */
+    char *ns;                /* NULL = all namespaces / cluster scope */
+    bool listed;             /* its first LIST has been delivered */
+    enum state state;
+    bool need_list;   /* after BACKOFF: LIST (true) or WATCH */
+    double next_at;   /* BACKOFF end, monotonic seconds */
+    double backoff_s; /* next backoff base */
+    char *rv;         /* resourceVersion to watch from */
+    CURL *easy;       /* the watch connection (kept alive between watches) */
+    struct kt__kube_stream stream;
+    char *path; /* the watch path+query while watching */
+};
+
 struct kt_informer {
     struct kt_kube_gvr gvr;
-    char *ns;
     char *label_selector;
     char *field_selector;
     long page_size;
@@ -36,25 +52,19 @@ struct kt_informer {
 
     pthread_mutex_t lock; /* guards store */
     json_t *store;        /* "ns/name" -> object */
-    atomic_bool synced;
+    atomic_bool synced;   /* every source has listed */
     atomic_ulong n_lists, n_relists_gone, n_watches, n_watch_ends, n_failures;
 
-    /* Loop-thread state. */
-    enum state state;
-    bool need_list;   /* after BACKOFF: LIST (true) or WATCH */
-    double next_at;   /* BACKOFF end, monotonic seconds */
-    double backoff_s; /* next backoff base */
-    char *rv;         /* resourceVersion to watch from */
-    CURL *easy;       /* the watch connection (kept alive between watches) */
-    struct kt__kube_stream stream;
-    char *path; /* the watch path+query while watching */
+    struct src *srcs; /* owned; one per namespace, or one for all */
+    size_t n_srcs;
+    size_t n_listed; /* sources that have listed (loop thread) */
 };
 
 struct kt_informer_loop {
     struct kt_kube_config *cfg;
     struct kt_kube_client *client; /* for LISTs */
     CURLM *multi;
-    struct kt_informer **infs;
+    struct src **srcs; /* every source of every informer added */
     size_t n;
     atomic_int stop;
     uint64_t rng;
@@ -65,6 +75,14 @@ static char *dup_or_null(const char *s)
     return s && *s ? kt_xstrdup(s) : NULL;
 }
 
+static void src_init(struct src *sr, struct kt_informer *inf, const char *ns)
+{
+    sr->inf = inf;
+    sr->ns = dup_or_null(ns);
+    sr->state = ST_LIST;
+    sr->backoff_s = BACKOFF_MIN_S;
+}
+
 struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
                                     const struct kt_informer_handlers *h)
 {
@@ -72,7 +90,6 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
 
     KT_ASSERT(o->gvr != NULL);
     inf->gvr = *o->gvr;
-    inf->ns = dup_or_null(o->ns);
     inf->label_selector = dup_or_null(o->label_selector);
     inf->field_selector = dup_or_null(o->field_selector);
     inf->page_size = o->page_size > 0 ? o->page_size : 500;
@@ -85,8 +102,11 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
     }
     pthread_mutex_init(&inf->lock, NULL);
     inf->store = json_object();
-    inf->state = ST_LIST;
-    inf->backoff_s = BACKOFF_MIN_S;
+    inf->n_srcs = o->n_namespaces > 0 ? o->n_namespaces : 1;
+    inf->srcs = kt_xcalloc(inf->n_srcs, sizeof(*inf->srcs));
+    for (size_t i = 0; i < inf->n_srcs; i++) {
+        src_init(&inf->srcs[i], inf, o->n_namespaces > 0 ? o->namespaces[i] : o->ns);
+    }
     return inf;
 }
 
@@ -95,15 +115,19 @@ void kt_informer_free(struct kt_informer *inf)
     if (!inf) {
         return;
     }
-    free(inf->ns);
+    for (size_t i = 0; i < inf->n_srcs; i++) {
+        struct src *sr = &inf->srcs[i];
+        free(sr->ns);
+        free(sr->rv);
+        free(sr->path);
+        if (sr->easy) {
+            curl_easy_cleanup(sr->easy);
+        }
+    }
+    free(inf->srcs);
     free(inf->label_selector);
     free(inf->field_selector);
     json_decref(inf->store);
-    free(inf->rv);
-    free(inf->path);
-    if (inf->easy) {
-        curl_easy_cleanup(inf->easy);
-    }
     pthread_mutex_destroy(&inf->lock);
     free(inf);
 }
@@ -254,7 +278,8 @@ static void remove_key(struct kt_informer *inf, const char *key, json_t *last)
 
 static int on_event(void *ud, const struct kt_kube_watch_event *ev)
 {
-    struct kt_informer *inf = ud;
+    struct src *sr = ud;
+    struct kt_informer *inf = sr->inf;
     json_t *obj;
     char *key;
 
@@ -288,10 +313,18 @@ static json_t *prepare_each(json_t *item, void *ud)
     return prepare(ud, item);
 }
 
-/* Replace the store with a LIST's (prepared) items: adds and updates for what changed, deletes for
- * what is gone. */
-static void replace(struct kt_informer *inf, json_t *items)
+/* True when the store key k belongs to the source's part of the store (its namespace). */
+static bool in_src(const struct src *sr, const char *k)
 {
+    size_t n = sr->ns ? strlen(sr->ns) : 0;
+    return !sr->ns || (strncmp(k, sr->ns, n) == 0 && k[n] == '/');
+}
+
+/* Replace the source's part of the store with a LIST's (prepared) items: adds and updates for
+ * what changed, deletes for what is gone. */
+static void replace(struct src *sr, json_t *items)
+{
+    struct kt_informer *inf = sr->inf;
     json_t *seen = json_object();
     json_t *gone = json_array();
     const char *k;
@@ -310,7 +343,7 @@ static void replace(struct kt_informer *inf, json_t *items)
     pthread_mutex_lock(&inf->lock);
     json_object_foreach(inf->store, k, v)
     {
-        if (!json_object_get(seen, k)) {
+        if (in_src(sr, k) && !json_object_get(seen, k)) {
             json_array_append_new(gone, json_string(k));
         }
     }
@@ -323,8 +356,9 @@ static void replace(struct kt_informer *inf, json_t *items)
     json_decref(seen);
 }
 
-static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struct kt_err *err)
+static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err *err)
 {
+    struct kt_informer *inf = sr->inf;
     struct kt_kube_list_opts o = {0};
     json_t *list = NULL;
     const char *rv;
@@ -334,16 +368,20 @@ static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struc
     o.limit = inf->page_size;
     o.each = prepare_each;
     o.each_ud = inf;
-    if (kt_kube_list(loop->client, &inf->gvr, inf->ns, &o, &list, err) < 0) {
+    if (kt_kube_list(loop->client, &inf->gvr, sr->ns, &o, &list, err) < 0) {
         return -1;
     }
     rv = kt_json_str(json_object_get(list, "metadata"), "resourceVersion", "");
-    free(inf->rv);
-    inf->rv = kt_xstrdup(rv);
-    replace(inf, json_object_get(list, "items"));
+    free(sr->rv);
+    sr->rv = kt_xstrdup(rv);
+    replace(sr, json_object_get(list, "items"));
     json_decref(list);
     atomic_fetch_add(&inf->n_lists, 1);
-    if (!atomic_load(&inf->synced)) {
+    if (!sr->listed) {
+        sr->listed = true;
+        inf->n_listed++;
+    }
+    if (inf->n_listed == inf->n_srcs && !atomic_load(&inf->synced)) {
         atomic_store(&inf->synced, true);
         if (inf->h.on_synced) {
             inf->h.on_synced(inf->h.ud);
@@ -361,81 +399,83 @@ static double rand01(struct kt_informer_loop *loop)
     return (double)((loop->rng * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
-static void backoff(struct kt_informer_loop *loop, struct kt_informer *inf, bool need_list,
+static void backoff(struct kt_informer_loop *loop, struct src *sr, bool need_list,
                     const struct kt_err *err)
 {
-    double wait = inf->backoff_s * (0.5 + rand01(loop));
+    double wait = sr->backoff_s * (0.5 + rand01(loop));
 
-    atomic_fetch_add(&inf->n_failures, 1);
-    kt_log_warn("informer", "%s: %s; retrying in %.1fs resource=%s", need_list ? "list" : "watch",
-                err ? err->msg : "failed", wait, inf->gvr.resource);
-    inf->state = ST_BACKOFF;
-    inf->need_list = need_list;
-    inf->next_at = kt__kube_now() + wait;
-    inf->backoff_s *= 2;
-    if (inf->backoff_s > BACKOFF_MAX_S) {
-        inf->backoff_s = BACKOFF_MAX_S;
+    atomic_fetch_add(&sr->inf->n_failures, 1);
+    kt_log_warn("informer", "%s: %s; retrying in %.1fs resource=%s%s%s",
+                need_list ? "list" : "watch", err ? err->msg : "failed", wait,
+                sr->inf->gvr.resource, sr->ns ? " namespace=" : "", sr->ns ? sr->ns : "");
+    sr->state = ST_BACKOFF;
+    sr->need_list = need_list;
+    sr->next_at = kt__kube_now() + wait;
+    sr->backoff_s *= 2;
+    if (sr->backoff_s > BACKOFF_MAX_S) {
+        sr->backoff_s = BACKOFF_MAX_S;
     }
 }
 
-static int start_watch(struct kt_informer_loop *loop, struct kt_informer *inf, struct kt_err *err)
+static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_err *err)
 {
+    struct kt_informer *inf = sr->inf;
     struct kt_kube_list_opts o = {0};
     struct kt_buf p;
     long t = inf->watch_timeout_s;
 
     o.label_selector = inf->label_selector;
     o.field_selector = inf->field_selector;
-    o.resource_version = inf->rv;
+    o.resource_version = sr->rv;
     o.allow_bookmarks = true;
     o.timeout_seconds = t > 0 ? t + (long)(rand01(loop) * (double)t) : 0;
     kt_buf_init(&p, 8192);
-    if (kt_kube_path(&p, &inf->gvr, inf->ns, NULL, NULL, err) < 0 ||
+    if (kt_kube_path(&p, &inf->gvr, sr->ns, NULL, NULL, err) < 0 ||
         kt__kube_list_query(&p, &o, NULL, true, err) < 0) {
         kt_buf_release(&p);
         return -1;
     }
-    free(inf->path);
-    inf->path = kt_buf_take(&p, NULL);
-    if (!inf->easy) {
-        inf->easy = curl_easy_init();
-        KT_ASSERT(inf->easy != NULL);
+    free(sr->path);
+    sr->path = kt_buf_take(&p, NULL);
+    if (!sr->easy) {
+        sr->easy = curl_easy_init();
+        KT_ASSERT(sr->easy != NULL);
     }
     kt__kube_rate_wait(loop->cfg);
-    kt__kube_stream_init(&inf->stream, loop->cfg, inf->easy, inf->path, o.timeout_seconds, on_event,
-                         inf, &loop->stop);
-    curl_multi_add_handle(loop->multi, inf->easy);
+    kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy, sr->path, o.timeout_seconds, on_event,
+                         sr, &loop->stop);
+    curl_multi_add_handle(loop->multi, sr->easy);
     atomic_fetch_add(&inf->n_watches, 1);
-    inf->state = ST_WATCHING;
+    sr->state = ST_WATCHING;
     return 0;
 }
 
 /* A watch transfer finished: decide what comes next. */
-static void watch_done(struct kt_informer_loop *loop, struct kt_informer *inf, CURLcode rc)
+static void watch_done(struct kt_informer_loop *loop, struct src *sr, CURLcode rc)
 {
     struct kt_err err = {0};
-    int r = kt__kube_stream_result(&inf->stream, rc, &err);
+    int r = kt__kube_stream_result(&sr->stream, rc, &err);
 
-    curl_multi_remove_handle(loop->multi, inf->easy);
-    if (inf->stream.last_rv) {
-        free(inf->rv);
-        inf->rv = inf->stream.last_rv;
-        inf->stream.last_rv = NULL;
+    curl_multi_remove_handle(loop->multi, sr->easy);
+    if (sr->stream.last_rv) {
+        free(sr->rv);
+        sr->rv = sr->stream.last_rv;
+        sr->stream.last_rv = NULL;
     }
-    kt__kube_stream_release(&inf->stream);
+    kt__kube_stream_release(&sr->stream);
     if (r == 0) {
-        atomic_fetch_add(&inf->n_watch_ends, 1);
-        inf->backoff_s = BACKOFF_MIN_S;
-        inf->state = ST_WATCH;
+        atomic_fetch_add(&sr->inf->n_watch_ends, 1);
+        sr->backoff_s = BACKOFF_MIN_S;
+        sr->state = ST_WATCH;
         return;
     }
     if (err.code == KT_EGONE) {
-        kt_log_info("informer", "watch: %s; relisting resource=%s", err.msg, inf->gvr.resource);
-        atomic_fetch_add(&inf->n_relists_gone, 1);
-        inf->state = ST_LIST;
+        kt_log_info("informer", "watch: %s; relisting resource=%s", err.msg, sr->inf->gvr.resource);
+        atomic_fetch_add(&sr->inf->n_relists_gone, 1);
+        sr->state = ST_LIST;
         return;
     }
-    backoff(loop, inf, false, &err);
+    backoff(loop, sr, false, &err);
 }
 
 /* ---- the loop --------------------------------------------------------------------------- */
@@ -457,8 +497,10 @@ struct kt_informer_loop *kt_informer_loop_new(struct kt_kube_config *cfg)
 
 void kt_informer_loop_add(struct kt_informer_loop *loop, struct kt_informer *inf)
 {
-    loop->infs = kt_xrealloc(loop->infs, (loop->n + 1) * sizeof(*loop->infs));
-    loop->infs[loop->n++] = inf;
+    loop->srcs = kt_xrealloc(loop->srcs, (loop->n + inf->n_srcs) * sizeof(*loop->srcs));
+    for (size_t i = 0; i < inf->n_srcs; i++) {
+        loop->srcs[loop->n++] = &inf->srcs[i];
+    }
 }
 
 void kt_informer_loop_stop(struct kt_informer_loop *loop)
@@ -474,43 +516,43 @@ void kt_informer_loop_free(struct kt_informer_loop *loop)
     }
     curl_multi_cleanup(loop->multi);
     kt_kube_client_free(loop->client);
-    free(loop->infs);
+    free(loop->srcs);
     free(loop);
 }
 
-/* Advance one informer that is not streaming. */
-static void step(struct kt_informer_loop *loop, struct kt_informer *inf, double now)
+/* Advance one source that is not streaming. */
+static void step(struct kt_informer_loop *loop, struct src *sr, double now)
 {
     struct kt_err err = {0};
 
-    if (inf->state == ST_BACKOFF && now >= inf->next_at) {
-        inf->state = inf->need_list ? ST_LIST : ST_WATCH;
+    if (sr->state == ST_BACKOFF && now >= sr->next_at) {
+        sr->state = sr->need_list ? ST_LIST : ST_WATCH;
     }
-    if (inf->state == ST_LIST) {
-        if (do_list(loop, inf, &err) < 0) {
-            backoff(loop, inf, true, &err);
+    if (sr->state == ST_LIST) {
+        if (do_list(loop, sr, &err) < 0) {
+            backoff(loop, sr, true, &err);
             return;
         }
-        inf->state = ST_WATCH;
+        sr->state = ST_WATCH;
     }
-    if (inf->state == ST_WATCH && start_watch(loop, inf, &err) < 0) {
-        backoff(loop, inf, true, &err);
+    if (sr->state == ST_WATCH && start_watch(loop, sr, &err) < 0) {
+        backoff(loop, sr, true, &err);
     }
 }
 
-/* Milliseconds until some informer has work (0: now), at most 1000. */
+/* Milliseconds until some source has work (0: now), at most 1000. */
 static int poll_timeout_ms(const struct kt_informer_loop *loop, double now)
 {
     double ms = 1000;
     size_t i;
 
     for (i = 0; i < loop->n; i++) {
-        const struct kt_informer *inf = loop->infs[i];
-        if (inf->state == ST_LIST || inf->state == ST_WATCH) {
+        const struct src *sr = loop->srcs[i];
+        if (sr->state == ST_LIST || sr->state == ST_WATCH) {
             return 0;
         }
-        if (inf->state == ST_BACKOFF) {
-            double d = (inf->next_at - now) * 1000;
+        if (sr->state == ST_BACKOFF) {
+            double d = (sr->next_at - now) * 1000;
             if (d < ms) {
                 ms = d < 0 ? 0 : d;
             }
@@ -532,8 +574,7 @@ static void collect_done(struct kt_informer_loop *loop)
         if (msg->msg == CURLMSG_DONE) {
             struct kt__kube_stream *s = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&s);
-            struct kt_informer *inf = s->ud;
-            watch_done(loop, inf, msg->data.result);
+            watch_done(loop, s->ud, msg->data.result);
         }
     }
 }
@@ -547,8 +588,8 @@ int kt_informer_loop_run(struct kt_informer_loop *loop, struct kt_err *err)
     while (!atomic_load(&loop->stop)) {
         double now = kt__kube_now();
         for (i = 0; i < loop->n && !atomic_load(&loop->stop); i++) {
-            if (loop->infs[i]->state != ST_WATCHING) {
-                step(loop, loop->infs[i], now);
+            if (loop->srcs[i]->state != ST_WATCHING) {
+                step(loop, loop->srcs[i], now);
             }
         }
         curl_multi_perform(loop->multi, &running);
@@ -557,11 +598,11 @@ int kt_informer_loop_run(struct kt_informer_loop *loop, struct kt_err *err)
     }
     /* Tear down live watches so the informers can be run again or freed. */
     for (i = 0; i < loop->n; i++) {
-        struct kt_informer *inf = loop->infs[i];
-        if (inf->state == ST_WATCHING) {
-            curl_multi_remove_handle(loop->multi, inf->easy);
-            kt__kube_stream_release(&inf->stream);
-            inf->state = ST_WATCH;
+        struct src *sr = loop->srcs[i];
+        if (sr->state == ST_WATCHING) {
+            curl_multi_remove_handle(loop->multi, sr->easy);
+            kt__kube_stream_release(&sr->stream);
+            sr->state = ST_WATCH;
         }
     }
     atomic_store(&loop->stop, 0);

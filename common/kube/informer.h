@@ -5,6 +5,7 @@
  * ONE thread (curl multi); it re-watches from the last resourceVersion when the server ends a
  * watch (timeoutSeconds, --min-request-timeout), relists on 410 Gone (HTTP or in-stream ERROR),
  * and retries other failures (API server restart, network) with jittered exponential backoff.
+ * An informer may be restricted to a list of namespaces (a LIST+WATCH each, one store).
  * Relists diff against the store, so handlers see each object's final state exactly once:
  * unchanged objects (same resourceVersion) are not reported again and objects gone meanwhile
  * get a delete. No resync timer, no work queue (the reconciler's).
@@ -38,7 +39,12 @@ struct kt_informer_handlers {
 struct kt_informer_opts {
     const struct kt_kube_gvr *gvr; /* required; the struct is copied, its strings must be static */
     const char *ns;                /* NULL or "" = all namespaces / cluster scope */
-    const char *label_selector;    /* NULL = everything */
+    /* When n_namespaces > 0: watch only these namespaces (ns is ignored), with one LIST+WATCH
+     * per namespace feeding the one store (controller-runtime's DefaultNamespaces); synced
+     * once every namespace has listed. The strings are copied. */
+    const char *const *namespaces;
+    size_t n_namespaces;
+    const char *label_selector; /* NULL = everything */
     const char *field_selector;
     long page_size;            /* LIST limit; 0 = 500 */
     long watch_timeout_s;      /* each watch asks for a random timeout in [t, 2t); 0 = 300;

@@ -6,7 +6,7 @@
 #  1. `helm lint --strict`; `helm template` renders the same webhooks, RBAC names, Service and
 #     Configuration as the kustomize install (deploy/), and the values switch what they should
 #     (crds/ only with --include-crds, runtimes.*, featureGates.TrainJobStatus, commonLabels,
-#     image, replicas);
+#     image, replicas, watchNamespaces = deploy/namespaced's RBAC and Configuration);
 #     `ktctl validate` accepts the rendered runtimes;
 #  2. server-side dry-run of the rendered chart on the API server; a bad value is refused;
 #  3. `helm install` (CRDs from the chart's crds/, the torch-distributed runtime);
@@ -127,6 +127,24 @@ for sel in '.kind | endswith("WebhookConfiguration")' '.kind == "Service"' '.kin
 done
 cfg() { jq -r '.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"]' "$1" | python3 -c 'import json,sys,yaml; print(json.dumps(yaml.safe_load(sys.stdin), sort_keys=True))'; }
 check helm-config-same-as-kustomize test "$(cfg "$T/kust.json")" = "$(cfg "$T/rt.json")"
+# watchNamespaces: the chart renders what deploy/namespaced ships (its minimal ClusterRole, a
+# Role + RoleBinding per namespace, the Configuration's list); [] renders the cluster-wide RBAC.
+render "$T/ns.yaml" --set 'watchNamespaces={team-a,team-b}' && tojson "$T/ns.yaml" >"$T/ns.json" &&
+    "$KUBECTL" kustomize "$root/deploy/namespaced" >"$T/kns.yaml" && tojson "$T/kns.yaml" >"$T/kns.json" || {
+    bad helm-namespaced-render "helm template / kubectl kustomize deploy/namespaced failed"
+    finish
+}
+rules() { jq -cS --arg k "$2" '[.[] | select(.kind == $k and .metadata.name == "kubeflow-trainer-controller-manager") | .rules] | unique' "$1"; }
+check helm-namespaced-clusterrole-same-as-kustomize test "$(rules "$T/ns.json" ClusterRole)" = "$(rules "$T/kns.json" ClusterRole)"
+check helm-namespaced-role-same-as-kustomize test "$(rules "$T/ns.json" Role)" = "$(rules "$T/kns.json" Role)"
+q helm-namespaced-role-per-namespace "$T/ns.json" '[.[] | select(.metadata.name == "kubeflow-trainer-controller-manager" and (.kind == "Role" or .kind == "RoleBinding")) | "\(.kind)/\(.metadata.namespace)"] | sort == ["Role/team-a","Role/team-b","RoleBinding/team-a","RoleBinding/team-b"]'
+q helm-namespaced-binding-subject "$T/ns.json" '[.[] | select(.kind == "RoleBinding" and .metadata.name == "kubeflow-trainer-controller-manager") | .subjects == [{"kind":"ServiceAccount","name":"kubeflow-trainer-controller-manager","namespace":"kubeflow-system"}]] | all'
+q helm-namespaced-no-secrets-cluster-wide "$T/ns.json" '[.[] | select(.kind == "ClusterRole") | .rules[]? | .resources[]?] | index("secrets") == null'
+check helm-namespaced-config bash -c "jq -r '.[] | select(.metadata.name == \"kubeflow-trainer-config\") | .data[\"controller_manager_config.yaml\"]' '$T/ns.json' |
+    python3 -c 'import sys,yaml; sys.exit(yaml.safe_load(sys.stdin)[\"watchNamespaces\"] != [\"team-a\", \"team-b\"])'"
+check helm-namespaced-config-loads bash -c "jq -r '.[] | select(.metadata.name == \"kubeflow-trainer-config\") | .data[\"controller_manager_config.yaml\"]' '$T/ns.json' >'$T/ns-config.yaml' &&
+    '$B/bin/kt-reconciler' --config '$T/ns-config.yaml' --kubeconfig /nonexistent 2>&1 | grep -q 'nonexistent'"
+q helm-default-no-watch "$T/rt.json" '[.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"] | test("watchNamespaces")] == [false]'
 jq -c '[.[] | select(.kind == "ClusterTrainingRuntime")]' "$T/rt.json" | python3 -c 'import json,sys,yaml; yaml.safe_dump_all(json.load(sys.stdin), sys.stdout)' >"$T/runtimes.yaml"
 check helm-runtimes-validate "$B/bin/ktctl" validate "$T/runtimes.yaml"
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/integration/metrics_auth_test.sh ENV_FILE - kt-reconciler's metrics on the real API
+# tests/integration/metrics_auth_test.sh ENV_FILE - kt-reconciler's (and, part 5,
+# kt-webhook's) metrics on the real API
 # server: TLS (metrics.secureServing) with TokenReview + SubjectAccessReview in front
 # (metrics.auth.enabled), run as the reconciler's non-admin identity with exactly
 # deploy/rbac/reconciler applied. Tokens come from the TokenRequest API (`kubectl create
@@ -199,4 +200,69 @@ if start_rec tls --config "$IT_TMP/tls.yaml"; then
 else
     it_fail tls-start "$(tail -5 "$IT_TMP/tls.log")"
 fi
+
+# ---- 5. kt-webhook's metrics: the same filter, as its own identity with deploy/rbac/webhook ----
+WH=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
+kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || it_fail webhook-rbac "apply failed"
+check webhook-rbac-tokenreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create tokenreviews.authentication.k8s.io
+check webhook-rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create subjectaccessreviews.authorization.k8s.io
+# start_wh NAME CONFIG - kt-webhook with the test certificate; waits (bounded poll) until
+# /readyz answers 200; sets MP to its metrics port and PID_NAME.
+start_wh() {
+    local name=$1 port i pid
+    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --config "$2" --tls-cert-file "$IT_TMP/certs/tls.crt" \
+        --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" >>"$IT_TMP/$name.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    eval "PID_$name=$pid"
+    for i in $(seq 600); do
+        if [ -s "$IT_TMP/$name.ports" ]; then
+            port=$(jq -r .health "$IT_TMP/$name.ports")
+            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
+                MP=$(jq -r .metrics "$IT_TMP/$name.ports")
+                return 0
+            fi
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    cat "$IT_TMP/$name.log" >&2
+    return 1
+}
+if start_wh wauth "$IT_TMP/auth.yaml"; then
+    U="https://127.0.0.1:$MP/metrics"
+    get "$U" --cacert "$IT_TMP/certs/ca.crt"
+    expect webhook-no-token-401 401 '^Unauthorized$'
+    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer not-a-token"
+    expect webhook-invalid-token-401 401 '^Unauthorized$'
+    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $NOBODY"
+    expect webhook-no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
+    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    expect webhook-with-role-200 200 '^# TYPE kt_metrics_auth_reviews_total counter$'
+    check webhook-with-role-webhook-metrics grep -q '^# TYPE controller_runtime_webhook_requests_in_flight gauge$' "$IT_TMP/out"
+    t1=$(reviews tokenreview) s1=$(reviews subjectaccessreview)
+    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    check webhook-reviews-cached test -n "$t1" -a "$t1" = "$(reviews tokenreview)" -a -n "$s1" -a "$s1" = "$(reviews subjectaccessreview)"
+    get "https://127.0.0.1:$MP/debug/pprof" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    expect webhook-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    stop_rec wauth
+else
+    it_fail webhook-auth-start "$(tail -5 "$IT_TMP/wauth.log")"
+fi
+# without auth (the default) anyone may read the webhook's metrics, over TLS
+if start_wh wtls "$IT_TMP/tls.yaml"; then
+    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt"
+    expect webhook-tls-no-auth-200 200 '^# TYPE '
+    stop_rec wtls
+else
+    it_fail webhook-tls-start "$(tail -5 "$IT_TMP/wtls.log")"
+fi
+# reviewing needs a cluster: --objects with metrics.auth.enabled is refused at start
+"$WH" --objects "$it_root/deploy/runtimes/torch-distributed.yaml" --config "$IT_TMP/auth.yaml" \
+    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 \
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 >"$IT_TMP/wobj.log" 2>&1
+rc=$?
+check webhook-objects-refused test "$rc" != 0
+check webhook-objects-message grep -q 'metrics.auth.enabled: reviewing tokens needs a cluster, not --objects' "$IT_TMP/wobj.log"
 it_finish

@@ -44,6 +44,7 @@ static void check_defaults(const struct kt_config *c)
     CHECK_EQ_INT(c->tls.cipher_suites.len, 0);
     CHECK_EQ_INT(c->tls.next_protos.len, 1);
     CHECK_EQ_STR(c->tls.next_protos.items[0], "http/1.1");
+    CHECK_EQ_INT(c->watch_namespaces.len, 0);
     CHECK_EQ_INT(c->warnings.len, 0);
 }
 
@@ -401,6 +402,64 @@ static void test_feature_gates(void)
     kt_config_release(&c);
 }
 
+/* watchNamespaces (kt's own field): RFC 1123 labels, each once, [] = all namespaces. */
+static void test_watch_namespaces(void)
+{
+    static const char *const bad[][2] = {
+        {HEAD "watchNamespaces:\n  - a\n  - Team_B\n",
+         "cfg.yaml:3: invalid configuration: watchNamespaces[1]: Invalid value: \"Team_B\": "
+         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+         "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+         "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"},
+        {HEAD "watchNamespaces: [a, b, a]\n",
+         "cfg.yaml:3: invalid configuration: watchNamespaces[2]: Invalid value: \"a\": "
+         "duplicate namespace"},
+        {HEAD "watchNamespaces: a\n",
+         "cfg.yaml:3: json: cannot unmarshal string into Go struct field "
+         "Configuration.watchNamespaces of type []string"},
+        {HEAD "watchNamespaces: [\"\"]\n", "watchNamespaces[0]: Invalid value: \"\""},
+        {HEAD "watchNamespaces: [-a]\n", "watchNamespaces[0]: Invalid value: \"-a\""},
+        {HEAD "watchNamespaces: [a-]\n", "watchNamespaces[0]: Invalid value: \"a-\""},
+        {HEAD "watchNamespaces: [a.b]\n", "watchNamespaces[0]: Invalid value: \"a.b\""},
+        {HEAD
+         "watchNamespaces: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n",
+         "Invalid value: \"aaaa"}, /* 64 bytes */
+    };
+    struct kt_config c;
+    struct kt_err err;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        CHECK_EQ_INT(load(bad[i][0], &c, &err), -1);
+        CHECK_CONTAINS(err.msg, bad[i][1]);
+        kt_config_release(&c);
+    }
+    CHECK_OK(load(HEAD "watchNamespaces:\n  - team-a\n  - 0b\n  - "
+                       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+                  &c, &err));
+    CHECK_EQ_INT(c.watch_namespaces.len, 3);
+    CHECK_EQ_STR(c.watch_namespaces.items[0], "team-a");
+    CHECK_EQ_STR(c.watch_namespaces.items[1], "0b");
+    kt_config_release(&c);
+    CHECK_OK(load(HEAD "watchNamespaces: []\n", &c, &err));
+    CHECK_EQ_INT(c.watch_namespaces.len, 0);
+    kt_config_release(&c);
+    /* the check --namespaces uses */
+    struct kt_strv v;
+    struct kt_ferrs fe;
+    kt_strv_init(&v);
+    kt_ferrs_init(&fe);
+    CHECK_EQ_INT(kt_config_check_namespaces(&v, &fe), 0);
+    kt_strv_push(&v, "ok");
+    kt_strv_push(&v, "");
+    kt_strv_push(&v, "ok");
+    CHECK_EQ_INT(kt_config_check_namespaces(&v, &fe), 2);
+    char *msg = kt_ferrs_string(&fe);
+    CHECK_CONTAINS(msg, "[watchNamespaces[1]: Invalid value: \"\": a lowercase RFC 1123");
+    CHECK_CONTAINS(msg, "watchNamespaces[2]: Invalid value: \"ok\": duplicate namespace]");
+    free(msg);
+    kt_ferrs_release(&fe);
+    kt_strv_release(&v);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -409,6 +468,7 @@ int main(void)
     test_durations();
     test_feature_gates();
     test_errors();
+    test_watch_namespaces();
     test_tls_warnings();
     test_missing_file();
     return test_report();

@@ -1,4 +1,4 @@
-/* reconciler/metrics_auth.h - authentication and authorization of the metrics endpoint, as
+/* common/authz/metrics_auth.h - authentication and authorization of the metrics endpoint, as
  * controller-runtime's filters.WithAuthenticationAndAuthorization does (upstream's
  * `metrics.auth.enabled`, SPEC §7.1).
  *
@@ -20,9 +20,10 @@
  * kt_metrics_auth_reviews_total{kind="tokenreview"|"subjectaccessreview"} counts the reviews.
  * Thread-safe: cached answers are served from any thread while one review is in flight (one
  * client under a mutex). Give it a kube config of its own: the QPS budget is per config, and
- * requests with made-up tokens must not spend the reconciler's. */
-#ifndef KT_RECONCILER_METRICS_AUTH_H
-#define KT_RECONCILER_METRICS_AUTH_H
+ * requests with made-up tokens must not spend the daemon's. Used by both daemons' metrics
+ * servers (kt-reconciler and kt-webhook). */
+#ifndef KT_AUTHZ_METRICS_AUTH_H
+#define KT_AUTHZ_METRICS_AUTH_H
 
 #include "common/net/httpd.h"
 #include "common/kube/kube.h"

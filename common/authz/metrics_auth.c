@@ -1,5 +1,5 @@
-/* reconciler/metrics_auth.c - TokenReview + SubjectAccessReview in front of /metrics. */
-#include "metrics_auth.h"
+/* common/authz/metrics_auth.c - TokenReview + SubjectAccessReview in front of /metrics. */
+#include "common/authz/metrics_auth.h"
 
 #include <ctype.h>
 #include <jansson.h>
