@@ -2,8 +2,15 @@
  *
  * Each informer is a small state machine: LIST (blocking, paged) -> WATCH (streamed through the
  * loop's multi handle) -> WATCH again from the last resourceVersion, relisting on 410 Gone and
- * backing off with jitter after failures. The store is a jansson object keyed "ns/name" under
- * a mutex; handlers run outside the lock. */
+ * backing off with jitter after failures. The store is a hash table keyed "ns/name" under a
+ * mutex; handlers run outside the lock.
+ *
+ * Objects are stored as their compact JSON text, not as jansson trees: a parsed object costs
+ * five to eight times its text (a node, a hash table and a key copy per member, a value per
+ * leaf, malloc's header on each), so 1,000 TrainJobs with their JobSets and snapshots took
+ * ~16 MB as trees and ~4 MB as text (tests/bench/bench_reconcile.sh). Readers get a fresh
+ * parse, which costs about what the deep copy they got before did. Only the loop thread
+ * writes the table, so it reads it without the lock; other threads take the lock. */
 #include "common/kube/informer.h"
 
 #include <pthread.h>
@@ -22,6 +29,22 @@
 
 enum state { ST_LIST, ST_WATCH, ST_WATCHING, ST_BACKOFF };
 
+/* One stored object: key, resourceVersion and compact JSON text in one allocation. */
+struct entry {
+    struct entry *next; /* bucket chain */
+    uint32_t hash;
+    uint32_t mark;     /* the last LIST that returned it (replace_done) */
+    uint32_t rv_off;   /* data + rv_off: the resourceVersion */
+    uint32_t text_off; /* data + text_off: the object */
+    size_t text_len;
+    char data[]; /* key NUL rv NUL text NUL */
+};
+
+struct table {
+    struct entry **b; /* nb buckets, a power of two */
+    size_t nb, n;
+};
+
 struct kt_informer {
     struct kt_kube_gvr gvr;
     char *ns;
@@ -34,8 +57,10 @@ struct kt_informer {
     void *transform_ud;
     struct kt_informer_handlers h;
 
-    pthread_mutex_t lock; /* guards store */
-    json_t *store;        /* "ns/name" -> object */
+    pthread_mutex_t lock;  /* guards store against the loop thread's writes */
+    struct table store;    /* "ns/name" -> entry */
+    struct kt_buf scratch; /* loop thread: serialising an object */
+    uint32_t list_mark;    /* loop thread: counts LISTs, marks what each returned */
     atomic_bool synced;
     atomic_ulong n_lists, n_relists_gone, n_watches, n_watch_ends, n_failures;
 
@@ -65,6 +90,113 @@ static char *dup_or_null(const char *s)
     return s && *s ? kt_xstrdup(s) : NULL;
 }
 
+/* ---- the table ------------------------------------------------------------------------- */
+
+static uint32_t hash_of(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h;
+}
+
+/* The link that points at key's entry (or the NULL link ending its chain). */
+static struct entry **table_slot(const struct table *t, const char *key, uint32_t hash)
+{
+    struct entry **p;
+
+    if (t->nb == 0) {
+        return NULL;
+    }
+    for (p = &t->b[hash & (t->nb - 1)]; *p; p = &(*p)->next) {
+        if ((*p)->hash == hash && strcmp((*p)->data, key) == 0) {
+            break;
+        }
+    }
+    return p;
+}
+
+static struct entry *table_get(const struct table *t, const char *key)
+{
+    struct entry **p = table_slot(t, key, hash_of(key));
+    return p ? *p : NULL;
+}
+
+static void table_grow(struct table *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 64;
+    struct entry **b = kt_xcalloc(nb, sizeof(*b));
+
+    for (size_t i = 0; i < t->nb; i++) {
+        struct entry *e = t->b[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+}
+
+/* Put e (owned by the table from now on) in place of the entry with its key; returns that
+ * entry (the caller's now) or NULL. */
+static struct entry *table_put(struct table *t, struct entry *e)
+{
+    struct entry **p, *old;
+
+    if (t->n >= t->nb) {
+        table_grow(t);
+    }
+    p = table_slot(t, e->data, e->hash);
+    old = *p;
+    e->next = old ? old->next : NULL;
+    *p = e;
+    if (!old) {
+        t->n++;
+    }
+    return old;
+}
+
+/* Unlink key's entry; returns it (the caller's now) or NULL. */
+static struct entry *table_del(struct table *t, const char *key)
+{
+    struct entry **p = table_slot(t, key, hash_of(key)), *old = p ? *p : NULL;
+
+    if (old) {
+        *p = old->next;
+        t->n--;
+    }
+    return old;
+}
+
+static void table_clear(struct table *t)
+{
+    for (size_t i = 0; i < t->nb; i++) {
+        struct entry *e = t->b[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+    }
+    free(t->b);
+    memset(t, 0, sizeof(*t));
+}
+
+/* A new parse of e's object. Caller owns it. */
+static json_t *entry_object(const struct entry *e)
+{
+    json_error_t jerr;
+    /* The text is our own serialisation of a parsed object: only running out of memory can
+     * fail, and jansson's allocator (kt_mem_init) aborts then. */
+    json_t *v = json_loadb(e->data + e->text_off, e->text_len, JSON_DECODE_ANY, &jerr);
+
+    KT_ASSERT(v != NULL);
+    return v;
+}
+
 struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
                                     const struct kt_informer_handlers *h)
 {
@@ -84,7 +216,7 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
         inf->h = *h;
     }
     pthread_mutex_init(&inf->lock, NULL);
-    inf->store = json_object();
+    kt_buf_init(&inf->scratch, SIZE_MAX / 2);
     inf->state = ST_LIST;
     inf->backoff_s = BACKOFF_MIN_S;
     return inf;
@@ -98,7 +230,8 @@ void kt_informer_free(struct kt_informer *inf)
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
-    json_decref(inf->store);
+    table_clear(&inf->store);
+    kt_buf_release(&inf->scratch);
     free(inf->rv);
     free(inf->path);
     if (inf->easy) {
@@ -126,11 +259,11 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
     char *key = key_of(ns, name);
     json_t *v;
 
-    /* A deep copy, not a reference: jansson's inline refcount checks are plain reads, so
-     * sharing stored values with other threads would race with the loop's decrefs. */
+    /* A private parse: nothing stored is shared with other threads (jansson's inline
+     * reference counts are not atomic). */
     pthread_mutex_lock(&inf->lock);
-    v = json_object_get(inf->store, key);
-    v = v ? json_deep_copy(v) : NULL;
+    const struct entry *e = table_get(&inf->store, key);
+    v = e ? entry_object(e) : NULL;
     pthread_mutex_unlock(&inf->lock);
     free(key);
     return v;
@@ -139,13 +272,12 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
 json_t *kt_informer_snapshot(struct kt_informer *inf)
 {
     json_t *arr = json_array();
-    const char *k;
-    json_t *v;
 
     pthread_mutex_lock(&inf->lock);
-    json_object_foreach(inf->store, k, v)
-    {
-        json_array_append_new(arr, json_deep_copy(v));
+    for (size_t i = 0; i < inf->store.nb; i++) {
+        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
+            json_array_append_new(arr, entry_object(e));
+        }
     }
     pthread_mutex_unlock(&inf->lock);
     return arr;
@@ -159,7 +291,7 @@ void kt_informer_stats(struct kt_informer *inf, struct kt_informer_stats *out)
     out->watch_ends = atomic_load(&inf->n_watch_ends);
     out->failures = atomic_load(&inf->n_failures);
     pthread_mutex_lock(&inf->lock);
-    out->objects = json_object_size(inf->store);
+    out->objects = inf->store.n;
     pthread_mutex_unlock(&inf->lock);
 }
 
@@ -203,33 +335,74 @@ static json_t *prepare(struct kt_informer *inf, json_t *obj)
     return obj;
 }
 
-/* Store obj (stolen) as an add or update; duplicates (same resourceVersion) are dropped. */
+/* A new entry for obj under key: its resourceVersion and compact text. NULL when obj cannot
+ * be serialised or is larger than an entry can say (then it is not stored). */
+static struct entry *entry_new(struct kt_informer *inf, const char *key, const json_t *obj)
+{
+    const char *rv = rv_of(obj);
+    size_t klen = strlen(key), rlen = strlen(rv);
+    struct kt_err err = {0};
+    struct entry *e;
+
+    kt_buf_reset(&inf->scratch);
+    if (kt_json_dump_buf(obj, &inf->scratch, &err) < 0 || inf->scratch.len > UINT32_MAX ||
+        klen + rlen + 2 > UINT32_MAX) {
+        kt_buf_release(&inf->scratch);
+        kt_buf_init(&inf->scratch, SIZE_MAX / 2);
+        return NULL;
+    }
+    e = kt_xmalloc(sizeof(*e) + klen + rlen + inf->scratch.len + 3);
+    e->next = NULL;
+    e->hash = hash_of(key);
+    e->mark = 0;
+    e->rv_off = (uint32_t)(klen + 1);
+    e->text_off = (uint32_t)(klen + rlen + 2);
+    e->text_len = inf->scratch.len;
+    memcpy(e->data, key, klen + 1);
+    memcpy(e->data + e->rv_off, rv, rlen + 1);
+    memcpy(e->data + e->text_off, inf->scratch.data, inf->scratch.len + 1);
+    if (inf->scratch.cap > 64 * 1024) {
+        kt_buf_release(&inf->scratch); /* one big object does not pin its size */
+        kt_buf_init(&inf->scratch, SIZE_MAX / 2);
+    }
+    return e;
+}
+
+/* Store obj (stolen) as an add or update; duplicates (same resourceVersion) are dropped.
+ * Runs on the loop thread, the table's only writer: it reads without the lock. */
 static void upsert(struct kt_informer *inf, json_t *obj)
 {
     char *key = obj_key(obj);
-    json_t *old = NULL;
+    struct entry *old, *e;
 
     if (!key) {
         json_decref(obj);
         return;
     }
-    pthread_mutex_lock(&inf->lock);
-    old = json_incref(json_object_get(inf->store, key));
-    if (old && strcmp(rv_of(old), rv_of(obj)) == 0) {
-        pthread_mutex_unlock(&inf->lock);
-        json_decref(old);
+    old = table_get(&inf->store, key);
+    if (old && strcmp(old->data + old->rv_off, rv_of(obj)) == 0) {
         json_decref(obj);
         free(key);
         return;
     }
-    json_object_set(inf->store, key, obj);
+    e = entry_new(inf, key, obj);
+    if (!e) {
+        kt_log_warn("informer", "%s %s cannot be stored", inf->gvr.resource, key);
+        json_decref(obj);
+        free(key);
+        return;
+    }
+    pthread_mutex_lock(&inf->lock);
+    old = table_put(&inf->store, e);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_update) {
-        inf->h.on_update(inf->h.ud, old, obj);
+        json_t *was = entry_object(old);
+        inf->h.on_update(inf->h.ud, was, obj);
+        json_decref(was);
     } else if (!old && inf->h.on_add) {
         inf->h.on_add(inf->h.ud, obj);
     }
-    json_decref(old);
+    free(old);
     json_decref(obj);
     free(key);
 }
@@ -237,18 +410,17 @@ static void upsert(struct kt_informer *inf, json_t *obj)
 /* Remove key; report last (stolen; NULL = the stored object) as the final state. */
 static void remove_key(struct kt_informer *inf, const char *key, json_t *last)
 {
-    json_t *old;
+    struct entry *old;
 
     pthread_mutex_lock(&inf->lock);
-    old = json_incref(json_object_get(inf->store, key));
-    if (old) {
-        json_object_del(inf->store, key);
-    }
+    old = table_del(&inf->store, key);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_delete) {
-        inf->h.on_delete(inf->h.ud, last ? last : old);
+        json_t *was = last ? json_incref(last) : entry_object(old);
+        inf->h.on_delete(inf->h.ud, was);
+        json_decref(was);
     }
-    json_decref(old);
+    free(old);
     json_decref(last);
 }
 
@@ -281,46 +453,49 @@ static int on_event(void *ud, const struct kt_kube_watch_event *ev)
     return 0;
 }
 
-/* kt_kube_list_opts.each: prepare every item as its page arrives, so a LIST never holds
- * more than one page of unprepared objects. */
-static json_t *prepare_each(json_t *item, void *ud)
+/* kt_kube_list_opts.each: store every item as its page arrives (handlers run then), leaving
+ * only its key in the list, so a LIST never holds more than one page of parsed objects. */
+static json_t *store_each(json_t *item, void *ud)
 {
-    return prepare(ud, item);
+    struct kt_informer *inf = ud;
+    json_t *obj = prepare(inf, item);
+    char *key = obj_key(obj);
+    json_t *k = key ? json_string(key) : NULL;
+
+    upsert(inf, obj);
+    free(key);
+    return k;
 }
 
-/* Replace the store with a LIST's (prepared) items: adds and updates for what changed, deletes for
- * what is gone. */
-static void replace(struct kt_informer *inf, json_t *items)
+/* After a LIST (its items are the keys store_each left): delete what it did not return. The
+ * keys come from the list that succeeded, not from items stored by an attempt that was
+ * restarted (kt_kube_list restarts once when its continue token expires). */
+static void replace_done(struct kt_informer *inf, json_t *keys)
 {
-    json_t *seen = json_object();
     json_t *gone = json_array();
-    const char *k;
-    json_t *v;
     size_t i;
+    json_t *v;
 
-    json_array_foreach(items, i, v)
+    inf->list_mark++;
+    json_array_foreach(keys, i, v)
     {
-        char *key = obj_key(v);
-        if (key) {
-            json_object_set_new(seen, key, json_true());
-            upsert(inf, json_incref(v)); /* prepared as its page arrived (do_list) */
-            free(key);
+        struct entry *e = json_is_string(v) ? table_get(&inf->store, json_string_value(v)) : NULL;
+        if (e) {
+            e->mark = inf->list_mark;
         }
     }
-    pthread_mutex_lock(&inf->lock);
-    json_object_foreach(inf->store, k, v)
-    {
-        if (!json_object_get(seen, k)) {
-            json_array_append_new(gone, json_string(k));
+    for (i = 0; i < inf->store.nb; i++) {
+        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
+            if (e->mark != inf->list_mark) {
+                json_array_append_new(gone, json_string(e->data));
+            }
         }
     }
-    pthread_mutex_unlock(&inf->lock);
     json_array_foreach(gone, i, v)
     {
         remove_key(inf, json_string_value(v), NULL);
     }
     json_decref(gone);
-    json_decref(seen);
 }
 
 static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struct kt_err *err)
@@ -332,7 +507,7 @@ static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struc
     o.label_selector = inf->label_selector;
     o.field_selector = inf->field_selector;
     o.limit = inf->page_size;
-    o.each = prepare_each;
+    o.each = store_each;
     o.each_ud = inf;
     if (kt_kube_list(loop->client, &inf->gvr, inf->ns, &o, &list, err) < 0) {
         return -1;
@@ -340,7 +515,7 @@ static int do_list(struct kt_informer_loop *loop, struct kt_informer *inf, struc
     rv = kt_json_str(json_object_get(list, "metadata"), "resourceVersion", "");
     free(inf->rv);
     inf->rv = kt_xstrdup(rv);
-    replace(inf, json_object_get(list, "items"));
+    replace_done(inf, json_object_get(list, "items"));
     json_decref(list);
     atomic_fetch_add(&inf->n_lists, 1);
     if (!atomic_load(&inf->synced)) {
