@@ -302,13 +302,13 @@ static json_t *owned_or_identity(json_t *obj, void *ud)
 
 /* ---- returning freed heap ---- */
 
-/* The informers parse whole LISTs (every page, full objects) before the transforms slim
- * them, and a burst of reconciles leaves per-request JSON behind; the freed chunks sit
- * between live ones, so glibc cannot shrink the heap by itself. malloc_trim(0) gives their
- * pages back (measured: 53 -> 39 MB RSS after starting with 1,000 TrainJobs). It walks every
- * arena, so it runs once per informer's first LIST and when the queue drains, at most every
- * KT_TRIM_INTERVAL_S. */
-#define KT_TRIM_INTERVAL_S 10
+/* The informers parse LIST pages (full objects) before the transforms slim them, and a burst
+ * of reconciles leaves per-request JSON behind; the freed chunks sit between live ones, so
+ * glibc cannot shrink the heap by itself. malloc_trim(0) gives their pages back. It walks
+ * every arena, so it runs once per informer's first LIST and once at the end of each burst
+ * of work: when the queue has been empty for KT_TRIM_IDLE_S after a reconcile
+ * (kt_rec_trim_idle, from the main thread's tick). */
+#define KT_TRIM_IDLE_S 1.0
 
 static void synced_trim(void *ud)
 {
@@ -316,13 +316,21 @@ static void synced_trim(void *ud)
     malloc_trim(0);
 }
 
-static void trim_when_drained(struct kt_rec *r)
+static double mono_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    long long now = (long long)ts.tv_sec, last = atomic_load(&r->last_trim_s);
-    if (kt_queue_len(r->queue) == 0 && now - last >= KT_TRIM_INTERVAL_S &&
-        atomic_compare_exchange_strong(&r->last_trim_s, &last, now)) {
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void kt_rec_trim_idle(struct kt_rec *r)
+{
+    long long last = atomic_load(&r->last_work_ms);
+    if (last == 0 || kt_queue_len(r->queue) != 0 ||
+        mono_now() * 1000.0 - (double)last < KT_TRIM_IDLE_S * 1000.0) {
+        return;
+    }
+    if (atomic_compare_exchange_strong(&r->last_work_ms, &last, 0)) {
         malloc_trim(0);
     }
 }
@@ -969,13 +977,6 @@ int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key
     return rc;
 }
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key)
 {
     const char *ctl[] = {CONTROLLER};
@@ -989,7 +990,7 @@ void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key)
         kt_metric_inc(r->m_errors, ctl);
         double d = kt_queue_add_rate_limited(r->queue, key);
         kt_log_warn(LOG, "reconcile %s failed (retry in %.3fs): %s", key, d, err.msg);
-        trim_when_drained(r);
+        atomic_store(&r->last_work_ms, (long long)(mono_now() * 1000.0));
         return;
     }
     kt_queue_forget(r->queue, key);
@@ -999,5 +1000,5 @@ void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key)
         kt_queue_add_after(r->queue, key, requeue);
     }
     kt_log_debug(LOG, "reconciled %s", key);
-    trim_when_drained(r);
+    atomic_store(&r->last_work_ms, (long long)(mono_now() * 1000.0));
 }

@@ -29,9 +29,30 @@
 
 enum state { ST_LIST, ST_WATCH, ST_WATCHING, ST_BACKOFF };
 
-/* One stored object: key, resourceVersion and compact JSON text in one allocation. */
+/* A long string value shared by the stored objects that carry it (a runtime snapshot's text
+ * is the same in every TrainJob's ConfigMap): objects hold it once, by reference. */
+struct blob {
+    struct blob *next; /* bucket chain */
+    uint32_t hash;
+    uint32_t refs; /* entries that hold it; loop thread only */
+    size_t len;
+    char data[]; /* len bytes and a NUL */
+};
+
+#define BLOB_MIN 512 /* shorter strings stay inline */
+
+struct blobs {
+    struct blob **b; /* nb buckets, a power of two */
+    size_t nb, n;
+};
+
+/* One stored object: key, resourceVersion and compact JSON text in one allocation. Each long
+ * string of the object is a blob; in the text it is "\u0000" and its index in blobs (no
+ * stored string holds a NUL: kt_json_parse rejects them). */
 struct entry {
-    struct entry *next; /* bucket chain */
+    struct entry *next;  /* bucket chain */
+    struct blob **blobs; /* n_blobs references, or NULL */
+    uint32_t n_blobs;
     uint32_t hash;
     uint32_t mark;     /* the last LIST that returned it (replace_done) */
     uint32_t rv_off;   /* data + rv_off: the resourceVersion */
@@ -59,6 +80,7 @@ struct kt_informer {
 
     pthread_mutex_t lock;  /* guards store against the loop thread's writes */
     struct table store;    /* "ns/name" -> entry */
+    struct blobs blobs;    /* loop thread: the long strings the entries share */
     struct kt_buf scratch; /* loop thread: serialising an object */
     uint32_t list_mark;    /* loop thread: counts LISTs, marks what each returned */
     atomic_bool synced;
@@ -172,17 +194,202 @@ static struct entry *table_del(struct table *t, const char *key)
     return old;
 }
 
-static void table_clear(struct table *t)
+/* ---- shared long strings ---------------------------------------------------------------- */
+
+static uint32_t hash_mem(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static void blobs_grow(struct blobs *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 16;
+    struct blob **b = kt_xcalloc(nb, sizeof(*b));
+
+    for (size_t i = 0; i < t->nb; i++) {
+        struct blob *x = t->b[i], *next;
+        for (; x; x = next) {
+            next = x->next;
+            x->next = b[x->hash & (nb - 1)];
+            b[x->hash & (nb - 1)] = x;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+}
+
+/* A reference to the blob holding s[0..n) (made when new). */
+static struct blob *blob_ref(struct blobs *t, const char *s, size_t n)
+{
+    uint32_t h = hash_mem(s, n);
+    struct blob *x;
+
+    if (t->n >= t->nb) {
+        blobs_grow(t);
+    }
+    for (x = t->b[h & (t->nb - 1)]; x; x = x->next) {
+        if (x->hash == h && x->len == n && memcmp(x->data, s, n) == 0) {
+            x->refs++;
+            return x;
+        }
+    }
+    x = kt_xmalloc(sizeof(*x) + n + 1);
+    x->hash = h;
+    x->refs = 1;
+    x->len = n;
+    memcpy(x->data, s, n);
+    x->data[n] = '\0';
+    x->next = t->b[h & (t->nb - 1)];
+    t->b[h & (t->nb - 1)] = x;
+    t->n++;
+    return x;
+}
+
+static void blob_unref(struct blobs *t, struct blob *x)
+{
+    struct blob **p;
+
+    if (--x->refs > 0) {
+        return;
+    }
+    for (p = &t->b[x->hash & (t->nb - 1)]; *p != x; p = &(*p)->next) {
+    }
+    *p = x->next;
+    t->n--;
+    free(x);
+}
+
+/* Free e (unlinked) and drop its blob references. Loop thread. */
+static void entry_free(struct blobs *t, struct entry *e)
+{
+    if (!e) {
+        return;
+    }
+    for (uint32_t i = 0; i < e->n_blobs; i++) {
+        blob_unref(t, e->blobs[i]);
+    }
+    free(e->blobs);
+    free(e);
+}
+
+static void table_clear(struct table *t, struct blobs *bl)
 {
     for (size_t i = 0; i < t->nb; i++) {
         struct entry *e = t->b[i], *next;
         for (; e; e = next) {
             next = e->next;
-            free(e);
+            entry_free(bl, e);
         }
     }
     free(t->b);
     memset(t, 0, sizeof(*t));
+    free(bl->b);
+    memset(bl, 0, sizeof(*bl));
+}
+
+static bool has_long_string(json_t *v)
+{
+    const char *k;
+    json_t *m;
+    size_t i;
+
+    if (json_is_string(v)) {
+        return json_string_length(v) >= BLOB_MIN;
+    }
+    json_object_foreach(v, k, m)
+    {
+        if (has_long_string(m)) {
+            return true;
+        }
+    }
+    json_array_foreach(v, i, m)
+    {
+        if (has_long_string(m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The placeholder of blob number i: a NUL then i in decimal. */
+static json_t *blob_mark(uint32_t i)
+{
+    char buf[16];
+    int n = snprintf(buf + 1, sizeof(buf) - 1, "%u", (unsigned)i);
+
+    buf[0] = '\0';
+    return json_stringn_nocheck(buf, (size_t)n + 1);
+}
+
+/* The long strings of m, a member of a private copy, into blobs (recursively); returns the
+ * placeholder to put in m's place, or NULL to keep m. */
+static json_t *swap_out(struct blobs *t, json_t *m, struct kt_buf *refs)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (json_is_string(m)) {
+        if (json_string_length(m) < BLOB_MIN) {
+            return NULL;
+        }
+        struct blob *x = blob_ref(t, json_string_value(m), json_string_length(m));
+        KT_ASSERT(kt_buf_append(refs, &x, sizeof(x), NULL) == 0);
+        return blob_mark((uint32_t)(refs->len / sizeof(x) - 1));
+    }
+    json_object_foreach(m, k, c)
+    {
+        json_t *r = swap_out(t, c, refs);
+        if (r) {
+            json_object_set_new(m, k, r); /* replaces in place: the iteration goes on */
+        }
+    }
+    json_array_foreach(m, i, c)
+    {
+        json_t *r = swap_out(t, c, refs);
+        if (r) {
+            json_array_set_new(m, i, r);
+        }
+    }
+    return NULL;
+}
+
+/* Put the blobs of e back in place of their placeholders in v (parsed from e's text). */
+static json_t *swap_in(const struct entry *e, json_t *m)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (json_is_string(m)) {
+        const char *s = json_string_value(m);
+        if (json_string_length(m) < 2 || s[0] != '\0') {
+            return NULL;
+        }
+        unsigned long n = strtoul(s + 1, NULL, 10);
+        KT_ASSERT(n < e->n_blobs);
+        return json_stringn_nocheck(e->blobs[n]->data, e->blobs[n]->len);
+    }
+    json_object_foreach(m, k, c)
+    {
+        json_t *r = swap_in(e, c);
+        if (r) {
+            json_object_set_new(m, k, r);
+        }
+    }
+    json_array_foreach(m, i, c)
+    {
+        json_t *r = swap_in(e, c);
+        if (r) {
+            json_array_set_new(m, i, r);
+        }
+    }
+    return NULL;
 }
 
 /* A new parse of e's object. Caller owns it. */
@@ -191,9 +398,13 @@ static json_t *entry_object(const struct entry *e)
     json_error_t jerr;
     /* The text is our own serialisation of a parsed object: only running out of memory can
      * fail, and jansson's allocator (kt_mem_init) aborts then. */
-    json_t *v = json_loadb(e->data + e->text_off, e->text_len, JSON_DECODE_ANY, &jerr);
+    json_t *v = json_loadb(e->data + e->text_off, e->text_len,
+                           JSON_DECODE_ANY | (e->n_blobs ? JSON_ALLOW_NUL : 0), &jerr);
 
     KT_ASSERT(v != NULL);
+    if (e->n_blobs) {
+        swap_in(e, v);
+    }
     return v;
 }
 
@@ -230,7 +441,7 @@ void kt_informer_free(struct kt_informer *inf)
     free(inf->ns);
     free(inf->label_selector);
     free(inf->field_selector);
-    table_clear(&inf->store);
+    table_clear(&inf->store, &inf->blobs);
     kt_buf_release(&inf->scratch);
     free(inf->rv);
     free(inf->path);
@@ -337,22 +548,41 @@ static json_t *prepare(struct kt_informer *inf, json_t *obj)
 
 /* A new entry for obj under key: its resourceVersion and compact text. NULL when obj cannot
  * be serialised or is larger than an entry can say (then it is not stored). */
-static struct entry *entry_new(struct kt_informer *inf, const char *key, const json_t *obj)
+static struct entry *entry_new(struct kt_informer *inf, const char *key, json_t *obj)
 {
     const char *rv = rv_of(obj);
     size_t klen = strlen(key), rlen = strlen(rv);
     struct kt_err err = {0};
+    struct kt_buf refs;
+    json_t *copy = NULL;
     struct entry *e;
 
+    kt_buf_init(&refs, SIZE_MAX / 2);
+    if (has_long_string(obj)) {
+        copy = json_deep_copy(obj);
+        swap_out(&inf->blobs, copy, &refs);
+    }
     kt_buf_reset(&inf->scratch);
-    if (kt_json_dump_buf(obj, &inf->scratch, &err) < 0 || inf->scratch.len > UINT32_MAX ||
-        klen + rlen + 2 > UINT32_MAX) {
+    if (kt_json_dump_buf(copy ? copy : obj, &inf->scratch, &err) < 0 ||
+        inf->scratch.len > UINT32_MAX || klen + rlen + 2 > UINT32_MAX) {
         kt_buf_release(&inf->scratch);
         kt_buf_init(&inf->scratch, SIZE_MAX / 2);
+        for (size_t i = 0; i < refs.len / sizeof(struct blob *); i++) {
+            blob_unref(&inf->blobs, ((struct blob **)(void *)refs.data)[i]);
+        }
+        kt_buf_release(&refs);
+        json_decref(copy);
         return NULL;
     }
+    json_decref(copy);
     e = kt_xmalloc(sizeof(*e) + klen + rlen + inf->scratch.len + 3);
     e->next = NULL;
+    e->n_blobs = (uint32_t)(refs.len / sizeof(struct blob *));
+    e->blobs = e->n_blobs ? kt_xmalloc(refs.len) : NULL;
+    if (e->n_blobs) {
+        memcpy(e->blobs, refs.data, refs.len);
+    }
+    kt_buf_release(&refs);
     e->hash = hash_of(key);
     e->mark = 0;
     e->rv_off = (uint32_t)(klen + 1);
@@ -402,7 +632,7 @@ static void upsert(struct kt_informer *inf, json_t *obj)
     } else if (!old && inf->h.on_add) {
         inf->h.on_add(inf->h.ud, obj);
     }
-    free(old);
+    entry_free(&inf->blobs, old);
     json_decref(obj);
     free(key);
 }
@@ -420,7 +650,7 @@ static void remove_key(struct kt_informer *inf, const char *key, json_t *last)
         inf->h.on_delete(inf->h.ud, was);
         json_decref(was);
     }
-    free(old);
+    entry_free(&inf->blobs, old);
     json_decref(last);
 }
 
