@@ -22,6 +22,7 @@
 #include "common/kube/informer.h"
 #include "common/kube/kube.h"
 #include "common/net/metrics.h"
+#include "applied.h"
 #include "apply.h"
 #include "queue.h"
 
@@ -56,6 +57,7 @@ struct kt_rec {
     const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
     size_t n_extra;
     struct kt_rec_kinds *kinds;     /* discovered kinds (plugin watches, applied objects) */
+    struct kt_applied *applied;     /* what this process applied last (applied.h) */
     _Atomic long long last_work_ms; /* monotonic ms of the last reconcile not yet trimmed after */
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
