@@ -809,6 +809,12 @@ static int start_watch(struct kt_informer_loop *loop, struct kt_informer *inf, s
     kt__kube_rate_wait(loop->cfg);
     kt__kube_stream_init(&inf->stream, loop->cfg, inf->easy, inf->path, o.timeout_seconds, on_event,
                          inf, &loop->stop);
+    /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
+     * kube-apiserver does; client-go does the same): one TLS session instead of one per
+     * informer. PIPEWAIT makes a watch started before that connection is up wait for it
+     * rather than open another. */
+    curl_easy_setopt(inf->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(inf->easy, CURLOPT_PIPEWAIT, 1L);
     curl_multi_add_handle(loop->multi, inf->easy);
     atomic_fetch_add(&inf->n_watches, 1);
     inf->state = ST_WATCHING;
