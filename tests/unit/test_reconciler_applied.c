@@ -1,0 +1,71 @@
+/* tests/unit/test_reconciler_applied.c - reconciler/applied.c: an apply is skipped only for
+ * the same owner, object, content and the resourceVersion the server answered; forgetting an
+ * owner drops its objects and no other's. Compiled in directly (reconciler/ is not part of
+ * libkt.a). */
+#include "tests/test.h"
+
+#include "common/base/mem.h"
+#include "reconciler/applied.c"
+
+static void test_same(void)
+{
+    struct kt_applied *a = kt_applied_new();
+    json_t *o = json_pack("{s:s, s:{s:s}}", "kind", "JobSet", "metadata", "name", "a");
+    json_t *o2 = json_pack("{s:s, s:{s:s}}", "kind", "JobSet", "metadata", "name", "b");
+    uint64_t h = kt_applied_hash_obj(o), h2 = kt_applied_hash_obj(o2);
+
+    CHECK(h != h2);
+    CHECK(!kt_applied_same(a, "ns/tj", "js", h, "10")); /* nothing applied yet */
+    kt_applied_put(a, "ns/tj", "js", h, "10");
+    CHECK(kt_applied_same(a, "ns/tj", "js", h, "10"));
+    CHECK(!kt_applied_same(a, "ns/tj", "js", h, "11"));  /* written since */
+    CHECK(!kt_applied_same(a, "ns/tj", "js", h2, "10")); /* other desired content */
+    CHECK(!kt_applied_same(a, "ns/tj", "cm", h, "10"));  /* other object */
+    CHECK(!kt_applied_same(a, "ns/tj2", "js", h, "10")); /* other owner */
+    CHECK(!kt_applied_same(a, "ns/tj", "js", h, ""));    /* not in the cache */
+    kt_applied_put(a, "ns/tj", "js", h2, "12");          /* replaced, not added */
+    CHECK_EQ_INT(kt_applied_len(a), 1);
+    CHECK(kt_applied_same(a, "ns/tj", "js", h2, "12"));
+    CHECK(!kt_applied_same(a, "ns/tj", "js", h, "10"));
+    json_decref(o);
+    json_decref(o2);
+    kt_applied_free(a);
+}
+
+static void test_forget(void)
+{
+    struct kt_applied *a = kt_applied_new();
+    char owner[32], key[32];
+
+    for (int i = 0; i < 500; i++) { /* grows past the first table size */
+        snprintf(owner, sizeof(owner), "ns/tj%d", i);
+        kt_applied_put(a, owner, "cm", 1, "5");
+        kt_applied_put(a, owner, "js", 2, "6");
+    }
+    CHECK_EQ_INT(kt_applied_len(a), 1000);
+    kt_applied_forget(a, "ns/tj7");
+    kt_applied_forget(a, "ns/absent");
+    CHECK_EQ_INT(kt_applied_len(a), 998);
+    CHECK(!kt_applied_same(a, "ns/tj7", "cm", 1, "5"));
+    CHECK(!kt_applied_same(a, "ns/tj7", "js", 2, "6"));
+    for (int i = 0; i < 500; i++) {
+        if (i == 7) {
+            continue;
+        }
+        snprintf(owner, sizeof(owner), "ns/tj%d", i);
+        snprintf(key, sizeof(key), "%s", i % 2 ? "cm" : "js");
+        if (!kt_applied_same(a, owner, key, i % 2 ? 1 : 2, i % 2 ? "5" : "6")) {
+            TEST_FAIL_("%s %s lost", owner, key);
+        }
+    }
+    kt_applied_free(a);
+    kt_applied_free(NULL);
+}
+
+int main(void)
+{
+    kt_mem_init();
+    test_same();
+    test_forget();
+    return test_report();
+}
