@@ -136,3 +136,14 @@ it_runtime_template() {
                       image: busybox
 YAML
 }
+
+# it_poll CMD... - run CMD every 0.1 s until it succeeds (output discarded), at most IT_POLL_S
+# seconds (default 60): for conditions `kubectl wait` cannot express. Returns 1 on timeout.
+it_poll() {
+    local i
+    for i in $(seq $((${IT_POLL_S:-60} * 10))); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}

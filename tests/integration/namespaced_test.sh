@@ -28,14 +28,7 @@ check() { # check NAME CMD... - ok when CMD succeeds
     shift
     if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
 }
-poll() { # poll CMD... - bounded poll (60 s)
-    local i
-    for i in $(seq 600); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
+poll() { it_poll "$@"; }
 
 # ---- the shipped overlay ------------------------------------------------------------------
 if kc kustomize "$it_root/deploy/namespaced" >"$IT_TMP/all.yaml" 2>"$IT_TMP/kust.err"; then

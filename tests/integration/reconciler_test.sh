@@ -132,14 +132,7 @@ ${5:-}
 YAML
 }
 
-poll() { # poll CMD... - bounded poll (60 s) for a condition kubectl wait cannot express
-    local i
-    for i in $(seq 600); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
+poll() { it_poll "$@"; }
 finalizers_are() { test "$(kc get $1 -o jsonpath='{.metadata.finalizers}')" = "$2"; }
 no_finalizers() { test -z "$(kc get "$1" -o jsonpath='{.metadata.finalizers}')"; }
 js_status() { # js_status NS NAME JSON - write the JobSet status as the JobSet controller would

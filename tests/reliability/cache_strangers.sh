@@ -18,14 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-poll() { # poll CMD... - bounded poll (120 s)
-    local i
-    for i in $(seq 1200); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
+poll() { IT_POLL_S=120 it_poll "$@"; }
 rss_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
 # start_rec NAME - start a reconciler; wait (bounded) for /readyz 200. Sets REC_PID, MPORT.

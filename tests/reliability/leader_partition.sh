@@ -25,14 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-poll() { # poll CMD... - bounded poll (60 s)
-    local i
-    for i in $(seq 600); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
-}
+poll() { it_poll "$@"; }
 
 # start_rec NAME KUBECONFIG CONFIG - start a reconciler; wait (bounded) for /readyz 200.
 start_rec() {
