@@ -309,9 +309,9 @@ per() { # per WHO TAG COUNT - KB per TrainJob above idle
 }
 echo "bench: rss per TrainJob at $N: kt $(per kt "$N" "$N") KB$([ "$HAVE_UP" = 1 ] && echo ", upstream $(per up "$N" "$N") KB")"
 if [ "$G" -gt 0 ]; then
-    line "reconcile-$G drain" "drain-$G" s
-    line "reconcile-$G cpu" "cpu-$G" s
-    line "rss-$G settled" "rss-$G" KB
+    echo "bench: reconcile-$G drain: kt $(med "kt-drain-$G") s (kt only)"
+    echo "bench: reconcile-$G cpu: kt $(med "kt-cpu-$G") s"
+    echo "bench: rss-$G settled: kt $(med "kt-rss-$G") KB, anonymous $(med "kt-anon-$G") KB"
     echo "bench: rss per TrainJob at $G: kt $(per kt "$G" "$G") KB"
     echo "bench: cpu per TrainJob: kt $(awk -v a="$(med "kt-cpu-$N")" -v n="$N" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $N, $(awk -v a="$(med "kt-cpu-$G")" -v n="$G" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $G"
 fi
