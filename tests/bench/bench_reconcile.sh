@@ -23,7 +23,7 @@
 #     TrainJob at both sizes. Off by default (minutes on 2 cores).
 #  4. unrelated objects: 10,000 ConfigMaps and 5,000 Secrets (1 KiB each) nobody owns are
 #     added (BENCH_UNRELATED=0 skips); each manager's idle RSS again.
-# RSS is VmRSS, which counts the shared library pages the process touched (~8.5 MB for kt:
+# RSS is VmRSS, which counts the file pages the process touched (~8.9 MB for kt idle:
 # GnuTLS, libc, libcurl, libcrypto...); "private" is Private_Clean + Private_Dirty (for a
 # static Go binary that includes its own text); "anonymous" is RssAnon: heap, stacks and
 # other memory no file backs, the part that grows with the cluster.
