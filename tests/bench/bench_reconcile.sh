@@ -23,7 +23,7 @@
 #     TrainJob at both sizes. Off by default (minutes on 2 cores).
 #  4. unrelated objects: 10,000 ConfigMaps and 5,000 Secrets (1 KiB each) nobody owns are
 #     added (BENCH_UNRELATED=0 skips); each manager's idle RSS again.
-# RSS is VmRSS, which counts the shared library pages the process touched (~8.5 MB for kt:
+# RSS is VmRSS, which counts the file pages the process touched (~8.9 MB for kt idle:
 # GnuTLS, libc, libcurl, libcrypto...); "private" is Private_Clean + Private_Dirty (for a
 # static Go binary that includes its own text); "anonymous" is RssAnon: heap, stacks and
 # other memory no file backs, the part that grows with the cluster.
@@ -309,9 +309,9 @@ per() { # per WHO TAG COUNT - KB per TrainJob above idle
 }
 echo "bench: rss per TrainJob at $N: kt $(per kt "$N" "$N") KB$([ "$HAVE_UP" = 1 ] && echo ", upstream $(per up "$N" "$N") KB")"
 if [ "$G" -gt 0 ]; then
-    line "reconcile-$G drain" "drain-$G" s
-    line "reconcile-$G cpu" "cpu-$G" s
-    line "rss-$G settled" "rss-$G" KB
+    echo "bench: reconcile-$G drain: kt $(med "kt-drain-$G") s (kt only)"
+    echo "bench: reconcile-$G cpu: kt $(med "kt-cpu-$G") s"
+    echo "bench: rss-$G settled: kt $(med "kt-rss-$G") KB, anonymous $(med "kt-anon-$G") KB"
     echo "bench: rss per TrainJob at $G: kt $(per kt "$G" "$G") KB"
     echo "bench: cpu per TrainJob: kt $(awk -v a="$(med "kt-cpu-$N")" -v n="$N" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $N, $(awk -v a="$(med "kt-cpu-$G")" -v n="$G" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $G"
 fi
