@@ -78,7 +78,11 @@ if [ "$n" -lt 2 ]; then
 fi
 
 # ---- kt-webhook (files mode: the same runtime object upstream gets from its informer) ----
-taskset -c "$srv_cpu" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
+# With the environment its Deployment sets (deploy/manager/webhook.yaml: a larger malloc
+# cache); KT_BENCH_GLIBC_TUNABLES= (empty) measures glibc's defaults instead.
+tunables=${KT_BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=256}
+echo "bench: webhook-env: GLIBC_TUNABLES=$tunables (kt-webhook; as its Deployment)"
+GLIBC_TUNABLES=$tunables taskset -c "$srv_cpu" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
     --objects "$runtime" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
     --metrics-listen 0 --threads 1 --portfile "$T/ports" --log-level warn 2>"$T/stderr" &
 KT_PID=$!

@@ -125,6 +125,10 @@ for sel in '.kind | endswith("WebhookConfiguration")' '.kind == "Service"' '.kin
     b=$(jq -cS "[.[] | select($sel) | {kind, name: .metadata.name, webhooks: (.webhooks // null), ports: (.spec.ports // null), rules: (.rules // null)}] | sort_by(.kind, .name)" "$T/rt.json")
     if [ "$a" = "$b" ]; then ok "helm-same-as-kustomize [$sel]"; else bad "helm-same-as-kustomize [$sel]" "$(diff <(echo "$a" | jq .) <(echo "$b" | jq .) | head -20)"; fi
 done
+# Container env: the webhook's malloc tunable in both installs, the reconciler without it.
+envs() { jq -cS '[.[] | select(.kind == "Deployment") | {name: .metadata.name, env: [.spec.template.spec.containers[].env // [] | .[]]}] | sort_by(.name)' "$1"; }
+check helm-env-same-as-kustomize test "$(envs "$T/kust.json")" = "$(envs "$T/rt.json")"
+q helm-webhook-malloc-tunable "$T/rt.json" '[.[] | select(.kind == "Deployment") | {n: .metadata.name, t: ([.spec.template.spec.containers[].env // [] | .[] | select(.name == "GLIBC_TUNABLES")] | length)}] | map(select(.t > 0) | .n) == ["kubeflow-trainer-webhook"]'
 cfg() { jq -r '.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"]' "$1" | python3 -c 'import json,sys,yaml; print(json.dumps(yaml.safe_load(sys.stdin), sort_keys=True))'; }
 check helm-config-same-as-kustomize test "$(cfg "$T/kust.json")" = "$(cfg "$T/rt.json")"
 # watchNamespaces: the chart renders what deploy/namespaced ships (its minimal ClusterRole, a
