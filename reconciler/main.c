@@ -311,13 +311,9 @@ static int load_config(struct app *a, struct kt_err *err)
     if (set_namespaces(a, err) != 0) {
         return -1;
     }
-    a->kcfg = kt_kube_config_load(a->fl.kubeconfig, err);
-    if (!a->kcfg) {
-        return -1;
-    }
-    kt_kube_config_set_rate(a->kcfg, a->conf.client_connection.qps,
-                            a->conf.client_connection.burst);
-    return 0;
+    a->kcfg = kt_kube_config_load_rated(a->fl.kubeconfig, a->conf.client_connection.qps,
+                                        a->conf.client_connection.burst, err);
+    return a->kcfg ? 0 : -1;
 }
 
 static struct kt_httpd *serve(const struct kt_httpd_opts *o, struct kt_mauth *mauth,
@@ -440,14 +436,13 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
                     dir == a->metrics_tmp ? " (self-signed)" : "");
     }
     if (a->conf.metrics.auth_enabled) {
-        a->mauth_cfg = kt_kube_config_load(a->fl.kubeconfig, err);
+        a->mauth_cfg = kt_kube_config_load_rated(a->fl.kubeconfig, a->conf.client_connection.qps,
+                                                 a->conf.client_connection.burst, err);
         if (!a->mauth_cfg) {
             free(crt);
             free(key);
             return NULL;
         }
-        kt_kube_config_set_rate(a->mauth_cfg, a->conf.client_connection.qps,
-                                a->conf.client_connection.burst);
         a->mauth = kt_mauth_new(a->mauth_cfg, a->metrics);
         o.builtins = 0;
         o.threads = 2; /* cached answers keep flowing while a review is in flight */
@@ -523,12 +518,11 @@ static int start_leader(struct app *a, struct kt_err *err)
         .retry_s = (double)le->retry_period_ms / 1000.0,
         .on_lost = leadership_lost,
     };
-    a->lease_cfg = kt_kube_config_load(a->fl.kubeconfig, err);
+    a->lease_cfg = kt_kube_config_load_rated(a->fl.kubeconfig, a->conf.client_connection.qps,
+                                             a->conf.client_connection.burst, err);
     if (!a->lease_cfg) {
         return -1;
     }
-    kt_kube_config_set_rate(a->lease_cfg, a->conf.client_connection.qps,
-                            a->conf.client_connection.burst);
     a->leader = kt_leader_new(a->lease_cfg, &o);
     kt_log_info(LOG, "leader election on lease=%s/%s identity=%s", o.ns, o.name,
                 kt_leader_identity(a->leader));

@@ -186,12 +186,11 @@ static int metrics_auth(struct app *a, struct kt_httpd_opts *m, struct kt_err *e
         return kt_err_set(err, KT_EINVAL,
                           "metrics.auth.enabled: reviewing tokens needs a cluster, not --objects");
     }
-    a->mauth_cfg = kt_kube_config_load(a->f.kubeconfig, err);
+    a->mauth_cfg = kt_kube_config_load_rated(a->f.kubeconfig, a->cfg.client_connection.qps,
+                                             a->cfg.client_connection.burst, err);
     if (!a->mauth_cfg) {
         return -1;
     }
-    kt_kube_config_set_rate(a->mauth_cfg, a->cfg.client_connection.qps,
-                            a->cfg.client_connection.burst);
     a->mauth = kt_mauth_new(a->mauth_cfg, a->metrics);
     m->builtins = 0;
     m->threads = 2; /* cached answers keep flowing while a review is in flight */
@@ -259,11 +258,11 @@ static int make_status_server(struct app *a, struct kt_err *err)
                           "feature gate TrainJobStatus: the status server needs a cluster, not "
                           "--objects");
     }
-    a->status_kube = kt_kube_config_load(a->f.kubeconfig, err);
+    a->status_kube = kt_kube_config_load_rated(a->f.kubeconfig, a->cfg.status_server.qps,
+                                               a->cfg.status_server.burst, err);
     if (!a->status_kube) {
         return -1;
     }
-    kt_kube_config_set_rate(a->status_kube, a->cfg.status_server.qps, a->cfg.status_server.burst);
     struct kt_status_server_opts o = {.listen = a->status_listen,
                                       .cert_file = a->f.cert,
                                       .key_file = a->f.key,
@@ -317,10 +316,9 @@ static int setup(struct app *a, struct kt_err *err)
     if (a->f.objects) {
         a->store = kt_wstore_from_files(a->f.objects, err);
     } else {
-        a->kube = kt_kube_config_load(a->f.kubeconfig, err);
+        a->kube = kt_kube_config_load_rated(a->f.kubeconfig, a->cfg.client_connection.qps,
+                                            a->cfg.client_connection.burst, err);
         if (a->kube) {
-            kt_kube_config_set_rate(a->kube, a->cfg.client_connection.qps,
-                                    a->cfg.client_connection.burst);
             a->store = kt_wstore_from_cluster(a->kube);
         }
     }

@@ -56,6 +56,11 @@ KT_MUST_CHECK struct kt_kube_config *kt_kube_config_load(const char *kubeconfig_
  * burst 100 (SPEC §7.1 clientConnection), request timeout 30 s, connect timeout 10 s, response
  * body cap 64 MiB, watch line cap 16 MiB. */
 void kt_kube_config_set_rate(struct kt_kube_config *cfg, double qps, int burst);
+/* kt_kube_config_load, then kt_kube_config_set_rate: a config with its own QPS budget (each
+ * load has its own limiter, so a caller that must not queue behind others loads its own).
+ * Caller owns the result; NULL with err set on failure. */
+KT_MUST_CHECK struct kt_kube_config *
+kt_kube_config_load_rated(const char *kubeconfig_path, double qps, int burst, struct kt_err *err);
 void kt_kube_config_set_timeouts(struct kt_kube_config *cfg, long request_ms, long connect_ms);
 void kt_kube_config_set_caps(struct kt_kube_config *cfg, size_t body_max, size_t line_max);
 

@@ -61,6 +61,17 @@ void kt_kube_config_set_rate(struct kt_kube_config *cfg, double qps, int burst)
     kt_kube_ratelimit_init(&cfg->rl, qps, burst, kt__kube_now());
 }
 
+struct kt_kube_config *kt_kube_config_load_rated(const char *kubeconfig_path, double qps, int burst,
+                                                 struct kt_err *err)
+{
+    struct kt_kube_config *cfg = kt_kube_config_load(kubeconfig_path, err);
+
+    if (cfg) {
+        kt_kube_config_set_rate(cfg, qps, burst);
+    }
+    return cfg;
+}
+
 void kt_kube_config_set_timeouts(struct kt_kube_config *cfg, long request_ms, long connect_ms)
 {
     cfg->request_ms = request_ms;
