@@ -42,15 +42,11 @@ certManagement:
 EOF
 }
 
-# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity, wait
-# (bounded poll) until /readyz answers 200; sets MP to its metrics port.
-start_rec() {
-    local name=$1 port i pid
-    shift
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 1 "$@" \
-        >>"$IT_TMP/$name.log" 2>&1 &
-    pid=$!
+# await_ready NAME PID - record the daemon (PIDS, PID_NAME), wait (bounded poll, 60 s) until its
+# portfile names a health port whose /readyz answers 200; sets MP to its metrics port. On failure
+# prints its log and returns 1.
+await_ready() {
+    local name=$1 pid=$2 port i
     PIDS+=("$pid")
     eval "PID_$name=$pid"
     for i in $(seq 600); do
@@ -64,9 +60,19 @@ start_rec() {
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
-    echo "reconciler $name did not become ready" >&2
     cat "$IT_TMP/$name.log" >&2
     return 1
+}
+
+# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity, wait
+# (bounded poll) until /readyz answers 200; sets MP to its metrics port.
+start_rec() {
+    local name=$1
+    shift
+    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 1 "$@" \
+        >>"$IT_TMP/$name.log" 2>&1 &
+    await_ready "$name" $! || { echo "reconciler $name did not become ready" >&2; return 1; }
 }
 stop_rec() { # stop_rec NAME - SIGTERM; checks a clean exit 0 (under ASan: no leak, no error)
     local pid rc
@@ -209,26 +215,11 @@ check webhook-rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_
 # start_wh NAME CONFIG - kt-webhook with the test certificate; waits (bounded poll) until
 # /readyz answers 200; sets MP to its metrics port and PID_NAME.
 start_wh() {
-    local name=$1 port i pid
+    local name=$1
     "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --config "$2" --tls-cert-file "$IT_TMP/certs/tls.crt" \
         --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
         --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" >>"$IT_TMP/$name.log" 2>&1 &
-    pid=$!
-    PIDS+=("$pid")
-    eval "PID_$name=$pid"
-    for i in $(seq 600); do
-        if [ -s "$IT_TMP/$name.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$name.ports")
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                MP=$(jq -r .metrics "$IT_TMP/$name.ports")
-                return 0
-            fi
-        fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$IT_TMP/$name.log" >&2
-    return 1
+    await_ready "$name" $!
 }
 if start_wh wauth "$IT_TMP/auth.yaml"; then
     U="https://127.0.0.1:$MP/metrics"
