@@ -301,24 +301,44 @@ static void eval_rules(const json_t *rules, const json_t *val, const json_t *old
     }
 }
 
-/* The old item of a list-type map matching item's keys, else NULL. */
+/* True when item has every key of a list-type map and each is a scalar: the API server
+ * correlates only such items with the old list. */
+static bool keyed(const json_t *keys, const json_t *item)
+{
+    size_t k;
+    json_t *key;
+    if (!json_is_object(item)) {
+        return false;
+    }
+    json_array_foreach(keys, k, key)
+    {
+        const json_t *v = json_object_get(item, json_string_value(key));
+        if (!v || json_is_object(v) || json_is_array(v) || json_is_null(v)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The old item of a list-type map matching item's keys, else NULL. Like the API server,
+ * the first old item with those keys wins when keys repeat (a Duplicate value error). */
 static const json_t *old_item(const json_t *s, const json_t *item, const json_t *old_arr)
 {
     const char *lt = json_string_value(json_object_get(s, "x-kubernetes-list-type"));
     const json_t *keys = json_object_get(s, "x-kubernetes-list-map-keys");
     size_t i, k;
     json_t *o, *key;
-    if (!lt || strcmp(lt, "map") != 0 || !json_is_array(old_arr)) {
+    if (!lt || strcmp(lt, "map") != 0 || !json_is_array(old_arr) || !keyed(keys, item)) {
         return NULL;
     }
     json_array_foreach(old_arr, i, o)
     {
-        bool same = true;
+        bool same = keyed(keys, o);
         json_array_foreach(keys, k, key)
         {
             const json_t *a = json_object_get(item, json_string_value(key));
             const json_t *b = json_object_get(o, json_string_value(key));
-            same = same && ((!a && !b) || (a && b && kt_json_equal(a, b)));
+            same = same && kt_json_equal(a, b);
         }
         if (same) {
             return o;

@@ -4,7 +4,7 @@
  * twins, webhook checks) on every document of the input, with the input's runtimes as the
  * runtimes the TrainJobs see, plus kt_vresult_string. Every object of ours is also
  * validated against itself as the old object (transition rules) and must then produce no
- * rule error the create did not. Never crash, leak or hang. */
+ * rule error the create did not (unless list-map keys repeat). Never crash, leak or hang. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +31,18 @@ static bool has_text(const struct kt_vresult *r, const char *text)
     return false;
 }
 
+/* Repeated keys of a list-type map: the API server correlates each item with the first old
+ * item of its keys, so a later duplicate meets a different oldSelf (upstream does the same). */
+static bool has_duplicate(const struct kt_vresult *r)
+{
+    for (size_t i = 0; i < r->len; i++) {
+        if (strstr(r->items[i].text, ": Duplicate value")) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void check_one(const struct kt_framework *fw, const json_t *obj,
                       const struct kt_vruntimes *rts)
 {
@@ -41,7 +53,8 @@ static void check_one(const struct kt_framework *fw, const json_t *obj,
     if (kt_validate_object(validator, fw, obj, NULL, 1700000000, rts, &created, &err) == 0) {
         free(kt_vresult_string(&created));
     }
-    if (kt_validate_object(validator, fw, obj, obj, 1700000000, rts, &updated, &err) == 0) {
+    if (kt_validate_object(validator, fw, obj, obj, 1700000000, rts, &updated, &err) == 0 &&
+        !has_duplicate(&created)) {
         for (size_t i = 0; i < updated.len; i++) {
             /* self == oldSelf holds against itself: no rule error only an update has */
             if (updated.items[i].stage == KT_VSTAGE_CEL &&

@@ -191,6 +191,51 @@ static void test_runtime_transition_and_status_rules(void)
     json_decref(tj);
 }
 
+static char *runtime_update(const char *new_json, const char *old_json)
+{
+    json_t *n = parse(new_json), *o = parse(old_json);
+    struct kt_vresult r;
+    kt_vresult_init(&r);
+    kt_validate_schema(v, "ClusterTrainingRuntime", n, o, &r);
+    char *s = kt_vresult_string(&r);
+    kt_vresult_release(&r);
+    json_decref(n);
+    json_decref(o);
+    return s;
+}
+
+/* List-map items meet their old item by key, as the API server's mapList does: the first old
+ * item with the same keys wins (so a repeated key meets the first one), and an item missing a
+ * key or whose key is not a scalar has no old item at all (its transition rules do not run). */
+#define TPL "\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"c\"}]}}}}"
+static void test_list_map_correlation(void)
+{
+    const char *dup =
+        "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"template\":{\"spec\":{\"replicatedJobs\":["
+        "{\"name\":\"a\",\"dependsOn\":[{\"name\":\"b\",\"status\":\"Ready\"}]," TPL "},"
+        "{\"name\":\"a\",\"dependsOn\":[{\"name\":\"c\",\"status\":\"Ready\"}]," TPL "}]}}}}";
+    char *got = runtime_update(dup, dup);
+    CHECK(strstr(got, "spec.template.spec.replicatedJobs[1].dependsOn: Invalid value: Value is "
+                      "immutable") != NULL);
+    CHECK(strstr(got, "replicatedJobs[0].dependsOn") == NULL);
+    free(got);
+    const char *one = "{\"metadata\":{\"name\":\"x\"},\"spec\":{\"template\":{\"spec\":{"
+                      "\"replicatedJobs\":[{\"name\":\"a\",\"dependsOn\":[{\"name\":\"b\","
+                      "\"status\":\"Ready\"}]," TPL "}]}}}}";
+    char *changed = replace(one, "\"b\"", "\"c\"");
+    got = runtime_update(changed, one);
+    CHECK(strstr(got, "replicatedJobs[0].dependsOn: Invalid value: Value is immutable") != NULL);
+    free(got);
+    /* negative: a renamed item is a new entry with no old item */
+    char *renamed = replace(changed, "\"name\":\"a\"", "\"name\":\"z\"");
+    got = runtime_update(renamed, one);
+    CHECK_EQ_STR(got, "");
+    free(got);
+    free(renamed);
+    free(changed);
+}
+#undef TPL
+
 static void test_defaulter(void)
 {
     json_t *tj = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\"},{\"manager\":\"b\","
@@ -374,6 +419,7 @@ int main(void)
     test_every_rule_has_a_twin();
     test_transition_rules();
     test_runtime_transition_and_status_rules();
+    test_list_map_correlation();
     test_defaulter();
     test_aggregate_and_strict();
     test_predecoded_runtimes();
