@@ -165,7 +165,7 @@ static int load(const char *file, struct docs *tjs, struct docs *dst)
     const char *shown = strcmp(file, "-") == 0 ? "<stdin>" : file;
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, file, &err) != 0) {
-        fprintf(stderr, "ktctl render: %s: %s\n", shown, err.msg);
+        fprintf(stderr, "ktctl render: %s\n", err.msg); /* names the file */
         return 2;
     }
     kt_yaml_limits_default(&lim);
@@ -204,7 +204,7 @@ static char *read_text(const char *file, int *rc)
     struct kt_err err = {0};
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, file, &err) != 0) {
-        fprintf(stderr, "ktctl render: %s: %s\n", file, err.msg);
+        fprintf(stderr, "ktctl render: %s\n", err.msg); /* names the file */
         *rc = KT_EXIT_USAGE;
         return NULL;
     }

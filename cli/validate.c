@@ -228,7 +228,7 @@ static void read_file(struct vstate *s, struct vfile *f)
     struct kt_yaml_limits lim;
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, f->source, &err) != 0) {
-        fprintf(stderr, "ktctl validate: %s: %s\n", f->path, err.msg);
+        fprintf(stderr, "ktctl validate: %s\n", err.msg); /* names the file */
         fail(s, KT_EXIT_USAGE);
         return;
     }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,10 +172,12 @@ int kt_buf_read_file(struct kt_buf *b, const char *path, struct kt_err *err)
     char chunk[65536];
     size_t n;
     int rc = 0;
+    bool in = strcmp(path, "-") == 0;
+    const char *shown = in ? "<stdin>" : path;
 
-    f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    f = in ? stdin : fopen(path, "rb");
     if (!f) {
-        return kt_err_set(err, KT_EIO, "%s: %s", path, strerror(errno));
+        return kt_err_set(err, KT_EIO, "%s: %s", shown, strerror(errno));
     }
     for (;;) {
         n = fread(chunk, 1, sizeof(chunk), f);
@@ -182,12 +185,12 @@ int kt_buf_read_file(struct kt_buf *b, const char *path, struct kt_err *err)
             break;
         }
         if (kt_buf_append(b, chunk, n, err) < 0) {
-            rc = kt_err_prefix(err, "%s", path);
+            rc = kt_err_prefix(err, "%s", shown);
             break;
         }
     }
     if (rc == 0 && ferror(f)) {
-        rc = kt_err_set(err, KT_EIO, "%s: read error", path);
+        rc = kt_err_set(err, KT_EIO, "%s: read error", shown);
     }
     if (rc == 0 && !b->data) {
         rc = kt_buf_append(b, "", 0, err);

@@ -50,7 +50,8 @@ void kt_buf_reset(struct kt_buf *b);
 void kt_buf_release(struct kt_buf *b);
 
 /* Read a whole file (path "-" = stdin) into b, failing with KT_ETOOBIG past b->max
- * and KT_EIO when it cannot be read. */
+ * and KT_EIO when it cannot be read. Every error message starts with the path ("<stdin>"
+ * for "-"), so callers print it as it is. */
 KT_MUST_CHECK int kt_buf_read_file(struct kt_buf *b, const char *path, struct kt_err *err);
 
 #endif

@@ -46,8 +46,8 @@ bomb() {
 }
 bomb billion-laughs 1 'laughs.yaml:[0-9]+: too many nodes \(alias expansion\)' laughs.yaml
 bomb deep-100k 1 'deep.yaml:1: nesting deeper than [0-9]+ levels' deep.yaml
-bomb 50mb-file 2 'big.yaml: exceeds the limit of [0-9]+ bytes' big.yaml
-bomb 50mb-stdin 2 'exceeds the limit of [0-9]+ bytes' big.yaml stdin
+bomb 50mb-file 2 '^ktctl validate: big.yaml: exceeds the limit of [0-9]+ bytes' big.yaml # named once
+bomb 50mb-stdin 2 '^ktctl validate: <stdin>: exceeds the limit of [0-9]+ bytes' big.yaml stdin
 bomb binary 1 'binary.yaml:[0-9]+: (invalid|control characters|.*UTF-8)' binary.yaml
 bomb 20000-documents 0 '20000 objects checked, 0 invalid' many.yaml
 rel_sanitizer_clean yaml-no-sanitizer-reports ./*.err

@@ -112,6 +112,7 @@ static void test_buf_read_file(void)
     kt_buf_init(&b, 10);
     CHECK_EQ_INT(kt_buf_read_file(&b, "Makefile", &err), -1);
     CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    CHECK_EQ_STR(err.msg, "Makefile: exceeds the limit of 10 bytes"); /* the path once */
     kt_buf_release(&b);
 }
 
