@@ -26,7 +26,8 @@
 # RSS is VmRSS, which counts the file pages the process touched (~8.9 MB for kt idle:
 # GnuTLS, libc, libcurl, libcrypto...); "private" is Private_Clean + Private_Dirty (for a
 # static Go binary that includes its own text); "anonymous" is RssAnon: heap, stacks and
-# other memory no file backs, the part that grows with the cluster.
+# other memory no file backs, the part that grows with the cluster. The "library floor" line
+# is tests/tools/rss_floor: the same libraries loaded and initialised, no kt code run.
 # Without upstream's binary (tests/parity/upstream_lib.sh: $UP_BIN), prints kt's figures and
 # `upstream: not built`.
 set -uo pipefail
@@ -292,6 +293,10 @@ echo "bench: reconciler ($ROUNDS interleaved rounds, medians; client QPS $QPS bu
 line "idle rss" rss-idle KB
 line "idle private" priv-idle KB
 line "idle anonymous" anon-idle KB
+# The floor under kt's figures: its shared libraries loaded and initialised, no kt code run.
+FLOOR="$root/$b/tools/rss_floor"
+[ -x "$FLOOR" ] || make -s "$b/tools/rss_floor" >/dev/null 2>&1
+[ -x "$FLOOR" ] && echo "bench: library floor (tests/tools/rss_floor: kt's libraries loaded and initialised): $("$FLOOR" | sed 's/=/ /g; s/\([0-9]\) /\1 KB, /g') KB"
 line "reconcile-$N drain" "drain-$N" s
 line "reconcile-$N cpu" "cpu-$N" s
 line "rss-$N at drain" "rss-$N-drain" KB
