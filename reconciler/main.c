@@ -229,10 +229,23 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* NULL when ready, else why, naming the first informer (and namespace) that has not listed
+ * and the failure that keeps it so (an operator's first question). Per-thread text: each
+ * HTTP server thread answers with its own. */
 static const char *ready_fn(void *arg)
 {
+    static _Thread_local char why[384];
     struct app *a = arg;
-    return atomic_load(&a->ready) ? NULL : "informers not synced";
+    char reason[320];
+    if (atomic_load(&a->ready)) {
+        return NULL;
+    }
+    if (kt_rec_unsynced_reason(&a->rec, reason, sizeof(reason))) {
+        snprintf(why, sizeof(why), "informers not synced: %s", reason);
+    } else {
+        snprintf(why, sizeof(why), "informers not synced");
+    }
+    return why;
 }
 
 /* ---- setup ---- */

@@ -593,15 +593,21 @@ void kt_rec_release(struct kt_rec *r)
 
 bool kt_rec_synced(struct kt_rec *r)
 {
+    char why[8];
+    return !kt_rec_unsynced_reason(r, why, sizeof(why));
+}
+
+bool kt_rec_unsynced_reason(struct kt_rec *r, char *buf, size_t n)
+{
     struct kt_informer *all[11 + KT_REC_EXTRA_MAX];
-    size_t n = all_informers(r, all);
-    for (size_t i = 0; i < n; i++) {
+    size_t len = all_informers(r, all);
+    for (size_t i = 0; i < len; i++) {
         /* The pod watch only feeds events: a cluster whose RBAC predates it still works. */
-        if (all[i] && all[i] != r->pods && !kt_informer_synced(all[i])) {
-            return false;
+        if (all[i] && all[i] != r->pods && kt_informer_unsynced_reason(all[i], buf, n)) {
+            return true;
         }
     }
-    return true;
+    return false;
 }
 
 /* ---- the cluster view of one reconcile ---- */

@@ -90,6 +90,9 @@ KT_MUST_CHECK int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct
 void kt_rec_release(struct kt_rec *r);
 /* True once every informer but the pod one has listed. Thread-safe. */
 bool kt_rec_synced(struct kt_rec *r);
+/* When some informer has not synced: its name, namespace and failure into buf (n bytes,
+ * NUL-terminated, may be cut; see kt_informer_unsynced_reason) and true. Any thread. */
+bool kt_rec_unsynced_reason(struct kt_rec *r, char *buf, size_t n);
 
 /* Reconcile one key. *requeue_s gets a delay (> 0) when the key must be looked at again
  * later (active deadline). -1 + err asks for a rate-limited retry. */

@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +44,9 @@ struct src {
     char *rv;         /* resourceVersion to watch from */
     CURL *easy;       /* the watch connection (kept alive between watches) */
     struct kt__kube_stream stream;
-    char *path; /* the watch path+query while watching */
+    char *path;    /* the watch path+query while watching */
+    char why[256]; /* guarded by inf->lock (as is listed's change): the failure that keeps
+                      the first LIST from completing, "" when none */
 };
 
 /* A long string value shared by the stored objects that carry it (a runtime snapshot's text
@@ -481,6 +484,28 @@ bool kt_informer_synced(const struct kt_informer *inf)
     return atomic_load(&inf->synced);
 }
 
+bool kt_informer_unsynced_reason(struct kt_informer *inf, char *buf, size_t n)
+{
+    bool found = false;
+    if (atomic_load(&inf->synced)) {
+        return false;
+    }
+    pthread_mutex_lock(&inf->lock);
+    for (size_t i = 0; i < inf->n_srcs && !found; i++) {
+        const struct src *sr = &inf->srcs[i];
+        if (!sr->listed) {
+            snprintf(buf, n, "%s%s%s: %s", inf->gvr.resource, sr->ns ? " namespace=" : "",
+                     sr->ns ? sr->ns : "", sr->why[0] ? sr->why : "not listed yet");
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&inf->lock);
+    if (!found) {
+        snprintf(buf, n, "%s: not synced yet", inf->gvr.resource);
+    }
+    return true;
+}
+
 static char *key_of(const char *ns, const char *name)
 {
     if (ns && *ns) {
@@ -784,7 +809,10 @@ static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err 
     json_decref(list);
     atomic_fetch_add(&inf->n_lists, 1);
     if (!sr->listed) {
+        pthread_mutex_lock(&inf->lock);
         sr->listed = true;
+        sr->why[0] = '\0';
+        pthread_mutex_unlock(&inf->lock);
         inf->n_listed++;
     }
     if (inf->n_listed == inf->n_srcs && !atomic_load(&inf->synced)) {
@@ -811,6 +839,12 @@ static void backoff(struct kt_informer_loop *loop, struct src *sr, bool need_lis
     double wait = sr->backoff_s * (0.5 + rand01(loop));
 
     atomic_fetch_add(&sr->inf->n_failures, 1);
+    if (!sr->listed) {
+        pthread_mutex_lock(&sr->inf->lock);
+        snprintf(sr->why, sizeof(sr->why), "%s: %.240s", need_list ? "list" : "watch",
+                 err ? err->msg : "failed");
+        pthread_mutex_unlock(&sr->inf->lock);
+    }
     kt_log_warn("informer", "%s: %s; retrying in %.1fs resource=%s%s%s",
                 need_list ? "list" : "watch", err ? err->msg : "failed", wait,
                 sr->inf->gvr.resource, sr->ns ? " namespace=" : "", sr->ns ? sr->ns : "");

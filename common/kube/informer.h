@@ -81,6 +81,11 @@ void kt_informer_free(struct kt_informer *inf);
 
 /* True once the first LIST has been delivered to the handlers. Any thread. */
 bool kt_informer_synced(const struct kt_informer *inf);
+/* When not synced: writes why into buf (n bytes, NUL-terminated, may be cut) and returns
+ * true; the first source still without a completed LIST is named with the failure that
+ * keeps it so, e.g. "jobsets namespace=team-a: list: HTTP 403 Forbidden: ...". Else false
+ * and buf is untouched. Any thread. */
+bool kt_informer_unsynced_reason(struct kt_informer *inf, char *buf, size_t n);
 
 /* A copy of the stored object ns/name (ns NULL or "" for cluster scope), or NULL. Any
  * thread. Caller owns the result; free with json_decref(). */

@@ -124,6 +124,7 @@ backoff_grows() {
     [ "${#d[@]}" -ge 3 ] && awk -v a="${d[0]}" -v c="${d[2]}" 'BEGIN { exit !(c > a) }'
 }
 readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
+readyz_body() { curl -s "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
 ready() { test "$(readyz "$1")" = 200; }
 stop_rec() { # stop_rec NAME - SIGTERM; a clean exit 0
     local pid rc
@@ -190,10 +191,18 @@ if start_rec no_c "$IT_TMP/sa.kubeconfig" --namespaces "$A,$C"; then
     check no-c-forbidden-logged poll grep -q "list: .*forbidden.*resource=[a-z.]* namespace=$C" "$IT_TMP/no_c.log"
     check no-c-error-names-identity grep -q "system:serviceaccount:$SA_NS:$SA" "$IT_TMP/no_c.log"
     check no-c-not-ready test "$(readyz no_c)" = 503
+    # /readyz says which informer, which namespace and why (not A's: A has listed)
+    body=$(readyz_body no_c)
+    if [[ "$body" == "informers not synced: "*" namespace=$C: list: "*orbidden* ]]; then
+        it_ok no-c-readyz-names-namespace
+    else
+        it_fail no-c-readyz-names-namespace "body: $body"
+    fi
     check no-c-backoff poll backoff_grows no_c "$C"
     check no-c-a-listed grep -q "watching namespace $A" "$IT_TMP/no_c.log"
     grant "$C" || it_fail role-c "cannot create"
     check no-c-ready-after-grant poll ready no_c
+    check no-c-readyz-ok test "$(readyz_body no_c)" = ok
     trainjob "$C" tj-c
     check no-c-reconciles-c kc wait --timeout=$T --for=create "jobset/tj-c" -n "$C"
     stop_rec no_c
