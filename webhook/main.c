@@ -162,15 +162,20 @@ static void pick_addresses(struct app *a)
                                           : kt_xasprintf(":%d", (int)a->cfg.status_server.port);
 }
 
+/* NULL when ready, else why; an unsynced runtime cache names the informer and its failure
+ * (per-thread text: each HTTP server thread answers with its own). */
 static const char *readiness(void *arg)
 {
+    static _Thread_local char why[384];
     struct app *a = arg;
+    char reason[320];
 
     if (!kt_httpd_certs_ready(a->web)) {
         return "certificates are not ready";
     }
-    if (!kt_wstore_synced(a->store)) {
-        return "runtime cache is not synced";
+    if (kt_wstore_unsynced_reason(a->store, reason, sizeof(reason))) {
+        snprintf(why, sizeof(why), "runtime cache is not synced: %s", reason);
+        return why;
     }
     if (a->status && !kt_status_srv_ready(a->status)) {
         return "status server certificates are not ready";

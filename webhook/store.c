@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -96,6 +97,20 @@ static void publish(struct kt_wstore *s, struct kt_wsnap *snap)
 bool kt_wstore_synced(struct kt_wstore *s)
 {
     return atomic_load(&s->synced);
+}
+
+bool kt_wstore_unsynced_reason(struct kt_wstore *s, char *buf, size_t n)
+{
+    if (atomic_load(&s->synced)) {
+        return false;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        if (s->inf[i] && kt_informer_unsynced_reason(s->inf[i], buf, n)) {
+            return true;
+        }
+    }
+    snprintf(buf, n, "not listed yet");
+    return true;
 }
 
 static struct kt_wstore *store_new(void)

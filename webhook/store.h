@@ -57,6 +57,9 @@ void kt_wstore_free(struct kt_wstore *s);
 
 /* True once both runtime informers delivered their first LIST (always true for files). */
 bool kt_wstore_synced(struct kt_wstore *s);
+/* When not synced: which runtime informer has not listed and why into buf (n bytes,
+ * NUL-terminated, may be cut; see kt_informer_unsynced_reason) and true. Any thread. */
+bool kt_wstore_unsynced_reason(struct kt_wstore *s, char *buf, size_t n);
 
 /* The current snapshot, with a reference the caller owns; release with kt_wsnap_release().
  * Never NULL. */

@@ -249,6 +249,31 @@ if start_wh wtls "$IT_TMP/tls.yaml"; then
 else
     it_fail webhook-tls-start "$(tail -5 "$IT_TMP/wtls.log")"
 fi
+# an identity that may not list runtimes: never ready, and /readyz says which list and why
+cat >"$IT_TMP/nobody.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: kt, cluster: {server: "$KT_APISERVER", certificate-authority: "$KT_CA"}}]
+users: [{name: nobody, user: {token: "$NOBODY"}}]
+contexts: [{name: kt, context: {cluster: kt, user: nobody}}]
+current-context: kt
+EOF
+"$WH" --kubeconfig "$IT_TMP/nobody.kubeconfig" --config "$IT_TMP/tls.yaml" --tls-cert-file "$IT_TMP/certs/tls.crt" \
+    --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+    --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/wnobody.ports" >>"$IT_TMP/wnobody.log" 2>&1 &
+PIDS+=("$!")
+PID_wnobody=$!
+nobody_named() { # /readyz of wnobody: 503 naming the forbidden runtime list
+    [ -s "$IT_TMP/wnobody.ports" ] || return 1
+    curl -s -w ' %{http_code}' "http://127.0.0.1:$(jq -r .health "$IT_TMP/wnobody.ports")/readyz" >"$IT_TMP/wnobody.readyz"
+    grep -qE '^runtime cache is not synced: (cluster)?trainingruntimes: list: .*[Ff]orbidden.* 503$' "$IT_TMP/wnobody.readyz"
+}
+if it_poll nobody_named; then
+    it_ok webhook-readyz-names-forbidden-list
+else
+    it_fail webhook-readyz-names-forbidden-list "readyz: $(cat "$IT_TMP/wnobody.readyz" 2>/dev/null); log: $(tail -3 "$IT_TMP/wnobody.log")"
+fi
+stop_rec wnobody
 # reviewing needs a cluster: --objects with metrics.auth.enabled is refused at start
 "$WH" --objects "$it_root/deploy/runtimes/torch-distributed.yaml" --config "$IT_TMP/auth.yaml" \
     --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 \
