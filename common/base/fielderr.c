@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/base/buf.h"
 #include "common/base/json.h"
@@ -273,182 +274,45 @@ char *kt_go_quote(const char *s)
     return kt_buf_take(&b, NULL);
 }
 
-/* ---- Go json.Marshal ---- */
+/* ---- Go json.Marshal ----
+ *
+ * A bad value is printed as upstream's field.Error prints it: json.Marshal of the Go value the
+ * JSON decodes into. The Go types come from common/base/gotypes.c (generated from the Go API
+ * declarations): struct fields in Go's order with their omitempty/omitzero, keys unknown to the
+ * type dropped, absent non-omitted fields printed as their zero value, map keys sorted. A JSON
+ * value whose shape does not fit its Go type (upstream could not decode it) prints as given. */
 
-/* How a Go struct field marshals when absent or zero (encoding/json tags). */
-enum {
-    GF_KEEP = 0,          /* print when present (pointer or untagged field) */
-    GF_OMITEMPTY = 1,     /* value type with omitempty: drop "", 0, false, [], {} */
-    GF_ZERO_STR = 2,      /* string without omitempty: absent prints "" */
-    GF_ZERO_INT = 4,      /* integer without omitempty: absent prints 0 */
-    GF_ZERO_STRUCT = 8,   /* struct value: omitempty never drops it, absent prints {...} */
-    GF_ZERO_QUANTITY = 16 /* resource.Quantity value: absent prints "0" */
-};
+static const struct kt_godesc D_ANY = {KT_GK_ANY, NULL, NULL, 0};
+static const struct kt_godesc D_STRING = {KT_GK_STRING, NULL, NULL, 0};
+static const struct kt_godesc D_STRING_SLICE = {KT_GK_SLICE, &D_STRING, NULL, 0};
+static const struct kt_godesc D_ENV_LIST = {KT_GK_SLICE, &kt_go_EnvVar, NULL, 0};
+static const struct kt_godesc D_PATCH_LIST = {KT_GK_SLICE, &kt_go_RuntimePatch, NULL, 0};
+static const struct kt_godesc D_CONTAINER_LIST = {KT_GK_SLICE, &kt_go_Container, NULL, 0};
 
-struct gofield {
-    const char *key;
-    const struct goschema *sub;
-    unsigned flags;
-};
-struct goschema {
-    bool sorted_map;              /* a Go map: keys sorted */
-    bool quantity;                /* a resource.Quantity: its canonical string */
-    const struct goschema *elem;  /* list elements / map values */
-    const struct gofield *fields; /* NULL-key terminated; NULL = keep order */
-};
-
-#define GF_END                                                                                     \
-    {                                                                                              \
-        NULL, NULL, 0                                                                              \
-    }
-#define GO_STRUCT(fields)                                                                          \
-    {                                                                                              \
-        false, false, NULL, fields                                                                 \
-    }
-#define GO_LIST(elem)                                                                              \
-    {                                                                                              \
-        false, false, elem, NULL                                                                   \
-    }
-
-static const struct goschema S_PLAIN = {false, false, NULL, NULL};
-static const struct goschema S_QUANTITY = {false, true, NULL, NULL};
-static const struct goschema S_QMAP = {true, false, &S_QUANTITY, NULL};
-static const struct gofield F_OBJSEL[] = {
-    {"apiVersion", NULL, GF_OMITEMPTY}, {"fieldPath", NULL, GF_ZERO_STR}, GF_END};
-static const struct goschema S_OBJSEL = GO_STRUCT(F_OBJSEL);
-static const struct gofield F_RESSEL[] = {{"containerName", NULL, GF_OMITEMPTY},
-                                          {"resource", NULL, GF_ZERO_STR},
-                                          {"divisor", &S_QUANTITY, GF_ZERO_QUANTITY},
-                                          GF_END};
-static const struct goschema S_RESSEL = GO_STRUCT(F_RESSEL);
-/* ConfigMapKeySelector / SecretKeySelector: LocalObjectReference inline, key, optional. */
-static const struct gofield F_KEYSEL[] = {
-    {"name", NULL, GF_OMITEMPTY}, {"key", NULL, GF_ZERO_STR}, {"optional", NULL, GF_KEEP}, GF_END};
-static const struct goschema S_KEYSEL = GO_STRUCT(F_KEYSEL);
-static const struct gofield F_FILESEL[] = {{"volumeName", NULL, GF_ZERO_STR},
-                                           {"path", NULL, GF_ZERO_STR},
-                                           {"key", NULL, GF_ZERO_STR},
-                                           {"optional", NULL, GF_KEEP},
-                                           GF_END};
-static const struct goschema S_FILESEL = GO_STRUCT(F_FILESEL);
-static const struct gofield F_ENVSRC[] = {
-    {"fieldRef", &S_OBJSEL, GF_KEEP},        {"resourceFieldRef", &S_RESSEL, GF_KEEP},
-    {"configMapKeyRef", &S_KEYSEL, GF_KEEP}, {"secretKeyRef", &S_KEYSEL, GF_KEEP},
-    {"fileKeyRef", &S_FILESEL, GF_KEEP},     GF_END};
-static const struct goschema S_ENVSRC = GO_STRUCT(F_ENVSRC);
-static const struct gofield F_ENV[] = {{"name", NULL, GF_ZERO_STR},
-                                       {"value", NULL, GF_OMITEMPTY},
-                                       {"valueFrom", &S_ENVSRC, GF_KEEP},
-                                       GF_END};
-static const struct goschema S_ENV = GO_STRUCT(F_ENV);
-static const struct goschema S_ENV_LIST = GO_LIST(&S_ENV);
-static const struct gofield F_REF[] = {
-    {"name", NULL, GF_KEEP}, {"apiGroup", NULL, GF_KEEP}, {"kind", NULL, GF_KEEP}, GF_END};
-static const struct goschema S_REF = GO_STRUCT(F_REF);
-static const struct gofield F_PATCH[] = {{"manager", NULL, GF_KEEP},
-                                         {"time", NULL, GF_KEEP},
-                                         {"trainingRuntimeSpec", NULL, GF_KEEP},
-                                         GF_END};
-static const struct goschema S_PATCH = GO_STRUCT(F_PATCH);
-static const struct goschema S_PATCH_LIST = GO_LIST(&S_PATCH);
-static const struct gofield F_TARGET[] = {
-    {"jobName", NULL, GF_KEEP}, {"containerNames", NULL, GF_KEEP}, GF_END};
-static const struct goschema S_TARGET = GO_STRUCT(F_TARGET);
-static const struct gofield F_CLAIM[] = {
-    {"name", NULL, GF_ZERO_STR}, {"request", NULL, GF_OMITEMPTY}, GF_END};
-static const struct goschema S_CLAIM = GO_STRUCT(F_CLAIM);
-static const struct goschema S_CLAIM_LIST = GO_LIST(&S_CLAIM);
-static const struct gofield F_RES[] = {{"limits", &S_QMAP, GF_OMITEMPTY},
-                                       {"requests", &S_QMAP, GF_OMITEMPTY},
-                                       {"claims", &S_CLAIM_LIST, GF_OMITEMPTY},
-                                       GF_END};
-static const struct goschema S_RES = GO_STRUCT(F_RES);
-
-/* corev1.Container and the nested types whose order was checked against k8s.io/api v0.35;
- * probes, lifecycle and securityContext keep the input order. */
-static const struct gofield F_PORT[] = {
-    {"name", NULL, GF_OMITEMPTY},         {"hostPort", NULL, GF_OMITEMPTY},
-    {"containerPort", NULL, GF_ZERO_INT}, {"protocol", NULL, GF_OMITEMPTY},
-    {"hostIP", NULL, GF_OMITEMPTY},       GF_END};
-static const struct goschema S_PORT = GO_STRUCT(F_PORT);
-static const struct goschema S_PORT_LIST = GO_LIST(&S_PORT);
-/* ConfigMapEnvSource / SecretEnvSource: LocalObjectReference inline, optional. */
-static const struct gofield F_ENVREF[] = {
-    {"name", NULL, GF_OMITEMPTY}, {"optional", NULL, GF_KEEP}, GF_END};
-static const struct goschema S_ENVREF = GO_STRUCT(F_ENVREF);
-static const struct gofield F_ENVFROM[] = {{"prefix", NULL, GF_OMITEMPTY},
-                                           {"configMapRef", &S_ENVREF, GF_KEEP},
-                                           {"secretRef", &S_ENVREF, GF_KEEP},
-                                           GF_END};
-static const struct goschema S_ENVFROM = GO_STRUCT(F_ENVFROM);
-static const struct goschema S_ENVFROM_LIST = GO_LIST(&S_ENVFROM);
-static const struct gofield F_RESIZE[] = {
-    {"resourceName", NULL, GF_ZERO_STR}, {"restartPolicy", NULL, GF_ZERO_STR}, GF_END};
-static const struct goschema S_RESIZE = GO_STRUCT(F_RESIZE);
-static const struct goschema S_RESIZE_LIST = GO_LIST(&S_RESIZE);
-static const struct gofield F_MOUNT[] = {
-    {"name", NULL, GF_ZERO_STR},          {"readOnly", NULL, GF_OMITEMPTY},
-    {"recursiveReadOnly", NULL, GF_KEEP}, {"mountPath", NULL, GF_ZERO_STR},
-    {"subPath", NULL, GF_OMITEMPTY},      {"mountPropagation", NULL, GF_KEEP},
-    {"subPathExpr", NULL, GF_OMITEMPTY},  GF_END};
-static const struct goschema S_MOUNT = GO_STRUCT(F_MOUNT);
-static const struct goschema S_MOUNT_LIST = GO_LIST(&S_MOUNT);
-static const struct gofield F_DEVICE[] = {
-    {"name", NULL, GF_ZERO_STR}, {"devicePath", NULL, GF_ZERO_STR}, GF_END};
-static const struct goschema S_DEVICE = GO_STRUCT(F_DEVICE);
-static const struct goschema S_DEVICE_LIST = GO_LIST(&S_DEVICE);
-static const struct gofield F_CONTAINER[] = {{"name", NULL, GF_ZERO_STR},
-                                             {"image", NULL, GF_OMITEMPTY},
-                                             {"command", NULL, GF_OMITEMPTY},
-                                             {"args", NULL, GF_OMITEMPTY},
-                                             {"workingDir", NULL, GF_OMITEMPTY},
-                                             {"ports", &S_PORT_LIST, GF_OMITEMPTY},
-                                             {"envFrom", &S_ENVFROM_LIST, GF_OMITEMPTY},
-                                             {"env", &S_ENV_LIST, GF_OMITEMPTY},
-                                             {"resources", &S_RES, GF_ZERO_STRUCT},
-                                             {"resizePolicy", &S_RESIZE_LIST, GF_OMITEMPTY},
-                                             {"restartPolicy", NULL, GF_KEEP},
-                                             {"restartPolicyRules", NULL, GF_OMITEMPTY},
-                                             {"volumeMounts", &S_MOUNT_LIST, GF_OMITEMPTY},
-                                             {"volumeDevices", &S_DEVICE_LIST, GF_OMITEMPTY},
-                                             {"livenessProbe", NULL, GF_KEEP},
-                                             {"readinessProbe", NULL, GF_KEEP},
-                                             {"startupProbe", NULL, GF_KEEP},
-                                             {"lifecycle", NULL, GF_KEEP},
-                                             {"terminationMessagePath", NULL, GF_OMITEMPTY},
-                                             {"terminationMessagePolicy", NULL, GF_OMITEMPTY},
-                                             {"imagePullPolicy", NULL, GF_OMITEMPTY},
-                                             {"securityContext", NULL, GF_KEEP},
-                                             {"stdin", NULL, GF_OMITEMPTY},
-                                             {"stdinOnce", NULL, GF_OMITEMPTY},
-                                             {"tty", NULL, GF_OMITEMPTY},
-                                             GF_END};
-static const struct goschema S_CONTAINER = GO_STRUCT(F_CONTAINER);
-static const struct goschema S_CONTAINER_LIST = GO_LIST(&S_CONTAINER);
-
-static const struct goschema *schema_of(enum kt_gotype t)
+static const struct kt_godesc *desc_of(enum kt_gotype t)
 {
     switch (t) {
     case KT_GO_RUNTIME_REF:
-        return &S_REF;
+        return &kt_go_RuntimeRef;
     case KT_GO_ENV_LIST:
-        return &S_ENV_LIST;
+        return &D_ENV_LIST;
     case KT_GO_PATCH_LIST:
-        return &S_PATCH_LIST;
+        return &D_PATCH_LIST;
     case KT_GO_ENV_TARGET:
-        return &S_TARGET;
+        return &kt_go_EnvInjectionTarget;
     case KT_GO_RESOURCES:
-        return &S_RES;
-    case KT_GO_CONTAINER_LIST:
-        return &S_CONTAINER_LIST;
-    case KT_GO_ANY:
+        return &kt_go_ResourceRequirements;
     case KT_GO_STRING_SLICE:
+        return &D_STRING_SLICE;
+    case KT_GO_CONTAINER_LIST:
+        return &D_CONTAINER_LIST;
+    case KT_GO_ANY:
     default:
-        return &S_PLAIN;
+        return &D_ANY;
     }
 }
 
-static int marshal(struct kt_buf *b, const json_t *v, const struct goschema *s);
+static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d);
 
 static int marshal_string(struct kt_buf *b, const char *str, size_t n)
 {
@@ -502,140 +366,193 @@ static int cmp_str(const void *a, const void *b)
 }
 
 static int marshal_member(struct kt_buf *b, bool *first, const char *k, const json_t *v,
-                          const struct goschema *s)
+                          const struct kt_godesc *d)
 {
     int rc = kt_buf_puts(b, *first ? "" : ",", NULL);
     *first = false;
     rc |= rc ? rc : marshal_string(b, k, strlen(k));
     rc |= rc ? rc : kt_buf_puts(b, ":", NULL);
-    return rc ? rc : marshal(b, v, s ? s : &S_PLAIN);
+    return rc ? rc : marshal(b, v, d);
 }
 
-static bool listed(const struct gofield *f, const char *k)
-{
-    for (; f && f->key; f++) {
-        if (strcmp(f->key, k) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Go's omitempty test on a decoded value: false, 0, "", nil, empty slice or map. */
-static bool go_empty(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        return json_string_length(v) == 0;
-    case JSON_INTEGER:
-        return json_integer_value(v) == 0;
-    case JSON_REAL:
-        return json_real_value(v) == 0;
-    case JSON_ARRAY:
-        return json_array_size(v) == 0;
-    case JSON_OBJECT:
-        return json_object_size(v) == 0;
-    case JSON_TRUE:
-        return false;
-    case JSON_FALSE:
-    case JSON_NULL:
-    default:
-        return true;
-    }
-}
-
-/* The zero value Go prints for an absent (or null) field of f, or NULL when it prints none.
- * Caller owns the result. */
-static json_t *go_zero(const struct gofield *f)
-{
-    if (f->flags & GF_ZERO_STR) {
-        return json_string("");
-    }
-    if (f->flags & GF_ZERO_INT) {
-        return json_integer(0);
-    }
-    if (f->flags & GF_ZERO_STRUCT) {
-        return json_object();
-    }
-    if (f->flags & GF_ZERO_QUANTITY) {
-        return json_string("0");
-    }
-    return NULL;
-}
-
-/* One declared struct field as encoding/json prints it (m NULL when absent). */
-static int marshal_field(struct kt_buf *b, bool *first, const struct gofield *f, const json_t *m)
-{
-    if (!m || json_is_null(m)) {
-        json_t *zero = go_zero(f);
-        int rc = zero ? marshal_member(b, first, f->key, zero, f->sub) : 0;
-        json_decref(zero);
-        return rc;
-    }
-    if ((f->flags & GF_OMITEMPTY) && go_empty(m)) {
-        return 0;
-    }
-    return marshal_member(b, first, f->key, m, f->sub);
-}
-
-static int marshal_object(struct kt_buf *b, const json_t *v, const struct goschema *s)
+/* A JSON object as given: keys in input order, values untyped. */
+static int marshal_plain_object(struct kt_buf *b, const json_t *v)
 {
     bool first = true;
     const char *k;
     json_t *m;
     int rc = kt_buf_puts(b, "{", NULL);
-    if (s->sorted_map) {
-        size_t n = json_object_size(v), i = 0;
-        const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-        json_object_foreach(kt__json_unconst(v), k, m)
-        {
-            keys[i++] = k;
-        }
-        qsort(keys, n, sizeof(char *), cmp_str);
-        for (i = 0; i < n && rc == 0; i++) {
-            rc = marshal_member(b, &first, keys[i], json_object_get(v, keys[i]), s->elem);
-        }
-        free(keys);
-        return rc ? rc : kt_buf_puts(b, "}", NULL);
-    }
-    for (const struct gofield *f = s->fields; f && f->key && rc == 0; f++) {
-        rc = marshal_field(b, &first, f, json_object_get(v, f->key));
-    }
     json_object_foreach(kt__json_unconst(v), k, m)
     {
-        if (rc == 0 && !listed(s->fields, k)) {
-            rc = marshal_member(b, &first, k, m, NULL);
-        }
+        rc = rc ? rc : marshal_member(b, &first, k, m, &D_ANY);
     }
     return rc ? rc : kt_buf_puts(b, "}", NULL);
 }
 
-static int marshal(struct kt_buf *b, const json_t *v, const struct goschema *s)
+/* A Go map: keys sorted (encoding/json's order), values of type d->elem. */
+static int marshal_map(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
+{
+    bool first = true;
+    const char *k;
+    json_t *m;
+    size_t n = json_object_size(v), i = 0;
+    const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
+    int rc = kt_buf_puts(b, "{", NULL);
+    json_object_foreach(kt__json_unconst(v), k, m)
+    {
+        keys[i++] = k;
+    }
+    qsort(keys, n, sizeof(char *), cmp_str);
+    for (i = 0; i < n && rc == 0; i++) {
+        rc = marshal_member(b, &first, keys[i], json_object_get(v, keys[i]), d->elem);
+    }
+    free(keys);
+    return rc ? rc : kt_buf_puts(b, "}", NULL);
+}
+
+static int marshal_array(struct kt_buf *b, const json_t *v, const struct kt_godesc *elem)
 {
     size_t i;
     json_t *e;
-    int rc = 0;
+    int rc = kt_buf_puts(b, "[", NULL);
+    json_array_foreach(v, i, e)
+    {
+        if (rc == 0 && i > 0) {
+            rc = kt_buf_puts(b, ",", NULL);
+        }
+        rc = rc ? rc : marshal(b, e, elem);
+    }
+    return rc ? rc : kt_buf_puts(b, "]", NULL);
+}
+
+/* Go's isEmptyValue (omitempty) of the value v (NULL: absent or null) decodes to. */
+static bool go_empty(const json_t *v, const struct kt_godesc *d)
+{
+    switch (d->kind) {
+    case KT_GK_STRING:
+    case KT_GK_BYTES:
+        return !v || (json_is_string(v) && json_string_length(v) == 0);
+    case KT_GK_SLICE:
+        return !v || (json_is_array(v) && json_array_size(v) == 0);
+    case KT_GK_MAP:
+        return !v || (json_is_object(v) && json_object_size(v) == 0);
+    case KT_GK_INT:
+    case KT_GK_FLOAT:
+        return !v || (json_is_number(v) && json_number_value(v) == 0);
+    case KT_GK_BOOL:
+        return !v || json_is_false(v);
+    case KT_GK_PTR:
+    case KT_GK_ANY:
+        return !v;
+    default: /* structs (Quantity, Time, ... too) are never empty */
+        return false;
+    }
+}
+
+static bool go_zero(const json_t *v, const struct kt_godesc *d);
+
+static bool struct_zero(const json_t *v, const struct kt_godesc *d)
+{
+    if (!json_is_object(v)) {
+        return false;
+    }
+    for (size_t i = 0; i < d->nfields; i++) {
+        const json_t *m = json_object_get(v, d->fields[i].key);
+        if (!go_zero(json_is_null(m) ? NULL : m, d->fields[i].type)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* reflect.Value.IsZero (omitzero) of the value v (NULL: absent or null) decodes to. */
+static bool go_zero(const json_t *v, const struct kt_godesc *d)
+{
+    if (!v) {
+        return true;
+    }
+    switch (d->kind) {
+    case KT_GK_STRING:
+    case KT_GK_INT:
+    case KT_GK_FLOAT:
+    case KT_GK_BOOL:
+        return go_empty(v, d);
+    case KT_GK_STRUCT:
+        return struct_zero(v, d);
+    default: /* a present pointer, slice, map or special type */
+        return false;
+    }
+}
+
+static int marshal_struct(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
+{
+    bool first = true;
+    int rc = kt_buf_puts(b, "{", NULL);
+    for (size_t i = 0; i < d->nfields && rc == 0; i++) {
+        const struct kt_gofield *f = &d->fields[i];
+        const json_t *m = v ? json_object_get(v, f->key) : NULL;
+        m = json_is_null(m) ? NULL : m;
+        if (((f->flags & KT_GF_OMITEMPTY) && go_empty(m, f->type)) ||
+            ((f->flags & KT_GF_OMITZERO) && go_zero(m, f->type))) {
+            continue;
+        }
+        rc = marshal_member(b, &first, f->key, m, f->type);
+    }
+    return rc ? rc : kt_buf_puts(b, "}", NULL);
+}
+
+/* metav1.Time: RFC 3339 in UTC, whole seconds (the fraction dropped); text that is not RFC 3339
+ * prints as given. */
+static int marshal_time(struct kt_buf *b, const char *s)
+{
+    struct tm tm;
+    char zone[8] = "", out[32];
+    int n = 0, frac = 0, off = 0;
+    memset(&tm, 0, sizeof(tm));
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+        n != 19) {
+        return marshal_string(b, s, strlen(s));
+    }
+    if (s[n] == '.') {
+        frac = (int)strspn(s + n + 1, "0123456789") + 1;
+    }
+    snprintf(zone, sizeof(zone), "%s", s + n + frac);
+    if (strcmp(zone, "Z") != 0) {
+        int hh = 0, mm = 0, m = 0;
+        if (sscanf(zone, "%*[+-]%2d:%2d%n", &hh, &mm, &m) != 2 || m != 6) {
+            return marshal_string(b, s, strlen(s));
+        }
+        off = (zone[0] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm) - off;
+    if (!gmtime_r(&t, &tm) || strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+        return marshal_string(b, s, strlen(s));
+    }
+    return marshal_string(b, out, strlen(out));
+}
+
+static int marshal_quantity(struct kt_buf *b, const json_t *v)
+{
     struct kt_quantity q;
     char qbuf[KT_QUANTITY_STR_MAX];
-    if (s->quantity && kt_quantity_from_json(v, &q, NULL) == 0) {
-        const char *txt = kt_quantity_format(&q, qbuf, sizeof(qbuf));
-        return marshal_string(b, txt, strlen(txt));
+    if (kt_quantity_from_json(v, &q, NULL) != 0) {
+        return marshal(b, v, &D_ANY);
     }
+    const char *txt = kt_quantity_format(&q, qbuf, sizeof(qbuf));
+    return marshal_string(b, txt, strlen(txt));
+}
+
+/* A JSON scalar, array or object as given (no Go type known). */
+static int marshal_plain(struct kt_buf *b, const json_t *v)
+{
     switch (json_typeof(v)) {
     case JSON_OBJECT:
-        return marshal_object(b, v, s);
+        return marshal_plain_object(b, v);
     case JSON_ARRAY:
-        rc = kt_buf_puts(b, "[", NULL);
-        json_array_foreach(v, i, e)
-        {
-            if (rc == 0 && i > 0) {
-                rc = kt_buf_puts(b, ",", NULL);
-            }
-            if (rc == 0) {
-                rc = marshal(b, e, s->elem ? s->elem : &S_PLAIN);
-            }
-        }
-        return rc ? rc : kt_buf_puts(b, "]", NULL);
+        return marshal_array(b, v, &D_ANY);
     case JSON_STRING:
         return marshal_string(b, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
@@ -652,15 +569,86 @@ static int marshal(struct kt_buf *b, const json_t *v, const struct goschema *s)
     }
 }
 
-char *kt_go_marshal(const json_t *v, enum kt_gotype t)
+/* What the Go zero value of a type prints (v absent or null). */
+static int marshal_zero(struct kt_buf *b, const struct kt_godesc *d)
+{
+    switch (d->kind) {
+    case KT_GK_STRING:
+        return kt_buf_puts(b, "\"\"", NULL);
+    case KT_GK_INT:
+    case KT_GK_FLOAT:
+    case KT_GK_INTORSTR:
+        return kt_buf_puts(b, "0", NULL);
+    case KT_GK_BOOL:
+        return kt_buf_puts(b, "false", NULL);
+    case KT_GK_QUANTITY:
+        return kt_buf_puts(b, "\"0\"", NULL);
+    case KT_GK_DURATION:
+        return kt_buf_puts(b, "\"0s\"", NULL);
+    case KT_GK_STRUCT:
+        return marshal_struct(b, NULL, d);
+    default: /* nil pointer, slice, map, interface; zero Time; empty RawExtension */
+        return kt_buf_puts(b, "null", NULL);
+    }
+}
+
+/* Does v's JSON shape fit d (else upstream could not have decoded it: print as given)? */
+static bool fits(const json_t *v, const struct kt_godesc *d)
+{
+    switch (d->kind) {
+    case KT_GK_STRUCT:
+    case KT_GK_MAP:
+        return json_is_object(v);
+    case KT_GK_SLICE:
+        return json_is_array(v);
+    case KT_GK_TIME:
+        return json_is_string(v);
+    default:
+        return true;
+    }
+}
+
+static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
+{
+    if (!v || json_is_null(v)) {
+        return marshal_zero(b, d);
+    }
+    if (!fits(v, d)) {
+        return marshal_plain(b, v);
+    }
+    switch (d->kind) {
+    case KT_GK_PTR:
+        return marshal(b, v, d->elem);
+    case KT_GK_SLICE:
+        return marshal_array(b, v, d->elem);
+    case KT_GK_MAP:
+        return marshal_map(b, v, d);
+    case KT_GK_STRUCT:
+        return marshal_struct(b, v, d);
+    case KT_GK_QUANTITY:
+        return marshal_quantity(b, v);
+    case KT_GK_TIME:
+        return marshal_time(b, json_string_value(v));
+    default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
+        return marshal_plain(b, v);
+    }
+}
+
+char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
 {
     struct kt_buf b;
     kt_buf_init(&b, FERR_MAX_TEXT);
     if (!v) {
         return kt_xstrdup("null");
     }
-    if (marshal(&b, v, schema_of(t)) != 0) {
+    if (marshal(&b, v, d) != 0) {
+        kt_buf_release(&b);
         return kt_xstrdup("null");
     }
     return kt_buf_take(&b, NULL);
+}
+
+char *kt_go_marshal(const json_t *v, enum kt_gotype t)
+{
+    return kt_go_marshal_as(v, desc_of(t));
 }

@@ -3,8 +3,9 @@
  * Validators append errors (a validation failure is data, STYLE rule 24); callers render one
  * error as "<path>: <type>[: <value>][: <detail>]" and the list as a de-duplicated aggregate
  * ("[e1, e2]", no brackets for one). Values print the Go way: strings %q-quoted, integers and
- * bools plain, anything else as json.Marshal would (struct field order for the known types,
- * <>& escaped). No I/O. */
+ * bools plain, anything else as json.Marshal of the Go value it decodes into (the Go types of
+ * common/base/gotypes.h: field order, omitempty, zero values, sorted map keys; <>& escaped).
+ * No I/O. */
 #ifndef KT_FIELDERR_H
 #define KT_FIELDERR_H
 
@@ -12,6 +13,7 @@
 #include <stddef.h>
 
 #include "common/base/err.h"
+#include "common/base/gotypes.h"
 
 enum kt_ferr_type {
     KT_FERR_INVALID,   /* "Invalid value" (prints the value) */
@@ -20,17 +22,16 @@ enum kt_ferr_type {
     KT_FERR_INTERNAL   /* "Internal error" (no value) */
 };
 
-/* Go struct types whose json.Marshal field order we reproduce for bad values. */
+/* The Go type a bad value decodes into upstream (its json.Marshal is what the error prints). */
 enum kt_gotype {
-    KT_GO_ANY,           /* JSON as given (our canonical order), <>& escaped */
-    KT_GO_RUNTIME_REF,   /* name, apiGroup, kind */
-    KT_GO_ENV_LIST,      /* []EnvVar: name, value, valueFrom */
-    KT_GO_PATCH_LIST,    /* []RuntimePatch: manager, time, trainingRuntimeSpec */
-    KT_GO_ENV_TARGET,    /* torch envInjection target: jobName, containerNames */
-    KT_GO_RESOURCES,     /* ResourceRequirements: limits, requests, claims (map keys sorted) */
+    KT_GO_ANY,           /* unknown: JSON as given (our canonical order), <>& escaped */
+    KT_GO_RUNTIME_REF,   /* trainer RuntimeRef */
+    KT_GO_ENV_LIST,      /* []corev1.EnvVar */
+    KT_GO_PATCH_LIST,    /* []trainer RuntimePatch (down to the pod spec patch's volumes...) */
+    KT_GO_ENV_TARGET,    /* trainer EnvInjectionTarget (torch envInjection target) */
+    KT_GO_RESOURCES,     /* corev1.ResourceRequirements */
     KT_GO_STRING_SLICE,  /* []string */
-    KT_GO_CONTAINER_LIST /* []corev1.Container: name, image, command, ... (Go tags' omitempty,
-                            "resources":{} always) */
+    KT_GO_CONTAINER_LIST /* []corev1.Container */
 };
 
 struct kt_ferr {
@@ -75,8 +76,10 @@ char *kt_ferrs_string(const struct kt_ferrs *l);
 
 /* Go's strconv.Quote of the NUL-terminated s. Caller owns the result; free with free(). */
 char *kt_go_quote(const char *s);
-/* Go's json.Marshal of v (compact, <>& and U+2028/9 escaped), reordering objects of type t.
- * Caller owns the result; free with free(). Does not retain v. */
+/* Go's json.Marshal (compact, <>& and U+2028/9 escaped) of the Go value of type t that v
+ * decodes into. Caller owns the result; free with free(). Does not retain v. */
 char *kt_go_marshal(const json_t *v, enum kt_gotype t);
+/* The same for the Go type described by d (common/base/gotypes.h, borrowed). */
+char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d);
 
 #endif

@@ -139,13 +139,72 @@ static void test_container_order(void)
         "{\"resource\":\"limits.cpu\",\"divisor\":\"0\"}}}],"
         "\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}},"
         "\"volumeMounts\":[{\"name\":\"v\",\"readOnly\":true,\"mountPath\":\"/m\"}],"
-        "\"tty\":true,\"zzz\":1}]");
+        "\"tty\":true}]");
     /* A nil slice and a container without a name (Go prints the zero string). */
     check_marshal("null", KT_GO_CONTAINER_LIST, "null");
     check_marshal("[{}]", KT_GO_CONTAINER_LIST, "[{\"name\":\"\",\"resources\":{}}]");
     /* Negative: the untyped rendering keeps the input order and adds nothing. */
     check_marshal("[{\"image\":\"i\",\"name\":\"n\"}]", KT_GO_ANY,
                   "[{\"image\":\"i\",\"name\":\"n\"}]");
+}
+
+/* A runtimePatch down to its pod spec, every object's keys in reverse (or shuffled) order. The
+ * expected text follows Go's rules by hand (and is what json.Marshal of the decoded
+ * []v1alpha1.RuntimePatch prints): PodSpecPatch/ContainerPatch/Volume/Toleration field order,
+ * map keys sorted, the time in UTC whole seconds, the non-omitempty zero struct "preference":{}
+ * printed, a nil pointer (securityContext, runAsUser: null) and a zero creationTimestamp
+ * (omitzero) left out, a present empty pointer struct ("emptyDir":{}) kept. */
+static void test_patch_pod_spec_order(void)
+{
+    check_marshal(
+        "[{\"trainingRuntimeSpec\":{\"template\":{\"spec\":{\"replicatedJobs\":[{\"template\":"
+        "{\"spec\":{\"template\":{\"spec\":{\"tolerations\":[{\"operator\":\"Exists\","
+        "\"key\":\"gpu\",\"effect\":\"NoSchedule\"}],\"securityContext\":null,"
+        "\"nodeSelector\":{\"zone\":\"b\",\"arch\":\"amd64\"},\"containers\":["
+        "{\"volumeMounts\":[{\"mountPath\":\"/m\",\"name\":\"v\"}],\"securityContext\":"
+        "{\"runAsUser\":null,\"privileged\":false},\"name\":\"node\",\"env\":[{\"value\":"
+        "\"x\",\"name\":\"E\"}]}],\"affinity\":{\"nodeAffinity\":{"
+        "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":1}]}},\"volumes\":"
+        "[{\"emptyDir\":{},\"name\":\"v\"}]},\"metadata\":{\"labels\":{\"b\":\"2\",\"a\":\"1\"},"
+        "\"creationTimestamp\":null}}}},\"name\":\"node\"}]},\"metadata\":{\"annotations\":"
+        "{\"z\":\"<1>\"}}}},\"time\":\"2026-01-02T03:04:05.5+01:00\",\"manager\":\"m\"}]",
+        KT_GO_PATCH_LIST,
+        "[{\"manager\":\"m\",\"time\":\"2026-01-02T02:04:05Z\",\"trainingRuntimeSpec\":{"
+        "\"template\":{\"metadata\":{\"annotations\":{\"z\":\"\\u003c1\\u003e\"}},\"spec\":{"
+        "\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":{"
+        "\"metadata\":{\"labels\":{\"a\":\"1\",\"b\":\"2\"}},\"spec\":{\"volumes\":[{\"name\":"
+        "\"v\",\"emptyDir\":{}}],\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"E\","
+        "\"value\":\"x\"}],\"volumeMounts\":[{\"name\":\"v\",\"mountPath\":\"/m\"}],"
+        "\"securityContext\":{\"privileged\":false}}],\"nodeSelector\":{\"arch\":\"amd64\","
+        "\"zone\":\"b\"},\"affinity\":{\"nodeAffinity\":{"
+        "\"preferredDuringSchedulingIgnoredDuringExecution\":[{\"weight\":1,\"preference\":{}}]}},"
+        "\"tolerations\":[{\"key\":\"gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]"
+        "}}}}}]}}}}]");
+    /* A time already in UTC keeps its seconds; one that is not RFC 3339 prints as given. */
+    check_marshal("[{\"time\":\"2026-01-02T03:04:05Z\"}]", KT_GO_PATCH_LIST,
+                  "[{\"time\":\"2026-01-02T03:04:05Z\"}]");
+    check_marshal("[{\"time\":\"yesterday\"}]", KT_GO_PATCH_LIST, "[{\"time\":\"yesterday\"}]");
+}
+
+/* Negative cases: keys the Go type lacks are dropped (json.Unmarshal ignores them, so upstream
+ * never prints them); a value whose shape the Go type cannot hold prints as given; the untyped
+ * rendering reorders nothing. */
+static void test_unknown_and_misfit(void)
+{
+    check_marshal(
+        "[{\"extra\":{\"a\":1},\"trainingRuntimeSpec\":{\"template\":{\"spec\":"
+        "{\"replicatedJobs\":[{\"unknownField\":1,\"name\":\"node\"}]}}},\"manager\":\"m\"}]",
+        KT_GO_PATCH_LIST,
+        "[{\"manager\":\"m\",\"trainingRuntimeSpec\":{\"template\":{\"spec\":"
+        "{\"replicatedJobs\":[{\"name\":\"node\"}]}}}}]");
+    check_marshal("{\"kind\":\"TrainingRuntime\",\"zzz\":{\"b\":1},\"name\":\"x\"}",
+                  KT_GO_RUNTIME_REF, "{\"name\":\"x\",\"kind\":\"TrainingRuntime\"}");
+    check_marshal("[{\"trainingRuntimeSpec\":{\"template\":{\"spec\":{\"replicatedJobs\":"
+                  "{\"z\":1,\"a\":2}}}}}]",
+                  KT_GO_PATCH_LIST,
+                  "[{\"trainingRuntimeSpec\":{\"template\":{\"spec\":{\"replicatedJobs\":"
+                  "{\"z\":1,\"a\":2}}}}}]");
+    check_marshal("{\"zzz\":1,\"name\":\"x\"}", KT_GO_ANY, "{\"zzz\":1,\"name\":\"x\"}");
 }
 
 int main(void)
@@ -156,5 +215,7 @@ int main(void)
     test_aggregate();
     test_go_quote();
     test_container_order();
+    test_patch_pod_spec_order();
+    test_unknown_and_misfit();
     return test_report();
 }
