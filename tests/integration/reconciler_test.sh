@@ -609,7 +609,7 @@ adopt_setup() {
     done | kc apply -f - >/dev/null || return 1
     RV_FOREIGN=$(jp configmap foreign -n "$AD" -o jsonpath='{.metadata.resourceVersion}')
     RV_PLAIN=$(jp configmap ad1-plain -n "$AD" -o jsonpath='{.metadata.resourceVersion}')
-    GETS0=$(api_gets 'jobsets|configmaps|secrets' '[0-9]+') && G404_0=$(api_gets "$TJ_KINDS" 404) &&
+    GETS0=$(api_gets 'jobsets|configmaps' '[0-9]+') && G404_0=$(api_gets "$TJ_KINDS" 404) &&
         kc get --raw /metrics | grep '^apiserver_request_total{' >"$IT_TMP/m0"
 }
 check adopt-setup adopt_setup
@@ -617,7 +617,7 @@ adopt_run() {
     start_rec adopt --workers 2 --namespaces "$AD,$BK" &&
         kw --for=condition=Suspended trainjob --all -n "$BK" >/dev/null &&
         kw --for=condition=Suspended=False trainjob/ad1 trainjob/ad2 -n "$AD" >/dev/null || return 1
-    GETS1=$(api_gets 'jobsets|configmaps|secrets' '[0-9]+') && G404_1=$(api_gets "$TJ_KINDS" 404) &&
+    GETS1=$(api_gets 'jobsets|configmaps' '[0-9]+') && G404_1=$(api_gets "$TJ_KINDS" 404) &&
         kc get --raw /metrics | grep '^apiserver_request_total{' >"$IT_TMP/m1"
 }
 check adopt-backlog-reconciled adopt_run
