@@ -713,8 +713,11 @@ static json_t *live_get(struct rview *v, const struct kt_kube_gvr *gvr, const ch
  * another writer (upstream's manager still running) creates unlabelled after the scan for a
  * TrainJob older than it: the same case a TrainJob created after our start already has (no
  * live read at all), and two managers writing the same TrainJob's objects are unsupported
- * anyway. Such an object is still not lost: the apply of the same name takes it over and
- * labels it. */
+ * anyway. The reconcile then treats it as absent and applies its own object of that name
+ * over it (labelled; for the immutable MPI SSH Secret the apply fails with a Warning event,
+ * as for a TrainJob created after our start). The scan keeps only TrainJob-controlled
+ * objects, so an unlabelled object with another controller, or none, is no longer read live
+ * for a legacy TrainJob either: the same as for any other TrainJob. */
 static bool maybe_unlabelled(const struct kt_rec *r, const struct kt_kube_gvr *gvr, const char *ns,
                              const char *name)
 {
