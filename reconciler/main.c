@@ -636,8 +636,13 @@ static int setup(struct app *a, struct kt_err *err)
 
 /* ---- run and stop ---- */
 
+/* The start-up scan for unlabelled objects (kt_rec_scan_unlabelled), then the workers: the
+ * scan runs once this replica may work, so it sees what a previous leader left. */
 static void start_workers(struct app *a)
 {
+    struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
+    kt_rec_scan_unlabelled(&a->rec, c);
+    kt_kube_client_free(c);
     for (long i = 0; i < a->nworkers; i++) {
         if (pthread_create(&a->workers[i], NULL, worker_main, a) != 0) {
             kt_log_error(LOG, "cannot start worker %ld", i);

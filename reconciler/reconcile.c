@@ -18,10 +18,10 @@
 #include "common/plugins/plugins.h"
 #include "podevents.h"
 #include "status.h"
+#include "unlabelled.h"
 
 #define LOG "reconciler"
 #define CONTROLLER "trainjob_controller"
-#define TJ_GROUP_PREFIX "trainer.kubeflow.org/"
 
 static double real_now(void *ctx)
 {
@@ -66,27 +66,9 @@ static void tj_update(void *ud, const json_t *old_obj, const json_t *new_obj)
     enqueue_obj(ud, "", new_obj);
 }
 
-/* The TrainJob that controls obj, or NULL. Borrowed from obj. */
-static const char *controller_trainjob(const json_t *obj)
-{
-    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
-    size_t i;
-    json_t *ref;
-    json_array_foreach(refs, i, ref)
-    {
-        if (kt_json_bool(ref, "controller", false) &&
-            strcmp(kt_json_str(ref, "kind", ""), "TrainJob") == 0 &&
-            strncmp(kt_json_str(ref, "apiVersion", ""), TJ_GROUP_PREFIX, strlen(TJ_GROUP_PREFIX)) ==
-                0) {
-            return kt_json_str(ref, "name", NULL);
-        }
-    }
-    return NULL;
-}
-
 static void owned_add(void *ud, const json_t *obj)
 {
-    const char *owner = controller_trainjob(obj);
+    const char *owner = kt_controller_trainjob(obj);
     if (owner) {
         char *key = kt_xasprintf(
             "%s/%s", kt_json_str(json_object_get(obj, "metadata"), "namespace", ""), owner);
@@ -322,7 +304,7 @@ static json_t *owned_or_identity(json_t *obj, void *ud)
 {
     const struct owned_slim *slim = ud;
 
-    if (!controller_trainjob(obj)) {
+    if (!kt_controller_trainjob(obj)) {
         return metadata_only(obj, NULL);
     }
     return slim->fn ? slim->fn(obj, NULL) : obj;
@@ -556,6 +538,47 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     return 0;
 }
 
+/* The resources of the owned informers (what view_get may read live for a legacy TrainJob:
+ * informer_for's domain) into gvrs; returns the count. */
+static size_t owned_gvrs(const struct kt_rec *r, const struct kt_kube_gvr **gvrs)
+{
+    size_t n = 0;
+    gvrs[n++] = &KT_GVR_CONFIGMAPS;
+    gvrs[n++] = &KT_GVR_SECRETS;
+    gvrs[n++] = &KT_GVR_JOBSETS;
+    if (r->podgroups_sp) {
+        gvrs[n++] = &KT_GVR_PODGROUPS_SP;
+    }
+    if (r->podgroups_volcano) {
+        gvrs[n++] = &KT_GVR_PODGROUPS_VOLCANO;
+    }
+    for (size_t i = 0; i < r->n_extra; i++) {
+        gvrs[n++] = r->extra_gvr[i];
+    }
+    return n;
+}
+
+void kt_rec_scan_unlabelled(struct kt_rec *r, struct kt_kube_client *c)
+{
+    const struct kt_kube_gvr *gvrs[5 + KT_REC_EXTRA_MAX];
+    size_t n = owned_gvrs(r, gvrs);
+    struct kt_err err = {0};
+    /* Before the LISTs: an object they miss was created after this instant. */
+    r->start_time = now_of(r);
+    kt_unlabelled_free(r->unlabelled);
+    r->unlabelled = kt_unlabelled_scan(c, gvrs, n, r->namespaces, r->n_namespaces, &err);
+    if (!r->unlabelled) {
+        kt_log_warn(LOG,
+                    "listing unlabelled owned objects failed: TrainJobs created before now "
+                    "read their objects live: %s",
+                    err.msg);
+    } else {
+        kt_log_info(LOG, "unlabelled objects controlled by a TrainJob: %zu",
+                    kt_unlabelled_len(r->unlabelled));
+    }
+    malloc_trim(0); /* the LIST pages are gone */
+}
+
 /* Every informer (NULL entries for the optional ones) into all; returns the count. */
 static size_t all_informers(struct kt_rec *r, struct kt_informer **all)
 {
@@ -588,6 +611,8 @@ void kt_rec_release(struct kt_rec *r)
     r->kinds = NULL;
     kt_applied_free(r->applied);
     r->applied = NULL;
+    kt_unlabelled_free(r->unlabelled);
+    r->unlabelled = NULL;
     r->loop = NULL;
 }
 
@@ -653,7 +678,7 @@ static struct kt_informer *informer_for(struct kt_rec *r, const struct kt_kube_g
 static void adopt(struct rview *v, const struct kt_kube_gvr *gvr, const json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
-    const char *owner = controller_trainjob(obj);
+    const char *owner = kt_controller_trainjob(obj);
     if (!owner || strcmp(owner, v->tj->name) != 0 ||
         json_object_get(json_object_get(meta, "labels"), KT_TRAINJOB_NAME_LABEL)) {
         return;
@@ -688,6 +713,23 @@ static json_t *live_get(struct rview *v, const struct kt_kube_gvr *gvr, const ch
     return obj;
 }
 
+/* Whether a legacy TrainJob's object gvr ns/name, absent from its informer, may exist
+ * unlabelled and must be read live: only when the start-up scan listed it, or when there was
+ * no scan (it failed, or the caller did not run one). The one object this misses is one that
+ * another writer (upstream's manager still running) creates unlabelled after the scan for a
+ * TrainJob older than it: the same case a TrainJob created after our start already has (no
+ * live read at all), and two managers writing the same TrainJob's objects are unsupported
+ * anyway. The reconcile then treats it as absent and applies its own object of that name
+ * over it (labelled; for the immutable MPI SSH Secret the apply fails with a Warning event,
+ * as for a TrainJob created after our start). The scan keeps only TrainJob-controlled
+ * objects, so an unlabelled object with another controller, or none, is no longer read live
+ * for a legacy TrainJob either: the same as for any other TrainJob. */
+static bool maybe_unlabelled(const struct kt_rec *r, const struct kt_kube_gvr *gvr, const char *ns,
+                             const char *name)
+{
+    return !r->unlabelled || kt_unlabelled_has(r->unlabelled, gvr, ns, name);
+}
+
 static const json_t *view_get(void *ctx, const char *api_version, const char *kind, const char *ns,
                               const char *name)
 {
@@ -708,7 +750,8 @@ static const json_t *view_get(void *ctx, const char *api_version, const char *ki
          * namespaces; an object elsewhere (the status server's certificate Secret in the
          * operator namespace) is read live. */
         bool foreign = ns && *ns && strcmp(ns, v->tj->namespace_) != 0;
-        if (!got && gvr && (v->legacy || !inf || foreign)) {
+        if (!got && gvr &&
+            ((inf && v->legacy && maybe_unlabelled(v->r, gvr, ns, name)) || !inf || foreign)) {
             got = live_get(v, gvr, ns, name);
         }
         obj = got ? got : json_null();

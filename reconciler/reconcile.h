@@ -25,6 +25,7 @@
 #include "applied.h"
 #include "apply.h"
 #include "queue.h"
+#include "unlabelled.h"
 
 #define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
 #define KT_REC_EXTRA_MAX 16
@@ -61,8 +62,12 @@ struct kt_rec {
     struct kt_informer *extra[KT_REC_EXTRA_MAX];
     const struct kt_kube_gvr *extra_gvr[KT_REC_EXTRA_MAX]; /* borrowed from kinds */
     size_t n_extra;
-    struct kt_rec_kinds *kinds;     /* discovered kinds (plugin watches, applied objects) */
-    struct kt_applied *applied;     /* what this process applied last (applied.h) */
+    struct kt_rec_kinds *kinds; /* discovered kinds (plugin watches, applied objects) */
+    struct kt_applied *applied; /* what this process applied last (applied.h) */
+    /* Owned: the unlabelled objects TrainJobs controlled when the workers started
+     * (unlabelled.h, kt_rec_scan_unlabelled); NULL = no scan (or it failed): a legacy
+     * TrainJob then reads live every object its informer lacks. */
+    struct kt_unlabelled *unlabelled;
     _Atomic long long last_work_ms; /* monotonic ms of the last reconcile not yet trimmed after */
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
@@ -93,6 +98,13 @@ bool kt_rec_synced(struct kt_rec *r);
 /* When some informer has not synced: its name, namespace and failure into buf (n bytes,
  * NUL-terminated, may be cut; see kt_informer_unsynced_reason) and true. Any thread. */
 bool kt_rec_unsynced_reason(struct kt_rec *r, char *buf, size_t n);
+
+/* Once, just before the workers start (r's loop running and synced): restart the "legacy"
+ * clock (TrainJobs created before now may control unlabelled objects) and list the unlabelled
+ * objects a TrainJob controls, for every kind an owned informer covers, in r's namespaces
+ * (unlabelled.h). A failed LIST is logged and leaves r->unlabelled NULL: live reads as before.
+ * c is used on this thread only. */
+void kt_rec_scan_unlabelled(struct kt_rec *r, struct kt_kube_client *c);
 
 /* Reconcile one key. *requeue_s gets a delay (> 0) when the key must be looked at again
  * later (active deadline). -1 + err asks for a rate-limited retry. */

@@ -297,6 +297,7 @@ struct req {
     const char *content_type;
     const char *body;
     size_t body_len;
+    const char *accept; /* NULL = application/json */
 };
 
 static struct curl_slist *make_headers(struct kt_kube_client *c, const struct req *r, bool reread)
@@ -305,7 +306,13 @@ static struct curl_slist *make_headers(struct kt_kube_client *c, const struct re
     char *auth = kt__kube_auth_header(c->cfg, reread);
     char *ct;
 
-    h = curl_slist_append(h, "Accept: application/json");
+    if (r->accept) {
+        char *acc = kt_xasprintf("Accept: %s", r->accept);
+        h = curl_slist_append(h, acc);
+        free(acc);
+    } else {
+        h = curl_slist_append(h, "Accept: application/json");
+    }
     /* Never send "Expect: 100-continue": one round trip less for large bodies. */
     h = curl_slist_append(h, "Expect:");
     if (r->content_type) {
@@ -418,11 +425,9 @@ static int finish(struct kt_kube_client *c, long http, json_t **out, struct kt_e
     return kt_kube_status_err(&c->last, err);
 }
 
-int kt_kube_request(struct kt_kube_client *c, const char *method, const char *path_query,
-                    const char *content_type, const char *body, size_t body_len, json_t **out,
-                    struct kt_err *err)
+/* kt_kube_request with r (its own Accept when r->accept is set). */
+static int request(struct kt_kube_client *c, const struct req *r, json_t **out, struct kt_err *err)
 {
-    struct req r = {method, path_query, content_type, body, body_len};
     bool reread = false;
     long http = 0;
     long retry_after = -1;
@@ -435,10 +440,11 @@ int kt_kube_request(struct kt_kube_client *c, const char *method, const char *pa
     }
     memset(&c->last, 0, sizeof(c->last));
     for (attempt = 0;; attempt++) {
-        rc = perform_once(c, &r, reread, &http, &retry_after);
+        rc = perform_once(c, r, reread, &http, &retry_after);
         if (rc != CURLE_OK) {
             curl_err(c, rc, err);
-            return kt_err_prefix(err, "%s %.*s", method, (int)strcspn(path_query, "?"), path_query);
+            return kt_err_prefix(err, "%s %.*s", r->method, (int)strcspn(r->path_query, "?"),
+                                 r->path_query);
         }
         if ((http >= 200 && http < 300) ||
             !kt__kube_should_retry(http, retry_after, attempt, &reread, &wait_s)) {
@@ -449,9 +455,19 @@ int kt_kube_request(struct kt_kube_client *c, const char *method, const char *pa
     }
     if (finish(c, http, out, err) < 0) {
         /* The path without its query: the Status message matters more than selectors. */
-        return kt_err_prefix(err, "%s %.*s", method, (int)strcspn(path_query, "?"), path_query);
+        return kt_err_prefix(err, "%s %.*s", r->method, (int)strcspn(r->path_query, "?"),
+                             r->path_query);
     }
     return 0;
+}
+
+int kt_kube_request(struct kt_kube_client *c, const char *method, const char *path_query,
+                    const char *content_type, const char *body, size_t body_len, json_t **out,
+                    struct kt_err *err)
+{
+    struct req r = {method, path_query, content_type, body, body_len, NULL};
+
+    return request(c, &r, out, err);
 }
 
 /* ---- verbs ------------------------------------------------------------------------------ */
@@ -626,6 +642,9 @@ int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o, con
     return 0;
 }
 
+/* What a metadata-only LIST asks for; a server that cannot serve it answers 406. */
+#define ACCEPT_METADATA "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+
 static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
                      const struct kt_kube_list_opts *o, const char *cont, json_t **page,
                      struct kt_err *err)
@@ -635,9 +654,14 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, co
 
     if (path_of(&p, gvr, ns, NULL, NULL, err) == 0 &&
         kt__kube_list_query(&p, o, cont, false, err) == 0) {
-        rc = kt_kube_request(c, "GET", p.data, NULL, NULL, 0, page, err);
+        struct req r = {"GET", p.data, NULL, NULL, 0, o->metadata_only ? ACCEPT_METADATA : NULL};
+        rc = request(c, &r, page, err);
     }
     kt_buf_release(&p);
+    if (rc == 0 && json_is_null(json_object_get(*page, "items"))) {
+        /* a PartialObjectMetadataList says "items": null when nothing matched */
+        json_object_set_new(*page, "items", json_array());
+    }
     if (rc == 0 && !json_is_array(json_object_get(*page, "items"))) {
         json_decref(*page);
         *page = NULL;

@@ -190,6 +190,10 @@ struct kt_kube_list_opts {
     long limit;                   /* page size (list); 0 = no paging */
     long timeout_seconds;         /* watch: server-side timeout; 0 = the server's default */
     bool allow_bookmarks;         /* watch: allowWatchBookmarks=true */
+    /* list: ask for a PartialObjectMetadataList (each item is apiVersion meta.k8s.io/v1, kind
+     * PartialObjectMetadata and the object's metadata only); a server or kind that cannot
+     * serve it fails the LIST (406). */
+    bool metadata_only;
     /* list: applied to every item as its page arrives (steals item, returns what to keep in
      * its place), so a paged LIST holds one page of full objects at a time; NULL = none. */
     json_t *(*each)(json_t *item, void *ud);

@@ -105,6 +105,38 @@ static void test_list_pages_and_selectors(struct ctx *x)
     CHECK_EQ_INT(err.code, KT_EINVAL);
 }
 
+/* metadata_only: the server answers a PartialObjectMetadataList, paged, for a core kind and a
+ * CRD alike; items carry metadata (labels included) and no data or spec. */
+static void test_list_metadata_only(struct ctx *x)
+{
+    struct kt_err err = {0};
+    struct kt_kube_list_opts o = {
+        .label_selector = "kt-test=yes,page", .limit = 2, .metadata_only = true};
+    json_t *list = NULL;
+
+    CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
+    json_t *items = json_object_get(list, "items");
+    CHECK_EQ_INT(json_array_size(items), 5); /* test_list_pages_and_selectors' ConfigMaps */
+    json_t *first = json_array_get(items, 0);
+    CHECK_EQ_STR(kt_json_str(first, "kind", ""), "PartialObjectMetadata");
+    CHECK_EQ_STR(kt_json_str(first, "apiVersion", ""), "meta.k8s.io/v1");
+    CHECK(json_object_get(first, "data") == NULL);
+    CHECK_EQ_STR(kt_json_str(kt_json_path(first, "metadata.labels"), "page", ""), "1");
+    CHECK_EQ_STR(kt_json_str(list, "kind", ""), "PartialObjectMetadataList");
+    json_decref(list);
+    /* a negated selector, as the reconciler's start-up scan sends it */
+    o.label_selector = "!page";
+    o.field_selector = "metadata.name=page-3";
+    CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
+    CHECK_EQ_INT(json_array_size(json_object_get(list, "items")), 0);
+    json_decref(list);
+    o.label_selector = NULL;
+    o.field_selector = NULL;
+    CHECK_OK(kt_kube_list(x->c, &KT_GVR_CLUSTERTRAININGRUNTIMES, NULL, &o, &list, &err));
+    CHECK_EQ_STR(kt_json_str(list, "kind", ""), "PartialObjectMetadataList");
+    json_decref(list);
+}
+
 static void test_update_patch_apply(struct ctx *x)
 {
     struct kt_err err = {0};
@@ -587,6 +619,7 @@ int main(int argc, char **argv)
     x.ns = itest_namespace(x.c, "kt-kube");
     test_create_get_errors(&x);
     test_list_pages_and_selectors(&x);
+    test_list_metadata_only(&x);
     test_update_patch_apply(&x);
     test_status_subresource(&x);
     test_trainjob_crd(&x);

@@ -1,0 +1,164 @@
+/* reconciler/unlabelled.c - see unlabelled.h. */
+#include "unlabelled.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/json.h"
+#include "common/base/mem.h"
+#include "common/framework/framework.h"
+
+#define TJ_GROUP_PREFIX "trainer.kubeflow.org/"
+/* Items per LIST page: metadata only, a few hundred bytes each. */
+#define SCAN_PAGE 500
+
+struct kt_unlabelled {
+    char **keys; /* owned, each owned; sorted and unique once sealed */
+    size_t n, cap;
+};
+
+const char *kt_controller_trainjob(const json_t *obj)
+{
+    json_t *refs = json_object_get(json_object_get(obj, "metadata"), "ownerReferences");
+    size_t i;
+    json_t *ref;
+    json_array_foreach(refs, i, ref)
+    {
+        if (kt_json_bool(ref, "controller", false) &&
+            strcmp(kt_json_str(ref, "kind", ""), "TrainJob") == 0 &&
+            strncmp(kt_json_str(ref, "apiVersion", ""), TJ_GROUP_PREFIX, strlen(TJ_GROUP_PREFIX)) ==
+                0) {
+            return kt_json_str(ref, "name", NULL);
+        }
+    }
+    return NULL;
+}
+
+struct kt_unlabelled *kt_unlabelled_new(void)
+{
+    return kt_xcalloc(1, sizeof(struct kt_unlabelled));
+}
+
+void kt_unlabelled_free(struct kt_unlabelled *u)
+{
+    if (!u) {
+        return;
+    }
+    for (size_t i = 0; i < u->n; i++) {
+        free(u->keys[i]);
+    }
+    free(u->keys);
+    free(u);
+}
+
+/* Caller owns the result; free with free(). */
+static char *key_of(const struct kt_kube_gvr *gvr, const char *ns, const char *name)
+{
+    return kt_xasprintf("%s/%s|%s|%s", gvr->group, gvr->resource, ns ? ns : "", name);
+}
+
+bool kt_unlabelled_add(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const json_t *item)
+{
+    json_t *meta = json_object_get(item, "metadata");
+    if (!kt_controller_trainjob(item) ||
+        json_object_get(json_object_get(meta, "labels"), KT_TRAINJOB_NAME_LABEL)) {
+        return false;
+    }
+    if (u->n == u->cap) {
+        u->cap = u->cap ? 2 * u->cap : 16;
+        u->keys = kt_xrealloc(u->keys, u->cap * sizeof(*u->keys));
+    }
+    u->keys[u->n++] =
+        key_of(gvr, kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
+    return true;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void kt_unlabelled_seal(struct kt_unlabelled *u)
+{
+    size_t kept = 0;
+    if (u->n > 0) {
+        qsort(u->keys, u->n, sizeof(*u->keys), cmp_key);
+    }
+    for (size_t i = 0; i < u->n; i++) {
+        if (kept > 0 && strcmp(u->keys[kept - 1], u->keys[i]) == 0) {
+            free(u->keys[i]);
+        } else {
+            u->keys[kept++] = u->keys[i];
+        }
+    }
+    u->n = kept;
+}
+
+bool kt_unlabelled_has(const struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const char *ns,
+                       const char *name)
+{
+    if (u->n == 0) {
+        return false;
+    }
+    char *key = key_of(gvr, ns, name);
+    bool found = bsearch(&key, u->keys, u->n, sizeof(*u->keys), cmp_key) != NULL;
+    free(key);
+    return found;
+}
+
+size_t kt_unlabelled_len(const struct kt_unlabelled *u)
+{
+    return u->n;
+}
+
+/* ---- the scan ---- */
+
+struct scan_ctx {
+    struct kt_unlabelled *u;
+    const struct kt_kube_gvr *gvr;
+};
+
+/* kt_kube_list's per-item hook: record the key, keep nothing of the page. */
+static json_t *scan_item(json_t *item, void *ud)
+{
+    struct scan_ctx *s = ud;
+    kt_unlabelled_add(s->u, s->gvr, item);
+    json_decref(item);
+    return NULL;
+}
+
+static int scan_one(struct kt_kube_client *c, struct kt_unlabelled *u,
+                    const struct kt_kube_gvr *gvr, const char *ns, struct kt_err *err)
+{
+    struct scan_ctx s = {u, gvr};
+    struct kt_kube_list_opts o = {
+        .label_selector = "!" KT_TRAINJOB_NAME_LABEL,
+        .limit = SCAN_PAGE,
+        .metadata_only = true,
+        .each = scan_item,
+        .each_ud = &s,
+    };
+    json_t *list = NULL;
+    int rc = kt_kube_list(c, gvr, ns, &o, &list, err);
+    json_decref(list);
+    return rc;
+}
+
+struct kt_unlabelled *kt_unlabelled_scan(struct kt_kube_client *c,
+                                         const struct kt_kube_gvr *const *gvrs, size_t n_gvrs,
+                                         const char *const *namespaces, size_t n_namespaces,
+                                         struct kt_err *err)
+{
+    struct kt_unlabelled *u = kt_unlabelled_new();
+    size_t n_ns = n_namespaces ? n_namespaces : 1;
+    for (size_t g = 0; g < n_gvrs; g++) {
+        for (size_t i = 0; i < n_ns; i++) {
+            if (scan_one(c, u, gvrs[g], n_namespaces ? namespaces[i] : NULL, err) != 0) {
+                kt_unlabelled_free(u);
+                return NULL;
+            }
+        }
+    }
+    kt_unlabelled_seal(u);
+    return u;
+}
