@@ -465,7 +465,17 @@ static bool struct_zero(const json_t *v, const struct kt_godesc *d)
     return true;
 }
 
-/* reflect.Value.IsZero (omitzero) of the value v (NULL: absent or null) decodes to. */
+/* metav1.Time's IsZero: January 1, year 1, 00:00:00 UTC (Go's zero time.Time). */
+static bool time_is_zero(const json_t *v)
+{
+    long long sec;
+    long ns;
+    return json_is_string(v) && kt_go_time_parse(json_string_value(v), &sec, &ns) &&
+           sec == -62135596800LL && ns == 0;
+}
+
+/* reflect.Value.IsZero (omitzero; a type's own IsZero for Time) of the value v (NULL: absent or
+ * null) decodes to. */
 static bool go_zero(const json_t *v, const struct kt_godesc *d)
 {
     if (!v) {
@@ -479,6 +489,8 @@ static bool go_zero(const json_t *v, const struct kt_godesc *d)
         return go_empty(v, d);
     case KT_GK_STRUCT:
         return struct_zero(v, d);
+    case KT_GK_TIME:
+        return time_is_zero(v);
     default: /* a present pointer, slice, map or special type */
         return false;
     }
@@ -655,8 +667,9 @@ static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
         return marshal_struct(b, v, d);
     case KT_GK_QUANTITY:
         return marshal_quantity(b, v);
-    case KT_GK_TIME:
-        return marshal_time(b, json_string_value(v));
+    case KT_GK_TIME: /* the zero Time prints null */
+        return time_is_zero(v) ? kt_buf_puts(b, "null", NULL)
+                               : marshal_time(b, json_string_value(v));
     default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
         return marshal_plain(b, v);
     }
@@ -793,8 +806,8 @@ static json_t *value_of(const json_t *v, const struct kt_godesc *d)
         return struct_value(v, d);
     case KT_GK_QUANTITY:
         return quantity_value(v);
-    case KT_GK_TIME:
-        return time_value(v);
+    case KT_GK_TIME: /* the zero Time prints null */
+        return time_is_zero(v) ? json_null() : time_value(v);
     default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
         return json_deep_copy(v);
     }

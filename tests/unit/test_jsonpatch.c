@@ -98,6 +98,10 @@ static void test_roundtrip(void)
      * (omitempty) */
     check_roundtrip("{\"spec\":{},\"status\":{\"conditions\":[]}}",
                     "{\"metadata\":{},\"status\":{}}");
+    /* Go's zero Time: IsZero for omitzero (creationTimestamp gone), null when printed */
+    check_roundtrip("{\"metadata\":{\"creationTimestamp\":\"0001-01-01T00:00:00Z\","
+                    "\"managedFields\":[{\"time\":\"0001-01-01T00:00:00Z\"}]}}",
+                    "{\"metadata\":{\"managedFields\":[{\"time\":null}]}}");
 }
 
 static void test_time_parse(void)
