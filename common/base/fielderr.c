@@ -808,8 +808,10 @@ static json_t *value_of(const json_t *v, const struct kt_godesc *d)
         return quantity_value(v);
     case KT_GK_TIME: /* the zero Time prints null */
         return time_is_zero(v) ? json_null() : time_value(v);
-    default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
-        return json_deep_copy(v);
+    default: /* scalars (shared: jansson's are immutable), IntOrString, MicroTime/Duration/
+              * bytes/raw JSON as given */
+        return json_is_object(v) || json_is_array(v) ? json_deep_copy(v)
+                                                     : json_incref(kt__json_unconst(v));
     }
 }
 

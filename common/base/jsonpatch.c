@@ -2,6 +2,7 @@
 #include "common/base/jsonpatch.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,31 +87,50 @@ static json_t *go_generic(const json_t *v)
     }
 }
 
-/* path + "/" + part, with RFC 6901's ~0 and ~1. Caller frees. */
-static char *path_join(const char *path, const char *part)
+/* The JSON Pointer of the value being compared, grown and cut back while recursing (one
+ * allocation for the whole walk). */
+struct path {
+    char *buf;
+    size_t len, cap;
+};
+
+static void path_reserve(struct path *p, size_t extra)
 {
-    size_t n = strlen(path), extra = 0;
-    for (const char *p = part; *p; p++) {
-        extra += *p == '~' || *p == '/';
+    if (p->len + extra + 1 > p->cap) {
+        p->cap = (p->len + extra + 1) * 2;
+        p->buf = kt_xrealloc(p->buf, p->cap);
     }
-    char *out = kt_xmalloc(n + strlen(part) + extra + 2), *w = out + n + 1;
-    memcpy(out, path, n);
-    out[n] = '/';
-    for (const char *p = part; *p; p++) {
-        if (*p == '~' || *p == '/') {
-            *w++ = '~';
-            *w++ = *p == '~' ? '0' : '1';
-        } else {
-            *w++ = *p;
-        }
-    }
-    *w = '\0';
-    return out;
 }
 
-static char *path_index(const char *path, size_t i)
+/* Appends "/" + part, with RFC 6901's ~0 and ~1; returns the length to cut back to. */
+static size_t path_push(struct path *p, const char *part)
 {
-    return kt_xasprintf("%s/%zu", path, i);
+    size_t mark = p->len, n = strlen(part);
+    path_reserve(p, 2 * n + 1);
+    p->buf[p->len++] = '/';
+    for (const char *c = part; *c; c++) {
+        if (*c == '~' || *c == '/') {
+            p->buf[p->len++] = '~';
+            p->buf[p->len++] = *c == '~' ? '0' : '1';
+        } else {
+            p->buf[p->len++] = *c;
+        }
+    }
+    p->buf[p->len] = '\0';
+    return mark;
+}
+
+static size_t path_push_index(struct path *p, size_t i)
+{
+    char num[24];
+    snprintf(num, sizeof(num), "%zu", i);
+    return path_push(p, num);
+}
+
+static void path_pop(struct path *p, size_t mark)
+{
+    p->len = mark;
+    p->buf[mark] = '\0';
 }
 
 /* Appends {"op", "path"[, "value"]}; add and replace always carry a value (null for nil). */
@@ -125,51 +145,50 @@ static void push(json_t *ops, const char *op, const char *path, const json_t *va
     json_array_append_new(ops, o);
 }
 
-static void handle(json_t *ops, const json_t *a, const json_t *b, const char *path);
+static void handle(json_t *ops, const json_t *a, const json_t *b, struct path *path);
 
-static void diff_object(json_t *ops, const json_t *a, const json_t *b, const char *path)
+static void diff_object(json_t *ops, const json_t *a, const json_t *b, struct path *path)
 {
     const char *k;
     json_t *bv, *av;
     json_object_foreach(kt__json_unconst(b), k, bv)
     {
-        char *p = path_join(path, k);
+        size_t mark = path_push(path, k);
         av = json_object_get(a, k);
         if (!av) {
-            push(ops, "add", p, bv);
+            push(ops, "add", path->buf, bv);
         } else {
-            handle(ops, av, bv, p);
+            handle(ops, av, bv, path);
         }
-        free(p);
+        path_pop(path, mark);
     }
     json_object_foreach(kt__json_unconst(a), k, av)
     {
         if (!json_object_get(b, k)) {
-            char *p = path_join(path, k);
-            push(ops, "remove", p, NULL);
-            free(p);
+            size_t mark = path_push(path, k);
+            push(ops, "remove", path->buf, NULL);
+            path_pop(path, mark);
         }
     }
 }
 
-static void diff_array(json_t *ops, const json_t *a, const json_t *b, const char *path)
+static void diff_array(json_t *ops, const json_t *a, const json_t *b, struct path *path)
 {
-    size_t na = json_array_size(a), nb = json_array_size(b), n = na < nb ? na : nb;
-    char *p;
+    size_t na = json_array_size(a), nb = json_array_size(b), n = na < nb ? na : nb, mark;
     for (size_t i = na; i-- > n;) {
-        p = path_index(path, i);
-        push(ops, "remove", p, NULL);
-        free(p);
+        mark = path_push_index(path, i);
+        push(ops, "remove", path->buf, NULL);
+        path_pop(path, mark);
     }
     for (size_t i = n; i < nb; i++) {
-        p = path_index(path, i);
-        push(ops, "add", p, json_array_get(b, i));
-        free(p);
+        mark = path_push_index(path, i);
+        push(ops, "add", path->buf, json_array_get(b, i));
+        path_pop(path, mark);
     }
     for (size_t i = 0; i < n; i++) {
-        p = path_index(path, i);
-        handle(ops, json_array_get(a, i), json_array_get(b, i), p);
-        free(p);
+        mark = path_push_index(path, i);
+        handle(ops, json_array_get(a, i), json_array_get(b, i), path);
+        path_pop(path, mark);
     }
 }
 
@@ -186,27 +205,31 @@ static bool same_scalar(const json_t *a, const json_t *b)
     }
 }
 
-static void handle(json_t *ops, const json_t *a, const json_t *b, const char *path)
+static void handle(json_t *ops, const json_t *a, const json_t *b, struct path *path)
 {
     enum gtype ta = gtype(a), tb = gtype(b);
     if (ta == G_NIL && tb == G_NIL) {
         return;
     }
     if (ta != tb) {
-        push(ops, "replace", path, b);
+        push(ops, "replace", path->buf, b);
     } else if (ta == G_OBJECT) {
         diff_object(ops, a, b, path);
     } else if (ta == G_ARRAY) {
         diff_array(ops, a, b, path);
     } else if (!same_scalar(a, b)) {
-        push(ops, "replace", path, b);
+        push(ops, "replace", path->buf, b);
     }
 }
 
 json_t *kt_jsonpatch_create(const json_t *a, const json_t *b)
 {
     json_t *ops = json_array();
-    handle(ops, a, b, "");
+    struct path path = {NULL, 0, 0};
+    path_reserve(&path, 64);
+    path.buf[0] = '\0';
+    handle(ops, a, b, &path);
+    free(path.buf);
     return ops;
 }
 
