@@ -341,6 +341,15 @@ static void test_default_patch(void)
                         old, 0);
     CHECK_EQ_STR(got, "[]");
     free(got);
+    /* two old entries of one manager: the last one's time (upstream's map by manager) */
+    got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"x\":2}]}}",
+                        TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2020-01-01T00:00:00Z\",\"trainingRuntimeSpec\":{}},"
+                                "{\"manager\":\"a\",\"time\":\"2021-01-01T00:00:00Z\"}]}}",
+                        0);
+    CHECK_EQ_STR(got, "[{\"op\":\"add\",\"path\":\"/spec/runtimePatches/0/time\","
+                      "\"value\":\"2021-01-01T00:00:00Z\"}]");
+    free(got);
     /* a different instant: the old time back, in UTC seconds */
     got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
                                 "\"2025-01-01T00:00:00Z\"}]}}",
