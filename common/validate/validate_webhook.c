@@ -159,9 +159,38 @@ static json_t *roundtrip_patch(const json_t *raw, const json_t *defaulted)
     return kept;
 }
 
+/* tj with its own copies of the nodes the defaulter writes (the object, spec, the runtimePatches
+ * array and its entries); every other node shared with tj, read-only. */
+static json_t *defaulter_copy(const json_t *tj)
+{
+    json_t *c = json_copy(kt__json_unconst(tj));
+    json_t *spec = json_object_get(c, "spec"), *rp, *e, *a;
+    size_t i;
+    if (!json_is_object(spec)) {
+        return c;
+    }
+    spec = json_copy(spec);
+    json_object_set_new(c, "spec", spec);
+    rp = json_object_get(spec, "runtimePatches");
+    if (!json_is_array(rp)) {
+        return c;
+    }
+    a = json_array();
+    json_array_foreach(rp, i, e)
+    {
+        json_array_append_new(a, json_is_object(e) ? json_copy(e) : json_incref(e));
+    }
+    json_object_set_new(spec, "runtimePatches", a);
+    return c;
+}
+
 json_t *kt_validate_default_patch(const json_t *tj, const json_t *old, time_t now)
 {
-    json_t *after = json_deep_copy(tj);
+    /* No entry: the defaulter has nothing to stamp (the common case, no copy). */
+    if (json_array_size(kt_json_path(tj, "spec.runtimePatches")) == 0) {
+        return json_array();
+    }
+    json_t *after = defaulter_copy(tj);
     /* Nothing changed in the decoded object: upstream answers without a patch. */
     json_t *ops =
         kt_validate_default_trainjob(after, old, now) ? roundtrip_patch(tj, after) : json_array();
