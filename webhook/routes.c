@@ -60,41 +60,6 @@ static const char *internal_error(struct kt_admission_ctx *ctx, const struct kt_
 
 /* ------------------------------------------------------------------ defaulter (§4.2) */
 
-/* JSONPatch ops turning before's runtimePatches[].time into after's. */
-static json_t *time_ops(const json_t *before, const json_t *after)
-{
-    const json_t *bp = json_object_get(json_object_get(before, "spec"), "runtimePatches");
-    const json_t *ap = json_object_get(json_object_get(after, "spec"), "runtimePatches");
-    json_t *ops = json_array();
-    size_t i;
-    json_t *a;
-
-    json_array_foreach(ap, i, a)
-    {
-        const json_t *bt = json_object_get(json_array_get(bp, i), "time");
-        const json_t *at = json_object_get(a, "time");
-        const char *op = NULL;
-        if (at && !bt) {
-            op = "add";
-        } else if (bt && !at) {
-            op = "remove";
-        } else if (at && !kt_json_equal(at, bt)) {
-            op = "replace";
-        }
-        if (!op) {
-            continue;
-        }
-        char path[64];
-        snprintf(path, sizeof(path), "/spec/runtimePatches/%zu/time", i);
-        json_t *o = json_pack("{s:s, s:s}", "op", op, "path", path);
-        if (at) {
-            json_object_set_new(o, "value", json_deep_copy(at));
-        }
-        json_array_append_new(ops, o);
-    }
-    return ops;
-}
-
 static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
 {
     if (ctx->op != KT_OP_CREATE && ctx->op != KT_OP_UPDATE) {
@@ -104,11 +69,9 @@ static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admis
     if (!object_is(ctx, "TrainJob")) {
         return "error";
     }
-    json_t *after = json_deep_copy(ctx->object);
-    kt_validate_default_trainjob(after, ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL,
-                                 r->now ? r->now() : time(NULL));
-    json_t *ops = time_ops(ctx->object, after);
-    json_decref(after);
+    json_t *ops =
+        kt_validate_default_patch(ctx->object, ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL,
+                                  r->now ? r->now() : time(NULL));
     const char *v = json_array_size(ops) > 0 ? "patched" : "allowed";
     kt_admission_patch(ctx, ops);
     return v;

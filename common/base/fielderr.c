@@ -465,7 +465,17 @@ static bool struct_zero(const json_t *v, const struct kt_godesc *d)
     return true;
 }
 
-/* reflect.Value.IsZero (omitzero) of the value v (NULL: absent or null) decodes to. */
+/* metav1.Time's IsZero: January 1, year 1, 00:00:00 UTC (Go's zero time.Time). */
+static bool time_is_zero(const json_t *v)
+{
+    long long sec;
+    long ns;
+    return json_is_string(v) && kt_go_time_parse(json_string_value(v), &sec, &ns) &&
+           sec == -62135596800LL && ns == 0;
+}
+
+/* reflect.Value.IsZero (omitzero; a type's own IsZero for Time) of the value v (NULL: absent or
+ * null) decodes to. */
 static bool go_zero(const json_t *v, const struct kt_godesc *d)
 {
     if (!v) {
@@ -479,6 +489,8 @@ static bool go_zero(const json_t *v, const struct kt_godesc *d)
         return go_empty(v, d);
     case KT_GK_STRUCT:
         return struct_zero(v, d);
+    case KT_GK_TIME:
+        return time_is_zero(v);
     default: /* a present pointer, slice, map or special type */
         return false;
     }
@@ -501,34 +513,62 @@ static int marshal_struct(struct kt_buf *b, const json_t *v, const struct kt_god
     return rc ? rc : kt_buf_puts(b, "}", NULL);
 }
 
-/* metav1.Time: RFC 3339 in UTC, whole seconds (the fraction dropped); text that is not RFC 3339
- * prints as given. */
-static int marshal_time(struct kt_buf *b, const char *s)
+bool kt_go_time_parse(const char *s, long long *sec, long *nsec)
 {
     struct tm tm;
-    char zone[8] = "", out[32];
     int n = 0, frac = 0, off = 0;
+    long ns = 0;
     memset(&tm, 0, sizeof(tm));
-    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+    if (!s ||
+        sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
                &tm.tm_min, &tm.tm_sec, &n) != 6 ||
         n != 19) {
-        return marshal_string(b, s, strlen(s));
+        return false;
     }
     if (s[n] == '.') {
-        frac = (int)strspn(s + n + 1, "0123456789") + 1;
+        frac = (int)strspn(s + n + 1, "0123456789");
+        if (frac == 0) {
+            return false;
+        }
+        for (int i = 0; i < 9; i++) {
+            ns = ns * 10 + (i < frac ? s[n + 1 + i] - '0' : 0);
+        }
+        frac++;
     }
-    snprintf(zone, sizeof(zone), "%s", s + n + frac);
+    const char *zone = s + n + frac;
     if (strcmp(zone, "Z") != 0) {
         int hh = 0, mm = 0, m = 0;
-        if (sscanf(zone, "%*[+-]%2d:%2d%n", &hh, &mm, &m) != 2 || m != 6) {
-            return marshal_string(b, s, strlen(s));
+        if ((zone[0] != '+' && zone[0] != '-') ||
+            sscanf(zone + 1, "%2d:%2d%n", &hh, &mm, &m) != 2 || m != 5 || zone[6]) {
+            return false;
         }
         off = (zone[0] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
     }
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
-    time_t t = timegm(&tm) - off;
-    if (!gmtime_r(&t, &tm) || strftime(out, sizeof(out), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0) {
+    *sec = (long long)timegm(&tm) - off;
+    *nsec = ns;
+    return true;
+}
+
+/* metav1.Time's text: RFC 3339 in UTC, whole seconds (the fraction dropped); false when s is
+ * not RFC 3339 (then it prints as given). */
+static bool go_time_text(const char *s, char out[32])
+{
+    long long sec;
+    long ns;
+    struct tm tm;
+    if (!kt_go_time_parse(s, &sec, &ns)) {
+        return false;
+    }
+    time_t t = (time_t)sec;
+    return gmtime_r(&t, &tm) && strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0;
+}
+
+static int marshal_time(struct kt_buf *b, const char *s)
+{
+    char out[32];
+    if (!go_time_text(s, out)) {
         return marshal_string(b, s, strlen(s));
     }
     return marshal_string(b, out, strlen(out));
@@ -627,8 +667,9 @@ static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
         return marshal_struct(b, v, d);
     case KT_GK_QUANTITY:
         return marshal_quantity(b, v);
-    case KT_GK_TIME:
-        return marshal_time(b, json_string_value(v));
+    case KT_GK_TIME: /* the zero Time prints null */
+        return time_is_zero(v) ? kt_buf_puts(b, "null", NULL)
+                               : marshal_time(b, json_string_value(v));
     default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
         return marshal_plain(b, v);
     }
@@ -651,4 +692,130 @@ char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
 char *kt_go_marshal(const json_t *v, enum kt_gotype t)
 {
     return kt_go_marshal_as(v, desc_of(t));
+}
+
+/* ---- Go json.Marshal as a JSON value ----
+ *
+ * The same rules as marshal() above, building the value instead of its text: what json.Marshal
+ * of the Go value v decodes into produces, read back as JSON. */
+
+static json_t *value_of(const json_t *v, const struct kt_godesc *d);
+
+static json_t *struct_value(const json_t *v, const struct kt_godesc *d)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < d->nfields; i++) {
+        const struct kt_gofield *f = &d->fields[i];
+        const json_t *m = v ? json_object_get(v, f->key) : NULL;
+        m = json_is_null(m) ? NULL : m;
+        if (((f->flags & KT_GF_OMITEMPTY) && go_empty(m, f->type)) ||
+            ((f->flags & KT_GF_OMITZERO) && go_zero(m, f->type))) {
+            continue;
+        }
+        json_object_set_new(o, f->key, value_of(m, f->type));
+    }
+    return o;
+}
+
+static json_t *zero_value(const struct kt_godesc *d)
+{
+    switch (d->kind) {
+    case KT_GK_STRING:
+        return json_string("");
+    case KT_GK_INT:
+    case KT_GK_FLOAT:
+    case KT_GK_INTORSTR:
+        return json_integer(0);
+    case KT_GK_BOOL:
+        return json_false();
+    case KT_GK_QUANTITY:
+        return json_string("0");
+    case KT_GK_DURATION:
+        return json_string("0s");
+    case KT_GK_STRUCT:
+        return struct_value(NULL, d);
+    default: /* nil pointer, slice, map, interface; zero Time; empty RawExtension */
+        return json_null();
+    }
+}
+
+/* A Go map: the keys inserted sorted (encoding/json's order). */
+static json_t *map_value(const json_t *v, const struct kt_godesc *d)
+{
+    const char *k;
+    json_t *m;
+    size_t n = json_object_size(v), i = 0;
+    const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
+    json_t *o = json_object();
+    json_object_foreach(kt__json_unconst(v), k, m)
+    {
+        keys[i++] = k;
+    }
+    qsort(keys, n, sizeof(char *), cmp_str);
+    for (i = 0; i < n; i++) {
+        json_object_set_new(o, keys[i], value_of(json_object_get(v, keys[i]), d->elem));
+    }
+    free(keys);
+    return o;
+}
+
+static json_t *array_value(const json_t *v, const struct kt_godesc *elem)
+{
+    json_t *a = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        json_array_append_new(a, value_of(e, elem));
+    }
+    return a;
+}
+
+static json_t *quantity_value(const json_t *v)
+{
+    struct kt_quantity q;
+    char qbuf[KT_QUANTITY_STR_MAX];
+    if (kt_quantity_from_json(v, &q, NULL) != 0) {
+        return json_deep_copy(v);
+    }
+    return json_string(kt_quantity_format(&q, qbuf, sizeof(qbuf)));
+}
+
+static json_t *time_value(const json_t *v)
+{
+    char out[32];
+    return go_time_text(json_string_value(v), out) ? json_string(out) : json_deep_copy(v);
+}
+
+static json_t *value_of(const json_t *v, const struct kt_godesc *d)
+{
+    if (!v || json_is_null(v)) {
+        return zero_value(d);
+    }
+    if (!fits(v, d)) {
+        return json_deep_copy(v);
+    }
+    switch (d->kind) {
+    case KT_GK_PTR:
+        return value_of(v, d->elem);
+    case KT_GK_SLICE:
+        return array_value(v, d->elem);
+    case KT_GK_MAP:
+        return map_value(v, d);
+    case KT_GK_STRUCT:
+        return struct_value(v, d);
+    case KT_GK_QUANTITY:
+        return quantity_value(v);
+    case KT_GK_TIME: /* the zero Time prints null */
+        return time_is_zero(v) ? json_null() : time_value(v);
+    default: /* scalars (shared: jansson's are immutable), IntOrString, MicroTime/Duration/
+              * bytes/raw JSON as given */
+        return json_is_object(v) || json_is_array(v) ? json_deep_copy(v)
+                                                     : json_incref(kt__json_unconst(v));
+    }
+}
+
+json_t *kt_go_roundtrip(const json_t *v, const struct kt_godesc *d)
+{
+    return value_of(v, d);
 }

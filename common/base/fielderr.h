@@ -10,6 +10,7 @@
 #define KT_FIELDERR_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/base/err.h"
@@ -81,5 +82,16 @@ char *kt_go_quote(const char *s);
 char *kt_go_marshal(const json_t *v, enum kt_gotype t);
 /* The same for the Go type described by d (common/base/gotypes.h, borrowed). */
 char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d);
+
+/* The same round trip as a JSON value: json.Marshal of the Go value of type d (borrowed) that v
+ * (borrowed; NULL or null: the zero value) decodes into, read back. Struct fields in Go's order,
+ * map keys sorted, unknown keys dropped, absent non-omitted fields as their zero value,
+ * quantities canonical, Times in UTC seconds. Caller owns the result (json_decref); it may
+ * share scalar nodes with v, so neither may change a scalar in place (json_string_set). */
+json_t *kt_go_roundtrip(const json_t *v, const struct kt_godesc *d);
+
+/* Go's time.Parse(time.RFC3339, s): seconds since the epoch and nanoseconds into *sec, *nsec;
+ * false (nothing written) when s is not RFC 3339. */
+bool kt_go_time_parse(const char *s, long long *sec, long *nsec);
 
 #endif

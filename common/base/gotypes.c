@@ -14,13 +14,23 @@ static const struct kt_godesc gt_quantity = {KT_GK_QUANTITY, NULL, NULL, 0};
 static const struct kt_godesc gt_intorstr = {KT_GK_INTORSTR, NULL, NULL, 0};
 static const struct kt_godesc gt_time = {KT_GK_TIME, NULL, NULL, 0};
 static const struct kt_godesc gt_raw = {KT_GK_RAW, NULL, NULL, 0};
+static const struct kt_godesc gt_ptr_time;
+static const struct kt_godesc gt_ptr_int;
+static const struct kt_godesc gt_map_string;
+static const struct kt_godesc gt_ptr_bool;
+static const struct kt_godesc gt_meta_OwnerReference;
+static const struct kt_godesc gt_slice_meta_OwnerReference;
+static const struct kt_godesc gt_slice_string;
+static const struct kt_godesc gt_ptr_raw;
+static const struct kt_godesc gt_meta_ManagedFieldsEntry;
+static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry;
+static const struct kt_godesc gt_meta_ObjectMeta;
 static const struct kt_godesc gt_ptr_string;
 const struct kt_godesc kt_go_RuntimeRef;
 static const struct kt_godesc gt_core_ObjectFieldSelector;
 static const struct kt_godesc gt_ptr_core_ObjectFieldSelector;
 static const struct kt_godesc gt_core_ResourceFieldSelector;
 static const struct kt_godesc gt_ptr_core_ResourceFieldSelector;
-static const struct kt_godesc gt_ptr_bool;
 static const struct kt_godesc gt_core_ConfigMapKeySelector;
 static const struct kt_godesc gt_ptr_core_ConfigMapKeySelector;
 static const struct kt_godesc gt_core_SecretKeySelector;
@@ -39,8 +49,6 @@ static const struct kt_godesc gt_trainer_ModelInitializer;
 static const struct kt_godesc gt_ptr_trainer_ModelInitializer;
 static const struct kt_godesc gt_trainer_Initializer;
 static const struct kt_godesc gt_ptr_trainer_Initializer;
-static const struct kt_godesc gt_slice_string;
-static const struct kt_godesc gt_ptr_int;
 static const struct kt_godesc gt_map_quantity;
 static const struct kt_godesc gt_core_ResourceClaim;
 static const struct kt_godesc gt_slice_core_ResourceClaim;
@@ -48,14 +56,6 @@ const struct kt_godesc kt_go_ResourceRequirements;
 static const struct kt_godesc gt_ptr_core_ResourceRequirements;
 static const struct kt_godesc gt_trainer_Trainer;
 static const struct kt_godesc gt_ptr_trainer_Trainer;
-static const struct kt_godesc gt_ptr_time;
-static const struct kt_godesc gt_map_string;
-static const struct kt_godesc gt_meta_OwnerReference;
-static const struct kt_godesc gt_slice_meta_OwnerReference;
-static const struct kt_godesc gt_ptr_raw;
-static const struct kt_godesc gt_meta_ManagedFieldsEntry;
-static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry;
-static const struct kt_godesc gt_meta_ObjectMeta;
 static const struct kt_godesc gt_ptr_meta_ObjectMeta;
 static const struct kt_godesc gt_core_HostPathVolumeSource;
 static const struct kt_godesc gt_ptr_core_HostPathVolumeSource;
@@ -215,6 +215,16 @@ static const struct kt_godesc gt_ptr_trainer_TrainingRuntimeSpecPatch;
 const struct kt_godesc kt_go_RuntimePatch;
 static const struct kt_godesc gt_slice_trainer_RuntimePatch;
 const struct kt_godesc kt_go_TrainJobSpec;
+static const struct kt_godesc gt_meta_Condition;
+static const struct kt_godesc gt_slice_meta_Condition;
+static const struct kt_godesc gt_trainer_JobStatus;
+static const struct kt_godesc gt_slice_trainer_JobStatus;
+static const struct kt_godesc gt_trainer_Metric;
+static const struct kt_godesc gt_slice_trainer_Metric;
+static const struct kt_godesc gt_trainer_TrainerStatus;
+static const struct kt_godesc gt_ptr_trainer_TrainerStatus;
+static const struct kt_godesc gt_trainer_TrainJobStatus;
+const struct kt_godesc kt_go_TrainJob;
 const struct kt_godesc kt_go_EnvInjectionTarget;
 static const struct kt_godesc gt_slice_trainer_EnvInjectionTarget;
 static const struct kt_godesc gt_trainer_EnvInjection;
@@ -339,6 +349,53 @@ static const struct kt_godesc gt_slice_jobset_VolumeClaimPolicy;
 static const struct kt_godesc gt_jobset_JobSetSpec;
 static const struct kt_godesc gt_trainer_JobSetTemplateSpec;
 const struct kt_godesc kt_go_TrainingRuntimeSpec;
+static const struct kt_godesc gt_ptr_time = {KT_GK_PTR, &gt_time, NULL, 0};
+static const struct kt_godesc gt_ptr_int = {KT_GK_PTR, &gt_int, NULL, 0};
+static const struct kt_godesc gt_map_string = {KT_GK_MAP, &gt_string, NULL, 0};
+static const struct kt_godesc gt_ptr_bool = {KT_GK_PTR, &gt_bool, NULL, 0};
+static const struct kt_gofield f_meta_OwnerReference[] = {
+    {"apiVersion", &gt_string, 0},
+    {"kind", &gt_string, 0},
+    {"name", &gt_string, 0},
+    {"uid", &gt_string, 0},
+    {"controller", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"blockOwnerDeletion", &gt_ptr_bool, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_meta_OwnerReference = {KT_GK_STRUCT, NULL, f_meta_OwnerReference,
+                                                        N(f_meta_OwnerReference)};
+static const struct kt_godesc gt_slice_meta_OwnerReference = {KT_GK_SLICE, &gt_meta_OwnerReference,
+                                                              NULL, 0};
+static const struct kt_godesc gt_slice_string = {KT_GK_SLICE, &gt_string, NULL, 0};
+static const struct kt_godesc gt_ptr_raw = {KT_GK_PTR, &gt_raw, NULL, 0};
+static const struct kt_gofield f_meta_ManagedFieldsEntry[] = {
+    {"manager", &gt_string, KT_GF_OMITEMPTY},     {"operation", &gt_string, KT_GF_OMITEMPTY},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},  {"time", &gt_ptr_time, KT_GF_OMITEMPTY},
+    {"fieldsType", &gt_string, KT_GF_OMITEMPTY},  {"fieldsV1", &gt_ptr_raw, KT_GF_OMITEMPTY},
+    {"subresource", &gt_string, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_meta_ManagedFieldsEntry = {
+    KT_GK_STRUCT, NULL, f_meta_ManagedFieldsEntry, N(f_meta_ManagedFieldsEntry)};
+static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry = {
+    KT_GK_SLICE, &gt_meta_ManagedFieldsEntry, NULL, 0};
+static const struct kt_gofield f_meta_ObjectMeta[] = {
+    {"name", &gt_string, KT_GF_OMITEMPTY},
+    {"generateName", &gt_string, KT_GF_OMITEMPTY},
+    {"namespace", &gt_string, KT_GF_OMITEMPTY},
+    {"selfLink", &gt_string, KT_GF_OMITEMPTY},
+    {"uid", &gt_string, KT_GF_OMITEMPTY},
+    {"resourceVersion", &gt_string, KT_GF_OMITEMPTY},
+    {"generation", &gt_int, KT_GF_OMITEMPTY},
+    {"creationTimestamp", &gt_time, KT_GF_OMITEMPTY | KT_GF_OMITZERO},
+    {"deletionTimestamp", &gt_ptr_time, KT_GF_OMITEMPTY},
+    {"deletionGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"labels", &gt_map_string, KT_GF_OMITEMPTY},
+    {"annotations", &gt_map_string, KT_GF_OMITEMPTY},
+    {"ownerReferences", &gt_slice_meta_OwnerReference, KT_GF_OMITEMPTY},
+    {"finalizers", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"managedFields", &gt_slice_meta_ManagedFieldsEntry, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_meta_ObjectMeta = {KT_GK_STRUCT, NULL, f_meta_ObjectMeta,
+                                                    N(f_meta_ObjectMeta)};
 static const struct kt_godesc gt_ptr_string = {KT_GK_PTR, &gt_string, NULL, 0};
 static const struct kt_gofield f_trainer_RuntimeRef[] = {
     {"name", &gt_string, KT_GF_OMITEMPTY},
@@ -364,7 +421,6 @@ static const struct kt_godesc gt_core_ResourceFieldSelector = {
     KT_GK_STRUCT, NULL, f_core_ResourceFieldSelector, N(f_core_ResourceFieldSelector)};
 static const struct kt_godesc gt_ptr_core_ResourceFieldSelector = {
     KT_GK_PTR, &gt_core_ResourceFieldSelector, NULL, 0};
-static const struct kt_godesc gt_ptr_bool = {KT_GK_PTR, &gt_bool, NULL, 0};
 static const struct kt_gofield f_core_ConfigMapKeySelector[] = {
     {"name", &gt_string, KT_GF_OMITEMPTY},
     {"key", &gt_string, 0},
@@ -444,8 +500,6 @@ static const struct kt_godesc gt_trainer_Initializer = {KT_GK_STRUCT, NULL, f_tr
                                                         N(f_trainer_Initializer)};
 static const struct kt_godesc gt_ptr_trainer_Initializer = {KT_GK_PTR, &gt_trainer_Initializer,
                                                             NULL, 0};
-static const struct kt_godesc gt_slice_string = {KT_GK_SLICE, &gt_string, NULL, 0};
-static const struct kt_godesc gt_ptr_int = {KT_GK_PTR, &gt_int, NULL, 0};
 static const struct kt_godesc gt_map_quantity = {KT_GK_MAP, &gt_quantity, NULL, 0};
 static const struct kt_gofield f_core_ResourceClaim[] = {
     {"name", &gt_string, 0},
@@ -476,50 +530,6 @@ static const struct kt_gofield f_trainer_Trainer[] = {
 static const struct kt_godesc gt_trainer_Trainer = {KT_GK_STRUCT, NULL, f_trainer_Trainer,
                                                     N(f_trainer_Trainer)};
 static const struct kt_godesc gt_ptr_trainer_Trainer = {KT_GK_PTR, &gt_trainer_Trainer, NULL, 0};
-static const struct kt_godesc gt_ptr_time = {KT_GK_PTR, &gt_time, NULL, 0};
-static const struct kt_godesc gt_map_string = {KT_GK_MAP, &gt_string, NULL, 0};
-static const struct kt_gofield f_meta_OwnerReference[] = {
-    {"apiVersion", &gt_string, 0},
-    {"kind", &gt_string, 0},
-    {"name", &gt_string, 0},
-    {"uid", &gt_string, 0},
-    {"controller", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"blockOwnerDeletion", &gt_ptr_bool, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_meta_OwnerReference = {KT_GK_STRUCT, NULL, f_meta_OwnerReference,
-                                                        N(f_meta_OwnerReference)};
-static const struct kt_godesc gt_slice_meta_OwnerReference = {KT_GK_SLICE, &gt_meta_OwnerReference,
-                                                              NULL, 0};
-static const struct kt_godesc gt_ptr_raw = {KT_GK_PTR, &gt_raw, NULL, 0};
-static const struct kt_gofield f_meta_ManagedFieldsEntry[] = {
-    {"manager", &gt_string, KT_GF_OMITEMPTY},     {"operation", &gt_string, KT_GF_OMITEMPTY},
-    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},  {"time", &gt_ptr_time, KT_GF_OMITEMPTY},
-    {"fieldsType", &gt_string, KT_GF_OMITEMPTY},  {"fieldsV1", &gt_ptr_raw, KT_GF_OMITEMPTY},
-    {"subresource", &gt_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_meta_ManagedFieldsEntry = {
-    KT_GK_STRUCT, NULL, f_meta_ManagedFieldsEntry, N(f_meta_ManagedFieldsEntry)};
-static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry = {
-    KT_GK_SLICE, &gt_meta_ManagedFieldsEntry, NULL, 0};
-static const struct kt_gofield f_meta_ObjectMeta[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"generateName", &gt_string, KT_GF_OMITEMPTY},
-    {"namespace", &gt_string, KT_GF_OMITEMPTY},
-    {"selfLink", &gt_string, KT_GF_OMITEMPTY},
-    {"uid", &gt_string, KT_GF_OMITEMPTY},
-    {"resourceVersion", &gt_string, KT_GF_OMITEMPTY},
-    {"generation", &gt_int, KT_GF_OMITEMPTY},
-    {"creationTimestamp", &gt_time, KT_GF_OMITEMPTY | KT_GF_OMITZERO},
-    {"deletionTimestamp", &gt_ptr_time, KT_GF_OMITEMPTY},
-    {"deletionGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"labels", &gt_map_string, KT_GF_OMITEMPTY},
-    {"annotations", &gt_map_string, KT_GF_OMITEMPTY},
-    {"ownerReferences", &gt_slice_meta_OwnerReference, KT_GF_OMITEMPTY},
-    {"finalizers", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"managedFields", &gt_slice_meta_ManagedFieldsEntry, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_meta_ObjectMeta = {KT_GK_STRUCT, NULL, f_meta_ObjectMeta,
-                                                    N(f_meta_ObjectMeta)};
 static const struct kt_godesc gt_ptr_meta_ObjectMeta = {KT_GK_PTR, &gt_meta_ObjectMeta, NULL, 0};
 static const struct kt_gofield f_core_HostPathVolumeSource[] = {
     {"path", &gt_string, 0},
@@ -1329,6 +1339,59 @@ static const struct kt_gofield f_trainer_TrainJobSpec[] = {
 };
 const struct kt_godesc kt_go_TrainJobSpec = {KT_GK_STRUCT, NULL, f_trainer_TrainJobSpec,
                                              N(f_trainer_TrainJobSpec)};
+static const struct kt_gofield f_meta_Condition[] = {
+    {"type", &gt_string, 0},
+    {"status", &gt_string, 0},
+    {"observedGeneration", &gt_int, KT_GF_OMITEMPTY},
+    {"lastTransitionTime", &gt_time, 0},
+    {"reason", &gt_string, 0},
+    {"message", &gt_string, 0},
+};
+static const struct kt_godesc gt_meta_Condition = {KT_GK_STRUCT, NULL, f_meta_Condition,
+                                                   N(f_meta_Condition)};
+static const struct kt_godesc gt_slice_meta_Condition = {KT_GK_SLICE, &gt_meta_Condition, NULL, 0};
+static const struct kt_gofield f_trainer_JobStatus[] = {
+    {"name", &gt_string, KT_GF_OMITEMPTY},       {"ready", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"succeeded", &gt_ptr_int, KT_GF_OMITEMPTY}, {"failed", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"active", &gt_ptr_int, KT_GF_OMITEMPTY},    {"suspended", &gt_ptr_int, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_trainer_JobStatus = {KT_GK_STRUCT, NULL, f_trainer_JobStatus,
+                                                      N(f_trainer_JobStatus)};
+static const struct kt_godesc gt_slice_trainer_JobStatus = {KT_GK_SLICE, &gt_trainer_JobStatus,
+                                                            NULL, 0};
+static const struct kt_gofield f_trainer_Metric[] = {
+    {"name", &gt_string, KT_GF_OMITEMPTY},
+    {"value", &gt_string, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_trainer_Metric = {KT_GK_STRUCT, NULL, f_trainer_Metric,
+                                                   N(f_trainer_Metric)};
+static const struct kt_godesc gt_slice_trainer_Metric = {KT_GK_SLICE, &gt_trainer_Metric, NULL, 0};
+static const struct kt_gofield f_trainer_TrainerStatus[] = {
+    {"progressPercentage", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"estimatedRemainingSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"metrics", &gt_slice_trainer_Metric, KT_GF_OMITEMPTY},
+    {"lastUpdatedTime", &gt_time, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_trainer_TrainerStatus = {
+    KT_GK_STRUCT, NULL, f_trainer_TrainerStatus, N(f_trainer_TrainerStatus)};
+static const struct kt_godesc gt_ptr_trainer_TrainerStatus = {KT_GK_PTR, &gt_trainer_TrainerStatus,
+                                                              NULL, 0};
+static const struct kt_gofield f_trainer_TrainJobStatus[] = {
+    {"conditions", &gt_slice_meta_Condition, KT_GF_OMITEMPTY},
+    {"jobsStatus", &gt_slice_trainer_JobStatus, KT_GF_OMITEMPTY},
+    {"trainerStatus", &gt_ptr_trainer_TrainerStatus, KT_GF_OMITEMPTY},
+};
+static const struct kt_godesc gt_trainer_TrainJobStatus = {
+    KT_GK_STRUCT, NULL, f_trainer_TrainJobStatus, N(f_trainer_TrainJobStatus)};
+static const struct kt_gofield f_trainer_TrainJob[] = {
+    {"kind", &gt_string, KT_GF_OMITEMPTY},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
+    {"spec", &kt_go_TrainJobSpec, KT_GF_OMITZERO},
+    {"status", &gt_trainer_TrainJobStatus, KT_GF_OMITZERO},
+};
+const struct kt_godesc kt_go_TrainJob = {KT_GK_STRUCT, NULL, f_trainer_TrainJob,
+                                         N(f_trainer_TrainJob)};
 static const struct kt_gofield f_trainer_EnvInjectionTarget[] = {
     {"jobName", &gt_string, KT_GF_OMITEMPTY},
     {"containerNames", &gt_slice_string, KT_GF_OMITEMPTY},

@@ -49,7 +49,9 @@ struct kt_godesc {
     size_t nfields;
 };
 
-/* Roots used by the validators (trainer v1alpha1 and core/v1 types of the same name). */
+/* Roots used by the validators and the defaulter (trainer v1alpha1 and core/v1 types of the
+ * same name; TrainJob is the whole object with its metav1 ObjectMeta and TrainJobStatus). */
+extern const struct kt_godesc kt_go_TrainJob;
 extern const struct kt_godesc kt_go_TrainJobSpec;
 extern const struct kt_godesc kt_go_TrainingRuntimeSpec;
 extern const struct kt_godesc kt_go_RuntimeRef;

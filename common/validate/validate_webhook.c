@@ -7,7 +7,10 @@
 
 #include "api/runtime.h"
 #include "api/trainjob.h"
+#include "common/base/fielderr.h"
+#include "common/base/gotypes.h"
 #include "common/base/json.h"
+#include "common/base/jsonpatch.h"
 #include "common/base/mem.h"
 #include "common/framework/runtime_info.h"
 #include "common/validate/validate_webhook.h"
@@ -26,10 +29,36 @@ static void rfc3339(time_t now, char out[32])
     strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* Equal ignoring the time member. */
+/* The Go value of an entry's time (*metav1.Time): absent or null is nil. */
+static const json_t *patch_time(const json_t *p)
+{
+    const json_t *t = json_object_get(p, "time");
+    return json_is_null(t) ? NULL : t;
+}
+
+/* Are the decoded times equal as upstream's DeepEqual sees them: both nil, or the same instant
+ * to the nanosecond? */
+static bool same_time(const json_t *a, const json_t *b)
+{
+    long long sa, sb;
+    long na, nb;
+    if (!a || !b) {
+        return !a && !b;
+    }
+    if (kt_go_time_parse(json_string_value(a), &sa, &na) &&
+        kt_go_time_parse(json_string_value(b), &sb, &nb)) {
+        return sa == sb && na == nb;
+    }
+    return kt_json_equal(a, b);
+}
+
+/* Equal ignoring the time member, as upstream's semantic DeepEqual of the decoded entries:
+ * compared after the Go round trip (quantities canonical, unknown keys and empty omitempty
+ * fields gone). */
 static bool same_patch(const json_t *a, const json_t *b)
 {
-    json_t *x = kt_json_clone(a), *y = kt_json_clone(b);
+    json_t *x = kt_go_roundtrip(a, &kt_go_RuntimePatch);
+    json_t *y = kt_go_roundtrip(b, &kt_go_RuntimePatch);
     json_object_del(x, "time");
     json_object_del(y, "time");
     bool eq = kt_json_equal(x, y);
@@ -38,7 +67,21 @@ static bool same_patch(const json_t *a, const json_t *b)
     return eq;
 }
 
-void kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now)
+/* The old entry of manager mgr: the last one, as upstream's map by manager keeps it. */
+static json_t *old_entry(const json_t *old_patches, const char *mgr)
+{
+    json_t *found = NULL, *o;
+    size_t i;
+    json_array_foreach(old_patches, i, o)
+    {
+        if (json_is_object(o) && strcmp(kt_json_str(o, "manager", ""), mgr) == 0) {
+            found = o;
+        }
+    }
+    return found;
+}
+
+int kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now)
 {
     json_t *patches = json_object_get(json_object_get(tj, "spec"), "runtimePatches");
     const json_t *old_patches =
@@ -46,26 +89,113 @@ void kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now)
     char ts[32];
     size_t i;
     json_t *p;
+    int changed = 0;
     rfc3339(now, ts);
     json_array_foreach(patches, i, p)
     {
         if (!json_is_object(p)) {
             continue;
         }
-        const char *mgr = json_string_value(json_object_get(p, "manager"));
-        const json_t *o =
-            mgr && old_patches ? kt_json_arr_find(old_patches, "manager", mgr, NULL) : NULL;
+        const json_t *t = patch_time(p);
+        json_t *o = old ? old_entry(old_patches, kt_json_str(p, "manager", "")) : NULL;
         if (o && same_patch(o, p)) {
-            json_t *ot = json_object_get(o, "time");
+            json_t *ot = kt__json_unconst(patch_time(o));
+            changed += !same_time(ot, t);
             if (ot) {
                 json_object_set(p, "time", ot);
             } else {
                 json_object_del(p, "time");
             }
-        } else if (o || !json_object_get(p, "time")) {
+        } else if (o || !t) {
+            /* now carries nanoseconds upstream: never equal to the request's time */
             json_object_set_new(p, "time", json_string(ts));
+            changed++;
         }
     }
+    return changed;
+}
+
+/* Upstream's defaulter (controller-runtime) answers with the JSON patch between the request's
+ * raw object and json.Marshal of the defaulted Go TrainJob, so its patch carries the round
+ * trip's re-encoding too (a quantity 2 becomes "2", a Time goes to UTC, zero values of
+ * non-omitempty fields appear), less the "remove" operations the round trip of the undefaulted
+ * object makes as well (unknown or null fields: its dropSchemeRemovals). The same here. */
+static bool path_in_removes(const json_t *ops, const char *path)
+{
+    size_t i;
+    json_t *op;
+    json_array_foreach(ops, i, op)
+    {
+        if (kt_jsonpatch_is_remove(op) && strcmp(kt_json_str(op, "path", ""), path) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static json_t *roundtrip_patch(const json_t *raw, const json_t *defaulted)
+{
+    json_t *marshaled = kt_go_roundtrip(defaulted, &kt_go_TrainJob);
+    json_t *ops = kt_jsonpatch_create(raw, marshaled);
+    json_decref(marshaled);
+    json_t *scheme = NULL, *kept = json_array(), *op;
+    size_t i;
+    json_array_foreach(ops, i, op)
+    {
+        if (kt_jsonpatch_is_remove(op)) {
+            if (!scheme) {
+                json_t *original = kt_go_roundtrip(raw, &kt_go_TrainJob);
+                scheme = kt_jsonpatch_create(raw, original);
+                json_decref(original);
+            }
+            if (path_in_removes(scheme, kt_json_str(op, "path", ""))) {
+                continue;
+            }
+        }
+        json_array_append(kept, op);
+    }
+    json_decref(scheme);
+    json_decref(ops);
+    return kept;
+}
+
+/* tj with its own copies of the nodes the defaulter writes (the object, spec, the runtimePatches
+ * array and its entries); every other node shared with tj, read-only. */
+static json_t *defaulter_copy(const json_t *tj)
+{
+    json_t *c = json_copy(kt__json_unconst(tj));
+    json_t *spec = json_object_get(c, "spec"), *rp, *e, *a;
+    size_t i;
+    if (!json_is_object(spec)) {
+        return c;
+    }
+    spec = json_copy(spec);
+    json_object_set_new(c, "spec", spec);
+    rp = json_object_get(spec, "runtimePatches");
+    if (!json_is_array(rp)) {
+        return c;
+    }
+    a = json_array();
+    json_array_foreach(rp, i, e)
+    {
+        json_array_append_new(a, json_is_object(e) ? json_copy(e) : json_incref(e));
+    }
+    json_object_set_new(spec, "runtimePatches", a);
+    return c;
+}
+
+json_t *kt_validate_default_patch(const json_t *tj, const json_t *old, time_t now)
+{
+    /* No entry: the defaulter has nothing to stamp (the common case, no copy). */
+    if (json_array_size(kt_json_path(tj, "spec.runtimePatches")) == 0) {
+        return json_array();
+    }
+    json_t *after = defaulter_copy(tj);
+    /* Nothing changed in the decoded object: upstream answers without a patch. */
+    json_t *ops =
+        kt_validate_default_trainjob(after, old, now) ? roundtrip_patch(tj, after) : json_array();
+    json_decref(after);
+    return ops;
 }
 
 /* ------------------------------------------------------------------ TrainJob */

@@ -13,10 +13,23 @@
 #include "common/validate/result.h"
 
 /* Step 3 (SPEC §4.2): stamp every runtimePatches[] entry of tj with time, as upstream's
- * defaulter: on create (old NULL) entries without a time get now; on update an entry equal
- * (ignoring time) to the old entry of the same manager keeps the old time, a changed one
- * gets now, a new one gets now unless it has a time. now is seconds since the epoch. */
-void kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now);
+ * defaulter: on create (old NULL) entries without a time (absent or null) get now; on update an
+ * entry equal (ignoring time, after the Go round trip) to the old entry of the same manager (the
+ * last such) keeps the old time, a changed one gets now, a new one gets now unless it has a
+ * time. now is seconds since the epoch. Returns how many entries' times changed as upstream's
+ * decoded object sees it (nil-ness or instant; a stamped now always counts): 0 means upstream's
+ * defaulter leaves the object as decoded and answers without a patch. */
+int kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now);
+
+/* The mutating webhook's JSON Patch for the request's raw TrainJob tj and, on update, the old
+ * object old (both borrowed; old NULL on create), as upstream's controller-runtime defaulter
+ * answers: no operation when the defaulter changes nothing upstream's decoded object shows;
+ * else the patch between tj and json.Marshal of the defaulted Go TrainJob (the round trip's
+ * re-encoding included: quantities canonical, Times in UTC, zero values of non-omitempty
+ * fields added), less the "remove" operations that the round trip of tj alone makes as well
+ * (dropSchemeRemovals: unknown keys, nulls). Operation order as kt_jsonpatch_create's.
+ * Caller owns the array; empty: answer without a patch. */
+json_t *kt_validate_default_patch(const json_t *tj, const json_t *old, time_t now);
 
 /* Where the webhook finds runtimes: an array of TrainingRuntime / ClusterTrainingRuntime
  * objects (as read; defaulted here), borrowed. */

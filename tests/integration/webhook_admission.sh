@@ -116,6 +116,40 @@ if [[ "$t1" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]; then
 else
     it_fail webhook-stamps-runtime-patch-time "time: '$t1'"
 fi
+# The defaulter's patch is upstream's round trip (controller-runtime: the object against
+# json.Marshal of the defaulted Go TrainJob): the API server stores the integer quantity 2 as
+# "2" and 1000m as "1", as it does behind upstream's webhook. Without runtimePatches the
+# defaulter changes nothing and answers no patch: the user's form is stored (negative case).
+# limits TJ - "cpu=<json> gpu=<json>" of the stored TrainJob's limits
+limits() {
+    kc -n "$ns" get trainjob "$1" -o json 2>&1 | python3 -c '
+import json, sys
+l = json.load(sys.stdin)["spec"]["trainer"]["resourcesPerNode"]["limits"]
+print("cpu=%s gpu=%s" % (json.dumps(l.get("cpu")), json.dumps(l.get("nvidia.com/gpu"))))' 2>&1
+}
+quantities='  suspend: true
+  trainer:
+    resourcesPerNode:
+      limits:
+        cpu: 1000m
+        nvidia.com/gpu: 2'
+tj roundtrip "$quantities
+  runtimePatches:
+    - manager: acme.io/scheduler" | kc apply -f - >/dev/null 2>&1
+got=$(limits roundtrip)
+if [ "$got" = 'cpu="1" gpu="2"' ]; then
+    it_ok webhook-defaulter-roundtrip-stored
+else
+    it_fail webhook-defaulter-roundtrip-stored "stored limits: $got"
+fi
+tj no-patches "$quantities" | kc apply -f - >/dev/null 2>&1
+got=$(limits no-patches)
+if [ "$got" = 'cpu="1000m" gpu=2' ]; then
+    it_ok webhook-defaulter-no-change-no-patch
+else
+    it_fail webhook-defaulter-no-change-no-patch "stored limits: $got"
+fi
+
 # An unrelated update keeps the stamped time (the patch is equal ignoring time).
 kc -n "$ns" patch trainjob good --type merge -p '{"metadata":{"labels":{"x":"y"}}}' >/dev/null 2>&1
 t2=$(kc -n "$ns" get trainjob good -o jsonpath='{.spec.runtimePatches[0].time}' 2>&1)

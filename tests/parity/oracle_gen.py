@@ -154,8 +154,8 @@ class Gen:
     def resources(self):
         res = {}
         if self.coin(0.6):
-            res["requests"] = {"cpu": self.pick(["500m", "1", "2", "4"]),
-                               "memory": self.pick(["1Gi", "2Gi", "512Mi"])}
+            res["requests"] = {"cpu": self.pick(["500m", "1000m", "2", "4"]),
+                               "memory": self.pick(["1Gi", "2048Mi", "512Mi"])}
         if self.coin(0.5):
             res["limits"] = {"nvidia.com/gpu": self.pick([1, 2, 4, "8"])}
         return res

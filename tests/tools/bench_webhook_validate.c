@@ -14,6 +14,11 @@
  *                                          webhook/review_json.c)
  *   bench: review-whole: X us            (decode + review + encode + release: everything
  *                                          kt-webhook does per review above HTTP/TLS)
+ *   bench: default-whole: X us           (the same on the defaulter's path, the review as
+ *                                          given: no runtimePatches time to set, no patch)
+ *   bench: default-patched: X us         (the defaulter's path, the review with a
+ *                                          runtimePatches entry without time and an integer
+ *                                          GPU limit added: the round-trip patch is built)
  * Asserts nothing; exits 1 when the fixture cannot be read or is not allowed. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +44,7 @@ struct fixture {
     struct kt_wroutes routes;
     char *body;
     size_t body_len;
+    char *mbody;      /* body with a runtimePatches entry (no time) and an integer GPU limit */
     json_t *object;   /* request.object */
     json_t *runtimes; /* defaulted, as kt-webhook's files store keeps them */
     struct kt_runtime *decoded;
@@ -89,6 +95,12 @@ out:
     return rc;
 }
 
+#define PATCHED_SPEC                                                                               \
+    "{\"trainer\":{\"numNodes\":2,\"resourcesPerNode\":{\"limits\":{\"nvidia.com/gpu\":2}}},"      \
+    "\"runtimePatches\":[{\"manager\":\"acme.io/bench\",\"trainingRuntimeSpec\":{\"template\":"    \
+    "{\"spec\":{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{\"template\":"      \
+    "{\"spec\":{\"nodeSelector\":{\"pool\":\"a\"}}}}}}]}}}}]}"
+
 static int load(const char *dir, struct fixture *f)
 {
     struct kt_buf b;
@@ -105,6 +117,13 @@ static int load(const char *dir, struct fixture *f)
     f->body = kt_buf_take(&b, NULL);
     json_t *review = kt_json_parse(f->body, f->body_len, &err);
     f->object = json_incref(kt_json_path(review, "request.object"));
+    json_t *spec = kt_json_path(review, "request.object.spec");
+    json_t *add = kt_json_parse(PATCHED_SPEC, strlen(PATCHED_SPEC), &err);
+    if (spec && add) {
+        json_object_update(spec, add);
+        f->mbody = kt_json_dump(review);
+    }
+    json_decref(add);
     json_decref(review);
     if (!f->object) {
         fprintf(stderr, "bench_webhook_validate: %s: no request.object\n", req);
@@ -162,26 +181,33 @@ static int parse_fast_once(const struct fixture *f)
     return rc;
 }
 
-/* What routes.c's answer() does for one review, minus the HTTP response. */
-static int whole_once(struct fixture *f)
+/* What routes.c's answer() does for one review of body at path, minus the HTTP response;
+ * -1 unless the verdict is want. */
+static int review_once(struct fixture *f, const char *body, const char *path, const char *want)
 {
     struct kt_admission_ctx ctx = {0};
     size_t len = 0;
     int rc = -1;
 
-    if (kt_admission_decode(&ctx, "application/json", f->body, f->body_len, NULL) ==
-        KT_ADMISSION_OK) {
-        const char *v = kt_wroutes_review(&f->routes, KT_PATH_VALIDATE_TRAINJOB, &ctx);
+    if (body && kt_admission_decode(&ctx, "application/json", body, strlen(body), NULL) ==
+                    KT_ADMISSION_OK) {
+        const char *v = kt_wroutes_review(&f->routes, path, &ctx);
         char *out = kt_admission_encode(&ctx, &len);
-        rc = strcmp(v, "allowed") == 0 ? 0 : -1;
+        rc = strcmp(v, want) == 0 ? 0 : -1;
         free(out);
     }
     kt_admission_release(&ctx);
     return rc;
 }
 
-/* Run stage 0 (parse), 1 (validate, decode), 2 (validate, cached), 3 (fast parse), 4 (whole)
- * for secs of CPU time; prints microseconds per call. */
+static int whole_once(struct fixture *f)
+{
+    return review_once(f, f->body, KT_PATH_VALIDATE_TRAINJOB, "allowed");
+}
+
+/* Run stage 0 (parse), 1 (validate, decode), 2 (validate, cached), 3 (fast parse), 4 (whole),
+ * 5 (defaulter, no patch), 6 (defaulter, patched) for secs of CPU time; prints microseconds per
+ * call. */
 static int run(struct fixture *f, int stage, const char *name, double secs)
 {
     long n = 0;
@@ -191,6 +217,8 @@ static int run(struct fixture *f, int stage, const char *name, double secs)
             int rc = stage == 0   ? parse_once(f)
                      : stage == 3 ? parse_fast_once(f)
                      : stage == 4 ? whole_once(f)
+                     : stage == 5 ? review_once(f, f->body, KT_PATH_MUTATE_TRAINJOB, "allowed")
+                     : stage == 6 ? review_once(f, f->mbody, KT_PATH_MUTATE_TRAINJOB, "patched")
                                   : validate_once(f, stage == 2);
             if (rc != 0) {
                 return -1;
@@ -218,7 +246,8 @@ int main(int argc, char **argv)
     if (load(argv[1], &f) != 0 || run(&f, 0, "review-parse", secs) != 0 ||
         run(&f, 1, "review-validate-decode", secs) != 0 ||
         run(&f, 2, "review-validate-cached", secs) != 0 ||
-        run(&f, 3, "review-parse-fast", secs) != 0 || run(&f, 4, "review-whole", secs) != 0) {
+        run(&f, 3, "review-parse-fast", secs) != 0 || run(&f, 4, "review-whole", secs) != 0 ||
+        run(&f, 5, "default-whole", secs) != 0 || run(&f, 6, "default-patched", secs) != 0) {
         goto out;
     }
     rc = 0;
@@ -229,6 +258,7 @@ out:
     free(f.decoded);
     kt_wstore_free(f.store);
     free(f.body);
+    free(f.mbody);
     json_decref(f.object);
     json_decref(f.runtimes);
     return rc;

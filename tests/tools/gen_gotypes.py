@@ -26,6 +26,7 @@ OUT = "common/base/gotypes.c"
 
 # Root types: (package, Go type name, exported C name).
 ROOTS = [
+    (TRAINER_PKG, "TrainJob", "kt_go_TrainJob"),
     (TRAINER_PKG, "TrainJobSpec", "kt_go_TrainJobSpec"),
     (TRAINER_PKG, "TrainingRuntimeSpec", "kt_go_TrainingRuntimeSpec"),
     (TRAINER_PKG, "RuntimeRef", "kt_go_RuntimeRef"),

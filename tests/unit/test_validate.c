@@ -240,7 +240,7 @@ static void test_defaulter(void)
 {
     json_t *tj = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\"},{\"manager\":\"b\","
                        "\"time\":\"2020-01-01T00:00:00Z\"}]}}");
-    kt_validate_default_trainjob(tj, NULL, 86400);
+    CHECK_EQ_INT(kt_validate_default_trainjob(tj, NULL, 86400), 1);
     const json_t *p = json_object_get(json_object_get(tj, "spec"), "runtimePatches");
     CHECK_EQ_STR(kt_json_str(json_array_get(p, 0), "time", ""), "1970-01-02T00:00:00Z");
     CHECK_EQ_STR(kt_json_str(json_array_get(p, 1), "time", ""), "2020-01-01T00:00:00Z");
@@ -248,11 +248,15 @@ static void test_defaulter(void)
     /* update: unchanged keeps the old time, changed gets now, new without time gets now */
     json_t *old = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
                         "\"2021-01-01T00:00:00Z\"},{\"manager\":\"b\",\"time\":"
-                        "\"2021-01-01T00:00:00Z\",\"x\":1}]}}");
-    json_t *nw = parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
-                       "\"2030-01-01T00:00:00Z\"},{\"manager\":\"b\",\"x\":2},{\"manager\":\"c\"},"
-                       "{\"manager\":\"d\",\"time\":\"2022-02-02T00:00:00Z\"}]}}");
-    kt_validate_default_trainjob(nw, old, 0);
+                        "\"2021-01-01T00:00:00Z\",\"trainingRuntimeSpec\":{\"template\":"
+                        "{\"metadata\":{\"labels\":{\"k\":\"1\"}}}}}]}}");
+    json_t *nw =
+        parse("{\"spec\":{\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+              "\"2030-01-01T00:00:00Z\"},{\"manager\":\"b\",\"trainingRuntimeSpec\":"
+              "{\"template\":{\"metadata\":{\"labels\":{\"k\":\"2\"}}}}},{\"manager\":\"c\"},"
+              "{\"manager\":\"d\",\"time\":\"2022-02-02T00:00:00Z\"}]}}");
+    /* a: old time back (another instant), b and c: now, d: kept */
+    CHECK_EQ_INT(kt_validate_default_trainjob(nw, old, 0), 3);
     p = json_object_get(json_object_get(nw, "spec"), "runtimePatches");
     CHECK_EQ_STR(kt_json_str(json_array_get(p, 0), "time", ""), "2021-01-01T00:00:00Z");
     CHECK_EQ_STR(kt_json_str(json_array_get(p, 1), "time", ""), "1970-01-01T00:00:00Z");
@@ -262,6 +266,99 @@ static void test_defaulter(void)
     json_decref(old);
     json_decref(nw);
 }
+
+static char *default_patch(const char *tj, const char *old, time_t now)
+{
+    json_t *j = parse(tj), *o = old ? parse(old) : NULL;
+    json_t *ops = kt_validate_default_patch(j, o, now);
+    char *s = kt_json_dump_go(ops);
+    json_decref(ops);
+    json_decref(j);
+    json_decref(o);
+    return s;
+}
+
+#define TJ_HEAD                                                                                    \
+    "{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\",\"metadata\":"        \
+    "{\"name\":\"j\",\"namespace\":\"ns\"},\"spec\":{\"runtimeRef\":{\"name\":\"torch\"},"
+
+/* The defaulter's patch carries upstream's round trip (controller-runtime: the raw object vs
+ * json.Marshal of the defaulted Go TrainJob, scheme removals dropped). Expected operations
+ * written from Go's rules, in kt's order (upstream's is Go map order). */
+static void test_default_patch(void)
+{
+    /* create: an integer quantity becomes "2", 1000m becomes "1", a missing non-omitempty
+     * field (fieldRef.fieldPath) appears as "", a time with an offset goes to UTC seconds,
+     * a patch without time (and one with a null time) gets now; the unknown key, the null
+     * and the omitempty zero are removed by the round trip alone: no remove operation */
+    char *got = default_patch(
+        TJ_HEAD "\"bogus\":1,\"suspend\":null,\"activeDeadlineSeconds\":0,"
+                "\"trainer\":{\"resourcesPerNode\":{\"limits\":{\"nvidia.com/gpu\":2,"
+                "\"cpu\":\"1000m\"}},\"env\":[{\"name\":\"A\",\"valueFrom\":{\"fieldRef\":"
+                "{\"apiVersion\":\"v1\"}}}]},\"runtimePatches\":[{\"manager\":\"a\"},"
+                "{\"manager\":\"b\",\"time\":\"2024-01-01T01:00:00+01:00\"},"
+                "{\"manager\":\"c\",\"time\":null}]}}",
+        NULL, 86400);
+    CHECK_EQ_STR(got,
+                 "[{\"op\":\"add\",\"path\":\"/spec/trainer/env/0/valueFrom/fieldRef/fieldPath\","
+                 "\"value\":\"\"},"
+                 "{\"op\":\"replace\",\"path\":\"/spec/trainer/resourcesPerNode/limits/cpu\","
+                 "\"value\":\"1\"},"
+                 "{\"op\":\"replace\",\"path\":\"/spec/trainer/resourcesPerNode/limits/"
+                 "nvidia.com~1gpu\",\"value\":\"2\"},"
+                 "{\"op\":\"add\",\"path\":\"/spec/runtimePatches/0/time\","
+                 "\"value\":\"1970-01-02T00:00:00Z\"},"
+                 "{\"op\":\"replace\",\"path\":\"/spec/runtimePatches/1/time\","
+                 "\"value\":\"2024-01-01T00:00:00Z\"},"
+                 "{\"op\":\"replace\",\"path\":\"/spec/runtimePatches/2/time\","
+                 "\"value\":\"1970-01-02T00:00:00Z\"}]");
+    free(got);
+
+    /* negative: canonical, times set: the defaulter changes nothing, so no patch at all, the
+     * round trip's own differences (the quantity 2) included, as upstream answers */
+    got = default_patch(TJ_HEAD "\"trainer\":{\"resourcesPerNode\":{\"limits\":{\"cpu\":2}}},"
+                                "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2024-01-01T00:00:00Z\"}]}}",
+                        NULL, 86400);
+    CHECK_EQ_STR(got, "[]");
+    free(got);
+    got = default_patch(TJ_HEAD "\"bogus\":1}}", NULL, 86400);
+    CHECK_EQ_STR(got, "[]");
+    free(got);
+
+    /* update: an unchanged entry whose old version had no time loses its time (a remove the
+     * round trip alone does not make: kept); the same instant written another way is no
+     * change (no patch) */
+    const char *old = TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"x\":1}]}}";
+    got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2024-01-01T00:00:00Z\"}]}}",
+                        old, 0);
+    CHECK_EQ_STR(got, "[{\"op\":\"remove\",\"path\":\"/spec/runtimePatches/0/time\"}]");
+    free(got);
+    old = TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":\"2024-01-01T00:00:00Z\"}]}}";
+    got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2024-01-01T01:00:00+01:00\"}]}}",
+                        old, 0);
+    CHECK_EQ_STR(got, "[]");
+    free(got);
+    /* two old entries of one manager: the last one's time (upstream's map by manager) */
+    got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"x\":2}]}}",
+                        TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2020-01-01T00:00:00Z\",\"trainingRuntimeSpec\":{}},"
+                                "{\"manager\":\"a\",\"time\":\"2021-01-01T00:00:00Z\"}]}}",
+                        0);
+    CHECK_EQ_STR(got, "[{\"op\":\"add\",\"path\":\"/spec/runtimePatches/0/time\","
+                      "\"value\":\"2021-01-01T00:00:00Z\"}]");
+    free(got);
+    /* a different instant: the old time back, in UTC seconds */
+    got = default_patch(TJ_HEAD "\"runtimePatches\":[{\"manager\":\"a\",\"time\":"
+                                "\"2025-01-01T00:00:00Z\"}]}}",
+                        old, 0);
+    CHECK_EQ_STR(got, "[{\"op\":\"replace\",\"path\":\"/spec/runtimePatches/0/time\","
+                      "\"value\":\"2024-01-01T00:00:00Z\"}]");
+    free(got);
+}
+#undef TJ_HEAD
 
 static void test_aggregate_and_strict(void)
 {
@@ -421,6 +518,7 @@ int main(void)
     test_runtime_transition_and_status_rules();
     test_list_map_correlation();
     test_defaulter();
+    test_default_patch();
     test_aggregate_and_strict();
     test_predecoded_runtimes();
     test_admitted();
