@@ -312,7 +312,7 @@ static const struct kt_godesc *desc_of(enum kt_gotype t)
     }
 }
 
-static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d);
+static int marshal_plain(struct kt_buf *b, const json_t *v);
 
 static int marshal_string(struct kt_buf *b, const char *str, size_t n)
 {
@@ -365,14 +365,13 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int marshal_member(struct kt_buf *b, bool *first, const char *k, const json_t *v,
-                          const struct kt_godesc *d)
+static int marshal_member(struct kt_buf *b, bool *first, const char *k, const json_t *v)
 {
     int rc = kt_buf_puts(b, *first ? "" : ",", NULL);
     *first = false;
     rc |= rc ? rc : marshal_string(b, k, strlen(k));
     rc |= rc ? rc : kt_buf_puts(b, ":", NULL);
-    return rc ? rc : marshal(b, v, d);
+    return rc ? rc : marshal_plain(b, v);
 }
 
 /* A JSON object as given: keys in input order, values untyped. */
@@ -384,33 +383,12 @@ static int marshal_plain_object(struct kt_buf *b, const json_t *v)
     int rc = kt_buf_puts(b, "{", NULL);
     json_object_foreach(kt__json_unconst(v), k, m)
     {
-        rc = rc ? rc : marshal_member(b, &first, k, m, &D_ANY);
+        rc = rc ? rc : marshal_member(b, &first, k, m);
     }
     return rc ? rc : kt_buf_puts(b, "}", NULL);
 }
 
-/* A Go map: keys sorted (encoding/json's order), values of type d->elem. */
-static int marshal_map(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
-{
-    bool first = true;
-    const char *k;
-    json_t *m;
-    size_t n = json_object_size(v), i = 0;
-    const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-    int rc = kt_buf_puts(b, "{", NULL);
-    json_object_foreach(kt__json_unconst(v), k, m)
-    {
-        keys[i++] = k;
-    }
-    qsort(keys, n, sizeof(char *), cmp_str);
-    for (i = 0; i < n && rc == 0; i++) {
-        rc = marshal_member(b, &first, keys[i], json_object_get(v, keys[i]), d->elem);
-    }
-    free(keys);
-    return rc ? rc : kt_buf_puts(b, "}", NULL);
-}
-
-static int marshal_array(struct kt_buf *b, const json_t *v, const struct kt_godesc *elem)
+static int marshal_array(struct kt_buf *b, const json_t *v)
 {
     size_t i;
     json_t *e;
@@ -420,7 +398,7 @@ static int marshal_array(struct kt_buf *b, const json_t *v, const struct kt_gode
         if (rc == 0 && i > 0) {
             rc = kt_buf_puts(b, ",", NULL);
         }
-        rc = rc ? rc : marshal(b, e, elem);
+        rc = rc ? rc : marshal_plain(b, e);
     }
     return rc ? rc : kt_buf_puts(b, "]", NULL);
 }
@@ -496,23 +474,6 @@ static bool go_zero(const json_t *v, const struct kt_godesc *d)
     }
 }
 
-static int marshal_struct(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
-{
-    bool first = true;
-    int rc = kt_buf_puts(b, "{", NULL);
-    for (size_t i = 0; i < d->nfields && rc == 0; i++) {
-        const struct kt_gofield *f = &d->fields[i];
-        const json_t *m = v ? json_object_get(v, f->key) : NULL;
-        m = json_is_null(m) ? NULL : m;
-        if (((f->flags & KT_GF_OMITEMPTY) && go_empty(m, f->type)) ||
-            ((f->flags & KT_GF_OMITZERO) && go_zero(m, f->type))) {
-            continue;
-        }
-        rc = marshal_member(b, &first, f->key, m, f->type);
-    }
-    return rc ? rc : kt_buf_puts(b, "}", NULL);
-}
-
 bool kt_go_time_parse(const char *s, long long *sec, long *nsec)
 {
     struct tm tm;
@@ -565,26 +526,6 @@ static bool go_time_text(const char *s, char out[32])
     return gmtime_r(&t, &tm) && strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0;
 }
 
-static int marshal_time(struct kt_buf *b, const char *s)
-{
-    char out[32];
-    if (!go_time_text(s, out)) {
-        return marshal_string(b, s, strlen(s));
-    }
-    return marshal_string(b, out, strlen(out));
-}
-
-static int marshal_quantity(struct kt_buf *b, const json_t *v)
-{
-    struct kt_quantity q;
-    char qbuf[KT_QUANTITY_STR_MAX];
-    if (kt_quantity_from_json(v, &q, NULL) != 0) {
-        return marshal(b, v, &D_ANY);
-    }
-    const char *txt = kt_quantity_format(&q, qbuf, sizeof(qbuf));
-    return marshal_string(b, txt, strlen(txt));
-}
-
 /* A JSON scalar, array or object as given (no Go type known). */
 static int marshal_plain(struct kt_buf *b, const json_t *v)
 {
@@ -592,7 +533,7 @@ static int marshal_plain(struct kt_buf *b, const json_t *v)
     case JSON_OBJECT:
         return marshal_plain_object(b, v);
     case JSON_ARRAY:
-        return marshal_array(b, v, &D_ANY);
+        return marshal_array(b, v);
     case JSON_STRING:
         return marshal_string(b, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
@@ -609,28 +550,34 @@ static int marshal_plain(struct kt_buf *b, const json_t *v)
     }
 }
 
-/* What the Go zero value of a type prints (v absent or null). */
-static int marshal_zero(struct kt_buf *b, const struct kt_godesc *d)
+/* The text of kt_go_roundtrip's value, printed as given (its keys are already in Go's order). */
+char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
 {
-    switch (d->kind) {
-    case KT_GK_STRING:
-        return kt_buf_puts(b, "\"\"", NULL);
-    case KT_GK_INT:
-    case KT_GK_FLOAT:
-    case KT_GK_INTORSTR:
-        return kt_buf_puts(b, "0", NULL);
-    case KT_GK_BOOL:
-        return kt_buf_puts(b, "false", NULL);
-    case KT_GK_QUANTITY:
-        return kt_buf_puts(b, "\"0\"", NULL);
-    case KT_GK_DURATION:
-        return kt_buf_puts(b, "\"0s\"", NULL);
-    case KT_GK_STRUCT:
-        return marshal_struct(b, NULL, d);
-    default: /* nil pointer, slice, map, interface; zero Time; empty RawExtension */
-        return kt_buf_puts(b, "null", NULL);
+    struct kt_buf b;
+    char *out;
+    if (!v) {
+        return kt_xstrdup("null");
     }
+    json_t *go = kt_go_roundtrip(v, d);
+    kt_buf_init(&b, FERR_MAX_TEXT);
+    if (marshal_plain(&b, go) != 0) {
+        out = kt_xstrdup("null"); /* past the cap: b was released */
+    } else {
+        out = kt_buf_take(&b, NULL);
+    }
+    json_decref(go);
+    return out;
 }
+
+char *kt_go_marshal(const json_t *v, enum kt_gotype t)
+{
+    return kt_go_marshal_as(v, desc_of(t));
+}
+
+/* ---- Go json.Marshal as a JSON value ----
+ *
+ * What json.Marshal of the Go value v decodes into produces, read back as JSON (object keys in
+ * the order Go writes them); kt_go_marshal_as prints it. */
 
 /* Does v's JSON shape fit d (else upstream could not have decoded it: print as given)? */
 static bool fits(const json_t *v, const struct kt_godesc *d)
@@ -647,57 +594,6 @@ static bool fits(const json_t *v, const struct kt_godesc *d)
         return true;
     }
 }
-
-static int marshal(struct kt_buf *b, const json_t *v, const struct kt_godesc *d)
-{
-    if (!v || json_is_null(v)) {
-        return marshal_zero(b, d);
-    }
-    if (!fits(v, d)) {
-        return marshal_plain(b, v);
-    }
-    switch (d->kind) {
-    case KT_GK_PTR:
-        return marshal(b, v, d->elem);
-    case KT_GK_SLICE:
-        return marshal_array(b, v, d->elem);
-    case KT_GK_MAP:
-        return marshal_map(b, v, d);
-    case KT_GK_STRUCT:
-        return marshal_struct(b, v, d);
-    case KT_GK_QUANTITY:
-        return marshal_quantity(b, v);
-    case KT_GK_TIME: /* the zero Time prints null */
-        return time_is_zero(v) ? kt_buf_puts(b, "null", NULL)
-                               : marshal_time(b, json_string_value(v));
-    default: /* scalars, IntOrString, MicroTime/Duration/bytes/raw JSON as given */
-        return marshal_plain(b, v);
-    }
-}
-
-char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
-{
-    struct kt_buf b;
-    kt_buf_init(&b, FERR_MAX_TEXT);
-    if (!v) {
-        return kt_xstrdup("null");
-    }
-    if (marshal(&b, v, d) != 0) {
-        kt_buf_release(&b);
-        return kt_xstrdup("null");
-    }
-    return kt_buf_take(&b, NULL);
-}
-
-char *kt_go_marshal(const json_t *v, enum kt_gotype t)
-{
-    return kt_go_marshal_as(v, desc_of(t));
-}
-
-/* ---- Go json.Marshal as a JSON value ----
- *
- * The same rules as marshal() above, building the value instead of its text: what json.Marshal
- * of the Go value v decodes into produces, read back as JSON. */
 
 static json_t *value_of(const json_t *v, const struct kt_godesc *d);
 
