@@ -6,6 +6,7 @@
 
 #include "common/base/json.h"
 #include "common/base/mem.h"
+#include "common/base/str.h"
 #include "common/framework/framework.h"
 
 #define TJ_GROUP_PREFIX "trainer.kubeflow.org/"
@@ -13,8 +14,7 @@
 #define SCAN_PAGE 500
 
 struct kt_unlabelled {
-    char **keys; /* owned, each owned; sorted and unique once sealed */
-    size_t n, cap;
+    struct kt_strv keys; /* sorted and unique once sealed */
 };
 
 const char *kt_controller_trainjob(const json_t *obj)
@@ -44,10 +44,7 @@ void kt_unlabelled_free(struct kt_unlabelled *u)
     if (!u) {
         return;
     }
-    for (size_t i = 0; i < u->n; i++) {
-        free(u->keys[i]);
-    }
-    free(u->keys);
+    kt_strv_release(&u->keys);
     free(u);
 }
 
@@ -64,51 +61,33 @@ bool kt_unlabelled_add(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, c
         json_object_get(json_object_get(meta, "labels"), KT_TRAINJOB_NAME_LABEL)) {
         return false;
     }
-    if (u->n == u->cap) {
-        u->cap = u->cap ? 2 * u->cap : 16;
-        u->keys = kt_xrealloc(u->keys, u->cap * sizeof(*u->keys));
-    }
-    u->keys[u->n++] =
-        key_of(gvr, kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
+    char *key = key_of(gvr, kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
+    kt_strv_push(&u->keys, key);
+    free(key);
     return true;
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 void kt_unlabelled_seal(struct kt_unlabelled *u)
 {
-    size_t kept = 0;
-    if (u->n > 0) {
-        qsort(u->keys, u->n, sizeof(*u->keys), cmp_key);
-    }
-    for (size_t i = 0; i < u->n; i++) {
-        if (kept > 0 && strcmp(u->keys[kept - 1], u->keys[i]) == 0) {
-            free(u->keys[i]);
-        } else {
-            u->keys[kept++] = u->keys[i];
-        }
-    }
-    u->n = kept;
+    kt_strv_sort(&u->keys);
+    kt_strv_uniq(&u->keys);
 }
 
 bool kt_unlabelled_has(const struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const char *ns,
                        const char *name)
 {
-    if (u->n == 0) {
+    if (u->keys.len == 0) {
         return false;
     }
     char *key = key_of(gvr, ns, name);
-    bool found = bsearch(&key, u->keys, u->n, sizeof(*u->keys), cmp_key) != NULL;
+    bool found = kt_strv_sorted_contains(&u->keys, key);
     free(key);
     return found;
 }
 
 size_t kt_unlabelled_len(const struct kt_unlabelled *u)
 {
-    return u->n;
+    return u->keys.len;
 }
 
 /* ---- the scan ---- */

@@ -132,6 +132,24 @@ bool kt_strv_contains(const struct kt_strv *v, const char *s)
     return false;
 }
 
+void kt_strv_uniq(struct kt_strv *v)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < v->len; i++) {
+        if (kept > 0 && strcmp(v->items[kept - 1], v->items[i]) == 0) {
+            free(v->items[i]);
+        } else {
+            v->items[kept++] = v->items[i];
+        }
+    }
+    v->len = kept;
+}
+
+bool kt_strv_sorted_contains(const struct kt_strv *v, const char *s)
+{
+    return v->len > 0 && bsearch(&s, v->items, v->len, sizeof(*v->items), cmp_str) != NULL;
+}
+
 void kt_strv_release(struct kt_strv *v)
 {
     if (!v) {

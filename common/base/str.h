@@ -46,6 +46,10 @@ void kt_strv_push(struct kt_strv *v, const char *s);
 /* Sort items with strcmp. */
 void kt_strv_sort(struct kt_strv *v);
 bool kt_strv_contains(const struct kt_strv *v, const char *s);
+/* Drop repeated items of a sorted list (kt_strv_sort first). */
+void kt_strv_uniq(struct kt_strv *v);
+/* kt_strv_contains by binary search: v must be sorted. */
+bool kt_strv_sorted_contains(const struct kt_strv *v, const char *s);
 /* Free every item and the array. Accepts a zeroed list. */
 void kt_strv_release(struct kt_strv *v);
 

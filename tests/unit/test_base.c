@@ -158,8 +158,17 @@ static void test_str_cut_and_strv(void)
     CHECK_EQ_STR(v.items[0], "a");
     CHECK(kt_strv_contains(&v, "b"));
     CHECK(!kt_strv_contains(&v, "c"));
+    CHECK(!kt_strv_sorted_contains(&v, "c"));
+    kt_strv_push(&v, "a");
+    kt_strv_push(&v, "c");
+    kt_strv_sort(&v);
+    kt_strv_uniq(&v);
+    CHECK_EQ_INT(v.len, 3); /* a, b, c: the repeated "a" dropped */
+    CHECK(kt_strv_sorted_contains(&v, "a") && kt_strv_sorted_contains(&v, "c"));
+    CHECK(!kt_strv_sorted_contains(&v, "bb"));
     kt_strv_release(&v);
     kt_strv_release(&v);
+    CHECK(!kt_strv_sorted_contains(&v, "a")); /* empty */
 }
 
 static void test_err(void)
