@@ -312,97 +312,6 @@ static const struct kt_godesc *desc_of(enum kt_gotype t)
     }
 }
 
-static int marshal_plain(struct kt_buf *b, const json_t *v);
-
-static int marshal_string(struct kt_buf *b, const char *str, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)str;
-    int rc = kt_buf_puts(b, "\"", NULL);
-    for (size_t i = 0; i < n && rc == 0;) {
-        uint32_t r = 0;
-        size_t len = utf8_rune(p + i, n - i, &r);
-        unsigned char c = p[i];
-        if (len == 0) {
-            rc = kt_buf_puts(b, "\\ufffd", NULL);
-            i++;
-            continue;
-        }
-        if (r == 0x2028 || r == 0x2029 || r == '<' || r == '>' || r == '&' || r < 0x20) {
-            const char *sh = r == '\n'   ? "\\n"
-                             : r == '\r' ? "\\r"
-                             : r == '\t' ? "\\t"
-                             : r == '\b' ? "\\b"
-                             : r == '\f' ? "\\f"
-                                         : NULL;
-            rc = sh ? kt_buf_puts(b, sh, NULL) : kt_buf_printf(b, NULL, "\\u%04x", (unsigned)r);
-        } else if (c == '"' || c == '\\') {
-            rc = kt_buf_printf(b, NULL, "\\%c", c);
-        } else {
-            rc = kt_buf_append(b, p + i, len, NULL);
-        }
-        i += len;
-    }
-    return rc ? rc : kt_buf_puts(b, "\"", NULL);
-}
-
-static int marshal_real(struct kt_buf *b, double d)
-{
-    char tmp[64];
-    if (!isfinite(d)) {
-        return kt_buf_puts(b, "null", NULL);
-    }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
-        if (strtod(tmp, NULL) == d) {
-            break;
-        }
-    }
-    return kt_buf_puts(b, tmp, NULL);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static int marshal_member(struct kt_buf *b, bool *first, const char *k, const json_t *v)
-{
-    int rc = kt_buf_puts(b, *first ? "" : ",", NULL);
-    *first = false;
-    rc |= rc ? rc : marshal_string(b, k, strlen(k));
-    rc |= rc ? rc : kt_buf_puts(b, ":", NULL);
-    return rc ? rc : marshal_plain(b, v);
-}
-
-/* A JSON object as given: keys in input order, values untyped. */
-static int marshal_plain_object(struct kt_buf *b, const json_t *v)
-{
-    bool first = true;
-    const char *k;
-    json_t *m;
-    int rc = kt_buf_puts(b, "{", NULL);
-    json_object_foreach(kt__json_unconst(v), k, m)
-    {
-        rc = rc ? rc : marshal_member(b, &first, k, m);
-    }
-    return rc ? rc : kt_buf_puts(b, "}", NULL);
-}
-
-static int marshal_array(struct kt_buf *b, const json_t *v)
-{
-    size_t i;
-    json_t *e;
-    int rc = kt_buf_puts(b, "[", NULL);
-    json_array_foreach(v, i, e)
-    {
-        if (rc == 0 && i > 0) {
-            rc = kt_buf_puts(b, ",", NULL);
-        }
-        rc = rc ? rc : marshal_plain(b, e);
-    }
-    return rc ? rc : kt_buf_puts(b, "]", NULL);
-}
-
 /* Go's isEmptyValue (omitempty) of the value v (NULL: absent or null) decodes to. */
 static bool go_empty(const json_t *v, const struct kt_godesc *d)
 {
@@ -526,30 +435,6 @@ static bool go_time_text(const char *s, char out[32])
     return gmtime_r(&t, &tm) && strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0;
 }
 
-/* A JSON scalar, array or object as given (no Go type known). */
-static int marshal_plain(struct kt_buf *b, const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return marshal_plain_object(b, v);
-    case JSON_ARRAY:
-        return marshal_array(b, v);
-    case JSON_STRING:
-        return marshal_string(b, json_string_value(v), json_string_length(v));
-    case JSON_INTEGER:
-        return kt_buf_printf(b, NULL, "%lld", (long long)json_integer_value(v));
-    case JSON_REAL:
-        return marshal_real(b, json_real_value(v));
-    case JSON_TRUE:
-        return kt_buf_puts(b, "true", NULL);
-    case JSON_FALSE:
-        return kt_buf_puts(b, "false", NULL);
-    case JSON_NULL:
-    default:
-        return kt_buf_puts(b, "null", NULL);
-    }
-}
-
 /* The text of kt_go_roundtrip's value, printed as given (its keys are already in Go's order). */
 char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
 {
@@ -560,7 +445,7 @@ char *kt_go_marshal_as(const json_t *v, const struct kt_godesc *d)
     }
     json_t *go = kt_go_roundtrip(v, d);
     kt_buf_init(&b, FERR_MAX_TEXT);
-    if (marshal_plain(&b, go) != 0) {
+    if (kt_json_dump_go_buf(go, &b, NULL) != 0) {
         out = kt_xstrdup("null"); /* past the cap: b was released */
     } else {
         out = kt_buf_take(&b, NULL);
@@ -633,6 +518,11 @@ static json_t *zero_value(const struct kt_godesc *d)
     default: /* nil pointer, slice, map, interface; zero Time; empty RawExtension */
         return json_null();
     }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* A Go map: the keys inserted sorted (encoding/json's order). */
