@@ -147,12 +147,17 @@ char *kt_buf_take(struct kt_buf *b, size_t *len)
     return p;
 }
 
+void kt_buf_truncate(struct kt_buf *b, size_t len)
+{
+    if (len < b->len) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
 void kt_buf_reset(struct kt_buf *b)
 {
-    b->len = 0;
-    if (b->data) {
-        b->data[0] = '\0';
-    }
+    kt_buf_truncate(b, 0);
 }
 
 void kt_buf_release(struct kt_buf *b)

@@ -43,6 +43,9 @@ KT_MUST_CHECK int kt_buf_printf(struct kt_buf *b, struct kt_err *err, const char
  * Returns an empty string (never NULL) for an empty buffer. */
 char *kt_buf_take(struct kt_buf *b, size_t *len);
 
+/* Cut the contents back to their first len bytes (len <= b->len), keeping the allocation. */
+void kt_buf_truncate(struct kt_buf *b, size_t len);
+
 /* Forget the contents but keep the allocation and cap. */
 void kt_buf_reset(struct kt_buf *b);
 

@@ -508,6 +508,16 @@ int kt_json_dump_go_buf(const json_t *v, struct kt_buf *b, struct kt_err *err)
     return dump_value(&d, v, 0);
 }
 
+int kt_json_pointer_push(struct kt_buf *b, const char *token, struct kt_err *err)
+{
+    int rc = kt_buf_append(b, "/", 1, err);
+    for (const char *c = token; *c && rc == 0; c++) {
+        const char *e = *c == '~' ? "~0" : *c == '/' ? "~1" : NULL;
+        rc = kt_buf_append(b, e ? e : c, e ? 2 : 1, err);
+    }
+    return rc;
+}
+
 /* ---- getters ---- */
 
 json_t *kt_json_path(const json_t *root, const char *dotted)

@@ -59,6 +59,10 @@ char *kt_json_dump_go(const json_t *v);
 /* Append the Go-escaped compact form to b. Fails only when b's cap is exceeded. */
 KT_MUST_CHECK int kt_json_dump_go_buf(const json_t *v, struct kt_buf *b, struct kt_err *err);
 
+/* Append "/" and token escaped as an RFC 6901 JSON Pointer reference token (~ as ~0, / as
+ * ~1) to b. Same failure rule as kt_buf_append. Does not retain token. */
+KT_MUST_CHECK int kt_json_pointer_push(struct kt_buf *b, const char *token, struct kt_err *err);
+
 /* Bytes kt_json_format_real and kt_json_format_float32_key may write, NUL included. */
 #define KT_JSON_REAL_MAX 48
 /* Write v as Go's encoding/json writes a float64 (shortest round-trip digits, plain

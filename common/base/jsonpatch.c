@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/buf.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
 
@@ -87,50 +88,24 @@ static json_t *go_generic(const json_t *v)
     }
 }
 
-/* The JSON Pointer of the value being compared, grown and cut back while recursing (one
- * allocation for the whole walk). */
-struct path {
-    char *buf;
-    size_t len, cap;
-};
+/* The JSON Pointer of the value being compared: one buffer for the whole walk, grown and cut
+ * back (kt_buf_truncate) while recursing; capped like any kt_buf (documents are bounded far
+ * below: their depth and keys come from a capped request body). */
+#define POINTER_MAX ((size_t)1 << 30)
 
-static void path_reserve(struct path *p, size_t extra)
+/* Appends "/" + part (escaped); returns the length to cut back to. */
+static size_t path_push(struct kt_buf *p, const char *part)
 {
-    if (p->len + extra + 1 > p->cap) {
-        p->cap = (p->len + extra + 1) * 2;
-        p->buf = kt_xrealloc(p->buf, p->cap);
-    }
-}
-
-/* Appends "/" + part, with RFC 6901's ~0 and ~1; returns the length to cut back to. */
-static size_t path_push(struct path *p, const char *part)
-{
-    size_t mark = p->len, n = strlen(part);
-    path_reserve(p, 2 * n + 1);
-    p->buf[p->len++] = '/';
-    for (const char *c = part; *c; c++) {
-        if (*c == '~' || *c == '/') {
-            p->buf[p->len++] = '~';
-            p->buf[p->len++] = *c == '~' ? '0' : '1';
-        } else {
-            p->buf[p->len++] = *c;
-        }
-    }
-    p->buf[p->len] = '\0';
+    size_t mark = p->len;
+    KT_ASSERT(kt_json_pointer_push(p, part, NULL) == 0);
     return mark;
 }
 
-static size_t path_push_index(struct path *p, size_t i)
+static size_t path_push_index(struct kt_buf *p, size_t i)
 {
     char num[24];
     snprintf(num, sizeof(num), "%zu", i);
     return path_push(p, num);
-}
-
-static void path_pop(struct path *p, size_t mark)
-{
-    p->len = mark;
-    p->buf[mark] = '\0';
 }
 
 /* Appends {"op", "path"[, "value"]}; add and replace always carry a value (null for nil). */
@@ -145,9 +120,9 @@ static void push(json_t *ops, const char *op, const char *path, const json_t *va
     json_array_append_new(ops, o);
 }
 
-static void handle(json_t *ops, const json_t *a, const json_t *b, struct path *path);
+static void handle(json_t *ops, const json_t *a, const json_t *b, struct kt_buf *path);
 
-static void diff_object(json_t *ops, const json_t *a, const json_t *b, struct path *path)
+static void diff_object(json_t *ops, const json_t *a, const json_t *b, struct kt_buf *path)
 {
     const char *k;
     json_t *bv, *av;
@@ -156,39 +131,39 @@ static void diff_object(json_t *ops, const json_t *a, const json_t *b, struct pa
         size_t mark = path_push(path, k);
         av = json_object_get(a, k);
         if (!av) {
-            push(ops, "add", path->buf, bv);
+            push(ops, "add", path->data, bv);
         } else {
             handle(ops, av, bv, path);
         }
-        path_pop(path, mark);
+        kt_buf_truncate(path, mark);
     }
     json_object_foreach(kt__json_unconst(a), k, av)
     {
         if (!json_object_get(b, k)) {
             size_t mark = path_push(path, k);
-            push(ops, "remove", path->buf, NULL);
-            path_pop(path, mark);
+            push(ops, "remove", path->data, NULL);
+            kt_buf_truncate(path, mark);
         }
     }
 }
 
-static void diff_array(json_t *ops, const json_t *a, const json_t *b, struct path *path)
+static void diff_array(json_t *ops, const json_t *a, const json_t *b, struct kt_buf *path)
 {
     size_t na = json_array_size(a), nb = json_array_size(b), n = na < nb ? na : nb, mark;
     for (size_t i = na; i-- > n;) {
         mark = path_push_index(path, i);
-        push(ops, "remove", path->buf, NULL);
-        path_pop(path, mark);
+        push(ops, "remove", path->data, NULL);
+        kt_buf_truncate(path, mark);
     }
     for (size_t i = n; i < nb; i++) {
         mark = path_push_index(path, i);
-        push(ops, "add", path->buf, json_array_get(b, i));
-        path_pop(path, mark);
+        push(ops, "add", path->data, json_array_get(b, i));
+        kt_buf_truncate(path, mark);
     }
     for (size_t i = 0; i < n; i++) {
         mark = path_push_index(path, i);
         handle(ops, json_array_get(a, i), json_array_get(b, i), path);
-        path_pop(path, mark);
+        kt_buf_truncate(path, mark);
     }
 }
 
@@ -205,31 +180,31 @@ static bool same_scalar(const json_t *a, const json_t *b)
     }
 }
 
-static void handle(json_t *ops, const json_t *a, const json_t *b, struct path *path)
+static void handle(json_t *ops, const json_t *a, const json_t *b, struct kt_buf *path)
 {
     enum gtype ta = gtype(a), tb = gtype(b);
     if (ta == G_NIL && tb == G_NIL) {
         return;
     }
     if (ta != tb) {
-        push(ops, "replace", path->buf, b);
+        push(ops, "replace", path->data, b);
     } else if (ta == G_OBJECT) {
         diff_object(ops, a, b, path);
     } else if (ta == G_ARRAY) {
         diff_array(ops, a, b, path);
     } else if (!same_scalar(a, b)) {
-        push(ops, "replace", path->buf, b);
+        push(ops, "replace", path->data, b);
     }
 }
 
 json_t *kt_jsonpatch_create(const json_t *a, const json_t *b)
 {
     json_t *ops = json_array();
-    struct path path = {NULL, 0, 0};
-    path_reserve(&path, 64);
-    path.buf[0] = '\0';
+    struct kt_buf path;
+    kt_buf_init(&path, POINTER_MAX);
+    KT_ASSERT(kt_buf_append(&path, "", 0, NULL) == 0); /* "" is the whole document */
     handle(ops, a, b, &path);
-    free(path.buf);
+    kt_buf_release(&path);
     return ops;
 }
 

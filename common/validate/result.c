@@ -131,11 +131,7 @@ char *kt_vptr_child(const char *ptr, const char *key)
     kt_buf_init(&b, (size_t)1 << 30);
     size_t n = strlen(ptr);
     KT_ASSERT(kt_buf_append(&b, ptr, n, NULL) == 0);
-    KT_ASSERT(kt_buf_append(&b, "/", 1, NULL) == 0);
-    for (const char *c = key; *c; c++) {
-        const char *e = *c == '~' ? "~0" : *c == '/' ? "~1" : NULL;
-        KT_ASSERT(kt_buf_append(&b, e ? e : c, e ? 2 : 1, NULL) == 0);
-    }
+    KT_ASSERT(kt_json_pointer_push(&b, key, NULL) == 0);
     return kt_buf_take(&b, NULL);
 }
 

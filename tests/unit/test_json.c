@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "common/base/buf.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
 
@@ -215,6 +216,27 @@ static void test_equal(void)
     json_decref(d);
 }
 
+static void test_pointer_push(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    kt_buf_init(&b, 64);
+    CHECK_OK(kt_json_pointer_push(&b, "spec", &err));
+    size_t mark = b.len;
+    CHECK_OK(kt_json_pointer_push(&b, "a/b~c", &err));
+    CHECK_EQ_STR(b.data, "/spec/a~1b~0c");
+    kt_buf_truncate(&b, mark); /* back to the parent */
+    CHECK_EQ_STR(b.data, "/spec");
+    kt_buf_truncate(&b, 99); /* longer than the contents: no change */
+    CHECK_EQ_STR(b.data, "/spec");
+    kt_buf_release(&b);
+    /* negative: the cap holds */
+    kt_buf_init(&b, 4);
+    CHECK_EQ_INT(kt_json_pointer_push(&b, "toolong", &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    kt_buf_release(&b);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -224,5 +246,6 @@ int main(void)
     test_dump_buf_cap();
     test_getters();
     test_equal();
+    test_pointer_push();
     return test_report();
 }
