@@ -520,25 +520,13 @@ static json_t *zero_value(const struct kt_godesc *d)
     }
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A Go map: the keys inserted sorted (encoding/json's order). */
 static json_t *map_value(const json_t *v, const struct kt_godesc *d)
 {
-    const char *k;
-    json_t *m;
-    size_t n = json_object_size(v), i = 0;
-    const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
+    size_t n;
+    const char **keys = kt_json_sorted_keys(v, &n);
     json_t *o = json_object();
-    json_object_foreach(kt__json_unconst(v), k, m)
-    {
-        keys[i++] = k;
-    }
-    qsort(keys, n, sizeof(char *), cmp_str);
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_object_set_new(o, keys[i], value_of(json_object_get(v, keys[i]), d->elem));
     }
     free(keys);

@@ -508,6 +508,26 @@ int kt_json_dump_go_buf(const json_t *v, struct kt_buf *b, struct kt_err *err)
     return dump_value(&d, v, 0);
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+const char **kt_json_sorted_keys(const json_t *obj, size_t *n)
+{
+    size_t len = json_object_size(obj), i = 0;
+    const char **keys = kt_xcalloc(len ? len : 1, sizeof(*keys));
+    const char *k;
+    json_t *m;
+    json_object_foreach(kt__json_unconst(obj), k, m)
+    {
+        keys[i++] = k;
+    }
+    qsort(keys, len, sizeof(*keys), cmp_keys);
+    *n = len;
+    return keys;
+}
+
 int kt_json_pointer_push(struct kt_buf *b, const char *token, struct kt_err *err)
 {
     int rc = kt_buf_append(b, "/", 1, err);

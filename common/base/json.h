@@ -73,6 +73,10 @@ size_t kt_json_format_real(double v, char *out);
  * a float map key into a string: 1e6 -> "1e+06", 0.5 -> "0.5"; .inf/-.inf/.nan). */
 size_t kt_json_format_float32_key(double v, char *out);
 
+/* obj's keys sorted with strcmp (Go's map order), *n of them; borrowed from obj (valid while
+ * obj is unchanged). Caller owns the array (never NULL); free with free(). */
+const char **kt_json_sorted_keys(const json_t *obj, size_t *n);
+
 /* Internal to common/: v without const, for jansson's iteration macros and getters, which
  * take non-const pointers even to read. Callers must only read through the result. */
 json_t *kt__json_unconst(const json_t *v);

@@ -34,11 +34,6 @@ static enum gtype gtype(const json_t *v)
     }
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A number as float64 reads it: integral values print as integers (Go's %v of a float64 below
  * 1e21), integers beyond 2^53 rounded. */
 static json_t *go_number(const json_t *v)
@@ -55,16 +50,10 @@ static json_t *go_generic(const json_t *v)
 {
     switch (gtype(v)) {
     case G_OBJECT: {
-        size_t n = json_object_size(v), i = 0;
-        const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-        const char *k;
-        json_t *m, *o = json_object();
-        json_object_foreach(kt__json_unconst(v), k, m)
-        {
-            keys[i++] = k;
-        }
-        qsort(keys, n, sizeof(char *), cmp_key);
-        for (i = 0; i < n; i++) {
+        size_t n;
+        const char **keys = kt_json_sorted_keys(v, &n);
+        json_t *o = json_object();
+        for (size_t i = 0; i < n; i++) {
             json_object_set_new(o, keys[i], go_generic(json_object_get(v, keys[i])));
         }
         free(keys);

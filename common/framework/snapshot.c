@@ -16,17 +16,11 @@
 
 #define SNAPSHOT_MAX (8u << 20)
 
-static int cmp_keys(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A deep copy with every object's keys sorted (Go map order, as sigs.k8s.io/yaml). */
 static json_t *sorted_copy(const json_t *v)
 {
     size_t i, n;
     json_t *m;
-    const char *k;
     if (json_is_array(v)) {
         json_t *out = json_array();
         json_array_foreach(v, i, m)
@@ -38,20 +32,12 @@ static json_t *sorted_copy(const json_t *v)
     if (!json_is_object(v)) {
         return kt_json_clone(v);
     }
-    n = json_object_size(v);
-    const char **keys = kt_xcalloc(n ? n : 1, sizeof(char *));
-    i = 0;
-    void *it = json_object_iter((json_t *)(uintptr_t)v);
-    for (; it; it = json_object_iter_next((json_t *)(uintptr_t)v, it)) {
-        keys[i++] = json_object_iter_key(it);
-    }
-    qsort(keys, n, sizeof(char *), cmp_keys);
+    const char **keys = kt_json_sorted_keys(v, &n);
     json_t *out = json_object();
     for (i = 0; i < n; i++) {
         json_object_set_new(out, keys[i], sorted_copy(json_object_get(v, keys[i])));
     }
     free(keys);
-    (void)k;
     return out;
 }
 

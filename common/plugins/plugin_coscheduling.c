@@ -16,11 +16,6 @@
 
 static const char *const cosched_watches[] = {COSCHED_API "/PodGroup", NULL};
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* sums[name] += count x q, keeping the exact value in *slot. */
 static int add_requests(json_t *sums, const json_t *reqs, int64_t count, struct kt_err *err)
 {
@@ -44,17 +39,10 @@ static int add_requests(json_t *sums, const json_t *reqs, int64_t count, struct 
 /* The same object with keys sorted (Go marshals a ResourceList map in key order). */
 static json_t *sorted(const json_t *obj)
 {
-    size_t n = json_object_size(obj), i = 0;
-    const char **keys = kt_xcalloc(n ? n : 1, sizeof(*keys));
-    const char *k;
-    json_t *v;
-    json_object_foreach((json_t *)(uintptr_t)obj, k, v)
-    {
-        keys[i++] = k;
-    }
-    qsort(keys, n, sizeof(*keys), cmp_str);
+    size_t n;
+    const char **keys = kt_json_sorted_keys(obj, &n);
     json_t *out = json_object();
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_object_set(out, keys[i], json_object_get(obj, keys[i]));
     }
     free(keys);

@@ -528,25 +528,13 @@ static void check_enum(struct walk *w, const json_t *s, const json_t *val, const
     free(detail);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* A copy of object o with its keys in Go's map order (sorted). */
 static json_t *sorted_copy(const json_t *o)
 {
-    size_t n = json_object_size(o), i = 0;
-    const char **keys = kt_xcalloc(n ? n : 1, sizeof(*keys));
-    const char *k;
-    json_t *it;
-    json_object_foreach((json_t *)(uintptr_t)o, k, it)
-    {
-        keys[i++] = k;
-    }
-    qsort(keys, n, sizeof(*keys), cmp_str);
+    size_t n;
+    const char **keys = kt_json_sorted_keys(o, &n);
     json_t *out = json_object();
-    for (i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         json_object_set(out, keys[i], json_object_get(o, keys[i]));
     }
     free(keys);

@@ -237,6 +237,25 @@ static void test_pointer_push(void)
     kt_buf_release(&b);
 }
 
+static void test_sorted_keys(void)
+{
+    json_t *o = json_pack("{s:i,s:i,s:i}", "b", 1, "a", 2, "B", 3);
+    size_t n = 9;
+    const char **keys = kt_json_sorted_keys(o, &n);
+    CHECK_EQ_INT(n, 3);
+    CHECK_EQ_STR(keys[0], "B"); /* strcmp order, as Go's sort.Strings */
+    CHECK_EQ_STR(keys[1], "a");
+    CHECK_EQ_STR(keys[2], "b");
+    free(keys);
+    json_decref(o);
+    o = json_object();
+    keys = kt_json_sorted_keys(o, &n); /* empty: n 0, still an array to free */
+    CHECK_EQ_INT(n, 0);
+    CHECK(keys != NULL);
+    free(keys);
+    json_decref(o);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -247,5 +266,6 @@ int main(void)
     test_getters();
     test_equal();
     test_pointer_push();
+    test_sorted_keys();
     return test_report();
 }
