@@ -229,23 +229,20 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* NULL when ready, else why, naming the first informer (and namespace) that has not listed
- * and the failure that keeps it so (an operator's first question). Per-thread text: each
- * HTTP server thread answers with its own. */
-static const char *ready_fn(void *arg)
+/* NULL when ready, else why in buf, naming the first informer (and namespace) that has not
+ * listed and the failure that keeps it so (an operator's first question). */
+static const char *ready_fn(void *arg, char *buf, size_t n)
 {
-    static _Thread_local char why[384];
+    static const char prefix[] = "informers not synced: ";
     struct app *a = arg;
-    char reason[320];
     if (atomic_load(&a->ready)) {
         return NULL;
     }
-    if (kt_rec_unsynced_reason(&a->rec, reason, sizeof(reason))) {
-        snprintf(why, sizeof(why), "informers not synced: %s", reason);
-    } else {
-        snprintf(why, sizeof(why), "informers not synced");
+    snprintf(buf, n, "%s", prefix);
+    if (!kt_rec_unsynced_reason(&a->rec, buf + sizeof(prefix) - 1, n - (sizeof(prefix) - 1))) {
+        return "informers not synced";
     }
-    return why;
+    return buf;
 }
 
 /* ---- setup ---- */

@@ -163,19 +163,18 @@ static void pick_addresses(struct app *a)
 }
 
 /* NULL when ready, else why; an unsynced runtime cache names the informer and its failure
- * (per-thread text: each HTTP server thread answers with its own). */
-static const char *readiness(void *arg)
+ * (in buf). */
+static const char *readiness(void *arg, char *buf, size_t n)
 {
-    static _Thread_local char why[384];
+    static const char prefix[] = "runtime cache is not synced: ";
     struct app *a = arg;
-    char reason[320];
 
     if (!kt_httpd_certs_ready(a->web)) {
         return "certificates are not ready";
     }
-    if (kt_wstore_unsynced_reason(a->store, reason, sizeof(reason))) {
-        snprintf(why, sizeof(why), "runtime cache is not synced: %s", reason);
-        return why;
+    snprintf(buf, n, "%s", prefix);
+    if (kt_wstore_unsynced_reason(a->store, buf + sizeof(prefix) - 1, n - (sizeof(prefix) - 1))) {
+        return buf;
     }
     if (a->status && !kt_status_srv_ready(a->status)) {
         return "status server certificates are not ready";

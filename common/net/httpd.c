@@ -952,10 +952,11 @@ static void builtin_readyz(const struct kt_httpd_request *req, struct kt_httpd_r
 {
     struct kt_httpd *h = arg;
     const char *why;
+    char buf[KT_HTTPD_READY_MAX];
 
     (void)req;
     if (h->ready) {
-        why = h->ready(h->ready_arg);
+        why = h->ready(h->ready_arg, buf, sizeof(buf));
     } else {
         why = kt_httpd_certs_ready(h) ? NULL : "certificates are not ready";
     }

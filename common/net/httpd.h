@@ -86,9 +86,11 @@ void kt_httpd_response_header(struct kt_httpd_response *resp, const char *name, 
 typedef void kt_httpd_handler_fn(const struct kt_httpd_request *req, struct kt_httpd_response *resp,
                                  void *arg);
 
-/* Readiness: NULL when ready, else a reason for the 503 body (a string literal). Called from
- * the server's threads; must be thread-safe. */
-typedef const char *kt_httpd_ready_fn(void *arg);
+/* Readiness: NULL when ready, else the reason for the 503 body: a string literal, or text the
+ * callback wrote into buf (n bytes, KT_HTTPD_READY_MAX; the caller's, per request) and
+ * returns. Called from the server's threads; must be thread-safe. */
+#define KT_HTTPD_READY_MAX 512
+typedef const char *kt_httpd_ready_fn(void *arg, char *buf, size_t n);
 
 /* How to run a server. Does not own any pointer; kt_httpd_new() copies what it keeps, except
  * metrics and the callbacks' arguments, which must outlive the server. */

@@ -591,14 +591,17 @@ static void test_reload_watcher(struct kt_httpd *h, uint16_t port, struct kt_cer
     kt_certs_release(&c);
 }
 
-static const char *ready_cb(void *arg)
+static const char *ready_cb(void *arg, char *buf, size_t n)
 {
     (void)arg;
-    return atomic_load(&ready_flag) ? NULL : "caches are not synced";
+    snprintf(buf, n, "caches are %s", "not synced"); /* text in the caller's buffer */
+    return atomic_load(&ready_flag) ? NULL : buf;
 }
 
-static const char *certs_ready_cb(void *arg)
+static const char *certs_ready_cb(void *arg, char *buf, size_t n)
 {
+    (void)buf;
+    (void)n;
     return kt_httpd_certs_ready(arg) ? NULL : "certificates are not ready";
 }
 
