@@ -17,6 +17,24 @@ trap 'rm -rf "$IT_TMP"' EXIT
 IT_FAILS=0
 IT_PASSES=0
 
+# check NAME CMD... - ok NAME when CMD succeeds, else FAIL with the start of its output.
+check() {
+    local name=$1
+    shift
+    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
+}
+
+# it_stop_clean NAME - SIGTERM the daemon $PID_NAME and check it exits 0 (under ASan: no leak,
+# no error), as NAME-clean-exit; the failure quotes $IT_TMP/NAME.log.
+it_stop_clean() {
+    local pid rc
+    pid=$(eval echo "\$PID_$1")
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    rc=$?
+    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
+}
+
 it_ok() {
     IT_PASSES=$((IT_PASSES + 1))
     echo "ok $1"

@@ -21,11 +21,6 @@ cleanup() {
 SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 trap cleanup EXIT
 
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
-}
 
 # config NAME SECURE AUTH - a Configuration file with metrics.secureServing and auth.enabled.
 config() {
@@ -73,14 +68,6 @@ start_rec() {
         --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 1 "$@" \
         >>"$IT_TMP/$name.log" 2>&1 &
     await_ready "$name" $! || { echo "reconciler $name did not become ready" >&2; return 1; }
-}
-stop_rec() { # stop_rec NAME - SIGTERM; checks a clean exit 0 (under ASan: no leak, no error)
-    local pid rc
-    pid=$(eval echo "\$PID_$1")
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rc=$?
-    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
 }
 
 # get URL [CURL_ARGS...] - sets CODE and writes the body to $IT_TMP/out.
@@ -160,7 +147,7 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     check plain-http-refused test "$CODE" != 200
     check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 'IP Address:127.0.0.1'"
     check self-signed-private bash -c "test \"\$(stat -c %a '$IT_TMP'/rtmp/kt-metrics-*)\" = 700 && test -s '$IT_TMP'/rtmp/kt-metrics-*/tls.crt && ! test -e '$IT_TMP'/rtmp/kt-metrics-*/ca.key"
-    stop_rec auth
+    it_stop_clean auth
     check self-signed-removed test -z "$(ls -A "$IT_TMP/rtmp")"
 else
     it_fail auth-start "$(tail -5 "$IT_TMP/auth.log")"
@@ -175,7 +162,7 @@ if start_rec dir --config "$IT_TMP/auth.yaml" --metrics-cert-dir "$IT_TMP/certs"
     expect cert-dir-no-token-401 401 '^Unauthorized$'
     get "https://127.0.0.1:$MP/metrics" --cacert "$KT_CA" -H "Authorization: Bearer $SCRAPER"
     check cert-dir-other-ca-refused test "$CODE" = 000
-    stop_rec dir
+    it_stop_clean dir
 else
     it_fail dir-start "$(tail -5 "$IT_TMP/dir.log")"
 fi
@@ -190,7 +177,7 @@ if start_rec plain --config "$IT_TMP/plain.yaml"; then
     expect plain-http-200 200 '^workqueue_depth\{name="trainjob_controller"\} '
     get "https://127.0.0.1:$MP/metrics" -k
     check plain-no-tls test "$CODE" = 000
-    stop_rec plain
+    it_stop_clean plain
 else
     it_fail plain-start "$(tail -5 "$IT_TMP/plain.log")"
 fi
@@ -202,7 +189,7 @@ if start_rec tls --config "$IT_TMP/tls.yaml"; then
     expect tls-no-auth-200 200 '^# TYPE '
     get "https://127.0.0.1:$MP/healthz" -k
     expect tls-no-auth-healthz 200 '^ok'
-    stop_rec tls
+    it_stop_clean tls
 else
     it_fail tls-start "$(tail -5 "$IT_TMP/tls.log")"
 fi
@@ -237,7 +224,7 @@ if start_wh wauth "$IT_TMP/auth.yaml"; then
     check webhook-reviews-cached test -n "$t1" -a "$t1" = "$(reviews tokenreview)" -a -n "$s1" -a "$s1" = "$(reviews subjectaccessreview)"
     get "https://127.0.0.1:$MP/debug/pprof" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     expect webhook-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
-    stop_rec wauth
+    it_stop_clean wauth
 else
     it_fail webhook-auth-start "$(tail -5 "$IT_TMP/wauth.log")"
 fi
@@ -245,7 +232,7 @@ fi
 if start_wh wtls "$IT_TMP/tls.yaml"; then
     get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt"
     expect webhook-tls-no-auth-200 200 '^# TYPE '
-    stop_rec wtls
+    it_stop_clean wtls
 else
     it_fail webhook-tls-start "$(tail -5 "$IT_TMP/wtls.log")"
 fi
@@ -273,7 +260,7 @@ if it_poll nobody_named; then
 else
     it_fail webhook-readyz-names-forbidden-list "readyz: $(cat "$IT_TMP/wnobody.readyz" 2>/dev/null); log: $(tail -3 "$IT_TMP/wnobody.log")"
 fi
-stop_rec wnobody
+it_stop_clean wnobody
 # reviewing needs a cluster: --objects with metrics.auth.enabled is refused at start
 "$WH" --objects "$it_root/deploy/runtimes/torch-distributed.yaml" --config "$IT_TMP/auth.yaml" \
     --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 \

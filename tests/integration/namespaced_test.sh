@@ -23,11 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
-}
 poll() { it_poll "$@"; }
 
 # ---- the shipped overlay ------------------------------------------------------------------
@@ -126,14 +121,6 @@ backoff_grows() {
 readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
 readyz_body() { curl -s "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
 ready() { test "$(readyz "$1")" = 200; }
-stop_rec() { # stop_rec NAME - SIGTERM; a clean exit 0
-    local pid rc
-    pid=$(eval echo "\$PID_$1")
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    rc=$?
-    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
-}
 cached() { # cached NAME RESOURCE - kt_informer_objects{resource=RESOURCE}
     curl -s "http://127.0.0.1:$(eval echo "\$MP_$1")/metrics" |
         sed -n "s/^kt_informer_objects{resource=\"$2\"} \\([0-9]*\\).*/\\1/p"
@@ -181,7 +168,7 @@ if start_rec only_a "$IT_TMP/sa.kubeconfig" --namespaces "$A" && poll ready only
     check only-a-log-says-scope grep -q "watching namespace $A (namespace-scoped)" "$IT_TMP/only_a.log"
     check only-a-jobset-owned owned_by "$A" tj-a
     check only-a-b-untouched tj_status "$B" tj-b '.status == null or .status == {}'
-    stop_rec only_a
+    it_stop_clean only_a
 else
     it_fail only-a-ready "readyz $(readyz only_a): $(tail -5 "$IT_TMP/only_a.log")"
 fi
@@ -205,7 +192,7 @@ if start_rec no_c "$IT_TMP/sa.kubeconfig" --namespaces "$A,$C"; then
     check no-c-readyz-ok test "$(readyz_body no_c)" = ok
     trainjob "$C" tj-c
     check no-c-reconciles-c kc wait --timeout=$T --for=create "jobset/tj-c" -n "$C"
-    stop_rec no_c
+    it_stop_clean no_c
 else
     it_fail no-c-start "$(tail -5 "$IT_TMP/no_c.log")"
 fi
@@ -234,7 +221,7 @@ cp "$IT_TMP/ns.yaml" "$IT_TMP/config.yaml"
 if start_rec from_file "$IT_TMP/sa.kubeconfig" && poll ready from_file; then
     check from-file-scope grep -q "watching namespace $A (namespace-scoped)" "$IT_TMP/from_file.log"
     check from-file-caches-a test "$(cached from_file trainjobs)" = 2
-    stop_rec from_file
+    it_stop_clean from_file
 else
     it_fail from-file-ready "$(tail -5 "$IT_TMP/from_file.log")"
 fi
@@ -244,7 +231,7 @@ kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || it_fail rbac-cluster
 if start_rec cluster "$KT_RECONCILER_KUBECONFIG" --namespaces "" && poll ready cluster; then
     check cluster-log-all grep -q "watching all namespaces" "$IT_TMP/cluster.log"
     check cluster-reconciles-b kc wait --timeout=$T --for=create "jobset/tj-b" -n "$B"
-    stop_rec cluster
+    it_stop_clean cluster
 else
     it_fail cluster-ready "$(tail -5 "$IT_TMP/cluster.log")"
 fi

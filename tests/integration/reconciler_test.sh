@@ -17,11 +17,6 @@ cleanup_recs() {
 }
 trap 'cleanup_recs; rm -rf "$IT_TMP"' EXIT
 
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
-}
 kw() { kc wait --timeout=$T "$@"; }
 jp() { kc get "$@"; }
 

@@ -24,11 +24,6 @@ cleanup() {
     rm -rf "$IT_TMP"
 }
 trap cleanup EXIT
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
-}
 # wait_ports NAME PID KEY - bounded poll for the portfile's KEY (30 s); prints it
 wait_ports() {
     local i
