@@ -62,6 +62,9 @@ fi
 if [ -x tests/e2e/run.sh ]; then
     step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK)" tests/e2e/run.sh
 fi
+if [ -x tests/node/run.sh ]; then
+    step "real node (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS; kt by Helm as Pods; training that trains)" tests/node/run.sh
+fi
 if [ -n "$(ls tests/fuzz/fuzz_*.c 2>/dev/null)" ]; then
     step "fuzz" make -s fuzz
 fi

@@ -2,7 +2,7 @@
 # tests/cluster/build.sh [--full] - build kube-apiserver, kubectl and etcd from Go modules into a
 # per-version cache outside the repo (each binary skipped when present); with --full also the rest
 # of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the JobSet
-# controller, KWOK). It also copies the external CRDs
+# controller, KWOK, the real node's kubelet, kube-proxy and CoreDNS). It also copies the external CRDs
 # (JobSet, scheduler-plugins PodGroup, Volcano PodGroup when obtainable) from the module cache.
 # Prints the cache directory on its last line. See shared/CLUSTER.md for the why.
 set -euo pipefail
@@ -20,10 +20,11 @@ fi
 log() { echo "cluster-build: $*" >&2; }
 
 # k8s_bins - the k8s.io/kubernetes binaries to build: the API server and kubectl always; with
-# --full also kube-controller-manager and kube-scheduler (same module, same version).
+# --full also kube-controller-manager, kube-scheduler, and the real node's kubelet and kube-proxy
+# (same module, same version; CLUSTER.md section 7).
 k8s_bins() {
     echo kube-apiserver kubectl
-    [ "$FULL" = 1 ] && echo kube-controller-manager kube-scheduler
+    [ "$FULL" = 1 ] && echo kube-controller-manager kube-scheduler kubelet kube-proxy
     return 0
 }
 
@@ -86,6 +87,9 @@ build_full() {
     fi
     if [ -n "$(missing "kwok-$KWOK_VERSION")" ]; then
         build_module kwok "sigs.k8s.io/kwok/cmd/kwok=kwok-$KWOK_VERSION"
+    fi
+    if [ -n "$(missing "coredns-$COREDNS_VERSION")" ]; then
+        build_module coredns "github.com/coredns/coredns=coredns-$COREDNS_VERSION"
     fi
 }
 

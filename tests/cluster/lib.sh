@@ -121,6 +121,26 @@ kt_print_logs() {
     done
 }
 
+# kt_apiserver_mode_flags DIR - the flags that differ with a real node (KT_NODE_IP in DIR/env,
+# CLUSTER.md section 7): pods reach the API server through the kubernetes Service (bound on all
+# addresses, advertised on the node IP, endpoints kept by the lease reconciler), they get
+# ServiceAccount tokens, kubelets are authorized as nodes and reached for logs and exec. Without
+# a node: loopback only, no endpoints, no ServiceAccount admission (the tests' historic plane).
+kt_apiserver_mode_flags() {
+    local ip
+    ip=$(kt_env_get "$1" KT_NODE_IP)
+    if [ -z "$ip" ]; then
+        echo --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+            --authorization-mode=RBAC --disable-admission-plugins=ServiceAccount
+        return 0
+    fi
+    echo --bind-address=0.0.0.0 --advertise-address="$ip" --endpoint-reconciler-type=lease \
+        --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+        --kubelet-preferred-address-types=InternalIP,Hostname \
+        --kubelet-certificate-authority="$1/ca.crt" \
+        --kubelet-client-certificate="$1/kubelet-client.crt" --kubelet-client-key="$1/kubelet-client.key"
+}
+
 # kt_start_apiserver DIR EXTRA_FLAG... - start kube-apiserver in the background (port and
 # certificates from DIR/env); records KT_APISERVER_PID. Appends to DIR/apiserver.log.
 kt_start_apiserver() {
@@ -129,17 +149,16 @@ kt_start_apiserver() {
     port=$(kt_env_get "$d" KT_APISERVER_PORT)
     etcd=$(kt_env_get "$d" KT_ETCD)
     echo "=== kube-apiserver start $(date -u +%FT%TZ): $*" >>"$d/apiserver.log"
+    # shellcheck disable=SC2046
     "$KT_BIN/kube-apiserver" \
         --etcd-servers="$etcd" \
         --cert-dir="$d" --tls-cert-file="$d/apiserver.crt" --tls-private-key-file="$d/apiserver.key" \
-        --secure-port="$port" --bind-address=127.0.0.1 \
-        --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+        --secure-port="$port" \
         --client-ca-file="$d/ca.crt" \
         --service-account-issuer="https://127.0.0.1:$port" \
         --service-account-key-file="$d/sa.pub" --service-account-signing-key-file="$d/sa.key" \
         --service-cluster-ip-range=10.0.0.0/24 \
-        --authorization-mode=RBAC \
-        --disable-admission-plugins=ServiceAccount --allow-privileged=true \
+        $(kt_apiserver_mode_flags "$d") --allow-privileged=true \
         --enable-priority-and-fairness=false \
         "$@" </dev/null >>"$d/apiserver.log" 2>&1 9>&- &
     pid=$!
@@ -179,5 +198,6 @@ KCFG
 # kt_gen_certs DIR - CA, serving cert, service-account key pair and the client identities
 # (tests/cluster/certgen: openssl refuses the 73-byte service-account common names).
 kt_gen_certs() {
-    "$(kt_certgen_bin)" "$1"
+    KT_CERTGEN_NODE_IP=$(kt_env_get "$1" KT_NODE_IP) KT_CERTGEN_NODE_NAME=$(kt_env_get "$1" KT_NODE_NAME) \
+        "$(kt_certgen_bin)" "$1"
 }

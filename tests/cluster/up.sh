@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# tests/cluster/up.sh [--full] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
+# tests/cluster/up.sh [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
 # free ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
 # kubeflow-system namespace and write DIR/env. Stop it with tests/cluster/down.sh DIR.
 # --full also starts the rest of a cluster minus the container runtime (tests/cluster/full.sh):
 # kube-controller-manager, kube-scheduler, scheduler-plugins' Coscheduling scheduler, the JobSet
 # controller with its webhooks, and KWOK with KT_NODES fake nodes; DIR/env then has KT_FULL=1.
+# --real-node (implies --full) adds a real node (tests/cluster/node.sh): containerd, runc, CNI,
+# kubelet, kube-proxy and CoreDNS, where containers really run; the KWOK nodes are then tainted
+# kwok.x-k8s.io/node=fake:NoSchedule so only pods that tolerate it land there. DIR/env then has
+# KT_REAL_NODE=1. Where the machine cannot run containers (not root, no cgroups, packages
+# missing) it says why in one line and goes on with KWOK nodes only (KT_REAL_NODE unset).
 # On failure the logs are printed and everything started is stopped again.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,14 +17,19 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 usage() {
-    echo "usage: $0 [--full] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
+    echo "usage: $0 [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
     exit 2
 }
 FULL=0
-if [ "${1:-}" = "--full" ]; then
-    FULL=1
+REAL=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --full) FULL=1 ;;
+    --real-node) FULL=1 REAL=1 ;;
+    *) break ;;
+    esac
     shift
-fi
+done
 [ $# -ge 1 ] || usage
 D=$1
 shift
@@ -42,6 +52,18 @@ if [ "$FULL" = 1 ]; then
         fi
     done
 fi
+if [ "$REAL" = 1 ]; then
+    . "$here/full.sh"
+    . "$here/node.sh"
+    for b in kubelet kube-proxy "coredns-$COREDNS_VERSION"; do
+        [ -x "$KT_BIN/$b" ] || "$here/build.sh" --full >/dev/null
+    done
+    no_node=$(kt_node_unavailable)
+    if [ -n "$no_node" ]; then
+        kt_log "real node unavailable: $no_node; pods run on KWOK nodes only"
+        REAL=0
+    fi
+fi
 
 mkdir -p "$D"
 D=$(cd "$D" && pwd)
@@ -60,7 +82,8 @@ cleanup() {
     if [ "$ok" -ne 1 ]; then
         kt_log "up.sh failed; logs follow"
         kt_print_logs "$D"
-        for f in "$D"/kcm.log "$D"/scheduler.log "$D"/schedplugins.log "$D"/jobset.log "$D"/kwok.log; do
+        for f in "$D"/kcm.log "$D"/scheduler.log "$D"/schedplugins.log "$D"/jobset.log "$D"/kwok.log \
+            "$D"/containerd.log "$D"/kubelet.log "$D"/kube-proxy.log "$D"/coredns.log; do
             [ -f "$f" ] && { echo "----- $f (last 40 lines) -----"; tail -n 40 "$f"; } >&2
         done
         [ -f "$D/crds.log" ] && { echo "----- $D/crds.log -----"; cat "$D/crds.log"; } >&2
@@ -72,6 +95,7 @@ trap cleanup EXIT
 why=""
 trap 'why="line $LINENO: $BASH_COMMAND"' ERR
 
+[ "$REAL" = 0 ] || kt_node_prepare "$D"
 kt_gen_certs "$D"
 
 data=""
@@ -148,10 +172,15 @@ if [ "$FULL" = 1 ]; then
     . "$here/full.sh"
     kt_full_start
 fi
+if [ "$REAL" = 1 ]; then
+    kt_node_start
+    k taint nodes -l type=kwok kwok.x-k8s.io/node=fake:NoSchedule >/dev/null
+fi
 
 ok=1
 ms=$((($(date +%s%N) - t0) / 1000000))
 what=""
 [ "$FULL" = 1 ] && what="full chain "
+[ "$REAL" = 1 ] && what="full chain with a real node "
 kt_log "${what}ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s (/readyz after $((ms_ready / 1000)).$(printf '%03d' $((ms_ready % 1000)))s, then CRDs): $(kt_env_get "$D" KT_APISERVER)"
 echo "export KUBECONFIG=$D/admin.kubeconfig  # kubectl: $KT_BIN/kubectl" >&2

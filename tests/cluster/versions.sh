@@ -12,6 +12,8 @@ SCHEDPLUGINS_VERSION=v0.35.4-devel
 # build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in volcano/go.mod, the
 # pseudo-version upstream trainer uses) with controller-gen, as volcano's own Makefile does.
 CONTROLLER_TOOLS_VERSION=v0.21.0
+# The real node's cluster DNS (up.sh --real-node), built from its Go module (tests/cluster/coredns).
+COREDNS_VERSION=v1.14.2
 # The binaries live outside the repo, one directory per version.
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"

@@ -1,9 +1,16 @@
 // kt-certgen DIR - writes the test control plane's key material into DIR: a CA (ca.crt, ca.key),
-// the API server's serving certificate (apiserver.*, SANs 127.0.0.1 and localhost), the
+// the API server's serving certificate (apiserver.*, SANs 127.0.0.1, localhost, the in-cluster
+// names of the kubernetes Service and its IP 10.0.0.1, and the node IP when given), the
 // service-account signing key pair (sa.key, sa.pub) and client certificates for the admin
 // (admin.*, group system:masters) and the two daemon identities (webhook.*,
 // controller-manager.*, as system:serviceaccount:kubeflow-system:<sa>). It exists because
 // openssl refuses common names longer than 64 bytes, and those usernames are 71 and 73 bytes.
+//
+// With KT_CERTGEN_NODE_IP and KT_CERTGEN_NODE_NAME set (up.sh --real-node) it also writes the real
+// node's identities: kubelet.* (the kubelet's serving certificate for the node IP and name),
+// node.* (the kubelet's client identity system:node:NAME in group system:nodes, for the Node
+// authorizer), kube-proxy.* (system:kube-proxy, bound by the default system:node-proxier role)
+// and kubelet-client.* (the API server's identity towards kubelets, for logs and exec).
 package main
 
 import (
@@ -109,14 +116,25 @@ func run(dir string) error {
 	if err != nil {
 		return err
 	}
+	nodeIP := net.ParseIP(os.Getenv("KT_CERTGEN_NODE_IP"))
+	ips := []net.IP{net.IPv4(127, 0, 0, 1), net.IPv4(10, 0, 0, 1)}
+	if nodeIP != nil {
+		ips = append(ips, nodeIP)
+	}
 	if _, err := issue(dir, "apiserver", &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "kube-apiserver"},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		Subject: pkix.Name{CommonName: "kube-apiserver"},
+		DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+			"kubernetes.default.svc.cluster.local"},
+		IPAddresses: ips,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}, ca); err != nil {
 		return err
+	}
+	if nodeIP != nil {
+		if err := nodeCerts(dir, ca, nodeIP, os.Getenv("KT_CERTGEN_NODE_NAME")); err != nil {
+			return err
+		}
 	}
 	if _, err := issue(dir, "admin", client("admin", "system:masters"), ca); err != nil {
 		return err
@@ -129,6 +147,33 @@ func run(dir string) error {
 		}
 	}
 	return saKeys(dir)
+}
+
+// nodeCerts writes the real node's identities (see the file comment).
+func nodeCerts(dir string, ca *issuer, ip net.IP, name string) error {
+	if name == "" {
+		return fmt.Errorf("KT_CERTGEN_NODE_NAME is empty")
+	}
+	if _, err := issue(dir, "kubelet", &x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		DNSNames:    []string{name, "localhost"},
+		IPAddresses: []net.IP{ip, net.IPv4(127, 0, 0, 1)},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, ca); err != nil {
+		return err
+	}
+	ids := map[string]*x509.Certificate{
+		"node":           client("system:node:"+name, "system:nodes"),
+		"kube-proxy":     client("system:kube-proxy"),
+		"kubelet-client": client("kube-apiserver-kubelet-client", "system:masters"),
+	}
+	for n, tmpl := range ids {
+		if _, err := issue(dir, n, tmpl, ca); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func main() {

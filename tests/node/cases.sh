@@ -1,0 +1,320 @@
+# tests/node/cases.sh - the cases of the real-node tier, in the order they run (sourced by
+# tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
+# installed by kt-helm, the training cases run on it, helm-uninstall removes it.
+NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail mpi-allreduce xgboost
+leader-failover helm-upgrade helm-uninstall"
+
+# A pod that runs COMMAND in the torch image on the real node; no restarts.
+pod_yaml() { # NAME NS COMMAND...
+    local name=$1 ns=$2 img
+    shift 2
+    img=$(image_ref torch)
+    cat <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $name, namespace: $ns, labels: {app: $name}}
+spec:
+  restartPolicy: Never
+  nodeSelector: {kt.kubeflow.org/real-node: "true"}
+  containers:
+    - name: main
+      image: $img
+      command: $(printf '%s\n' "$@" | jq -Rcs 'split("\n")[:-1]')
+      resources: {requests: {cpu: 50m, memory: 64Mi}}
+EOF
+}
+
+# ---- the node itself ---------------------------------------------------------------------
+case_node_pods() {
+    node_images torch || { bad node-images "$(tail -5 "$D/images.log")"; return; }
+    ns np
+    pod_yaml hello np python3 -c 'import torch, sys; print("hello from", torch.__version__); sys.stdout.flush()' |
+        kc apply -f - >/dev/null
+    pod_yaml exits np python3 -c 'import sys; print("about to exit 3"); sys.exit(3)' | kc apply -f - >/dev/null
+    check node-pod-succeeded wait_for "pod hello Succeeded" kq '.status.phase == "Succeeded"' pod hello -n np
+    check node-pod-logs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' logs -n np hello | grep -q '^hello from 1\.'"
+    # negative: a container that exits 3 makes the pod Failed with that exit code
+    check node-pod-failed-exit-code wait_for "pod exits Failed with exit code 3" \
+        kq '.status.phase == "Failed" and .status.containerStatuses[0].state.terminated.exitCode == 3' pod exits -n np
+    check node-pod-ran-in-containerd bash -c "ctr --address '$KT_CONTAINERD_SOCK' -n k8s.io containers ls -q | grep -q ."
+}
+
+# Pods reach each other by the names JobSet gives them (hostname + subdomain over a headless
+# Service, resolved by CoreDNS) and through a ClusterIP Service (kube-proxy); a name nobody
+# serves does not resolve.
+case_node_network() {
+    ns nn
+    kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: nn}
+spec: {clusterIP: None, selector: {app: web}, ports: [{port: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web-vip, namespace: nn}
+spec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}
+EOF
+    pod_yaml web nn python3 -m http.server 8080 |
+        sed 's/^spec:/spec:\n  hostname: web-0\n  subdomain: web/' | kc apply -f - >/dev/null
+    wait_for "pod web Ready" kq '.status.conditions[]? | select(.type == "Ready") | .status == "True"' pod web -n nn ||
+        { bad node-network "pod web not Ready"; return; }
+    local probe='import sys, urllib.request
+for u in sys.argv[1:]:
+    print(u, urllib.request.urlopen(u, timeout=5).status)'
+    pod_yaml client nn python3 -c "$probe" http://web-0.web.nn.svc.cluster.local:8080/ http://web-vip.nn.svc:80/ |
+        kc apply -f - >/dev/null
+    pod_yaml nxclient nn python3 -c 'import socket; socket.gethostbyname("nobody-0.web.nn.svc.cluster.local")' |
+        kc apply -f - >/dev/null
+    check node-dns-headless-and-clusterip wait_for "pod client Succeeded" kq '.status.phase == "Succeeded"' pod client -n nn
+    check node-dns-client-log bash -c "'$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' logs -n nn client | grep -c ' 200$' | grep -qx 2"
+    check node-dns-unknown-name-fails wait_for "pod nxclient Failed" kq '.status.phase == "Failed"' pod nxclient -n nn
+}
+
+# ---- kt installed by Helm from its own image ---------------------------------------------
+KT_TAG=""
+case_kt_helm() {
+    local t0=$SECONDS
+    make -s image >"$T/image.log" 2>&1 || { bad kt-image "$(tail -5 "$T/image.log")"; return; }
+    KT_TAG=$(build/plain/bin/ktctl --version | awk '{ print $2 }')
+    node_import_kt "$KT_TAG" || { bad kt-image-import "see $D/images.log"; return; }
+    # The CRDs come from the chart (up.sh installed them without Helm).
+    kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
+        clustertrainingruntimes.trainer.kubeflow.org >/dev/null
+    check kt-helm-install helm install kt "$CHART" -n "$NS" --wait --timeout 180s \
+        --set manager.replicas=2 --set webhook.replicas=2 \
+        --set runtimes.torchDistributed.enabled=true --set runtimes.deepspeedDistributed.enabled=true \
+        --set runtimes.xgboostDistributed.enabled=true \
+        -f "$(runtime_images_values)"
+    echo "node: kt installed by helm in $((SECONDS - t0))s (image build and import included)"
+    check kt-helm-deployments-available kq '[.items[] | .status.availableReplicas == 2] | all and length == 2' \
+        deploy -n "$NS"
+    check kt-helm-pods-on-real-node kq '[.items[] | .spec.nodeName == "kt-node" and .status.phase == "Running"] |
+        all and length == 4' pods -n "$NS"
+    check kt-helm-pods-nonroot-readonly kq '[.items[].spec.containers[].securityContext |
+        .runAsNonRoot == true and .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false] | all' \
+        pods -n "$NS"
+    check kt-helm-image-user-65532 node_image_user_is "docker.io/library/kt:$KT_TAG" 65532:65532
+    check kt-helm-one-leader wait_for "a kt-reconciler pod holds the Lease" leader_is_a_pod
+    check kt-helm-runtime-image-overridden kq \
+        '.spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image | startswith("kt.local/")' \
+        clustertrainingruntime torch-distributed
+    # the API server calls kt-webhook through its Service: a bad TrainJob is denied, a good one
+    # admitted (dry run)
+    check kt-helm-webhook-denies-via-service bash -c "tj_missing_runtime | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f - 2>&1 | grep -q 'admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied'"
+    check kt-helm-webhook-admits-via-service bash -c "tj_torch default dryrun-ok 'python3 -c pass' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f -"
+}
+
+# node_import_kt TAG [NEWTAG] - import build/image/kt.oci.tar into the node's containerd as
+# docker.io/library/kt:TAG (what the chart's default image "kt:<version>" normalises to);
+# with NEWTAG also tag it docker.io/library/kt:NEWTAG.
+node_import_kt() {
+    node_ctr images import --base-name docker.io/library/kt build/image/kt.oci.tar >>"$D/images.log" 2>&1 &&
+        node_ctr images ls -q | grep -qx "docker.io/library/kt:$1" || return 1
+    [ -z "${2:-}" ] || node_ctr images tag --force "docker.io/library/kt:$1" "docker.io/library/kt:$2" >/dev/null
+}
+
+# node_image_user_is REF USER - the image's config runs as USER.
+node_image_user_is() {
+    node_ctr images export - "$1" 2>/dev/null | tar -xO --wildcards 'blobs/sha256/*' 2>/dev/null |
+        grep -a -o '"User":"[^"]*"' | grep -q "\"User\":\"$2\""
+}
+
+leader_is_a_pod() {
+    local l
+    l=$(leader)
+    [ -n "$l" ] && kc -n "$NS" get pod "$l" -o name >/dev/null
+}
+
+# runtime_images_values - a values file pointing the shipped runtimes at the local images
+# (runtimes.images, kustomize-style; the shipped runtime files are not edited).
+runtime_images_values() {
+    local f=$T/images.yaml
+    node_images torch mpi xgboost || return 1
+    cat >"$f" <<EOF
+runtimes:
+  images:
+    - {name: pytorch/pytorch, newName: "$(image_ref torch | sed 's/:[^:]*$//')", newTag: "$(image_ref torch | sed 's/.*://')"}
+    - {name: ghcr.io/kubeflow/trainer/deepspeed-runtime, newName: "$(image_ref mpi | sed 's/:[^:]*$//')", newTag: "$(image_ref mpi | sed 's/.*://')"}
+    - {name: ghcr.io/kubeflow/trainer/xgboost-runtime, newName: "$(image_ref xgboost | sed 's/:[^:]*$//')", newTag: "$(image_ref xgboost | sed 's/.*://')"}
+EOF
+    echo "$f"
+}
+
+tj_missing_runtime() {
+    cat <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: no-runtime, namespace: default}
+spec: {runtimeRef: {name: no-such-runtime}}
+EOF
+}
+
+# tj_torch NS NAME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on torch-distributed running
+# COMMAND (a shell word list) on NUMNODES (2) nodes with small requests.
+tj_torch() {
+    local cmd
+    cmd=$(printf '%s' "$3" | jq -Rc 'split(" ")')
+    cat <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: $2, namespace: $1}
+spec:
+  runtimeRef: {name: torch-distributed}
+${5:-}
+  trainer:
+    numNodes: ${4:-2}
+    command: $cmd
+    env: [{name: EPOCHS, value: "2"}]
+    resourcesPerNode:
+      requests: {cpu: 200m, memory: 256Mi}
+      limits: {memory: 2Gi}
+EOF
+}
+export -f tj_missing_runtime tj_torch
+
+# ---- training that trains ----------------------------------------------------------------
+case_torch_ddp() {
+    tj_torch default ddp "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    check torch-ddp-complete tj_wait default ddp Complete
+    tj_logs default ddp >"$T/ddp.log"
+    check torch-ddp-both-ranks-world-2 test "$(grep -c 'world size 2' "$T/ddp.log")" -ge 2
+    check torch-ddp-loss-decreases loss_decreases "$T/ddp.log"
+    check torch-ddp-env-from-kt kq '[.items[].spec.containers[0].env[] | select(.name == "PET_NNODES") | .value] |
+        all(. == "2")' pods -n default -l jobset.sigs.k8s.io/jobset-name=ddp
+}
+
+# loss_decreases LOG - rank 0's last printed loss is below its first.
+loss_decreases() {
+    grep -E 'rank 0/2 .*loss [0-9.]+' "$1" | sed -E 's/.*loss ([0-9.]+).*/\1/' >"$T/loss"
+    [ "$(wc -l <"$T/loss")" -ge 2 ] &&
+        awk 'NR == 1 { f = $1 } { l = $1 } END { exit !(l < f) }' "$T/loss"
+}
+
+case_torch_fail() {
+    tj_torch default boom "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
+    check torch-fail-failed tj_wait default boom Failed
+    check torch-fail-reason bash -c "tj_cond default boom Failed | grep -q '^FailedJobs'"
+    check torch-fail-exit-code kq '[.items[].status.containerStatuses[0].state.terminated.exitCode] | any(. == 3)' \
+        pods -n default -l jobset.sigs.k8s.io/jobset-name=boom
+}
+export -f tj_cond kc 2>/dev/null
+
+case_mpi_allreduce() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: allreduce, namespace: default}
+spec:
+  runtimeRef: {name: deepspeed-distributed}
+  trainer:
+    numNodes: 2
+    command: [mpirun, -np, "2", python3, /workspace/allreduce.py]
+    resourcesPerNode:
+      requests: {cpu: 200m, memory: 256Mi}
+EOF
+    check mpi-allreduce-complete tj_wait default allreduce Complete
+    tj_logs default allreduce >"$T/mpi.log"
+    check mpi-allreduce-sum grep -q 'sum 3' "$T/mpi.log"
+    check mpi-hostfile-secret-from-kt kq '.type == "Opaque" or .type == "kubernetes.io/ssh-auth"' \
+        secret allreduce-mpi-ssh-auth -n default
+}
+
+case_xgboost() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: xgb, namespace: default}
+spec:
+  runtimeRef: {name: xgboost-distributed}
+  trainer:
+    numNodes: 2
+    command: [python3, /workspace/train_xgboost.py]
+    resourcesPerNode:
+      requests: {cpu: 200m, memory: 256Mi}
+EOF
+    check xgboost-complete tj_wait default xgb Complete
+    tj_logs default xgb >"$T/xgb.log"
+    check xgboost-two-workers grep -q 'world size 2' "$T/xgb.log"
+}
+
+# ---- replicas, failover, upgrade, uninstall under a steady stream of TrainJobs -------------
+# loop_start NAME - create suspended TrainJobs NAME-<i> in namespace loop until stopped; each
+# create's result goes to $T/NAME.results ("ok" or the error).
+loop_start() {
+    ns loop
+    (
+        i=0
+        while :; do
+            i=$((i + 1))
+            if out=$(tj_torch loop "$1-$i" "python3 -c pass" 1 "  suspend: true" |
+                kc create -f - 2>&1); then
+                echo "ok $1-$i"
+            else
+                echo "err $1-$i $out"
+            fi
+        done
+    ) >"$T/$1.results" 2>&1 &
+    LOOP_PID=$!
+}
+loop_stop() {
+    kill "$LOOP_PID" 2>/dev/null
+    wait "$LOOP_PID" 2>/dev/null
+    LOOP_PID=""
+}
+
+# every_created_has_jobset NAME - each TrainJob the loop created has exactly its JobSet.
+every_created_has_jobset() {
+    local want got
+    want=$(grep -c '^ok ' "$T/$1.results")
+    got=$(kc get jobsets -n loop -o json | jq --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p))] | length')
+    [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+}
+
+case_leader_failover() {
+    local old new
+    old=$(leader)
+    loop_start fo
+    wait_for "20 TrainJobs created" bash -c "[ \$(grep -c '^ok ' '$T/fo.results') -ge 20 ]"
+    kc -n "$NS" delete pod "$old" --wait=false >/dev/null
+    check leader-failover-new-leader wait_for "another pod holds the Lease" new_leader_is_not "$old"
+    wait_for "20 more TrainJobs" bash -c "[ \$(grep -c '^ok ' '$T/fo.results') -ge 40 ]"
+    loop_stop
+    new=$(leader)
+    echo "node: leader $old -> $new; $(grep -c '^ok ' "$T/fo.results") created, $(grep -c '^err ' "$T/fo.results") refused"
+    check leader-failover-no-refused test "$(grep -c '^err ' "$T/fo.results")" = 0
+    check leader-failover-nothing-lost wait_for "a JobSet for every TrainJob" every_created_has_jobset fo
+}
+
+new_leader_is_not() {
+    local l
+    l=$(leader)
+    [ -n "$l" ] && [ "$l" != "$1" ] && kc -n "$NS" get pod "$l" >/dev/null
+}
+
+case_helm_upgrade() {
+    local next="$KT_TAG-next"
+    node_import_kt "$KT_TAG" "$next" || { bad helm-upgrade-image "tagging failed"; return; }
+    loop_start up
+    wait_for "10 TrainJobs created" bash -c "[ \$(grep -c '^ok ' '$T/up.results') -ge 10 ]"
+    check helm-upgrade-rolls helm upgrade kt "$CHART" -n "$NS" --reuse-values --set image.tag="$next" \
+        --wait --timeout 180s
+    wait_for "10 more TrainJobs" bash -c "[ \$(grep -c '^ok ' '$T/up.results') -ge $(($(grep -c '^ok ' "$T/up.results") + 10)) ]"
+    loop_stop
+    echo "node: helm upgrade: $(grep -c '^ok ' "$T/up.results") admitted, $(grep -c '^err ' "$T/up.results") refused or failed"
+    grep '^err ' "$T/up.results" | head -3
+    check helm-upgrade-zero-refused test "$(grep -c '^err ' "$T/up.results")" = 0
+    check helm-upgrade-new-image kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" \
+        pods -n "$NS" --field-selector=status.phase=Running
+    check helm-upgrade-nothing-lost wait_for "a JobSet for every TrainJob" every_created_has_jobset up
+}
+
+case_helm_uninstall() {
+    check helm-uninstall helm uninstall kt -n "$NS" --wait --timeout 120s
+    check helm-uninstall-no-pods wait_for "kt pods gone" kq '.items | length == 0' pods -n "$NS" \
+        -l app.kubernetes.io/component
+    # negative: without kt-webhook's Service the API server refuses TrainJobs (failurePolicy
+    # Fail) only while the webhook configurations exist; uninstall removed them, so a create
+    # is admitted by the schema alone
+    check helm-uninstall-webhooks-gone bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get validatingwebhookconfiguration validator.trainer.kubeflow.org"
+}

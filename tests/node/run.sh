@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tests/node/run.sh [CASE...] - the real-node tier (DESIGN.md test tier 6): the full local chain
+# with a real node (tests/cluster/up.sh --real-node: containerd, runc, CNI, kubelet, kube-proxy,
+# CoreDNS), kt installed by `helm install` of deploy/helm/kt from its own image (`make image`,
+# imported into the node's containerd) as Pods, and TrainJobs whose containers really train,
+# in images built from Debian packages (tests/cluster/images): torch DDP over gloo, OpenMPI
+# over SSH with kt's hostfile and keys, XGBoost with kt's tracker variables.
+# Where the machine cannot run containers, up.sh says why in one line and this tier says it is
+# skipped (nothing is faked). Each case prints `ok NAME` / `FAIL NAME: why`; the last line is
+# "N passed, N failed". CASE... restricts the run to cases whose name contains one of the words.
+# Knobs: KT_NODE_KEEP=1 keeps the cluster up and its folder (tests/cluster/down.sh DIR stops it).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+. tests/tier_lib.sh
+t_start=$SECONDS
+WAIT=${KT_NODE_WAIT:-240}
+NS=kubeflow-system
+CHART=$ROOT/deploy/helm/kt
+D=$(mktemp -d "${TMPDIR:-/tmp}/kt-node.XXXXXX")
+CASES=("$@")
+LOOP_PID=""
+
+teardown() {
+    [ -z "$LOOP_PID" ] || kill "$LOOP_PID" 2>/dev/null
+    if [ "$fail" -ne 0 ]; then
+        for f in "$D"/kubelet.log "$D"/containerd.log "$D"/jobset.log; do
+            [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
+        done
+        [ -n "${KT_KUBECTL:-}" ] && kc -n "$NS" logs -l app.kubernetes.io/component=controller-manager \
+            --tail=30 --prefix 2>/dev/null
+    fi
+    if [ "${KT_NODE_KEEP:-}" = 1 ]; then
+        echo "node: kept $D (tests/cluster/down.sh $D)" >&2
+    else
+        tests/cluster/down.sh "$D" >"$T/down.log" 2>&1 || { cat "$T/down.log"; echo "node: down.sh failed" >&2; }
+        rm -rf "$D"
+    fi
+    rm -rf "$T"
+}
+trap teardown EXIT
+trap 'exit 130' INT TERM
+
+wanted() {
+    local w
+    [ ${#CASES[@]} -gt 0 ] || return 0
+    for w in "${CASES[@]}"; do
+        case "$1" in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+
+# ---- the cluster -------------------------------------------------------------------------
+t0=$SECONDS
+if ! tests/cluster/up.sh --real-node "$D" >/dev/null 2>"$T/up.log"; then
+    cat "$T/up.log"
+    bad cluster-up "tests/cluster/up.sh --real-node failed"
+    tier_finish
+    exit 1
+fi
+. "$D/env"
+if [ "${KT_REAL_NODE:-}" != 1 ]; then
+    grep 'real node unavailable' "$T/up.log" | sed 's/^cluster: /node: tier skipped: /'
+    tier_finish
+    exit 0
+fi
+grep 'ready in' "$T/up.log" | sed 's/^cluster: /node: /'
+kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
+HELM=$(tests/helm/build-helm.sh)
+helm() { "$HELM" --kubeconfig "$KT_ADMIN_KUBECONFIG" "$@"; }
+. "$here/lib.sh"
+echo "node: cluster up in $((SECONDS - t0))s"
+
+. "$here/cases.sh"
+for c in $NODE_CASES; do
+    wanted "$c" || continue
+    t=$SECONDS
+    "case_${c//-/_}"
+    echo "node: case $c: $((SECONDS - t))s"
+done
+echo "node wall time: $((SECONDS - t_start))s"
+tier_finish
