@@ -10,7 +10,8 @@
 # suite, the package list and the image's files, so an unchanged image is never rebuilt; builds
 # of one image are serialized with flock. Build time and size go to stderr.
 # Knobs: KT_CACHE_DIR, KT_DEBIAN_MIRROR (default: mmdebstrap's, deb.debian.org + security).
-set -euo pipefail
+set -eEuo pipefail
+trap 'echo "images: failed: line $LINENO: $BASH_COMMAND" >&2' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 SUITE=bookworm
@@ -35,13 +36,15 @@ image_pkgs() {
 }
 
 # image_key NAME - the cache key of image NAME (12 hex digits): sha256 of this script, the
-# suite, the packages, every file under NAME/ (paths, modes and contents) and, for pause, the
-# compiler version.
+# suite, the packages, every file under NAME/ (path, executable or not, contents) and, for
+# pause, the compiler version. Modes beyond the x bit are not inputs: files are copied in with
+# umask 022, so a checkout's umask changes neither the key nor the image.
 image_key() {
     {
         cat "$here/build.sh"
         echo "$SUITE $(image_pkgs "$1")"
-        (cd "$here/$1" && find . -type f -printf '%p %m\n' | LC_ALL=C sort)
+        (cd "$here/$1" && find . -type f \( -perm -u+x -printf '%p x\n' -o -printf '%p -\n' \) |
+            LC_ALL=C sort)
         (cd "$here/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
         if [ "$1" = pause ]; then cc --version | head -1; fi
     } | sha256sum | cut -c1-12
@@ -105,7 +108,8 @@ prune() {
     while [ "$again" = 1 ]; do
         again=0
         needed=$(find "$r/usr" -type f \( -name '*.so*' -o -perm -u+x \) -print0 |
-            xargs -0 readelf -d 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u)
+            xargs -0 readelf -d 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u ||
+            true) # readelf fails on the scripts among the executables
         for lib in $PRUNE_LIBS; do
             [ -e "$r/usr/lib/x86_64-linux-gnu/$lib" ] || continue
             grep -qxF "$lib" <<<"$needed" && continue
@@ -229,7 +233,7 @@ build_one() {
             prune "$w/rootfs"
         fi
         if [ -d "$here/$name/rootfs" ]; then
-            cp -R --preserve=mode "$here/$name/rootfs/." "$w/rootfs/"
+            cp -R --no-preserve=mode "$here/$name/rootfs/." "$w/rootfs/"
         fi
         if [ "$name" = mpi ]; then finish_mpi "$w/rootfs"; fi
         if [ "$name" = torch ]; then finish_torch "$w/rootfs"; fi
@@ -243,6 +247,7 @@ build_one() {
 }
 
 [ $# -ge 1 ] || usage
+umask 022
 # The layer's mtimes: the last commit that touched the images (stable while the inputs are).
 SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct -- tests/cluster/images 2>/dev/null || true)
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-0}
