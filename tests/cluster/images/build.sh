@@ -35,6 +35,26 @@ image_pkgs() {
     esac
 }
 
+# image_stubs NAME - packages image NAME depends on but never uses, replaced by empty stubs:
+# xgboost's python3-scipy depends on python3-pythran (the compiler scipy was built with), which
+# brings g++, the Boost and Python headers and BLAS development files (~400 MB unpacked).
+image_stubs() {
+    case $1 in
+    xgboost) echo python3-pythran ;;
+    *) echo "" ;;
+    esac
+}
+
+# stub_deb PKG DIR - build DIR/PKG.deb, an empty package PKG of a version above any Debian's.
+stub_deb() {
+    local d="$2/stub-$1"
+    mkdir -p "$d/DEBIAN"
+    printf '%s\n' "Package: $1" 'Version: 99:0-kt' 'Architecture: all' \
+        'Maintainer: kt <kt@invalid>' 'Description: kt stub: a dependency the image never uses' \
+        >"$d/DEBIAN/control"
+    dpkg-deb --root-owner-group -Zgzip -b "$d" "$2/$1.deb" >/dev/null
+}
+
 # image_key NAME - the cache key of image NAME (12 hex digits): sha256 of this script, the
 # suite, the packages, every file under NAME/ (path, executable or not, contents) and, for
 # pause, the compiler version. Modes beyond the x bit are not inputs: files are copied in with
@@ -42,7 +62,7 @@ image_pkgs() {
 image_key() {
     {
         cat "$here/build.sh"
-        echo "$SUITE $(image_pkgs "$1")"
+        echo "$SUITE $(image_pkgs "$1") stubs: $(image_stubs "$1")"
         (cd "$here/$1" && find . -type f \( -perm -u+x -printf '%p x\n' -o -printf '%p -\n' \) |
             LC_ALL=C sort)
         (cd "$here/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
@@ -72,19 +92,30 @@ rootfs_pause() {
 }
 
 # rootfs_debian NAME DIR - mmdebstrap the packages of NAME into DIR (essential + the packages and
-# their dependencies, no recommends), reusing downloaded .debs from $CACHE/debs, then strip
-# what a container never reads (documentation, locales, apt lists and caches, logs).
+# their dependencies, no recommends, image_stubs as empty packages), reusing downloaded .debs
+# from $CACHE/debs, then strip what a container never reads (documentation, locales, apt lists
+# and caches, logs).
 rootfs_debian() {
-    local debs="$CACHE/debs" r=$2 mirror=()
+    local debs="$CACHE/debs" r=$2 mirror=() incl stub stubs="" hooks=()
     [ -n "${KT_DEBIAN_MIRROR:-}" ] && mirror=("$KT_DEBIAN_MIRROR")
     mkdir -p "$debs"
-    mmdebstrap --quiet --mode=root --variant=essential --include="$(image_pkgs "$1")" \
+    incl=$(image_pkgs "$1")
+    for stub in $(image_stubs "$1"); do
+        # Under /tmp: the hook shows each .deb to dpkg in the chroot under the same path, and
+        # leaves that (empty) path behind.
+        [ -n "$stubs" ] || stubs=$(mktemp -d /tmp/kt-stubs.XXXXXX)
+        stub_deb "$stub" "$stubs"
+        incl="$incl,$stubs/$stub.deb"
+        hooks=(--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount)
+    done
+    mmdebstrap --quiet --mode=root --variant=essential --include="$incl" "${hooks[@]}" \
         --aptopt='Apt::Install-Recommends "false"' --format=directory \
         --skip=essential/unlink \
         --setup-hook="mkdir -p \"\$1/var/cache/apt/archives/\"" \
         --setup-hook="sync-in '$debs' /var/cache/apt/archives/" \
         --customize-hook="sync-out /var/cache/apt/archives '$debs'" \
         "$SUITE" "$r" "${mirror[@]}"
+    [ -z "$stubs" ] || rm -rf "$stubs" "${r:?}$stubs"
     rm -f "$debs/lock"
     rm -rf "$debs/partial" "$r/usr/share/doc" "$r/usr/share/man" "$r/usr/share/locale" \
         "$r/usr/share/lintian" "$r/usr/share/bug" "$r/usr/share/info" "$r/var/lib/apt/lists" \

@@ -29,7 +29,7 @@ while read -r name ref path; do
         log "$ref already imported ($want)"
     else
         t0=$(date +%s)
-        "${ctr[@]}" images import "$path" >&2
+        "${ctr[@]}" images import "$path" >&2 </dev/null
         got=$(present_digest "$ref")
         [ "$got" = "$want" ] || {
             log "importing $path did not create $ref@$want (found: '${got:-nothing}')"

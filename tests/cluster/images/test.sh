@@ -25,7 +25,7 @@ ctr_() { ctr --address "$SOCK" --namespace k8s.io "$@"; }
 run_() {
     local id=$1 ref=$2
     shift 2
-    ctr_ run --rm --net-host --runc-root "$D/runc" "$@" "$ref" "$id"
+    ctr_ run --rm --net-host --runc-root "$D/runc" "$@" "$ref" "$id" </dev/null
 }
 
 # start_containerd - write the config and start containerd; wait until it answers.
@@ -185,10 +185,10 @@ start_containerd
 lines=$("$here/import.sh" "$SOCK" "${names[@]}")
 # Idempotence: a second import finds every image present.
 "$here/import.sh" "$SOCK" "${names[@]}" 2>&1 >/dev/null | grep -v 'already imported' >&2 && FAIL=1
-while read -r name ref; do
+while read -r name ref <&3; do
     log "$name: $ref"
     "test_$name" "$ref"
-done <<<"$lines"
+done 3<<<"$lines"
 ctr_ images ls >&2
 [ "$FAIL" = 0 ] && log "all passed" || log "some checks FAILED"
 exit "$FAIL"
