@@ -49,6 +49,7 @@ struct vstate {
     bool allow_missing;
     const char *old_path; /* --old: the objects before the change (borrowed from argv) */
     struct vstate *old;   /* owned: the --old inputs, NULL without --old */
+    bool is_old;          /* this is the --old state: its files are no JUnit testsuites */
     struct vfile *files;
     size_t nfiles, capfiles;
     struct unit *units;
@@ -98,7 +99,9 @@ static void add_file(struct vstate *s, const char *path, const char *source)
     memset(f, 0, sizeof(*f));
     f->path = kt_xstrdup(path);
     f->source = kt_xstrdup(source);
-    cli_report_file(s->rep, path);
+    if (!s->is_old) {
+        cli_report_file(s->rep, path);
+    }
 }
 
 static bool wanted_name(const char *name)
@@ -601,6 +604,7 @@ static void load_old(struct vstate *s)
     struct vstate *o = kt_xcalloc(1, sizeof(*o));
     o->format = s->format;
     o->rep = s->rep;
+    o->is_old = true;
     s->old = o;
     add_path(o, s->old_path, 0);
     load(o);

@@ -107,12 +107,14 @@ run_checks() {
 
 # The golden cases of one format: run them as tier.sh does and check what they print.
 check_goldens() { # format
-    local dir args n=0
+    local dir args n=0 in
     for dir in "$here"/fmt-*/; do
         [ -f "$dir/args" ] || continue
         read -r -a args <"$dir/args"
         case " ${args[*]} " in *" -o $1 "* | *" -o$1 "*) ;; *) continue ;; esac
-        (cd "$dir" && "$ktctl" validate "${args[@]}" </dev/null) >"$T/$1.$n" 2>/dev/null
+        in=/dev/null
+        [ -f "$dir/stdin" ] && in="$dir/stdin"
+        (cd "$dir" && "$ktctl" validate "${args[@]}" <"$in") >"$T/$1.$n" 2>/dev/null
         check "$1" "$T/$1.$n" "$1 schema: $(basename "$dir")"
         n=$((n + 1))
     done
