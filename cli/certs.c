@@ -105,10 +105,6 @@ static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
 static int parse_args(int argc, char **argv, struct certs_args *a)
 {
     for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            cli_certs_usage(stdout);
-            return 1;
-        }
         int rc = parse_one(argc, argv, &i, a);
         if (rc != 0) {
             return rc;
@@ -205,7 +201,7 @@ int cli_certs(int argc, char **argv, const struct kt_framework *fw)
     int rc = parse_args(argc, argv, &a);
 
     if (rc != 0) {
-        return rc == 1 ? KT_EXIT_OK : rc;
+        return rc;
     }
     struct kt_certs_opts o = {.service = a.service,
                               .namespace = a.namespace,

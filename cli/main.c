@@ -1,9 +1,12 @@
 /* cli/main.c - ktctl: dispatch to a subcommand. Only wiring: every subcommand lives in its
  * own cli/<name>.c and is one entry of the table below (validate and certs join it).
+ * `-h`/`--help` among a subcommand's options (or `ktctl help CMD`) prints its usage to stdout
+ * and exits 0 before the subcommand parses anything.
  *
  * Global flags, accepted before or after the subcommand and removed before it parses its
  * own: `--plugin FILE[,CONFIG]` (repeatable) and `--trainjob-status-plugin NAME`
  * (common/plugins/plugin_loader.h). A plugin that is refused stops ktctl with exit code 2. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,10 +26,6 @@ static const struct subcommand subcommands[] = {
     {"validate", cli_validate, cli_validate_usage},
     {"certs", cli_certs, cli_certs_usage},
 };
-
-/* kt's release (the Helm chart's version) and the upstream release whose API it serves. */
-#define KT_RELEASE "0.1.0"
-#define KT_UPSTREAM_RELEASE "v2.3.0"
 
 static void usage(FILE *f)
 {
@@ -58,14 +57,51 @@ static int take_plugin_flags(int *argc, char **argv, struct kt_plugin_flags *f)
     return 0;
 }
 
+static bool is_help(const char *a)
+{
+    return strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0;
+}
+
+/* -h or --help among a subcommand's options (before a "--"). */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (is_help(argv[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+        if (strcmp(name, subcommands[i].name) == 0) {
+            return &subcommands[i];
+        }
+    }
+    return NULL;
+}
+
+/* `ktctl CMD --help`, `ktctl help CMD`: the subcommand's usage on stdout, exit 0. */
+static int subcommand_help(const struct subcommand *c)
+{
+    printf("usage: ktctl [--plugin FILE[,CONFIG]]... %s [options]\n", c->name);
+    c->usage(stdout);
+    printf("\nglobal options:\n%s", kt_plugin_flags_usage());
+    return KT_EXIT_OK;
+}
+
 static int dispatch(int argc, char **argv, const struct kt_framework *fw)
 {
     if (argc < 2) {
         usage(stderr);
         return KT_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "help") == 0 && argc > 2 && find_subcommand(argv[2])) {
+        return subcommand_help(find_subcommand(argv[2]));
+    }
+    if (is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
         usage(stdout);
         return KT_EXIT_OK;
     }
@@ -74,10 +110,12 @@ static int dispatch(int argc, char **argv, const struct kt_framework *fw)
                KT_UPSTREAM_RELEASE);
         return KT_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
-        if (strcmp(argv[1], subcommands[i].name) == 0) {
-            return subcommands[i].run(argc - 2, argv + 2, fw);
-        }
+    const struct subcommand *c = find_subcommand(argv[1]);
+    if (c && wants_help(argc - 2, argv + 2)) {
+        return subcommand_help(c);
+    }
+    if (c) {
+        return c->run(argc - 2, argv + 2, fw);
     }
     fprintf(stderr, "ktctl: unknown command \"%s\"\n", argv[1]);
     usage(stderr);

@@ -19,6 +19,7 @@
 #include "common/framework/render.h"
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
+#include "common/config/config.h"
 
 #define INPUT_MAX (8u << 20)
 #define OUTPUT_MAX (256u << 20)
@@ -32,7 +33,11 @@ struct render_cfg {
     const char *ssh_key;
     bool no_validate;
     bool json;
+    const char *gates; /* --feature-gates, as the daemons take it */
 };
+
+/* The operator namespace offline (the reconciler's default without a kubeconfig namespace). */
+#define OPERATOR_NAMESPACE "kubeflow-system"
 
 /* Where an input object came from, for messages. */
 struct origin {
@@ -90,12 +95,15 @@ static size_t origin_line(const struct origin *o, const char *ptr)
 void cli_render_usage(FILE *f)
 {
     fprintf(f, "  render [--runtime PATH]... [--objects PATH] [--uid UID] [--ssh-key FILE]\n"
-               "         [--no-validate] [-o yaml|json] PATH\n"
+               "         [--no-validate] [--feature-gates K=V,...] [-o yaml|json] PATH\n"
                "      Print every object the reconciler would apply for the TrainJobs in PATH\n"
                "      (a file or - for stdin), in apply order. The TrainJobs and the runtimes\n"
                "      they use are first checked as `ktctl validate` does (denials on stderr as\n"
-               "      FILE:LINE: Kind/name: <error>; --no-validate skips every check). Exit 0\n"
-               "      ok, 1 denied or failed, 2 usage error or unreadable input.\n");
+               "      FILE:LINE: Kind/name: <error>; --no-validate skips every check).\n"
+               "      --feature-gates as the daemons' flag: TrainJobStatus=true points trainer\n"
+               "      pods at the status server (the CA Secret kubeflow-system/\n"
+               "      kubeflow-trainer-webhook-cert must be in --objects). Exit 0 ok, 1 denied\n"
+               "      or failed, 2 usage error or unreadable input.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -123,6 +131,10 @@ static int parse_args(int argc, char **argv, struct render_cfg *c)
             c->uid = argv[++i];
         } else if (strcmp(a, "--ssh-key") == 0 && has_val) {
             c->ssh_key = argv[++i];
+        } else if (strcmp(a, "--feature-gates") == 0 && has_val) {
+            c->gates = argv[++i];
+        } else if (strncmp(a, "--feature-gates=", 16) == 0) {
+            c->gates = a + 16;
         } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_val) {
             const char *o = argv[++i];
             if (strcmp(o, "json") != 0 && strcmp(o, "yaml") != 0) {
@@ -413,13 +425,42 @@ static int worst(int a, int b)
     return a == KT_EXIT_USAGE || b == KT_EXIT_USAGE ? KT_EXIT_USAGE : (a > b ? a : b);
 }
 
-int cli_render(int argc, char **argv, const struct kt_framework *fw)
+/* The feature gates over the daemons' defaults (common/config/config.h). With TrainJobStatus
+ * on, *gated becomes fw with the status server the reconciler would point trainer pods at:
+ * the default certManagement names and statusServer.port in the operator namespace. ss and
+ * *gated borrow from cfg. 0 or KT_EXIT_USAGE (printed). */
+static int apply_gates(const char *spec, const struct kt_framework *fw, struct kt_config *cfg,
+                       struct kt_status_server *ss, struct kt_framework *gated)
+{
+    struct kt_err err = {0};
+    *gated = *fw;
+    if (kt_config_set_gates(cfg, spec, &err) != 0) {
+        fprintf(stderr, "ktctl render: --feature-gates: %s\n", err.msg);
+        return KT_EXIT_USAGE;
+    }
+    if (kt_config_gate(cfg, KT_GATE_TRAINJOB_STATUS, false)) {
+        *ss = (struct kt_status_server){.service = cfg->cert_management.webhook_service_name,
+                                        .namespace_ = OPERATOR_NAMESPACE,
+                                        .secret = cfg->cert_management.webhook_secret_name,
+                                        .port = cfg->status_server.port};
+        gated->status_server = ss;
+    }
+    return 0;
+}
+
+/* cli_render with the state --feature-gates fills (owned by the caller). */
+static int render(int argc, char **argv, const struct kt_framework *fw, struct kt_config *cfg,
+                  struct kt_status_server *ss, struct kt_framework *gated)
 {
     struct render_cfg c;
     struct docs tjs, rts, objects;
     struct kt_err err = {0};
     memset(&c, 0, sizeof(c));
     int rc = parse_args(argc, argv, &c);
+    if (rc == 0 && c.gates) {
+        rc = apply_gates(c.gates, fw, cfg, ss, gated);
+        fw = gated;
+    }
     if (rc != 0) {
         return rc;
     }
@@ -454,5 +495,16 @@ int cli_render(int argc, char **argv, const struct kt_framework *fw)
     docs_release(&rts);
     docs_release(&objects);
     kt_validator_free(v);
+    return rc;
+}
+
+int cli_render(int argc, char **argv, const struct kt_framework *fw)
+{
+    struct kt_config cfg;
+    struct kt_status_server ss;
+    struct kt_framework gated;
+    kt_config_default(&cfg);
+    int rc = render(argc, argv, fw, &cfg, &ss, &gated);
+    kt_config_release(&cfg);
     return rc;
 }

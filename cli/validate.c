@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/report.h"
 #include "common/base/buf.h"
 #include "common/framework/framework.h"
 #include "common/base/json.h"
@@ -44,29 +45,34 @@ struct unit {
 };
 
 struct vstate {
-    bool json;
+    enum cli_format format;
     bool allow_missing;
     const char *old_path; /* --old: the objects before the change (borrowed from argv) */
     struct vstate *old;   /* owned: the --old inputs, NULL without --old */
+    bool is_old;          /* this is the --old state: its files are no JUnit testsuites */
     struct vfile *files;
     size_t nfiles, capfiles;
     struct unit *units;
     size_t nunits, capunits;
-    json_t *report; /* -o json: array of problems */
+    struct cli_report *rep; /* owned by the top state; the --old state borrows it */
     int exit_code;
     size_t n_invalid, n_checked, n_skipped, n_warnings;
 };
 
 void cli_validate_usage(FILE *f)
 {
-    fprintf(f, "  validate [-o text|json] [--allow-missing-runtimes] [--old OLD] PATH...\n"
+    fprintf(f, "  validate [-o " CLI_FORMAT_NAMES "] [--allow-missing-runtimes] [--old OLD]\n"
+               "           PATH...\n"
                "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
                "      server and the webhooks would (PATH: file, directory or - for stdin).\n"
                "      --old OLD (file or directory): the objects before the change; an object\n"
                "      of PATH with the same kind, namespace and name in OLD is checked as an\n"
                "      UPDATE from it, the others as a CREATE.\n"
                "      Problems on stdout as FILE:LINE: Kind/name: <error>, warnings and a\n"
-               "      summary on stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable.\n");
+               "      summary on stderr. -o json: one array of problems; junit: JUnit XML, a\n"
+               "      testcase per object; sarif: SARIF 2.1.0; github: GitHub Actions\n"
+               "      ::error/::warning commands. Exit 0 valid, 1 invalid, 2 usage error or\n"
+               "      unreadable input.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -93,6 +99,9 @@ static void add_file(struct vstate *s, const char *path, const char *source)
     memset(f, 0, sizeof(*f));
     f->path = kt_xstrdup(path);
     f->source = kt_xstrdup(source);
+    if (!s->is_old) {
+        cli_report_file(s->rep, path);
+    }
 }
 
 static bool wanted_name(const char *name)
@@ -187,38 +196,43 @@ static const char *split_line(const char *msg, size_t *line)
 
 static const char *const stage_names[] = {"decode", "schema", "cel", "webhook"};
 
-/* One line (or JSON element). stage < 0: not from the validator (syntax, kind, warning). */
-static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
-                   const char *field, const char *type, const char *msg, bool warning, int stage)
+/* The namespace ktctl reads an object in: cluster-scoped kinds have none, namespaced ones
+ * default to "default" as everywhere else in ktctl. */
+static const char *unit_ns(const json_t *o)
+{
+    const char *ns = kt_json_str(json_object_get(o, "metadata"), "namespace", "");
+    if (strcmp(kt_json_str(o, "kind", ""), "ClusterTrainingRuntime") == 0) {
+        return "";
+    }
+    return ns[0] ? ns : "default";
+}
+
+/* What obj is, for the report (strings borrowed from obj). A testcase (for_case) names our
+ * kinds with the namespace ktctl reads them in, other kinds as written. */
+static struct cli_where where_of(const char *file, size_t line, const json_t *obj, bool for_case)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    const char *kind = json_string_value(json_object_get(obj, "kind"));
-    const char *name = json_string_value(json_object_get(meta, "name"));
-    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    struct cli_where at = {file, line, json_string_value(json_object_get(obj, "kind")),
+                           json_string_value(json_object_get(meta, "namespace")),
+                           json_string_value(json_object_get(meta, "name"))};
+    if (for_case && json_is_object(obj) && kt_validate_is_ours(obj)) {
+        at.ns = unit_ns(obj);
+    }
+    return at;
+}
+
+/* One problem. stage < 0: not from the validator (syntax, kind, warning); rule: its stable
+ * id, or NULL to derive it from type and stage. */
+static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
+                   const char *field, const char *type, const char *msg, bool warning, int stage,
+                   const char *rule)
+{
+    struct cli_problem p = {where_of(file, line, obj, false),       field,  type, msg, rule,
+                            stage >= 0 ? stage_names[stage] : NULL, warning};
     if (warning) {
         s->n_warnings++;
     }
-    if (s->json) {
-        json_t *o =
-            json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "file", file, "line",
-                      (json_int_t)line, "kind", kind ? kind : "", "name", name ? name : "",
-                      "namespace", ns ? ns : "", "field", field ? field : "", "type",
-                      type ? type : "", "message", msg, "severity", warning ? "warning" : "error");
-        if (stage >= 0) {
-            json_object_set_new(o, "stage", json_string(stage_names[stage]));
-        }
-        json_array_append_new(s->report, o);
-        return;
-    }
-    FILE *out = warning ? stderr : stdout;
-    fprintf(out, "%s:%zu: ", file, line);
-    if (warning) {
-        fputs("warning: ", out);
-    }
-    if (kind) {
-        fprintf(out, "%s%s%s: ", kind, name ? "/" : "", name ? name : "");
-    }
-    fprintf(out, "%s\n", msg);
+    cli_report_problem(s->rep, &p);
 }
 
 static void read_file(struct vstate *s, struct vfile *f)
@@ -237,7 +251,7 @@ static void read_file(struct vstate *s, struct vfile *f)
     if (kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &f->stream, &err) != 0) {
         size_t line;
         const char *rest = split_line(err.msg, &line);
-        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, -1);
+        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, -1, "YAMLSyntax");
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
     }
@@ -328,7 +342,8 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     size_t line = unit_line(u, "");
     if (!json_is_object(u->obj) || !av || !kind || !av[0] || !kind[0]) {
         report(s, u->file->path, line, NULL, "", "",
-               "not a Kubernetes object: apiVersion and kind must be set", false, -1);
+               "not a Kubernetes object: apiVersion and kind must be set", false, -1,
+               "NotAnObject");
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
         return true;
@@ -338,11 +353,14 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     }
     if (strncmp(av, KT_GROUP "/", strlen(KT_GROUP) + 1) == 0) {
         char *m = kt_xasprintf("no matches for kind \"%s\" in version \"%s\"", kind, av);
-        report(s, u->file->path, line, u->obj, "", "", m, false, -1);
+        report(s, u->file->path, line, u->obj, "", "", m, false, -1, "UnknownKind");
         free(m);
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
     } else {
+        char *why = kt_xasprintf("%s %s is not checked by ktctl", av, kind);
+        cli_report_skip(s->rep, why);
+        free(why);
         s->n_skipped++;
     }
     return true;
@@ -356,17 +374,6 @@ static bool seen_before(const struct kt_vresult *r, size_t i)
         }
     }
     return false;
-}
-
-/* The namespace ktctl reads an object in: cluster-scoped kinds have none, namespaced ones
- * default to "default" as everywhere else in ktctl. */
-static const char *unit_ns(const json_t *o)
-{
-    const char *ns = kt_json_str(json_object_get(o, "metadata"), "namespace", "");
-    if (strcmp(kt_json_str(o, "kind", ""), "ClusterTrainingRuntime") == 0) {
-        return "";
-    }
-    return ns[0] ? ns : "default";
 }
 
 /* The same object: apiVersion, kind, namespace and name. */
@@ -457,11 +464,11 @@ static void report_unit(struct vstate *s, const struct unit *u)
             continue; /* the aggregate is de-duplicated too */
         }
         report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type, p->text, false,
-               (int)p->stage);
+               (int)p->stage, NULL);
     }
     for (size_t i = 0; i < r->warnings.len; i++) {
         report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r->warnings.items[i], true,
-               KT_VSTAGE_WEBHOOK);
+               KT_VSTAGE_WEBHOOK, "AdmissionWarning");
     }
     if (r->len > 0) {
         s->n_invalid++;
@@ -507,7 +514,8 @@ static void report_yaml_warnings(struct vstate *s)
                 if (p[0] == ':' && p[1] == ' ') {
                     p += 2;
                 }
-                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true, -1);
+                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true, -1,
+                       "DuplicateKey");
             }
         }
     }
@@ -537,14 +545,11 @@ static int parse_args(int argc, char **argv, struct vstate *s, int *first_path)
             if (i + 1 >= argc) {
                 return usage_error("missing value for", a);
             }
-            a = argv[++i];
-            if (strcmp(a, "json") != 0 && strcmp(a, "text") != 0) {
-                return usage_error("unknown output format", a);
+            if (cli_format_parse(argv[++i], &s->format) != 0) {
+                return usage_error("unknown output format", argv[i]);
             }
-            s->json = strcmp(a, "json") == 0;
-        } else if (strncmp(a, "-o", 2) == 0 &&
-                   (strcmp(a + 2, "json") == 0 || strcmp(a + 2, "text") == 0)) {
-            s->json = strcmp(a + 2, "json") == 0;
+        } else if (strncmp(a, "-o", 2) == 0 && cli_format_parse(a + 2, &s->format) == 0) {
+            continue;
         } else if (strcmp(a, "--") == 0) {
             i++;
             break;
@@ -582,7 +587,10 @@ static void check_old_duplicates(struct vstate *o)
         }
         char *m = kt_xasprintf("--old: the same object is also at %s:%zu", first->file->path,
                                unit_line(first, ""));
-        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, -1);
+        struct cli_where at = where_of(u->file->path, unit_line(u, ""), u->obj, true);
+        cli_report_begin(o->rep, &at);
+        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, -1, "OldDuplicate");
+        cli_report_end(o->rep);
         free(m);
         o->n_invalid++;
         fail(o, KT_EXIT_INVALID);
@@ -594,8 +602,9 @@ static void check_old_duplicates(struct vstate *o)
 static void load_old(struct vstate *s)
 {
     struct vstate *o = kt_xcalloc(1, sizeof(*o));
-    o->json = s->json;
-    o->report = json_incref(s->report);
+    o->format = s->format;
+    o->rep = s->rep;
+    o->is_old = true;
     s->old = o;
     add_path(o, s->old_path, 0);
     load(o);
@@ -619,11 +628,7 @@ static void append_old_runtimes(const struct vstate *s, json_t *runtimes)
 
 static void finish(struct vstate *s)
 {
-    if (s->json) {
-        char *out = kt_json_dump_pretty(s->report);
-        printf("%s\n", out);
-        free(out);
-    }
+    cli_report_finish(s->rep);
     fprintf(stderr,
             "ktctl validate: %zu file%s, %zu object%s checked, %zu invalid, %zu skipped, "
             "%zu warning%s\n",
@@ -648,7 +653,6 @@ static void release(struct vstate *s)
     }
     free(s->files);
     free(s->units);
-    json_decref(s->report);
 }
 
 int cli_validate(int argc, char **argv, const struct kt_framework *fw)
@@ -665,7 +669,7 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
         fprintf(stderr, "ktctl validate: %s\n", err.msg);
         return KT_EXIT_USAGE;
     }
-    s.report = json_array();
+    s.rep = cli_report_new(s.format, stdout, stderr);
     if (s.old_path) {
         load_old(&s);
     }
@@ -683,15 +687,19 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
     struct kt_vruntimes rts = {runtimes, s.allow_missing, &view};
     for (size_t i = 0; i < s.nunits; i++) {
         struct unit *u = &s.units[i];
+        struct cli_where at = where_of(u->file->path, unit_line(u, ""), u->obj, true);
+        cli_report_begin(s.rep, &at);
         if (u->checked || run_unit(&s, v, fw, u, &rts, now, NULL)) {
             report_unit(&s, u);
         }
+        cli_report_end(s.rep);
     }
     json_decref(cluster);
     json_decref(runtimes);
     finish(&s);
     rc = s.exit_code;
     release(&s);
+    cli_report_free(s.rep);
     kt_validator_free(v);
     return rc;
 }

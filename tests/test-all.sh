@@ -45,6 +45,9 @@ if [ -n "$(ls tests/unit/test_*thread* 2>/dev/null)" ]; then
         TESTS="$(cd tests/unit && ls test_*thread*.c | sed 's/\.c$//' | tr '\n' ' ')"
 fi
 step "lint" make -s lint
+# ktctl validate's -o junit/sarif against the JUnit XSD and the SARIF 2.1.0 schema, and the
+# pre-commit hook on a sample repository (PyPI tools in a venv cached outside the repo).
+step "ktctl CI formats (JUnit XSD, SARIF schema, pre-commit)" tests/validate/formats.sh build/plain
 # The cluster's binaries, built once from Go modules and cached per version outside the repo
 # (cold on a fresh machine: the slow part of the budget; warm: a few file checks).
 step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full

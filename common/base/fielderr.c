@@ -17,6 +17,7 @@
 #include "common/base/json.h"
 #include "common/base/mem.h"
 #include "common/base/quantity.h"
+#include "common/base/str.h"
 
 #define FERR_MAX_TEXT (64u << 20)
 
@@ -180,32 +181,6 @@ char *kt_ferrs_string(const struct kt_ferrs *l)
 
 /* ---- UTF-8 and quoting ---- */
 
-/* Decode one UTF-8 rune at s[0..n); returns its length or 0 when invalid. */
-static size_t utf8_rune(const unsigned char *s, size_t n, uint32_t *r)
-{
-    if (s[0] < 0x80) {
-        *r = s[0];
-        return 1;
-    }
-    size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || len > n || s[0] > 0xf4) {
-        return 0;
-    }
-    uint32_t v = s[0] & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) {
-            return 0;
-        }
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-        (v >= 0xd800 && v <= 0xdfff)) {
-        return 0;
-    }
-    *r = v;
-    return len;
-}
-
 /* Approximation of Go's unicode.IsPrint for runes >= 0x80: the format, control,
  * private-use and separator ranges a user is likely to meet are non-printable. */
 static bool rune_printable(uint32_t r)
@@ -250,7 +225,7 @@ char *kt_go_quote(const char *s)
     rc |= kt_buf_puts(&b, "\"", NULL);
     for (size_t i = 0; i < n && rc == 0;) {
         uint32_t r = 0;
-        size_t len = utf8_rune(p + i, n - i, &r);
+        size_t len = kt_utf8_rune(p + i, n - i, &r);
         if (len == 0) {
             rc |= kt_buf_printf(&b, NULL, "\\x%02x", p[i]);
             i++;

@@ -184,3 +184,28 @@ const char *kt_flag_value(int argc, char **argv, int *i, const char *name, bool 
     }
     return argv[++*i];
 }
+
+size_t kt_utf8_rune(const unsigned char *s, size_t n, uint32_t *r)
+{
+    if (s[0] < 0x80) {
+        *r = s[0];
+        return 1;
+    }
+    size_t len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (len == 0 || len > n || s[0] > 0xf4) {
+        return 0;
+    }
+    uint32_t v = s[0] & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) {
+            return 0;
+        }
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+        (v >= 0xd800 && v <= 0xdfff)) {
+        return 0;
+    }
+    *r = v;
+    return len;
+}

@@ -58,4 +58,8 @@ void kt_strv_release(struct kt_strv *v);
  * true, when a bare NAME is the last argument (missing may be NULL). */
 const char *kt_flag_value(int argc, char **argv, int *i, const char *name, bool *missing);
 
+/* Decode one UTF-8 rune at s[0..n) (n >= 1) into *r: its length in bytes, or 0 when the bytes
+ * there are not valid UTF-8 (overlong, surrogate, above U+10FFFF, truncated). */
+size_t kt_utf8_rune(const unsigned char *s, size_t n, uint32_t *r);
+
 #endif

@@ -4,8 +4,9 @@
 # A case is a directory tests/validate/<case>/ with input files, a `spec` file naming the
 # SPEC section it pins, the expected `stdout` and `exit`, and optionally `stderr` (compared
 # when present), `args` (the command line after `validate`, one line; default: every *.yaml,
-# *.yml and *.json of the case in name order) and `stdin` (fed to the command). Cases run
-# inside their directory so file names in messages are relative. UPDATE=1 rewrites stdout,
+# *.yml and *.json of the case in name order), `cmd` (instead of args: the whole command line
+# after `ktctl`, one line, for --help and the other subcommands) and `stdin` (fed to the
+# command). Cases run inside their directory so file names in messages are relative. UPDATE=1 rewrites stdout,
 # exit (and an existing stderr) from the current output: review every change against SPEC.
 # Also checks that common/validate/crd_schemas.c is up to date with api/ (tests/crd/embed_crds.py).
 set -uo pipefail
@@ -35,17 +36,21 @@ run_case() {
     name=$(basename "$dir")
     out=$(mktemp)
     err=$(mktemp)
-    if [ -f "$dir/args" ]; then
+    if [ -f "$dir/cmd" ]; then
+        read -r -a args <"$dir/cmd"
+    elif [ -f "$dir/args" ]; then
         read -r -a args <"$dir/args"
+        args=(validate "${args[@]}")
     else
+        args=(validate)
         for f in "$dir"/*.yaml "$dir"/*.yml "$dir"/*.json; do
             [ -e "$f" ] && args+=("$(basename "$f")")
         done
     fi
     if [ -f "$dir/stdin" ]; then
-        (cd "$dir" && "$ktctl" validate "${args[@]}" <stdin) >"$out" 2>"$err"
+        (cd "$dir" && "$ktctl" "${args[@]}" <stdin) >"$out" 2>"$err"
     else
-        (cd "$dir" && "$ktctl" validate "${args[@]}" </dev/null) >"$out" 2>"$err"
+        (cd "$dir" && "$ktctl" "${args[@]}" </dev/null) >"$out" 2>"$err"
     fi
     rc=$?
     if [ "${UPDATE:-}" = 1 ]; then

