@@ -74,7 +74,7 @@ kt_node_prepare() {
     local d=$1 n
     mkdir -p "$d/node"
     kt_node_claim "$d" || return 1
-    kt_node_fingerprint >"$d/node/fingerprint.before"
+    kt_node_fingerprint "$d" >"$d/node/fingerprint.before"
     for n in $KT_NODE_SYSCTLS; do
         echo "$n=$(sysctl -n "$n")"
     done >"$d/node/sysctl.saved"
@@ -88,10 +88,11 @@ kt_node_prepare() {
     sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 }
 
-# kt_node_fingerprint - what a real node may leave behind on the machine, one line per item,
-# sorted: links, iptables chains, mounts and cgroups that name kubelet/containerd/our node,
+# kt_node_fingerprint DIR - what a real node may leave behind on the machine, one line per item:
+# links, iptables chains, mounts under DIR/node, the shared containerd root or the kubelet's,
 # network namespaces, the kubelet's fixed directories, watched sysctls, shims.
-kt_node_fingerprint() {
+kt_node_fingerprint() (
+    set +e +o pipefail
     local n f t
     ip -o link show | awk -F': ' '{ print "link " $2 }' | sed 's/@.*//' | grep -v '^link veth' || true
     ip -o link show | grep -c ' veth' | sed 's/^/veths /'
@@ -100,10 +101,10 @@ kt_node_fingerprint() {
             "$f-save" -t "$t" 2>/dev/null | grep -E '^:(KUBE|CNI)' | sed "s/^:\([^ ]*\).*/chain $f $t \1/"
         done
     done
-    grep -E 'kubelet|containerd|/run/netns|kt-node' /proc/self/mountinfo | awk '{ print "mount " $5 }'
+    grep -E "$1/node|$(kt_node_croot)|/run/netns|/var/lib/kubelet" /proc/self/mountinfo | awk '{ print "mount " $5 }'
     ls -d /sys/fs/cgroup/*/"$KT_NODE_CGROUP" 2>/dev/null | sed 's/^/cgroup /'
     ls /run/netns 2>/dev/null | sed 's/^/netns /'
-    for n in /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd; do
+    for n in /var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni; do
         [ -e "$n" ] && echo "path $n $(find "$n" 2>/dev/null | wc -l)"
     done
     for n in $KT_NODE_SYSCTLS; do
@@ -111,15 +112,22 @@ kt_node_fingerprint() {
     done
     pgrep -c containerd-shim | sed 's/^/shims /'
     return 0
-}
+)
 
 kt_node_k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "$D/kubectl-cache" "$@"; }
+
+# kt_node_croot - containerd's root, shared by the runs on this machine (see below).
+kt_node_croot() { echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/node-containerd"; }
 
 # kt_node_containerd - containerd with its own root, state, socket and config under DIR/node.
 kt_node_containerd() {
     local n=$D/node c pid
     c=$n/containerd
-    mkdir -p "$c/root" "$c/state" "$c/opt" "$n/cni" "$n/cni-ipam"
+    # The content store and snapshots persist across runs (one real node per machine at a
+    # time): imported images stay, so only a changed image is imported again.
+    local croot
+    croot=$(kt_node_croot)
+    mkdir -p "$croot" "$c/state" "$c/opt" "$n/cni" "$n/cni-ipam"
     cat >"$n/cni/10-kt.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "kt", "plugins": [
   {"type": "bridge", "bridge": "$KT_NODE_BRIDGE", "isGateway": true, "ipMasq": true, "hairpinMode": true,
@@ -130,7 +138,7 @@ kt_node_containerd() {
 EOF
     cat >"$c/config.toml" <<EOF
 version = 2
-root = "$c/root"
+root = "$croot"
 state = "$c/state"
 [grpc]
   address = "$n/containerd.sock"
@@ -188,6 +196,11 @@ kt_node_kubelet() {
     mkdir -p "$n/kubelet" "$n/pod-logs"
     kt_node_kubeconfig node "system:node:$KT_NODE_NAME"
     : >"$n/resolv.conf"
+    # the kubelet's cgroupRoot must exist in every hierarchy (kt_node_restore removes it)
+    local cg
+    for cg in /sys/fs/cgroup/*/; do
+        [ -f "${cg}cgroup.procs" ] && mkdir -p "$cg$KT_NODE_CGROUP"
+    done
     cat >"$n/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -295,6 +308,7 @@ EOF
 kt_node_start() {
     local t
     kt_node_containerd || return 1
+    kt_node_force_clean "$D" # containers an earlier run left in the shared content store
     kt_log "containerd ready"
     kt_node_images pause || return 1
     for t in kubelet kube_proxy coredns; do
@@ -342,7 +356,7 @@ kt_node_force_clean() {
 # CNI and KUBE chains, the cgroup subtree and the kubelet's fixed paths; restore the sysctls.
 kt_node_restore() {
     local d=$1 m cg ns
-    grep -F " $d/node" /proc/self/mountinfo | awk '{ print $5 }' | sort -r | while read -r m; do
+    grep -E " ($d/node|$(kt_node_croot))" /proc/self/mountinfo | awk '{ print $5 }' | sort -r | while read -r m; do
         umount -l "$m" 2>/dev/null || true
     done
     for ns in $(ls /run/netns 2>/dev/null | grep '^cni-'); do
@@ -386,7 +400,7 @@ kt_node_drop_chains() {
 # the node started is removed; /var/log/containers loses the links into DIR.
 kt_node_restore_paths() {
     local d=$1 p
-    for p in /var/lib/kubelet /var/log/pods /var/lib/cni /run/containerd; do
+    for p in /var/lib/kubelet /var/log/pods /var/lib/cni; do
         grep -q "^path $p " "$d/node/fingerprint.before" 2>/dev/null || rm -rf "$p"
     done
     if grep -q "^path /var/log/containers " "$d/node/fingerprint.before" 2>/dev/null; then
@@ -410,7 +424,7 @@ kt_node_stop() {
     kt_stop "$(kt_env_get "$d" KT_CONTAINERD_PID)" containerd || rc=1
     pkill -f "containerd-shim-runc-v2 .*-address $d/node/containerd.sock" 2>/dev/null || true
     kt_node_restore "$d"
-    kt_node_fingerprint >"$d/node/fingerprint.after"
+    kt_node_fingerprint "$d" >"$d/node/fingerprint.after"
     if ! diff -u "$d/node/fingerprint.before" "$d/node/fingerprint.after" >"$d/node/fingerprint.diff"; then
         kt_log "the real node left the machine changed:"
         cat "$d/node/fingerprint.diff" >&2

@@ -19,7 +19,7 @@ spec:
   containers:
     - name: main
       image: $img
-      command: $(printf '%s\n' "$@" | jq -Rcs 'split("\n")[:-1]')
+      command: $(python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@")
       resources: {requests: {cpu: 50m, memory: 64Mi}}
 EOF
 }
