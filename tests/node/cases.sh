@@ -72,11 +72,10 @@ for u in sys.argv[1:]:
 }
 
 # ---- kt installed by Helm from its own image ---------------------------------------------
-KT_TAG=""
+KT_TAG=$(build/plain/bin/ktctl --version | awk '{ print $2 }')
 case_kt_helm() {
     local t0=$SECONDS
     make -s image >"$T/image.log" 2>&1 || { bad kt-image "$(tail -5 "$T/image.log")"; return; }
-    KT_TAG=$(build/plain/bin/ktctl --version | awk '{ print $2 }')
     node_import_kt "$KT_TAG" || { bad kt-image-import "see $D/images.log"; return; }
     # The CRDs come from the chart (up.sh installed them without Helm).
     kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
@@ -186,19 +185,56 @@ case_torch_ddp() {
 
 # loss_decreases LOG - rank 0's last printed loss is below its first.
 loss_decreases() {
-    grep -E 'rank 0/2 .*loss [0-9.]+' "$1" | sed -E 's/.*loss ([0-9.]+).*/\1/' >"$T/loss"
+    grep -E 'rank 0/2 epoch [0-9]+ step [0-9]+ loss [0-9.]+' "$1" | sed -E 's/.*loss ([0-9.]+).*/\1/' >"$T/loss"
     [ "$(wc -l <"$T/loss")" -ge 2 ] &&
         awk 'NR == 1 { f = $1 } { l = $1 } END { exit !(l < f) }' "$T/loss"
 }
 
+# A namespaced runtime like torch-distributed whose Job gives up at the first failure and keeps
+# the failed pod (the shipped one restarts the container in place and retries with the Job's
+# default backoff: minutes on a real node, and the pod is deleted at the end).
+runtime_torch_once() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainingRuntime
+metadata: {name: torch-once, namespace: default, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              backoffLimit: 0
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                    - name: node
+                      image: $(image_ref torch)
+EOF
+}
+
 case_torch_fail() {
-    tj_torch default boom "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
+    runtime_torch_once
+    tj_torch default boom "python3 /workspace/fail.py" 1 |
+        sed 's/runtimeRef: {name: torch-distributed}/runtimeRef: {name: torch-once, kind: TrainingRuntime}/' |
+        kc apply -f - >/dev/null
     check torch-fail-failed tj_wait default boom Failed
-    check torch-fail-reason bash -c "tj_cond default boom Failed | grep -q '^FailedJobs'"
+    check torch-fail-reason cond_is default boom Failed \
+        'FailedJobs: jobset failed due to one or more job failures (first failed job: boom-node-0)'
     check torch-fail-exit-code kq '[.items[].status.containerStatuses[0].state.terminated.exitCode] | any(. == 3)' \
         pods -n default -l jobset.sigs.k8s.io/jobset-name=boom
 }
-export -f tj_cond kc 2>/dev/null
+# cond_is NS NAME TYPE WANT - the TrainJob's condition TYPE reads "reason: message" = WANT.
+cond_is() {
+    local got
+    got=$(tj_cond "$1" "$2" "$3")
+    [ "$got" = "$4" ] || { echo "condition $3: '$got', want '$4'"; return 1; }
+}
 
 case_mpi_allreduce() {
     kc apply -f - >/dev/null <<EOF
@@ -263,12 +299,16 @@ loop_stop() {
     LOOP_PID=""
 }
 
-# every_created_has_jobset NAME - each TrainJob the loop created has exactly its JobSet.
+# every_created_has_jobset NAME - each TrainJob the loop created (its create answered) has its
+# JobSet, and every JobSet of the loop belongs to a TrainJob that exists.
 every_created_has_jobset() {
-    local want got
-    want=$(grep -c '^ok ' "$T/$1.results")
-    got=$(kc get jobsets -n loop -o json | jq --arg p "$1-" '[.items[] | select(.metadata.name | startswith($p))] | length')
-    [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+    awk '$1 == "ok" { print $2 }' "$T/$1.results" | sort >"$T/$1.want"
+    kc get jobsets -n loop -o json | jq -r --arg p "$1-" '.items[].metadata.name | select(startswith($p))' |
+        sort >"$T/$1.js"
+    kc get trainjobs -n loop -o json | jq -r --arg p "$1-" '.items[].metadata.name | select(startswith($p))' |
+        sort >"$T/$1.tj"
+    [ -s "$T/$1.want" ] && [ -z "$(comm -23 "$T/$1.want" "$T/$1.js")" ] &&
+        [ -z "$(comm -23 "$T/$1.js" "$T/$1.tj")" ]
 }
 
 case_leader_failover() {

@@ -8,7 +8,8 @@
 # Where the machine cannot run containers, up.sh says why in one line and this tier says it is
 # skipped (nothing is faked). Each case prints `ok NAME` / `FAIL NAME: why`; the last line is
 # "N passed, N failed". CASE... restricts the run to cases whose name contains one of the words.
-# Knobs: KT_NODE_KEEP=1 keeps the cluster up and its folder (tests/cluster/down.sh DIR stops it).
+# Knobs: KT_NODE_KEEP=1 keeps the cluster up and its folder (tests/cluster/down.sh DIR stops it);
+# KT_NODE_DIR=DIR runs the cases on such a kept cluster instead of a new one.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
@@ -53,7 +54,12 @@ wanted() {
 
 # ---- the cluster -------------------------------------------------------------------------
 t0=$SECONDS
-if ! tests/cluster/up.sh --real-node "$D" >/dev/null 2>"$T/up.log"; then
+if [ -n "${KT_NODE_DIR:-}" ]; then # reuse a kept cluster (development; cases must be re-runnable)
+    rmdir "$D"
+    D=$KT_NODE_DIR
+    KT_NODE_KEEP=1
+    echo "cluster: full chain with a real node ready in 0s (reused $D)" >"$T/up.log"
+elif ! tests/cluster/up.sh --real-node "$D" >/dev/null 2>"$T/up.log"; then
     cat "$T/up.log"
     bad cluster-up "tests/cluster/up.sh --real-node failed"
     tier_finish
