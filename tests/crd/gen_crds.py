@@ -728,8 +728,11 @@ def all_crds():
     return {
         "trainjobs": crd("TrainJob", "trainjobs", "Namespaced", trainjob_schema(), {
             "additionalPrinterColumns": [
+                # The condition that is True now (upstream #3963): a resumed job has only
+                # Suspended=False, so it no longer shows Suspended. No new condition type.
                 {"name": "State", "type": "string",
-                 "jsonPath": ".status.conditions[-1:].type"},
+                 "jsonPath": '.status.conditions[?(@.status=="True")].type'},
+                {"name": "Suspended", "type": "boolean", "jsonPath": ".spec.suspend"},
                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
             ],
             "subresources": {"status": {}},
