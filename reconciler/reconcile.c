@@ -970,9 +970,45 @@ static int patch_status(struct rview *v, json_t *orig, json_t *st, struct kt_err
     return rc;
 }
 
-/* Steps 6-8 on st (stolen); returns the new status. */
+/* The runtime's spec.runPolicy for v's TrainJob (provisional, KEP-2899): from its snapshot
+ * (the runtime it runs with), else the cached runtime; zeroed when neither is at hand or the
+ * TrainJob sets both fields itself. Never a live read of the runtime: a finished TrainJob
+ * whose snapshot and runtime are gone simply has no runtime defaults. */
+static void run_policy(struct rview *v, bool supported, struct kt_run_policy *out)
+{
+    const struct kt_trainjob *tj = v->tj;
+    struct kt_runtime rt = {0};
+    struct kt_err err = {0};
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    if (!supported || (tj->active_deadline_seconds.has && tj->ttl_seconds_after_finished.has)) {
+        return;
+    }
+    char *snap = kt_xasprintf("%s%s", tj->name, KT_SNAPSHOT_SUFFIX);
+    const json_t *cm = kt_view_get(v->view, "v1", "ConfigMap", tj->namespace_, snap);
+    free(snap);
+    if (cm) {
+        /* Parsing the snapshot's YAML on every reconcile for a field few runtimes have would
+         * double the cost of a reconcile: only a runtime that names it is parsed. */
+        const char *text = kt_json_str(json_object_get(cm, "data"), "runtime", "");
+        rc = strstr(text, "runPolicy") ? kt_snapshot_read(cm, tj, &rt, &err) : -1;
+    } else {
+        bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
+        json_t *obj = kt_informer_get(cluster ? v->r->cluster_runtimes : v->r->runtimes,
+                                      cluster ? NULL : tj->namespace_, tj->runtime_ref.name);
+        rc = obj ? kt_runtime_decode(obj, &rt, &err) : -1;
+    }
+    if (rc == 0) {
+        *out = rt.run_policy;
+    }
+    kt_runtime_release(&rt);
+}
+
+/* Steps 6-8 on st (stolen), with the provisional start/completion times; returns the new
+ * status. */
 static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *st, bool supported,
-                              double now, double *requeue_s, struct kt_err *errs)
+                              const struct kt_run_policy *rp, double now, double *requeue_s,
+                              struct kt_err *errs)
 {
     kt_rec_set_suspended(st, tj->suspend, (int64_t)floor(now));
     if (supported) {
@@ -985,10 +1021,52 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
         }
         st = kt_rec_take_plugin_status(st, pst);
     }
-    if (kt_rec_check_deadline(tj, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+    struct kt_opt_i64 deadline = kt_rec_resolve(tj->active_deadline_seconds,
+                                                supported ? &rp->active_deadline_seconds : NULL);
+    if (kt_rec_check_deadline_of(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
+    kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));
     return st;
+}
+
+/* ttlSecondsAfterFinished (provisional, KEP-2899): delete the finished TrainJob once its TTL
+ * has passed. Only a finish already stored in orig counts, so the Complete/Failed condition
+ * is written (and seen by watchers) before the TrainJob goes, even with a TTL of 0. Not yet
+ * due: *requeue_s = the time left (one timer, no polling; a TrainJob update - a changed TTL -
+ * re-reconciles anyway; after a restart the first reconcile acts on a TTL that expired while
+ * kt was down). Returns 1 when the TrainJob is deleted (or gone), 0 otherwise, -1 + err when
+ * the delete failed (retried with backoff).
+ *
+ * Foreground propagation, as Kubernetes' TTL-after-finished controller deletes Jobs: the
+ * TrainJob stays (with a deletionTimestamp) until the garbage collector has removed its
+ * JobSet, Jobs, pods, ConfigMaps and Secrets, so its name is not free for a new TrainJob
+ * while the old one's objects, which carry the same names, still exist. The uid and
+ * resourceVersion preconditions make a TTL edited after this reconcile read the object win. */
+static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, struct kt_opt_i64 ttl,
+                      double now, double *requeue_s, struct kt_err *err)
+{
+    json_t *meta = json_object_get(v->tj->obj, "metadata");
+    double left = 0;
+    if (json_object_get(meta, "deletionTimestamp")) {
+        return 0;
+    }
+    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, now, &left);
+    if (due == KT_TTL_NONE) {
+        return 0;
+    }
+    if (due == KT_TTL_PENDING || !kt_rec_finished(orig)) {
+        *requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
+        return 0;
+    }
+    struct kt_kube_delete_opts o = {v->tj->uid, kt_json_str(meta, "resourceVersion", NULL),
+                                    "Foreground"};
+    if (kt_kube_delete(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, &o, err) != 0) {
+        return err->code == KT_ENOENT ? 1 : -1;
+    }
+    kt_log_info(LOG, "trainjob %s/%s deleted: ttlSecondsAfterFinished %lld passed",
+                v->tj->namespace_, v->tj->name, (long long)ttl.v);
+    return 1;
 }
 
 static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const char *ns,
@@ -1034,9 +1112,18 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
         join_err(&errs, &e);
     }
     free(key);
-    st = compute_status(&v, &tj, st, supported, now, requeue_s, &errs);
+    struct kt_run_policy rp;
+    run_policy(&v, supported, &rp);
+    st = compute_status(&v, &tj, st, supported, &rp, now, requeue_s, &errs);
+    struct kt_opt_i64 ttl = kt_rec_resolve(tj.ttl_seconds_after_finished,
+                                           supported ? &rp.ttl_seconds_after_finished : NULL);
     e.code = KT_OK;
-    if (patch_status(&v, orig, st, &e) != 0) {
+    int gone = ttl_delete(&v, orig, st, ttl, now, requeue_s, &e);
+    if (gone < 0) {
+        join_err(&errs, &e);
+    }
+    e.code = KT_OK;
+    if (gone <= 0 && patch_status(&v, orig, st, &e) != 0) {
         join_err(&errs, &e);
     }
     json_decref(orig);
