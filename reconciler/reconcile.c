@@ -1107,9 +1107,14 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
                              (int64_t)floor(now));
         kt_err_set(&errs, KT_EUNSUPPORTED, "%s", msg);
         free(msg);
-    } else if (!kt_rec_finished(st) && build_and_apply(&v, &view, &e) != 0) {
-        warn_event(&v, e.msg);
-        join_err(&errs, &e);
+    } else if (!kt_rec_finished(st)) {
+        if (build_and_apply(&v, &view, &e) != 0) {
+            warn_event(&v, e.msg);
+            kt_rec_set_creation_failed(st, &e, (int64_t)floor(now));
+            join_err(&errs, &e);
+        } else {
+            kt_rec_remove_condition(st, KT_COND_CREATION_FAILED);
+        }
     }
     free(key);
     struct kt_run_policy rp;

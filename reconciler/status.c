@@ -85,6 +85,29 @@ void kt_rec_set_condition(json_t *status, const char *type, const char *cond_sta
     json_object_set_new(c, "message", json_string(message));
 }
 
+void kt_rec_remove_condition(json_t *status, const char *type)
+{
+    size_t idx;
+    json_t *conds = json_object_get(status, "conditions");
+    if (kt_json_arr_find(conds, "type", type, &idx)) {
+        json_array_remove(conds, idx);
+    }
+    if (conds && json_array_size(conds) == 0) {
+        json_object_del(status, "conditions");
+    }
+}
+
+void kt_rec_set_creation_failed(json_t *status, const struct kt_err *err, int64_t now)
+{
+    if (err->code == KT_ECONFLICT) {
+        return;
+    }
+    char *note = kt_rec_event_note(err->msg);
+    kt_rec_set_condition(status, KT_COND_CREATION_FAILED, "True", KT_EVENT_REASON_FAILED, note,
+                         now);
+    free(note);
+}
+
 bool kt_rec_finished(const json_t *status)
 {
     return kt_rec_cond_true(status, KT_COND_COMPLETE) || kt_rec_cond_true(status, KT_COND_FAILED);

@@ -18,6 +18,9 @@
 #define KT_REASON_NOT_SUPPORTED "TrainingRuntimeNotSupported"
 #define KT_MSG_DEADLINE "TrainJob exceeded its active deadline"
 #define KT_EVENT_REASON_FAILED "TrainJobResourcesCreationFailed"
+/* kt addition (upstream #3671): a non-terminal condition saying why the TrainJob's objects
+ * cannot be built or applied; removed by the next successful build. */
+#define KT_COND_CREATION_FAILED "ResourcesCreationFailed"
 
 /* "2026-01-02T03:04:05Z" for epoch seconds t (UTC, second precision like metav1.Time). */
 void kt_rec_format_time(int64_t t, char out[32]);
@@ -33,6 +36,13 @@ json_t *kt_rec_cond_find(const json_t *status, const char *type);
  * Creates status.conditions when needed. */
 void kt_rec_set_condition(json_t *status, const char *type, const char *cond_status,
                           const char *reason, const char *message, int64_t now);
+/* meta.RemoveStatusCondition: drop the condition of that type, if any. */
+void kt_rec_remove_condition(json_t *status, const char *type);
+/* After a failed build or apply (err): ResourcesCreationFailed=True, reason
+ * TrainJobResourcesCreationFailed (the Warning event's reason), message the event's note
+ * (kt_rec_event_note). A conflict (KT_ECONFLICT) is a race the retry resolves, not a reason
+ * the user must see: status is left as it is. */
+void kt_rec_set_creation_failed(json_t *status, const struct kt_err *err, int64_t now);
 /* Complete=True or Failed=True. */
 bool kt_rec_finished(const json_t *status);
 

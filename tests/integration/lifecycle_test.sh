@@ -7,7 +7,10 @@
 #   status cannot clear Failed;
 # - the provisional KEP-2899 fields: status.startTime / completionTime set once,
 #   ttlSecondsAfterFinished (own, runtime runPolicy default, a job's 0 over a runtime's 600,
-#   absent = never, changed after the finish, expired while kt-reconciler was down).
+#   absent = never, changed after the finish, expired while kt-reconciler was down);
+# - why a TrainJob is stuck (kt addition, upstream #3671): ResourcesCreationFailed=True with
+#   the event's reason and note for a missing runtime and a ResourceQuota refusal, removed
+#   once the JobSet can be created.
 # No kube-controller-manager runs here: there is no garbage collector, so a TTL deletion
 # (foreground propagation) shows as a deletionTimestamp plus the foregroundDeletion finalizer
 # that the garbage collector would act on (the e2e tier has the collector). JobSet status is
@@ -238,6 +241,39 @@ ttl_restart() {
     echo "expired while down: deletionTimestamp seen $(awk -v a="$t1" -v b="$READY_AT" 'BEGIN { printf "%.2f", a - b }') s after /readyz"
 }
 check ttl-expired-while-down-acts-at-start ttl_restart
+
+# ---- why a TrainJob is stuck, in its status (kt addition, upstream #3671) ------------------
+cf() { jp trainjob "$1" -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="ResourcesCreationFailed")].status}|{.status.conditions[?(@.type=="ResourcesCreationFailed")].reason}|{.status.conditions[?(@.type=="ResourcesCreationFailed")].message}'; }
+cf_is() { test "$(cf "$1")" = "$2"; }     # cf_is TJ WANT
+cf_has() { [[ "$(cf "$1")" == *"$2"* ]]; } # cf_has TJ TEXT
+missing_runtime() {
+    # the runtime is created afterwards: the condition goes, the JobSet comes
+    tj stuck later-rt TrainingRuntime &&
+        poll cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: not found TrainingRuntime specified in TrainJob: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || return 1
+    echo "STATE column: $(kc get trainjob stuck -n "$NS" --no-headers | awk '{print $2}')"
+    runtime later-rt "" && kc annotate trainjob stuck -n "$NS" poke=1 >/dev/null &&
+        kw --for=create jobset/stuck -n "$NS" >/dev/null && poll cf_is stuck "||"
+}
+check stuck-missing-runtime-then-created missing_runtime
+quota() {
+    # A ResourceQuota of 0 JobSets (its status written as the quota controller would; none
+    # runs here): the API server refuses the JobSet and the TrainJob says so; without the
+    # quota the JobSet is created and the condition removed.
+    kc create -n "$NS" -f - >/dev/null <<YAML || return 1
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: no-jobsets}
+spec: {hard: {count/jobsets.jobset.x-k8s.io: "0"}}
+YAML
+    kc patch resourcequota no-jobsets -n "$NS" --subresource=status --type=merge \
+        -p '{"status":{"hard":{"count/jobsets.jobset.x-k8s.io":"0"},"used":{"count/jobsets.jobset.x-k8s.io":"0"}}}' >/dev/null &&
+        ctj quota && poll cf_has quota "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: " &&
+        cf_has quota "exceeded quota: no-jobsets" && ! jp jobset quota -n "$NS" >/dev/null 2>&1 || { cf quota; return 1; }
+    kc delete resourcequota no-jobsets -n "$NS" >/dev/null &&
+        kc annotate trainjob quota -n "$NS" poke=1 >/dev/null &&
+        kw --for=create jobset/quota -n "$NS" >/dev/null && poll cf_is quota "||"
+}
+check stuck-quota-refusal-then-lifted quota
 
 # The garbage collector's part, by hand (there is none here): drop the finalizers.
 for n in ttl3 rt-default job-zero rt-override ttlr; do

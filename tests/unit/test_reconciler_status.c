@@ -287,6 +287,37 @@ static void test_deadline_resolved(void)
     kt_trainjob_release(&tj);
 }
 
+/* ResourcesCreationFailed: set with the event's reason and note, kept while it fails (its
+ * time moves only with its status), removed after a successful build; conflicts ignored. */
+static void test_creation_failed(void)
+{
+    json_t *st = json_object();
+    struct kt_err e = {0};
+    kt_err_set(&e, KT_EFORBIDDEN, "jobsets.jobset.x-k8s.io \"q\" is forbidden: exceeded quota");
+    kt_rec_set_creation_failed(st, &e, T0);
+    json_t *c = kt_rec_cond_find(st, "ResourcesCreationFailed");
+    CHECK_EQ_STR(kt_json_str(c, "status", ""), "True");
+    CHECK_EQ_STR(kt_json_str(c, "reason", ""), "TrainJobResourcesCreationFailed");
+    CHECK_EQ_STR(kt_json_str(c, "message", ""),
+                 "TrainJob resources reconciliation failed: jobsets.jobset.x-k8s.io \"q\" is "
+                 "forbidden: exceeded quota");
+    kt_rec_set_creation_failed(st, &e, T0 + 60);
+    CHECK_EQ_STR(kt_json_str(c, "lastTransitionTime", ""), "2026-01-01T00:00:00Z");
+    CHECK(!kt_rec_finished(st)); /* not terminal */
+    kt_rec_set_suspended(st, true, T0);
+    kt_rec_remove_condition(st, "ResourcesCreationFailed");
+    CHECK(kt_rec_cond_find(st, "ResourcesCreationFailed") == NULL);
+    CHECK(kt_rec_cond_true(st, "Suspended")); /* the others stay */
+    kt_rec_remove_condition(st, "Suspended");
+    CHECK(json_object_get(st, "conditions") == NULL); /* no empty list left behind */
+    kt_rec_remove_condition(st, "Suspended");         /* absent: nothing happens */
+    /* negative: a conflict is a race the retry resolves, not news for the user */
+    kt_err_set(&e, KT_ECONFLICT, "the object has been modified");
+    kt_rec_set_creation_failed(st, &e, T0);
+    CHECK(json_object_get(st, "conditions") == NULL);
+    json_decref(st);
+}
+
 static void test_merge_patch(void)
 {
     json_t *a = parse("{\"conditions\":[{\"type\":\"A\"}],\"jobsStatus\":[1],\"x\":{\"y\":1,"
@@ -347,6 +378,7 @@ int main(void)
     test_times();
     test_ttl();
     test_deadline_resolved();
+    test_creation_failed();
     test_merge_patch();
     test_event_note();
     return test_report();
