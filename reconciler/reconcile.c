@@ -1069,25 +1069,81 @@ static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, str
     return 1;
 }
 
+/* SPEC §5.1 steps 4-5 on st: an unknown runtime kind fails the TrainJob; otherwise its objects
+ * are built and applied unless it is finished. Terminal is terminal: a TrainJob this process
+ * has seen finished builds nothing, even from a cached copy older than its stored finish (the
+ * TrainJob watch may lag behind the JobSet watch reporting the JobSet deleted). Returns
+ * whether the runtime kind is supported. */
+static bool build_step(struct rview *v, const char *owner, json_t *st, double now,
+                       struct kt_err *errs)
+{
+    struct kt_err e = {0};
+    char *key = kt_runtime_key(v->tj);
+    bool supported = kt_runtime_key_supported(key);
+    if (!supported) {
+        char *msg = kt_xasprintf("unsupported runtime: %s", key);
+        kt_rec_set_condition(st, KT_COND_FAILED, "True", KT_REASON_NOT_SUPPORTED, msg,
+                             (int64_t)floor(now));
+        kt_err_set(&e, KT_EUNSUPPORTED, "%s", msg);
+        join_err(errs, &e);
+        free(msg);
+    } else if (!kt_rec_finished(st) && !kt_applied_finished(v->r->applied, owner, v->tj->uid)) {
+        if (build_and_apply(v, v->view, &e) != 0) {
+            warn_event(v, e.msg);
+            kt_rec_set_creation_failed(st, &e, (int64_t)floor(now));
+            join_err(errs, &e);
+        } else {
+            kt_rec_remove_condition(st, KT_COND_CREATION_FAILED);
+        }
+    }
+    free(key);
+    return supported;
+}
+
+/* Steps 6-9 and the TTL: the new status from st (stolen), then either the TrainJob's deletion
+ * or the status write. */
+static void status_step(struct rview *v, struct kt_trainjob *tj, const char *owner, json_t *orig,
+                        json_t *st, bool supported, double now, double *requeue_s,
+                        struct kt_err *errs)
+{
+    struct kt_err e = {0};
+    struct kt_run_policy rp;
+    run_policy(v, supported, &rp);
+    st = compute_status(v, tj, st, supported, &rp, now, requeue_s, errs);
+    if (kt_rec_finished(st)) {
+        kt_applied_mark_finished(v->r->applied, owner, tj->uid);
+    }
+    struct kt_opt_i64 ttl = kt_rec_resolve(tj->ttl_seconds_after_finished,
+                                           supported ? &rp.ttl_seconds_after_finished : NULL);
+    int gone = ttl_delete(v, orig, st, ttl, now, requeue_s, &e);
+    if (gone < 0) {
+        join_err(errs, &e);
+    }
+    e.code = KT_OK;
+    if (gone <= 0 && patch_status(v, orig, st, &e) != 0) {
+        join_err(errs, &e);
+    }
+    json_decref(st);
+}
+
 static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const char *ns,
                               const char *name, double *requeue_s, struct kt_err *err)
 {
     struct kt_trainjob tj = {0};
+    char *owner = kt_xasprintf("%s/%s", ns, name);
     json_t *raw = kt_informer_get(r->trainjobs, ns, name);
+    int rc = 0;
     if (!raw) {
-        char *owner = kt_xasprintf("%s/%s", ns, name);
         kt_applied_forget(r->applied, owner); /* deleted */
-        free(owner);
-        return 0;
+        goto out;
     }
     if (kt_trainjob_decode(raw, &tj, err) != 0) {
         kt_log_error(LOG, "trainjob %s/%s cannot be decoded: %s", ns, name, err->msg);
-        return 0; /* retrying will not help; the next update event will */
+        goto out; /* retrying will not help; the next update event will */
     }
     if (strcmp(tj.managed_by, KT_MANAGED_BY_DEFAULT) != 0) {
         kt_log_debug(LOG, "trainjob %s/%s is managed by %s: skipped", ns, name, tj.managed_by);
-        kt_trainjob_release(&tj);
-        return 0;
+        goto out;
     }
     double now = now_of(r);
     json_t *meta = json_object_get(tj.obj, "metadata");
@@ -1095,51 +1151,22 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     struct rview v = {
         r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
     struct kt_view view = {view_get, &v, view_keygen, NULL};
-    struct kt_err errs = {0}, e = {0};
+    struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = json_is_object(tj.status) ? json_deep_copy(tj.status) : json_object();
     json_t *st = json_deep_copy(orig);
-    char *key = kt_runtime_key(&tj);
-    bool supported = kt_runtime_key_supported(key);
-    if (!supported) {
-        char *msg = kt_xasprintf("unsupported runtime: %s", key);
-        kt_rec_set_condition(st, KT_COND_FAILED, "True", KT_REASON_NOT_SUPPORTED, msg,
-                             (int64_t)floor(now));
-        kt_err_set(&errs, KT_EUNSUPPORTED, "%s", msg);
-        free(msg);
-    } else if (!kt_rec_finished(st)) {
-        if (build_and_apply(&v, &view, &e) != 0) {
-            warn_event(&v, e.msg);
-            kt_rec_set_creation_failed(st, &e, (int64_t)floor(now));
-            join_err(&errs, &e);
-        } else {
-            kt_rec_remove_condition(st, KT_COND_CREATION_FAILED);
-        }
-    }
-    free(key);
-    struct kt_run_policy rp;
-    run_policy(&v, supported, &rp);
-    st = compute_status(&v, &tj, st, supported, &rp, now, requeue_s, &errs);
-    struct kt_opt_i64 ttl = kt_rec_resolve(tj.ttl_seconds_after_finished,
-                                           supported ? &rp.ttl_seconds_after_finished : NULL);
-    e.code = KT_OK;
-    int gone = ttl_delete(&v, orig, st, ttl, now, requeue_s, &e);
-    if (gone < 0) {
-        join_err(&errs, &e);
-    }
-    e.code = KT_OK;
-    if (gone <= 0 && patch_status(&v, orig, st, &e) != 0) {
-        join_err(&errs, &e);
-    }
+    bool supported = build_step(&v, owner, st, now, &errs);
+    status_step(&v, &tj, owner, orig, st, supported, now, requeue_s, &errs);
     json_decref(orig);
-    json_decref(st);
     json_decref(v.seen);
-    kt_trainjob_release(&tj);
     if (errs.code != KT_OK) {
         *err = errs;
-        return -1;
+        rc = -1;
     }
-    return 0;
+out:
+    kt_trainjob_release(&tj);
+    free(owner);
+    return rc;
 }
 
 /* ---- runtimes: strip the legacy finalizer (SPEC §5.5) ---- */
