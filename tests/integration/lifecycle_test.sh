@@ -26,6 +26,7 @@ trap 'if [ -n "$PID_main" ]; then kill -9 "$PID_main" 2>/dev/null; wait "$PID_ma
 kw() { kc wait --timeout=$T "$@"; }
 jp() { kc get "$@"; }
 poll() { it_poll "$@"; }
+measure() { echo "$*" >>"$IT_TMP/measured"; } # a figure, printed at the end
 
 # start_rec - start the reconciler (one worker: keys are handled in arrival order) and wait
 # (bounded poll) until its /readyz answers 200; READY_AT = epoch seconds it became ready.
@@ -137,7 +138,9 @@ terminal_case() { # terminal_case Complete|Failed NAME CONTROL
     grep -qx "DELETED $n" "$IT_TMP/js-$n.w" || { echo "the watch missed the deletion"; return 1; }
     while [ $(($(date +%s) - t0)) -lt "$WINDOW" ]; do sleep 0.5; done # the observation window
     kill "${WATCH_PIDS[@]}" 2>/dev/null
-    echo "$what: JobSet ADDED $(added "$IT_TMP/js-$n.w" "$n"), PodGroup ADDED $(added "$IT_TMP/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
+    local msg="$what: JobSet ADDED $(added "$IT_TMP/js-$n.w" "$n"), PodGroup ADDED $(added "$IT_TMP/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
+    measure "$msg"
+    echo "$msg"
     test "$(added "$IT_TMP/js-$n.w" "$n")" = 0 && test "$(added "$IT_TMP/pg-$n.w" "$n")" = 0 &&
         ! jp jobset "$n" -n "$NS" >/dev/null 2>&1 &&
         test "$(jp trainjob "$n" -n "$NS" -o jsonpath="{.status.conditions[?(@.type==\"$what\")].status}")" = True
@@ -194,7 +197,7 @@ ttl_own() {
         finish nottl Complete && finish ttl3 Complete && poll deleting ttl3 || return 1
     done=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.completionTime}')")
     del=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.deletionTimestamp}')")
-    echo "ttl 3: deletionTimestamp - completionTime = $((del - done)) s"
+    measure "ttl 3: deletionTimestamp - completionTime = $((del - done)) s"
     [ $((del - done)) -ge 3 ] && [ $((del - done)) -le 5 ] &&
         # foreground: the garbage collector's finalizer; the Complete condition was recorded
         jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.finalizers}' | grep -q foregroundDeletion &&
@@ -238,7 +241,7 @@ ttl_restart() {
     not_deleting ttlr || { echo "deleted while no reconciler ran"; return 1; }
     start_rec && poll deleting ttlr || return 1
     t1=$(date +%s.%N)
-    echo "expired while down: deletionTimestamp seen $(awk -v a="$t1" -v b="$READY_AT" 'BEGIN { printf "%.2f", a - b }') s after /readyz"
+    measure "expired while down: deletionTimestamp seen $(awk -v a="$t1" -v b="$READY_AT" 'BEGIN { printf "%.2f", a - b }') s after /readyz"
 }
 check ttl-expired-while-down-acts-at-start ttl_restart
 
@@ -249,8 +252,8 @@ cf_has() { [[ "$(cf "$1")" == *"$2"* ]]; } # cf_has TJ TEXT
 missing_runtime() {
     # the runtime is created afterwards: the condition goes, the JobSet comes
     tj stuck later-rt TrainingRuntime &&
-        poll cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: not found TrainingRuntime specified in TrainJob: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || return 1
-    echo "STATE column: $(kc get trainjob stuck -n "$NS" --no-headers | awk '{print $2}')"
+        poll cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: TrainingRuntime specified in TrainJob is not found: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || { cf stuck; return 1; }
+    measure "stuck TrainJob's STATE column: $(kc get trainjob stuck -n "$NS" --no-headers | awk '{print $2}')"
     runtime later-rt "" && kc annotate trainjob stuck -n "$NS" poke=1 >/dev/null &&
         kw --for=create jobset/stuck -n "$NS" >/dev/null && poll cf_is stuck "||"
 }
@@ -283,5 +286,6 @@ if [ -n "$PID_main" ]; then
     it_stop_clean main
     PID_main=""
 fi
+sed 's/^/measured: /' "$IT_TMP/measured" 2>/dev/null
 check reconciler-log-clean bash -c "! grep -E 'AddressSanitizer|runtime error:' '$IT_TMP/main.log'"
 it_finish
