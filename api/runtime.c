@@ -200,6 +200,19 @@ static int decode_template(json_t *tmpl, struct kt_err *err)
     return 0;
 }
 
+static int decode_run_policy(json_t *spec, struct kt_run_policy *rp, struct kt_err *err)
+{
+    json_t *policy = NULL;
+    if (kt__field_obj(spec, "spec.runPolicy", &policy, err) < 0 ||
+        kt__field_i64(policy, "spec.runPolicy.activeDeadlineSeconds", &rp->active_deadline_seconds,
+                      err) < 0 ||
+        kt__field_i32(policy, "spec.runPolicy.ttlSecondsAfterFinished",
+                      &rp->ttl_seconds_after_finished, err) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
 static int decode_fields(json_t *obj, struct kt_runtime *out, struct kt_err *err)
 {
     json_t *meta = NULL;
@@ -211,7 +224,7 @@ static int decode_fields(json_t *obj, struct kt_runtime *out, struct kt_err *err
         kt__field_str(meta, "metadata.name", &out->name, err) < 0 ||
         kt__field_str(meta, "metadata.namespace", &out->namespace_, err) < 0 ||
         kt__field_obj(obj, "spec", &spec, err) < 0 || decode_ml(spec, &out->ml, err) < 0 ||
-        decode_pg(spec, &out->pg, err) < 0 ||
+        decode_pg(spec, &out->pg, err) < 0 || decode_run_policy(spec, &out->run_policy, err) < 0 ||
         kt__field_obj(spec, "spec.template", &out->template_, err) < 0) {
         return -1;
     }

@@ -150,6 +150,8 @@ static int decode_spec(json_t *spec, struct kt_trainjob *out, struct kt_err *err
     }
     if (kt__field_bool(spec, "spec.suspend", &out->suspend, err) < 0 ||
         kt__field_i64(spec, "spec.activeDeadlineSeconds", &out->active_deadline_seconds, err) < 0 ||
+        kt__field_i32(spec, "spec.ttlSecondsAfterFinished", &out->ttl_seconds_after_finished, err) <
+            0 ||
         kt__field_str(spec, "spec.managedBy", &out->managed_by, err) < 0) {
         return -1;
     }
@@ -285,6 +287,7 @@ json_t *kt_trainjob_encode(const struct kt_trainjob *tj)
                        orig_member(tj, "spec", "runtimePatches"));
     kt__field_put_bool(out, "spec", "suspend", tj->suspend, false);
     kt__field_put_int(out, "spec", "activeDeadlineSeconds", tj->active_deadline_seconds);
+    kt__field_put_int(out, "spec", "ttlSecondsAfterFinished", tj->ttl_seconds_after_finished);
     kt__field_put_str(out, "spec", "managedBy", tj->managed_by, KT_MANAGED_BY_DEFAULT);
     kt__field_put_json(out, "", "status", tj->status, orig_member(tj, "", "status"));
     return out;

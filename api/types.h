@@ -62,6 +62,8 @@ struct kt_trainjob {
     json_t *runtime_patches; /* borrowed array, NULL when absent */
     bool suspend;            /* default false */
     struct kt_opt_i64 active_deadline_seconds;
+    /* Provisional (KEP-2899, not in upstream v2.3.0): overrides the runtime's runPolicy. */
+    struct kt_opt_i64 ttl_seconds_after_finished;
     const char *managed_by; /* defaulted */
     json_t *status;         /* borrowed, NULL when absent */
 };
@@ -100,6 +102,13 @@ struct kt_podgroup_policy {
     json_t *network_topology;         /* borrowed, NULL when absent (defaults applied) */
 };
 
+/* spec.runPolicy: provisional lifecycle defaults (KEP-2899, not in upstream v2.3.0) a
+ * TrainJob's own fields override. Decoded only; encode keeps the object's copy. */
+struct kt_run_policy {
+    struct kt_opt_i64 active_deadline_seconds;
+    struct kt_opt_i64 ttl_seconds_after_finished;
+};
+
 /* A TrainingRuntime or ClusterTrainingRuntime. */
 struct kt_runtime {
     json_t *obj;  /* owned: the whole defaulted object */
@@ -108,6 +117,7 @@ struct kt_runtime {
     const char *namespace_; /* "" for cluster-scoped */
     struct kt_ml_policy ml;
     struct kt_podgroup_policy pg;
+    struct kt_run_policy run_policy;
     json_t *template_;             /* borrowed spec.template (metadata + JobSetSpec), never NULL
                                       after a successful decode (empty object when absent) */
     json_t *template_placeholder_; /* owned: the empty object template_ points at when

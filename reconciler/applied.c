@@ -154,3 +154,24 @@ size_t kt_applied_len(struct kt_applied *a)
     pthread_mutex_unlock(&a->mu);
     return n;
 }
+
+/* A reserved object key no applied object has ("|" never starts an apiVersion). */
+static char *finished_key(const char *uid)
+{
+    return kt_xasprintf("|finished|%s", uid);
+}
+
+void kt_applied_mark_finished(struct kt_applied *a, const char *owner, const char *uid)
+{
+    char *k = finished_key(uid);
+    kt_applied_put(a, owner, k, 0, "finished");
+    free(k);
+}
+
+bool kt_applied_finished(struct kt_applied *a, const char *owner, const char *uid)
+{
+    char *k = finished_key(uid);
+    bool seen = kt_applied_same(a, owner, k, 0, "finished");
+    free(k);
+    return seen;
+}

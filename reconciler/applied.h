@@ -41,6 +41,13 @@ bool kt_applied_same(struct kt_applied *a, const char *owner, const char *obj_ke
 /* Record an apply of obj_key with content hash content; the server answered rv. */
 void kt_applied_put(struct kt_applied *a, const char *owner, const char *obj_key, uint64_t content,
                     const char *rv);
+/* Terminal is terminal: remember that the TrainJob owner with uid uid was seen Complete or
+ * Failed, so that a reconcile reading a TrainJob cached before its finish was stored (the
+ * TrainJob watch lagging behind the JobSet watch that reports the JobSet deleted) still builds
+ * nothing. Forgotten with the owner's other entries; the uid keeps a new TrainJob of the same
+ * name apart. */
+void kt_applied_mark_finished(struct kt_applied *a, const char *owner, const char *uid);
+bool kt_applied_finished(struct kt_applied *a, const char *owner, const char *uid);
 /* Forget every object of owner. */
 void kt_applied_forget(struct kt_applied *a, const char *owner);
 /* Entries held (tests, metrics). */

@@ -970,9 +970,45 @@ static int patch_status(struct rview *v, json_t *orig, json_t *st, struct kt_err
     return rc;
 }
 
-/* Steps 6-8 on st (stolen); returns the new status. */
+/* The runtime's spec.runPolicy for v's TrainJob (provisional, KEP-2899): from its snapshot
+ * (the runtime it runs with), else the cached runtime; zeroed when neither is at hand or the
+ * TrainJob sets both fields itself. Never a live read of the runtime: a finished TrainJob
+ * whose snapshot and runtime are gone simply has no runtime defaults. */
+static void run_policy(struct rview *v, bool supported, struct kt_run_policy *out)
+{
+    const struct kt_trainjob *tj = v->tj;
+    struct kt_runtime rt = {0};
+    struct kt_err err = {0};
+    int rc = -1;
+    memset(out, 0, sizeof(*out));
+    if (!supported || (tj->active_deadline_seconds.has && tj->ttl_seconds_after_finished.has)) {
+        return;
+    }
+    char *snap = kt_xasprintf("%s%s", tj->name, KT_SNAPSHOT_SUFFIX);
+    const json_t *cm = kt_view_get(v->view, "v1", "ConfigMap", tj->namespace_, snap);
+    free(snap);
+    if (cm) {
+        /* Parsing the snapshot's YAML on every reconcile for a field few runtimes have would
+         * double the cost of a reconcile: only a runtime that names it is parsed. */
+        const char *text = kt_json_str(json_object_get(cm, "data"), "runtime", "");
+        rc = strstr(text, "runPolicy") ? kt_snapshot_read(cm, tj, &rt, &err) : -1;
+    } else {
+        bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
+        json_t *obj = kt_informer_get(cluster ? v->r->cluster_runtimes : v->r->runtimes,
+                                      cluster ? NULL : tj->namespace_, tj->runtime_ref.name);
+        rc = obj ? kt_runtime_decode(obj, &rt, &err) : -1;
+    }
+    if (rc == 0) {
+        *out = rt.run_policy;
+    }
+    kt_runtime_release(&rt);
+}
+
+/* Steps 6-8 on st (stolen), with the provisional start/completion times; returns the new
+ * status. */
 static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *st, bool supported,
-                              double now, double *requeue_s, struct kt_err *errs)
+                              const struct kt_run_policy *rp, double now, double *requeue_s,
+                              struct kt_err *errs)
 {
     kt_rec_set_suspended(st, tj->suspend, (int64_t)floor(now));
     if (supported) {
@@ -985,31 +1021,129 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
         }
         st = kt_rec_take_plugin_status(st, pst);
     }
-    if (kt_rec_check_deadline(tj, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+    struct kt_opt_i64 deadline = kt_rec_resolve(tj->active_deadline_seconds,
+                                                supported ? &rp->active_deadline_seconds : NULL);
+    if (kt_rec_check_deadline_of(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
+    kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));
     return st;
+}
+
+/* ttlSecondsAfterFinished (provisional, KEP-2899): delete the finished TrainJob once its TTL
+ * has passed. Only a finish already stored in orig counts, so the Complete/Failed condition
+ * is written (and seen by watchers) before the TrainJob goes, even with a TTL of 0. Not yet
+ * due: *requeue_s = the time left (one timer, no polling; a TrainJob update - a changed TTL -
+ * re-reconciles anyway; after a restart the first reconcile acts on a TTL that expired while
+ * kt was down). Returns 1 when the TrainJob is deleted (or gone), 0 otherwise, -1 + err when
+ * the delete failed (retried with backoff).
+ *
+ * Foreground propagation, as Kubernetes' TTL-after-finished controller deletes Jobs: the
+ * TrainJob stays (with a deletionTimestamp) until the garbage collector has removed its
+ * JobSet, Jobs, pods, ConfigMaps and Secrets, so its name is not free for a new TrainJob
+ * while the old one's objects, which carry the same names, still exist. The uid and
+ * resourceVersion preconditions make a TTL edited after this reconcile read the object win. */
+static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, struct kt_opt_i64 ttl,
+                      double now, double *requeue_s, struct kt_err *err)
+{
+    json_t *meta = json_object_get(v->tj->obj, "metadata");
+    double left = 0;
+    if (json_object_get(meta, "deletionTimestamp")) {
+        return 0;
+    }
+    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, now, &left);
+    if (due == KT_TTL_NONE) {
+        return 0;
+    }
+    if (due == KT_TTL_PENDING || !kt_rec_finished(orig)) {
+        *requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
+        return 0;
+    }
+    struct kt_kube_delete_opts o = {v->tj->uid, kt_json_str(meta, "resourceVersion", NULL),
+                                    "Foreground"};
+    if (kt_kube_delete(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, &o, err) != 0) {
+        return err->code == KT_ENOENT ? 1 : -1;
+    }
+    kt_log_info(LOG, "trainjob %s/%s deleted: ttlSecondsAfterFinished %lld passed",
+                v->tj->namespace_, v->tj->name, (long long)ttl.v);
+    return 1;
+}
+
+/* SPEC §5.1 steps 4-5 on st: an unknown runtime kind fails the TrainJob; otherwise its objects
+ * are built and applied unless it is finished. Terminal is terminal: a TrainJob this process
+ * has seen finished builds nothing, even from a cached copy older than its stored finish (the
+ * TrainJob watch may lag behind the JobSet watch reporting the JobSet deleted). Returns
+ * whether the runtime kind is supported. */
+static bool build_step(struct rview *v, const char *owner, json_t *st, double now,
+                       struct kt_err *errs)
+{
+    struct kt_err e = {0};
+    char *key = kt_runtime_key(v->tj);
+    bool supported = kt_runtime_key_supported(key);
+    if (!supported) {
+        char *msg = kt_xasprintf("unsupported runtime: %s", key);
+        kt_rec_set_condition(st, KT_COND_FAILED, "True", KT_REASON_NOT_SUPPORTED, msg,
+                             (int64_t)floor(now));
+        kt_err_set(&e, KT_EUNSUPPORTED, "%s", msg);
+        join_err(errs, &e);
+        free(msg);
+    } else if (!kt_rec_finished(st) && !kt_applied_finished(v->r->applied, owner, v->tj->uid)) {
+        if (build_and_apply(v, v->view, &e) != 0) {
+            warn_event(v, e.msg);
+            kt_rec_set_creation_failed(st, &e, (int64_t)floor(now));
+            join_err(errs, &e);
+        } else {
+            kt_rec_remove_condition(st, KT_COND_CREATION_FAILED);
+        }
+    }
+    free(key);
+    return supported;
+}
+
+/* Steps 6-9 and the TTL: the new status from st (stolen), then either the TrainJob's deletion
+ * or the status write. */
+static void status_step(struct rview *v, struct kt_trainjob *tj, const char *owner, json_t *orig,
+                        json_t *st, bool supported, double now, double *requeue_s,
+                        struct kt_err *errs)
+{
+    struct kt_err e = {0};
+    struct kt_run_policy rp;
+    run_policy(v, supported, &rp);
+    st = compute_status(v, tj, st, supported, &rp, now, requeue_s, errs);
+    if (kt_rec_finished(st)) {
+        kt_applied_mark_finished(v->r->applied, owner, tj->uid);
+    }
+    struct kt_opt_i64 ttl = kt_rec_resolve(tj->ttl_seconds_after_finished,
+                                           supported ? &rp.ttl_seconds_after_finished : NULL);
+    int gone = ttl_delete(v, orig, st, ttl, now, requeue_s, &e);
+    if (gone < 0) {
+        join_err(errs, &e);
+    }
+    e.code = KT_OK;
+    if (gone <= 0 && patch_status(v, orig, st, &e) != 0) {
+        join_err(errs, &e);
+    }
+    json_decref(st);
 }
 
 static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const char *ns,
                               const char *name, double *requeue_s, struct kt_err *err)
 {
     struct kt_trainjob tj = {0};
+    char *owner = kt_xasprintf("%s/%s", ns, name);
     json_t *raw = kt_informer_get(r->trainjobs, ns, name);
+    int rc = 0;
     if (!raw) {
-        char *owner = kt_xasprintf("%s/%s", ns, name);
         kt_applied_forget(r->applied, owner); /* deleted */
-        free(owner);
-        return 0;
+        goto out;
     }
     if (kt_trainjob_decode(raw, &tj, err) != 0) {
         kt_log_error(LOG, "trainjob %s/%s cannot be decoded: %s", ns, name, err->msg);
-        return 0; /* retrying will not help; the next update event will */
+        goto out; /* retrying will not help; the next update event will */
     }
     if (strcmp(tj.managed_by, KT_MANAGED_BY_DEFAULT) != 0) {
         kt_log_debug(LOG, "trainjob %s/%s is managed by %s: skipped", ns, name, tj.managed_by);
-        kt_trainjob_release(&tj);
-        return 0;
+        goto out;
     }
     double now = now_of(r);
     json_t *meta = json_object_get(tj.obj, "metadata");
@@ -1017,37 +1151,22 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     struct rview v = {
         r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
     struct kt_view view = {view_get, &v, view_keygen, NULL};
-    struct kt_err errs = {0}, e = {0};
+    struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = json_is_object(tj.status) ? json_deep_copy(tj.status) : json_object();
     json_t *st = json_deep_copy(orig);
-    char *key = kt_runtime_key(&tj);
-    bool supported = kt_runtime_key_supported(key);
-    if (!supported) {
-        char *msg = kt_xasprintf("unsupported runtime: %s", key);
-        kt_rec_set_condition(st, KT_COND_FAILED, "True", KT_REASON_NOT_SUPPORTED, msg,
-                             (int64_t)floor(now));
-        kt_err_set(&errs, KT_EUNSUPPORTED, "%s", msg);
-        free(msg);
-    } else if (!kt_rec_finished(st) && build_and_apply(&v, &view, &e) != 0) {
-        warn_event(&v, e.msg);
-        join_err(&errs, &e);
-    }
-    free(key);
-    st = compute_status(&v, &tj, st, supported, now, requeue_s, &errs);
-    e.code = KT_OK;
-    if (patch_status(&v, orig, st, &e) != 0) {
-        join_err(&errs, &e);
-    }
+    bool supported = build_step(&v, owner, st, now, &errs);
+    status_step(&v, &tj, owner, orig, st, supported, now, requeue_s, &errs);
     json_decref(orig);
-    json_decref(st);
     json_decref(v.seen);
-    kt_trainjob_release(&tj);
     if (errs.code != KT_OK) {
         *err = errs;
-        return -1;
+        rc = -1;
     }
-    return 0;
+out:
+    kt_trainjob_release(&tj);
+    free(owner);
+    return rc;
 }
 
 /* ---- runtimes: strip the legacy finalizer (SPEC §5.5) ---- */

@@ -85,6 +85,29 @@ void kt_rec_set_condition(json_t *status, const char *type, const char *cond_sta
     json_object_set_new(c, "message", json_string(message));
 }
 
+void kt_rec_remove_condition(json_t *status, const char *type)
+{
+    size_t idx;
+    json_t *conds = json_object_get(status, "conditions");
+    if (kt_json_arr_find(conds, "type", type, &idx)) {
+        json_array_remove(conds, idx);
+    }
+    if (conds && json_array_size(conds) == 0) {
+        json_object_del(status, "conditions");
+    }
+}
+
+void kt_rec_set_creation_failed(json_t *status, const struct kt_err *err, int64_t now)
+{
+    if (err->code == KT_ECONFLICT) {
+        return;
+    }
+    char *note = kt_rec_event_note(err->msg);
+    kt_rec_set_condition(status, KT_COND_CREATION_FAILED, "True", KT_EVENT_REASON_FAILED, note,
+                         now);
+    free(note);
+}
+
 bool kt_rec_finished(const json_t *status)
 {
     return kt_rec_cond_true(status, KT_COND_COMPLETE) || kt_rec_cond_true(status, KT_COND_FAILED);
@@ -123,9 +146,14 @@ json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status)
 enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
                                            double *remaining_s)
 {
+    return kt_rec_check_deadline_of(tj, tj->active_deadline_seconds, status, now, remaining_s);
+}
+
+enum kt_rec_deadline kt_rec_check_deadline_of(const struct kt_trainjob *tj, struct kt_opt_i64 limit,
+                                              json_t *status, double now, double *remaining_s)
+{
     *remaining_s = 0;
-    if (!tj->active_deadline_seconds.has || tj->active_deadline_seconds.v <= 0 ||
-        kt_rec_finished(status) || tj->suspend) {
+    if (!limit.has || limit.v <= 0 || kt_rec_finished(status) || tj->suspend) {
         return KT_DEADLINE_NONE;
     }
     json_t *meta = json_object_get(tj->obj, "metadata");
@@ -137,7 +165,7 @@ enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t 
     if (start < 0) {
         return KT_DEADLINE_NONE;
     }
-    double deadline = (double)start + (double)tj->active_deadline_seconds.v;
+    double deadline = (double)start + (double)limit.v;
     if (now > deadline) {
         kt_rec_set_condition(status, KT_COND_FAILED, "True", KT_REASON_DEADLINE, KT_MSG_DEADLINE,
                              (int64_t)floor(now));
@@ -145,6 +173,76 @@ enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t 
     }
     *remaining_s = deadline - now < 1 ? 1 : deadline - now;
     return KT_DEADLINE_PENDING;
+}
+
+struct kt_opt_i64 kt_rec_resolve(struct kt_opt_i64 job, const struct kt_opt_i64 *runtime)
+{
+    if (job.has || !runtime) {
+        return job;
+    }
+    return *runtime;
+}
+
+/* Epoch seconds of the earliest lastTransitionTime of a True Complete/Failed condition, now
+ * when a True one has no parsable time, -1 when neither is True. */
+static double terminal_time(const json_t *status, double now)
+{
+    static const char *const types[] = {KT_COND_COMPLETE, KT_COND_FAILED};
+    double at = -1;
+    for (size_t i = 0; i < 2; i++) {
+        if (!kt_rec_cond_true(status, types[i])) {
+            continue;
+        }
+        const json_t *c = kt_rec_cond_find(status, types[i]);
+        int64_t t = kt_rec_parse_time(kt_json_str(c, "lastTransitionTime", ""));
+        double ti = t < 0 ? now : (double)t;
+        at = at < 0 || ti < at ? ti : at;
+    }
+    return at;
+}
+
+void kt_rec_set_times(json_t *status, bool suspend, int64_t now)
+{
+    char ts[32];
+    double fin = terminal_time(status, (double)now);
+    if (fin >= 0) {
+        if (!json_object_get(status, "completionTime")) {
+            kt_rec_format_time(fin > (double)now ? now : (int64_t)fin, ts);
+            json_object_set_new(status, "completionTime", json_string(ts));
+        }
+        return;
+    }
+    if (suspend) {
+        json_object_del(status, "startTime");
+        return;
+    }
+    if (!json_object_get(status, "startTime")) {
+        kt_rec_format_time(now, ts);
+        json_object_set_new(status, "startTime", json_string(ts));
+    }
+}
+
+enum kt_rec_ttl kt_rec_check_ttl(const json_t *status, struct kt_opt_i64 ttl, double now,
+                                 double *remaining_s)
+{
+    *remaining_s = 0;
+    double fin = terminal_time(status, now);
+    if (!ttl.has || ttl.v < 0 || fin < 0) {
+        return KT_TTL_NONE;
+    }
+    int64_t done = kt_rec_parse_time(kt_json_str(status, "completionTime", ""));
+    if (done >= 0 && (double)done < fin) {
+        fin = (double)done;
+    }
+    if (fin > now) {
+        fin = now;
+    }
+    double due = fin + (double)ttl.v;
+    if (now >= due) {
+        return KT_TTL_EXPIRED;
+    }
+    *remaining_s = due - now;
+    return KT_TTL_PENDING;
 }
 
 json_t *kt_rec_merge_patch(json_t *from, json_t *to)

@@ -18,6 +18,9 @@
 #define KT_REASON_NOT_SUPPORTED "TrainingRuntimeNotSupported"
 #define KT_MSG_DEADLINE "TrainJob exceeded its active deadline"
 #define KT_EVENT_REASON_FAILED "TrainJobResourcesCreationFailed"
+/* kt addition (upstream #3671): a non-terminal condition saying why the TrainJob's objects
+ * cannot be built or applied; removed by the next successful build. */
+#define KT_COND_CREATION_FAILED "ResourcesCreationFailed"
 
 /* "2026-01-02T03:04:05Z" for epoch seconds t (UTC, second precision like metav1.Time). */
 void kt_rec_format_time(int64_t t, char out[32]);
@@ -33,6 +36,13 @@ json_t *kt_rec_cond_find(const json_t *status, const char *type);
  * Creates status.conditions when needed. */
 void kt_rec_set_condition(json_t *status, const char *type, const char *cond_status,
                           const char *reason, const char *message, int64_t now);
+/* meta.RemoveStatusCondition: drop the condition of that type, if any. */
+void kt_rec_remove_condition(json_t *status, const char *type);
+/* After a failed build or apply (err): ResourcesCreationFailed=True, reason
+ * TrainJobResourcesCreationFailed (the Warning event's reason), message the event's note
+ * (kt_rec_event_note). A conflict (KT_ECONFLICT) is a race the retry resolves, not a reason
+ * the user must see: status is left as it is. */
+void kt_rec_set_creation_failed(json_t *status, const struct kt_err *err, int64_t now);
 /* Complete=True or Failed=True. */
 bool kt_rec_finished(const json_t *status);
 
@@ -54,6 +64,37 @@ enum kt_rec_deadline {
  * built (its Suspended=False lastTransitionTime restarts the clock). */
 enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
                                            double *remaining_s);
+/* The same with the deadline given (resolved from the TrainJob and its runtime's runPolicy,
+ * kt_rec_resolve) instead of tj's own activeDeadlineSeconds. */
+enum kt_rec_deadline kt_rec_check_deadline_of(const struct kt_trainjob *tj,
+                                              struct kt_opt_i64 deadline, json_t *status,
+                                              double now, double *remaining_s);
+
+/* ---- provisional lifecycle fields (KEP-2899, tracker kubeflow/trainer#4052) ---- */
+
+/* The value that applies to a TrainJob: its own field when set, else the runtime's
+ * spec.runPolicy default (runtime NULL = no runtime known), else absent. */
+struct kt_opt_i64 kt_rec_resolve(struct kt_opt_i64 job, const struct kt_opt_i64 *runtime);
+
+/* status.startTime / status.completionTime with Job/JobSet semantics at time now:
+ * finished (Complete or Failed True) -> completionTime set once, to the terminal condition's
+ * lastTransitionTime when that is not after now (else now: a skewed clock cannot push it into
+ * the future), startTime left as it is; suspended -> startTime removed (the clock stops);
+ * running -> startTime set when absent (the first start, and again after a resume). */
+void kt_rec_set_times(json_t *status, bool suspend, int64_t now);
+
+enum kt_rec_ttl {
+    KT_TTL_NONE,    /* not finished, or no TTL applies: never deleted */
+    KT_TTL_PENDING, /* *remaining_s set (> 0) */
+    KT_TTL_EXPIRED, /* the TrainJob is due for deletion */
+};
+/* Whether a finished TrainJob's TTL (ttl, already resolved) has passed at now. The finish
+ * time is the earliest lastTransitionTime of a True Complete/Failed condition, bounded by
+ * status.completionTime (written with our clock) and by now, so clock skew between the
+ * JobSet controller and kt cannot postpone the deletion past completionTime + ttl. ttl 0 =
+ * expired at once; an unparsable time counts as now. */
+enum kt_rec_ttl kt_rec_check_ttl(const json_t *status, struct kt_opt_i64 ttl, double now,
+                                 double *remaining_s);
 
 /* The RFC 7386 merge patch turning from into to (objects recursed, everything else
  * replaced, removed members null). NULL from/to count as {}. Caller owns the result. */

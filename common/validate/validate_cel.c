@@ -225,6 +225,23 @@ static int t_vcp_namespace(const json_t *self, const json_t *old, const char **w
     return res;
 }
 
+/* !has(self.ttlSecondsAfterFinished) - kt's KEP-2899 rule on the runtime's JobSet and Job
+ * templates: cleanup belongs to the TrainJob (spec.runPolicy). */
+static int t_no_ttl(const json_t *self, const json_t *old, const char **why)
+{
+    (void)old;
+    (void)why;
+    return json_object_get(self, "ttlSecondsAfterFinished") == NULL;
+}
+
+/* !has(self.activeDeadlineSeconds) - the same for the deadline of the runtime's Job templates. */
+static int t_no_deadline(const json_t *self, const json_t *old, const char **why)
+{
+    (void)old;
+    (void)why;
+    return json_object_get(self, "activeDeadlineSeconds") == NULL;
+}
+
 static const struct twin twins[] = {
     {"self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", false, t_name_rfc1035},
     {"size(self.metadata.name) <= 63", false, t_name_size},
@@ -243,6 +260,8 @@ static const struct twin twins[] = {
      false, t_startup_depends},
     {"self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)", false,
      t_vcp_namespace},
+    {"!has(self.ttlSecondsAfterFinished)", false, t_no_ttl},
+    {"!has(self.activeDeadlineSeconds)", false, t_no_deadline},
 };
 
 static const struct twin *find_twin(const char *rule)

@@ -20,6 +20,19 @@ QUANTITY_PATTERN = (
 )
 IMMUTABLE = [{"rule": "self == oldSelf", "message": "field is immutable"}]
 JS_IMMUTABLE = [{"rule": "self == oldSelf", "message": "Value is immutable"}]
+# kt additions tracking upstream's KEP-2899 (tracker kubeflow/trainer#4052), not in v2.3.0.
+PROVISIONAL = "Provisional: a kt addition tracking upstream KEP-2899 (kubeflow/trainer#4052). "
+TTL_DESC = ("Seconds after the TrainJob finished (Complete or Failed, from that condition's "
+            "lastTransitionTime) before the TrainJob is deleted with its JobSet, pods, "
+            "ConfigMaps and Secrets; 0 deletes it at once; absent never deletes it.")
+NO_TEMPLATE_TTL = "must not be set in the runtime's %s: the TrainJob owns %s; use spec.runPolicy.%s"
+
+
+def no_template_field(field, where, what):
+    """A CEL rule refusing field in the runtime's JobSet or Job template (cleanup and
+    deadlines belong to the TrainJob, KEP-2899)."""
+    return {"rule": "!has(self.%s)" % field,
+            "message": field + " " + NO_TEMPLATE_TTL % (where, what, field)}
 
 
 # ---------------------------------------------------------------- builders
@@ -414,6 +427,11 @@ def trainjob_status():
         "jobsStatus": array("Per replicated job pod counts, copied from the JobSet.", job,
                             "map", ["name"], maxItems=100),
         "trainerStatus": tstatus,
+        "startTime": string(PROVISIONAL + "When the TrainJob last started running: set when it "
+                            "runs unsuspended, cleared while suspended, set anew on resume "
+                            "(JobSet/Job semantics).", format="date-time"),
+        "completionTime": string(PROVISIONAL + "When the TrainJob finished (Complete or Failed); "
+                                 "set once.", format="date-time"),
     }, minProperties=1)
 
 
@@ -436,6 +454,9 @@ def trainjob_spec():
         "suspend": boolean("Suspend the TrainJob (its JobSet and pods).", default=False),
         "activeDeadlineSeconds": int64("Seconds the TrainJob may run before it is failed.",
                                        minimum=1, x_kubernetes_validations=IMMUTABLE),
+        "ttlSecondsAfterFinished": int32(PROVISIONAL + TTL_DESC + " Overrides the runtime's "
+                                         "spec.runPolicy.ttlSecondsAfterFinished. Mutable.",
+                                         minimum=0),
         "managedBy": string(
             "Controller that reconciles this TrainJob.",
             default="trainer.kubeflow.org/trainjob-controller", maxLength=253,
@@ -541,7 +562,9 @@ def job_spec():
         "suspend": boolean("Suspend the job."),
         "template": pod_template(),
         "ttlSecondsAfterFinished": int32("Seconds before a finished job is deleted."),
-    }, required=["template"])
+    }, required=["template"], x_kubernetes_validations=[
+        no_template_field("activeDeadlineSeconds", "Job templates", "the deadline"),
+        no_template_field("ttlSecondsAfterFinished", "Job templates", "cleanup")])
 
 
 def replicated_job():
@@ -633,7 +656,8 @@ def jobset_spec():
     }, x_kubernetes_validations=[{
         "rule": "!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder == "
                 "'InOrder' && self.replicatedJobs.exists(x, has(x.dependsOn)))",
-        "message": "StartupPolicy and DependsOn APIs are mutually exclusive"}])
+        "message": "StartupPolicy and DependsOn APIs are mutually exclusive"},
+        no_template_field("ttlSecondsAfterFinished", "JobSet template", "cleanup")])
 
 
 # ------------------------------------------------------------------ runtimes
@@ -697,6 +721,15 @@ def runtime_schema(kind_desc):
     spec = obj("Training runtime: ML policy, gang scheduling and the JobSet template.", {
         "mlPolicy": ml_policy(),
         "podGroupPolicy": pod_group_policy(),
+        "runPolicy": obj(PROVISIONAL + "Lifecycle defaults for the TrainJobs of this runtime; "
+                         "a TrainJob's own field overrides each.", {
+                             "activeDeadlineSeconds": int64(
+                                 "Default spec.activeDeadlineSeconds of the TrainJobs.",
+                                 minimum=1),
+                             "ttlSecondsAfterFinished": int32(
+                                 "Default spec.ttlSecondsAfterFinished of the TrainJobs: " +
+                                 TTL_DESC, minimum=0),
+                         }),
         "template": obj("JobSet template of the TrainJobs.", {
             "metadata": object_meta("JobSet labels and annotations."),
             "spec": jobset_spec(),
@@ -728,8 +761,11 @@ def all_crds():
     return {
         "trainjobs": crd("TrainJob", "trainjobs", "Namespaced", trainjob_schema(), {
             "additionalPrinterColumns": [
+                # The condition that is True now (upstream #3963): a resumed job has only
+                # Suspended=False, so it no longer shows Suspended. No new condition type.
                 {"name": "State", "type": "string",
-                 "jsonPath": ".status.conditions[-1:].type"},
+                 "jsonPath": '.status.conditions[?(@.status=="True")].type'},
+                {"name": "Suspended", "type": "boolean", "jsonPath": ".spec.suspend"},
                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
             ],
             "subresources": {"status": {}},

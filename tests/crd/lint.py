@@ -114,7 +114,8 @@ def check_crd(path, doc):
         if v.get("subresources") != {"status": {}}:
             errs.append("status subresource")
         cols = [(c["name"], c["type"], c["jsonPath"]) for c in v.get("additionalPrinterColumns", [])]
-        if cols != [("State", "string", ".status.conditions[-1:].type"),
+        if cols != [("State", "string", '.status.conditions[?(@.status=="True")].type'),
+                    ("Suspended", "boolean", ".spec.suspend"),
                     ("Age", "date", ".metadata.creationTimestamp")]:
             errs.append("printer columns %r" % cols)
         if root["properties"]["status"].get("minProperties") != 1:

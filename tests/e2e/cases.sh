@@ -1,7 +1,7 @@
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
 # kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
 # Order matters only for speed: the long cases overlap their waiting where they can.
-E2E_CASES="runtimes mpi initializers failing suspend deadline gc unschedulable coscheduling sdk chaos"
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling sdk chaos"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
 # torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
@@ -135,6 +135,91 @@ case_gc() {
     kc delete trainjob doomed -n $n --wait=false >/dev/null
     wait_for "children gone" kq '[.items[] | select(.metadata.name | contains("doomed"))] | length == 0' jobsets,jobs,pods,configmaps,secrets -n $n &&
         ok gc-all-children-gone || bad gc-all-children-gone "left: $(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed | tr '\n' ' ')"
+}
+
+# ttlSecondsAfterFinished (provisional, KEP-2899): a TTL-3 s TrainJob goes, with its JobSet,
+# Jobs, pods, ConfigMaps and Secrets (foreground deletion, the real garbage collector), about
+# 3 s after its completionTime; a TTL-less one stays; a runtime's runPolicy default applies; a
+# job's own 0 overrides a runtime's 600, whose other TrainJob stays.
+gone_all() { # gone_all NS NAME - no TrainJob, JobSet, Job, pod, ConfigMap or Secret of NAME
+    ! kc get trainjob "$2" -n "$1" >/dev/null 2>&1 &&
+        kq "[.items[] | select(.metadata.name == \"$2\" or (.metadata.name | startswith(\"$2-\")))] | length == 0" \
+            jobsets,jobs,pods,configmaps,secrets -n "$1"
+}
+case_ttl() {
+    local n=e2e-ttl out done t
+    ns $n
+    runtime $n ttl2-rt "" "" "  runPolicy:
+    ttlSecondsAfterFinished: 2"
+    runtime $n ttl600-rt "" "" "  runPolicy:
+    ttlSecondsAfterFinished: 600"
+    trainjob $n keep torch-distributed
+    trainjob $n ttl3 deepspeed-distributed "" "" "  ttlSecondsAfterFinished: 3"
+    trainjob $n rt-default ttl2-rt TrainingRuntime
+    trainjob $n job-zero ttl600-rt TrainingRuntime "" "  ttlSecondsAfterFinished: 0"
+    trainjob $n rt-600 ttl600-rt TrainingRuntime
+    if out=$(tj_wait $n keep Complete); then ok ttl-unset-completes; else bad ttl-unset-completes "$out"; fi
+    # the MPI job has a ConfigMap and a Secret of its own besides the snapshot
+    wait_for "ttl3 completionTime" kq '.status.completionTime' trainjob ttl3 -n $n ||
+        bad ttl3-completes "$(tj_state $n ttl3)"
+    done=$(date -u -d "$(kc get trainjob ttl3 -n $n -o jsonpath='{.status.completionTime}')" +%s)
+    if wait_for "ttl3 and its objects gone" gone_all $n ttl3; then
+        t=$(($(date +%s) - done))
+        # completionTime has second precision: gone 3 s after it at the earliest
+        [ $t -ge 3 ] && [ $t -le 20 ] && ok "ttl-3s-gone-with-children (${t}s after completionTime)" ||
+            bad ttl-3s-gone-with-children "gone ${t}s after completionTime"
+    else
+        bad ttl-3s-gone-with-children "left: $(kc get trainjob,jobset,jobs,pods,configmaps,secrets -n $n -o name | grep ttl3 | tr '\n' ' ')"
+    fi
+    wait_for "rt-default gone" gone_all $n rt-default && ok ttl-runtime-default-applies ||
+        bad ttl-runtime-default-applies "$(tj_state $n rt-default)"
+    wait_for "job-zero gone" gone_all $n job-zero && ok ttl-job-zero-overrides-runtime-600 ||
+        bad ttl-job-zero-overrides-runtime-600 "$(tj_state $n job-zero)"
+    # negative: finished before the others went, these stay
+    [ "$(tj_state $n keep)" = Complete ] && [ "$(tj_state $n rt-600)" = Complete ] &&
+        ok ttl-unset-and-600-stay || bad ttl-unset-and-600-stay "keep: $(tj_state $n keep), rt-600: $(tj_state $n rt-600)"
+}
+
+# Terminal is terminal on the full chain: the deleted JobSet of a Complete and of a Failed
+# TrainJob is not re-created, nor any Job or pod, for 30 s (three watches); the deleted JobSet
+# of a running TrainJob is (the negative control, in the same window).
+e2e_watch() { # e2e_watch NS KIND FILE - "EVENT NAME JOBSET" lines, started once listed
+    (kc get "$2" -n "$1" --watch --output-watch-events -o json --request-timeout=90s |
+        jq --unbuffered -r '"\(.type) \(.object.metadata.name) \(.object.metadata.labels["jobset.sigs.k8s.io/jobset-name"] // .object.metadata.name)"' >"$3") 2>/dev/null &
+    E2E_WATCHES+=($!)
+}
+readded() { # readded FILE JOBSET - objects of JOBSET ADDED after the JobSet was DELETED
+    awk -v j="$2" '$1 == "DELETED" && $2 == j { d = 1 } d && $1 == "ADDED" && $3 == j' "$1" | wc -l
+}
+ctl_back() { test "$(readded "$1" "$2")" -ge 1; }
+case_terminal() {
+    local n=e2e-terminal out t0 k f
+    ns $n
+    runtime $n fail-fast "" "              backoffLimit: 0"
+    trainjob $n done torch-distributed
+    trainjob $n broke fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    trainjob $n busy torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
+    out=$(tj_wait $n done Complete) && out=$(tj_wait $n broke Failed) &&
+        wait_for "busy running" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=busy ||
+        { bad terminal-setup "$out"; return; }
+    E2E_WATCHES=()
+    for k in jobsets jobs pods; do
+        e2e_watch $n $k "$T/term-$k.w"
+        wait_for "$k watch listed" test -s "$T/term-$k.w"
+    done
+    t0=$SECONDS
+    kc delete jobset done broke busy -n $n --wait=false >/dev/null
+    wait_for "busy's JobSet re-created" ctl_back "$T/term-jobsets.w" busy &&
+        ok terminal-control-running-jobset-recreated || bad terminal-control-running-jobset-recreated "not seen"
+    while [ $((SECONDS - t0)) -lt 30 ]; do sleep 1; done # the observation window
+    kill "${E2E_WATCHES[@]}" 2>/dev/null
+    for f in done broke; do
+        out=$(for k in jobsets jobs pods; do echo "$k=$(readded "$T/term-$k.w" $f)"; done | tr '\n' ' ')
+        [ "$out" = "jobsets=0 jobs=0 pods=0 " ] && grep -q "^DELETED $f " "$T/term-jobsets.w" &&
+            ok "terminal-$f-nothing-recreated-30s ($out)" || bad "terminal-$f-nothing-recreated-30s" "$out"
+    done
+    [ "$(tj_state $n done)" = Complete ] && [ "$(tj_state $n broke)" = Failed ] &&
+        ok terminal-conditions-kept || bad terminal-conditions-kept "done: $(tj_state $n done), broke: $(tj_state $n broke)"
 }
 
 # More GPUs than any node has: the pods stay Pending (Unschedulable) and the TrainJob neither

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/crd_kubectl.sh ENV_FILE - what a kubectl user sees (SPEC §1.1): the
-# TrainJob printer columns (STATE = type of the last condition, AGE) and `kubectl explain`
+# TrainJob printer columns (STATE = type of the condition that is True, SUSPENDED, AGE) and `kubectl explain`
 # printing our CRD descriptions.
 . "$(dirname "$0")/lib.sh"
 
@@ -10,36 +10,60 @@ ns=$(it_ns crd-kubectl) || {
 }
 crd=$it_root/api/trainer.kubeflow.org_trainjobs.yaml
 
-printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: cols\nspec:\n  runtimeRef:\n    name: torch-distributed\n' |
-    kc -n "$ns" create -f - >/dev/null
+# cols_row NAME SPEC_EXTRA CONDITIONS_JSON - create TrainJob NAME (SPEC_EXTRA: extra spec
+# lines), write its status conditions as the reconciler would (admin, status subresource) and
+# print its `kubectl get trainjobs --no-headers` row.
+cols_row() {
+    printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\nspec:\n  runtimeRef:\n    name: torch-distributed\n%b' "$1" "$2" |
+        kc -n "$ns" create -f - >/dev/null || return 1
+    if [ -n "$3" ]; then
+        kc -n "$ns" patch trainjob "$1" --subresource=status --type=merge -p "{\"status\":{\"conditions\":$3}}" >/dev/null || return 1
+    fi
+    kc -n "$ns" get trainjob "$1" --no-headers | tr -s ' '
+}
+cond() { # cond TYPE STATUS REASON
+    printf '{"type":"%s","status":"%s","reason":"%s","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}' "$@"
+}
+row_is() { # row_is CHECK WANT GOT - WANT is the row without its AGE column
+    if [ "${3% *}" = "$2" ]; then it_ok "$1"; else it_fail "$1" "want '$2 <age>', got '$3'"; fi
+}
+
+cols_row cols "" "" >/dev/null
 kc -n "$ns" get trainjobs >"$IT_TMP/get" 2>&1
-if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE AGE" ]; then
+if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
     it_ok printer-columns-header
 else
     it_fail printer-columns-header "got: $(head -1 "$IT_TMP/get")"
 fi
-# No conditions yet: the STATE cell is blank (custom columns print nothing, not <none>).
-if awk 'NR == 2 { exit !($1 == "cols" && NF == 2) }' "$IT_TMP/get"; then
+# No conditions yet: the STATE cell is blank (custom columns print nothing, not <none>);
+# SUSPENDED shows the defaulted spec.suspend.
+if awk 'NR == 2 { exit !($1 == "cols" && $2 == "false" && NF == 3) }' "$IT_TMP/get"; then
     it_ok printer-columns-no-status
 else
     it_fail printer-columns-no-status "got: $(sed -n 2p "$IT_TMP/get")"
 fi
 
-# STATE is the type of the LAST condition (.status.conditions[-1:].type).
-cat >"$IT_TMP/status.json" <<'JSON'
-{"status": {"conditions": [
- {"type": "Suspended", "status": "False", "reason": "Resumed", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"},
- {"type": "Complete", "status": "True", "reason": "AllJobsCompleted", "message": "", "lastTransitionTime": "2026-01-01T00:01:00Z"}]}}
-JSON
-kc -n "$ns" patch trainjob cols --subresource=status --type=merge --patch-file "$IT_TMP/status.json" >/dev/null
-kc -n "$ns" get trainjobs --no-headers >"$IT_TMP/get" 2>&1
-if awk '{ exit !($1 == "cols" && $2 == "Complete" && NF == 3) }' "$IT_TMP/get"; then
-    it_ok printer-columns-last-condition
+# STATE is the type of the condition that is True now (upstream #3963), not of the last one.
+row_is printer-columns-suspended "susp Suspended true" \
+    "$(cols_row susp '  suspend: true\n' "[$(cond Suspended True Suspended)]")"
+# Resumed and running: Suspended=False is the only condition. Upstream v2.3.0's column
+# (.status.conditions[-1:].type) shows Suspended here; ours shows nothing, and SUSPENDED false.
+row_is printer-columns-resumed-running "resumed false" \
+    "$(cols_row resumed '' "[$(cond Suspended False Resumed)]")"
+row_is printer-columns-complete "done Complete false" \
+    "$(cols_row done '' "[$(cond Suspended False Resumed),$(cond Complete True AllJobsCompleted)]")"
+# Failed before the last condition in the list: still the True one.
+row_is printer-columns-failed "failed Failed false" \
+    "$(cols_row failed '' "[$(cond Failed True FailedJobs),$(cond Suspended False Resumed)]")"
+# Negative control: the v2.3.0 column on the resumed job would say Suspended.
+last=$(kc -n "$ns" get trainjob resumed -o 'custom-columns=S:.status.conditions[-1:].type' --no-headers)
+if [ "$last" = Suspended ]; then
+    it_ok printer-columns-old-jsonpath-was-wrong
 else
-    it_fail printer-columns-last-condition "got: $(cat "$IT_TMP/get")"
+    it_fail printer-columns-old-jsonpath-was-wrong "the last-condition column gave '$last'"
 fi
 kc -n "$ns" get trainjob cols -o wide >"$IT_TMP/get" 2>&1
-if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE AGE" ]; then
+if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
     it_ok printer-columns-wide
 else
     it_fail printer-columns-wide "got: $(head -1 "$IT_TMP/get")"

@@ -62,10 +62,30 @@ static void test_forget(void)
     kt_applied_free(NULL);
 }
 
+/* Terminal is terminal: a finished TrainJob is remembered per uid until it is forgotten. */
+static void test_finished(void)
+{
+    struct kt_applied *a = kt_applied_new();
+    CHECK(!kt_applied_finished(a, "ns/tj", "uid-1"));
+    kt_applied_mark_finished(a, "ns/tj", "uid-1");
+    CHECK(kt_applied_finished(a, "ns/tj", "uid-1"));
+    kt_applied_mark_finished(a, "ns/tj", "uid-1"); /* idempotent */
+    CHECK_EQ_INT(kt_applied_len(a), 1);
+    /* negative: another TrainJob, or a new one of the same name (another uid) */
+    CHECK(!kt_applied_finished(a, "ns/other", "uid-1"));
+    CHECK(!kt_applied_finished(a, "ns/tj", "uid-2"));
+    /* the mark is no applied object: it never makes an apply look done */
+    CHECK(!kt_applied_same(a, "ns/tj", "uid-1", 0, ""));
+    kt_applied_forget(a, "ns/tj"); /* the TrainJob was deleted */
+    CHECK(!kt_applied_finished(a, "ns/tj", "uid-1"));
+    kt_applied_free(a);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_same();
     test_forget();
+    test_finished();
     return test_report();
 }

@@ -1,12 +1,14 @@
 /* tests/unit/test_reconciler_status.c - reconciler/status.c, the pure status steps of the
  * TrainJob reconcile (SPEC §5.1 steps 6-9): time parsing, conditions with upstream's
  * SetStatusCondition rule, Suspended/Resumed, the DeadlineExceeded preservation, the active
- * deadline on an injected clock, the status merge patch and the event note truncation.
+ * deadline on an injected clock, the status merge patch and the event note truncation; the
+ * provisional KEP-2899 steps: value resolution, start/completion times, ttlSecondsAfterFinished.
  * Compiled in directly because reconciler/ is not part of libkt.a. */
 #include "tests/test.h"
 
 #include <stdlib.h>
 
+#include "api/runtime.h"
 #include "api/trainjob.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
@@ -149,6 +151,173 @@ static void test_deadline(void)
     json_decref(st);
 }
 
+/* KEP-2899 value resolution: the TrainJob's own value over the runtime's runPolicy over none. */
+static void test_resolve(void)
+{
+    struct kt_opt_i64 none = {false, 0}, job = {true, 30}, zero = {true, 0}, rt = {true, 600};
+    struct kt_opt_i64 r = kt_rec_resolve(job, &rt);
+    CHECK(r.has && r.v == 30);
+    r = kt_rec_resolve(zero, &rt); /* a job's own 0 overrides a runtime's 600 */
+    CHECK(r.has && r.v == 0);
+    r = kt_rec_resolve(none, &rt);
+    CHECK(r.has && r.v == 600);
+    r = kt_rec_resolve(none, &none);
+    CHECK(!r.has);
+    r = kt_rec_resolve(none, NULL); /* no runtime at hand */
+    CHECK(!r.has);
+    r = kt_rec_resolve(job, NULL);
+    CHECK(r.has && r.v == 30);
+
+    /* from the TrainJob and runtime codecs */
+    struct kt_trainjob tj;
+    decode_tj(",\"ttlSecondsAfterFinished\":0", NULL, &tj);
+    CHECK(tj.ttl_seconds_after_finished.has && tj.ttl_seconds_after_finished.v == 0);
+    kt_trainjob_release(&tj);
+    decode_tj("", NULL, &tj);
+    CHECK(!tj.ttl_seconds_after_finished.has);
+    kt_trainjob_release(&tj);
+    struct kt_runtime rtm;
+    struct kt_err err = {0};
+    CHECK_OK(kt_runtime_decode(parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\","
+                                     "\"kind\":\"ClusterTrainingRuntime\",\"metadata\":{\"name\":"
+                                     "\"r\"},\"spec\":{\"runPolicy\":{\"activeDeadlineSeconds\":7,"
+                                     "\"ttlSecondsAfterFinished\":600}}}"),
+                               &rtm, &err));
+    CHECK(rtm.run_policy.active_deadline_seconds.v == 7);
+    CHECK(rtm.run_policy.ttl_seconds_after_finished.has &&
+          rtm.run_policy.ttl_seconds_after_finished.v == 600);
+    kt_runtime_release(&rtm);
+    /* negative: a TTL beyond int32 is refused by the decode, as the API's int32 field */
+    CHECK_EQ_INT(kt_runtime_decode(parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\","
+                                         "\"kind\":\"ClusterTrainingRuntime\",\"metadata\":{"
+                                         "\"name\":\"r\"},\"spec\":{\"runPolicy\":{"
+                                         "\"ttlSecondsAfterFinished\":4294967296}}}"),
+                                   &rtm, &err),
+                 -1);
+}
+
+static json_t *finished_status(const char *type, const char *ltt)
+{
+    json_t *st = json_object();
+    kt_rec_set_condition(st, type, "True", "R", "m", kt_rec_parse_time(ltt));
+    return st;
+}
+
+/* startTime / completionTime: set once, startTime cleared while suspended. */
+static void test_times(void)
+{
+    json_t *st = json_object();
+    kt_rec_set_times(st, true, T0); /* created suspended: no start */
+    CHECK(json_object_get(st, "startTime") == NULL);
+    kt_rec_set_times(st, false, T0 + 5);
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:05Z");
+    kt_rec_set_times(st, false, T0 + 9); /* set once */
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:05Z");
+    kt_rec_set_times(st, true, T0 + 10); /* suspended: the clock stops */
+    CHECK(json_object_get(st, "startTime") == NULL);
+    kt_rec_set_times(st, false, T0 + 20); /* resumed: a new start */
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
+    CHECK(json_object_get(st, "completionTime") == NULL);
+    kt_rec_set_condition(st, "Complete", "True", "AllJobsCompleted", "m", T0 + 30);
+    kt_rec_set_times(st, false, T0 + 31);
+    CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:30Z");
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
+    kt_rec_set_times(st, true, T0 + 99); /* finished: both kept */
+    CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:30Z");
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
+    json_decref(st);
+    /* a terminal time ahead of our clock (skew): completionTime is now, not the future */
+    st = finished_status("Failed", "2026-01-01T01:00:00Z");
+    kt_rec_set_times(st, false, T0 + 10);
+    CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:10Z");
+    json_decref(st);
+}
+
+static void test_ttl(void)
+{
+    struct kt_opt_i64 ttl = {true, 60}, zero = {true, 0}, none = {false, 0};
+    double rem;
+    json_t *running = json_object();
+    CHECK_EQ_INT(kt_rec_check_ttl(running, zero, T0, &rem), KT_TTL_NONE); /* not finished */
+    json_decref(running);
+    json_t *st = finished_status("Complete", "2026-01-01T00:00:00Z");
+    CHECK_EQ_INT(kt_rec_check_ttl(st, none, T0 + 1e6, &rem), KT_TTL_NONE); /* absent = never */
+    CHECK_EQ_INT(kt_rec_check_ttl(st, zero, T0, &rem), KT_TTL_EXPIRED);    /* 0 = at once */
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 20.5, &rem), KT_TTL_PENDING);
+    CHECK(rem == 39.5);
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 59.9, &rem), KT_TTL_PENDING);
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 60, &rem), KT_TTL_EXPIRED);
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 3600, &rem),
+                 KT_TTL_EXPIRED); /* expired while down */
+    json_decref(st);
+    /* Failed counts too, and a Suspended=True condition does not */
+    st = finished_status("Failed", "2026-01-01T00:00:00Z");
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 61, &rem), KT_TTL_EXPIRED);
+    json_decref(st);
+    st = finished_status("Suspended", "2026-01-01T00:00:00Z");
+    CHECK_EQ_INT(kt_rec_check_ttl(st, zero, T0 + 61, &rem), KT_TTL_NONE);
+    json_decref(st);
+    /* skew: a terminal time an hour ahead is bounded by completionTime, then by now */
+    st = finished_status("Complete", "2026-01-01T01:00:00Z");
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 10, &rem), KT_TTL_PENDING);
+    CHECK(rem == 60);
+    json_object_set_new(st, "completionTime", json_string("2026-01-01T00:00:05Z"));
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 10, &rem), KT_TTL_PENDING);
+    CHECK(rem == 55);
+    CHECK_EQ_INT(kt_rec_check_ttl(st, ttl, T0 + 65, &rem), KT_TTL_EXPIRED);
+    json_decref(st);
+}
+
+/* The deadline from the runtime's runPolicy when the TrainJob has none. */
+static void test_deadline_resolved(void)
+{
+    struct kt_trainjob tj;
+    struct kt_opt_i64 rt = {true, 60};
+    double rem;
+    decode_tj("", NULL, &tj);
+    json_t *st = json_object();
+    CHECK_EQ_INT(kt_rec_check_deadline_of(&tj, kt_rec_resolve(tj.active_deadline_seconds, &rt), st,
+                                          T0 + 10, &rem),
+                 KT_DEADLINE_PENDING);
+    CHECK(rem == 50);
+    CHECK_EQ_INT(kt_rec_check_deadline_of(&tj, kt_rec_resolve(tj.active_deadline_seconds, NULL), st,
+                                          T0 + 1e6, &rem),
+                 KT_DEADLINE_NONE);
+    json_decref(st);
+    kt_trainjob_release(&tj);
+}
+
+/* ResourcesCreationFailed: set with the event's reason and note, kept while it fails (its
+ * time moves only with its status), removed after a successful build; conflicts ignored. */
+static void test_creation_failed(void)
+{
+    json_t *st = json_object();
+    struct kt_err e = {0};
+    kt_err_set(&e, KT_EFORBIDDEN, "jobsets.jobset.x-k8s.io \"q\" is forbidden: exceeded quota");
+    kt_rec_set_creation_failed(st, &e, T0);
+    json_t *c = kt_rec_cond_find(st, "ResourcesCreationFailed");
+    CHECK_EQ_STR(kt_json_str(c, "status", ""), "True");
+    CHECK_EQ_STR(kt_json_str(c, "reason", ""), "TrainJobResourcesCreationFailed");
+    CHECK_EQ_STR(kt_json_str(c, "message", ""),
+                 "TrainJob resources reconciliation failed: jobsets.jobset.x-k8s.io \"q\" is "
+                 "forbidden: exceeded quota");
+    kt_rec_set_creation_failed(st, &e, T0 + 60);
+    CHECK_EQ_STR(kt_json_str(c, "lastTransitionTime", ""), "2026-01-01T00:00:00Z");
+    CHECK(!kt_rec_finished(st)); /* not terminal */
+    kt_rec_set_suspended(st, true, T0);
+    kt_rec_remove_condition(st, "ResourcesCreationFailed");
+    CHECK(kt_rec_cond_find(st, "ResourcesCreationFailed") == NULL);
+    CHECK(kt_rec_cond_true(st, "Suspended")); /* the others stay */
+    kt_rec_remove_condition(st, "Suspended");
+    CHECK(json_object_get(st, "conditions") == NULL); /* no empty list left behind */
+    kt_rec_remove_condition(st, "Suspended");         /* absent: nothing happens */
+    /* negative: a conflict is a race the retry resolves, not news for the user */
+    kt_err_set(&e, KT_ECONFLICT, "the object has been modified");
+    kt_rec_set_creation_failed(st, &e, T0);
+    CHECK(json_object_get(st, "conditions") == NULL);
+    json_decref(st);
+}
+
 static void test_merge_patch(void)
 {
     json_t *a = parse("{\"conditions\":[{\"type\":\"A\"}],\"jobsStatus\":[1],\"x\":{\"y\":1,"
@@ -205,6 +374,11 @@ int main(void)
     test_conditions();
     test_plugin_status();
     test_deadline();
+    test_resolve();
+    test_times();
+    test_ttl();
+    test_deadline_resolved();
+    test_creation_failed();
     test_merge_patch();
     test_event_note();
     return test_report();
