@@ -240,6 +240,14 @@ assemble() {
     mv "$out.tmp" "$out"
 }
 
+# copy_tree SRC DST - copy SRC's tree into DST: files 0644, or 0755 when executable in SRC; new
+# directories 0755 (umask 022), whatever the checkout's modes are.
+copy_tree() {
+    local f
+    cp -R --no-preserve=mode "$1/." "$2/"
+    (cd "$1" && find . -type f -perm -u+x) | while read -r f; do chmod 0755 "$2/$f"; done
+}
+
 # build_one NAME - print `NAME REF PATH`, building the archive first unless the cache has it.
 build_one() {
     local name=$1 key ref out lockfd t0 w
@@ -264,7 +272,7 @@ build_one() {
             prune "$w/rootfs"
         fi
         if [ -d "$here/$name/rootfs" ]; then
-            cp -R --no-preserve=mode "$here/$name/rootfs/." "$w/rootfs/"
+            copy_tree "$here/$name/rootfs" "$w/rootfs"
         fi
         if [ "$name" = mpi ]; then finish_mpi "$w/rootfs"; fi
         if [ "$name" = torch ]; then finish_torch "$w/rootfs"; fi
