@@ -70,10 +70,14 @@ image_key() {
     } | sha256sum | cut -c1-12
 }
 
-# need_tools - install mmdebstrap and umoci (Debian packages) when missing.
+# need_tools - install the tools (Debian packages) when missing: mmdebstrap, umoci, jq, and cc
+# (gcc, with the static glibc of libc6-dev) for pause.
 need_tools() {
     local need="" t
-    for t in mmdebstrap umoci; do command -v "$t" >/dev/null || need="$need $t"; done
+    for t in mmdebstrap:mmdebstrap umoci:umoci jq:jq cc:gcc; do
+        command -v "${t%%:*}" >/dev/null || need="$need ${t#*:}"
+    done
+    [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need="$need libc6-dev"
     [ -n "$need" ] || return 0
     log "installing$need (Debian packages)"
     SUDO=""

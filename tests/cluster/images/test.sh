@@ -188,8 +188,24 @@ test_xgboost() {
         "[ \$(echo \"\$out\" | grep -c '^world size 2 rank [01] ') = 2 ]"
 }
 
+# need_tools - install containerd, runc and ssh-keygen (Debian packages) when missing.
+need_tools() {
+    local need="" t
+    for t in containerd:containerd runc:runc ssh-keygen:openssh-client; do
+        command -v "${t%%:*}" >/dev/null || need="$need ${t#*:}"
+    done
+    [ -n "$need" ] || return 0
+    log "installing$need (Debian packages)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null ||
+        {
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
+        }
+}
+
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(pause torch mpi xgboost)
+need_tools
 start_containerd
 lines=$("$here/import.sh" "$SOCK" "${names[@]}")
 # Idempotence: a second import finds every image present.
