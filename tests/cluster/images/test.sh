@@ -105,8 +105,10 @@ test_pause() {
 
 # test_torch REF - torchrun DDP on 2 ranks: both see world size 2, the loss goes down; fail.py exits 3.
 test_torch() {
-    local out rc=0
-    out=$(run_ torch-test "$1" -- torchrun --nnodes=1 --nproc_per_node=2 /workspace/train_mnist.py 2>&1) || rc=$?
+    local out rc=0 p=$((20000 + RANDOM % 10000))
+    # --master_port: host networking, and 29500 may be taken on a shared machine.
+    out=$(run_ torch-test "$1" -- torchrun --nnodes=1 --nproc_per_node=2 --master_port="$p" \
+        /workspace/train_mnist.py 2>&1) || rc=$?
     echo "$out" | grep -E '^(world size|rank [01]/2 (epoch [0-9]+ step 1 |done))' >&2 || true
     [ "$rc" = 0 ] || echo "$out" >&2
     expect "torch DDP exits 0 (rc $rc)" "[ $rc = 0 ]"
