@@ -70,10 +70,14 @@ image_key() {
     } | sha256sum | cut -c1-12
 }
 
-# need_tools - install mmdebstrap and umoci (Debian packages) when missing.
+# need_tools - install the tools (Debian packages) when missing: mmdebstrap, umoci, jq, and cc
+# (gcc, with the static glibc of libc6-dev) for pause.
 need_tools() {
     local need="" t
-    for t in mmdebstrap umoci; do command -v "$t" >/dev/null || need="$need $t"; done
+    for t in mmdebstrap:mmdebstrap umoci:umoci jq:jq cc:gcc; do
+        command -v "${t%%:*}" >/dev/null || need="$need ${t#*:}"
+    done
+    [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || need="$need libc6-dev"
     [ -n "$need" ] || return 0
     log "installing$need (Debian packages)"
     SUDO=""
@@ -240,6 +244,14 @@ assemble() {
     mv "$out.tmp" "$out"
 }
 
+# copy_tree SRC DST - copy SRC's tree into DST: files 0644, or 0755 when executable in SRC; new
+# directories 0755 (umask 022), whatever the checkout's modes are.
+copy_tree() {
+    local f
+    cp -R --no-preserve=mode "$1/." "$2/"
+    (cd "$1" && find . -type f -perm -u+x) | while read -r f; do chmod 0755 "$2/$f"; done
+}
+
 # build_one NAME - print `NAME REF PATH`, building the archive first unless the cache has it.
 build_one() {
     local name=$1 key ref out lockfd t0 w
@@ -264,7 +276,7 @@ build_one() {
             prune "$w/rootfs"
         fi
         if [ -d "$here/$name/rootfs" ]; then
-            cp -R --no-preserve=mode "$here/$name/rootfs/." "$w/rootfs/"
+            copy_tree "$here/$name/rootfs" "$w/rootfs"
         fi
         if [ "$name" = mpi ]; then finish_mpi "$w/rootfs"; fi
         if [ "$name" = torch ]; then finish_torch "$w/rootfs"; fi

@@ -19,13 +19,19 @@ CPID=""
 FAIL=0
 
 # ctr_ ARGS... - ctr against the throwaway containerd, namespace k8s.io.
-ctr_() { ctr --address "$SOCK" --namespace k8s.io "$@"; }
+ctr_() { ctr --address "$SOCK" --namespace k8s.io --connect-timeout 10s "$@"; }
 
-# run_ ID REF ARGS... - ctr run --rm with host networking and our runc root.
+# run_ ID REF [CTR_RUN_OPTION...] -- [COMMAND...] - ctr run --rm with host networking and our
+# runc root (stdin /dev/null).
 run_() {
-    local id=$1 ref=$2
+    local id=$1 ref=$2 opts=()
     shift 2
-    ctr_ run --rm --net-host --runc-root "$D/runc" "$@" "$ref" "$id" </dev/null
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        opts+=("$1")
+        shift
+    done
+    [ $# -gt 0 ] && shift
+    ctr_ run --rm --net-host --runc-root "$D/runc" "${opts[@]}" "$ref" "$id" "$@" </dev/null
 }
 
 # start_containerd - write the config and start containerd; wait until it answers.
@@ -88,7 +94,7 @@ expect() {
 # test_pause REF - the sandbox process runs until SIGTERM and then exits 0.
 test_pause() {
     local rc=0
-    run_ pause-test "$1" &
+    run_ pause-test "$1" -- &
     local p=$!
     sleep 2
     ctr_ task ls | grep -q '^pause-test .*RUNNING' || log "pause-test not running"
@@ -99,16 +105,19 @@ test_pause() {
 
 # test_torch REF - torchrun DDP on 2 ranks: both see world size 2, the loss goes down; fail.py exits 3.
 test_torch() {
-    local out rc=0
-    out=$(run_ torch-test "$1" torchrun --nnodes=1 --nproc_per_node=2 /workspace/train_mnist.py 2>&1) || rc=$?
-    echo "$out" | grep -E '^(world size|rank [01]/2 (epoch [0-9]+ step 1 |done))' >&2
+    local out rc=0 p=$((20000 + RANDOM % 10000))
+    # --master_port: host networking, and 29500 may be taken on a shared machine.
+    out=$(run_ torch-test "$1" -- torchrun --nnodes=1 --nproc_per_node=2 --master_port="$p" \
+        /workspace/train_mnist.py 2>&1) || rc=$?
+    echo "$out" | grep -E '^(world size|rank [01]/2 (epoch [0-9]+ step 1 |done))' >&2 || true
+    [ "$rc" = 0 ] || echo "$out" >&2
     expect "torch DDP exits 0 (rc $rc)" "[ $rc = 0 ]"
     expect "both ranks see world size 2" \
         "[ \$(echo \"\$out\" | grep -c '^world size 2 rank [01] ') = 2 ]"
     expect "loss decreases on both ranks" \
         "[ \$(echo \"\$out\" | awk '/done final loss/ && \$6 < \$9' | wc -l) = 2 ]"
     rc=0
-    out=$(run_ torch-fail "$1" python3 /workspace/fail.py 2>&1) || rc=$?
+    out=$(run_ torch-fail "$1" -- python3 /workspace/fail.py 2>&1) || rc=$?
     echo "$out" | tail -2 >&2
     expect "fail.py exits 3 (rc $rc)" "[ $rc = 3 ]"
 }
@@ -120,7 +129,7 @@ test_torch() {
 # 2222 from /home/mpiuser/.sshd_config, the client's default port). ctr's default spec mounts a
 # tmpfs on /run, hiding the image's /run/sshd (the kubelet does not), so root's worker makes it.
 mpi_over_ssh() {
-    local ref=$1 user=$2 s=$3 port=$4 home=/root out rc=0 as=() sshd args
+    local ref=$1 user=$2 s=$3 port=$4 home=/root out rc=0 as=() sshd args worker
     sshd=(sh -c "mkdir -p /run/sshd && exec /usr/sbin/sshd -De -p $port")
     args="-o ConnectionAttempts=10 -p $port"
     if [ "$user" = mpiuser ]; then
@@ -130,17 +139,18 @@ mpi_over_ssh() {
         args="-o ConnectionAttempts=10"
     fi
     run_ "mpi-worker-$user" "$ref" --mount "type=bind,src=$s,dst=$home/.ssh,options=rbind:ro" \
-        "${sshd[@]}" >"$D/sshd-$user.log" 2>&1 &
+        -- "${sshd[@]}" >"$D/sshd-$user.log" 2>&1 &
+    worker=$!
     sleep 2
     out=$(run_ "mpi-launcher-$user" "$ref" --mount "type=bind,src=$s,dst=$home/.ssh,options=rbind:ro" \
         --mount "type=bind,src=$D/hostfile,dst=/etc/mpi/hostfile,options=rbind:ro" \
         --env OMPI_MCA_orte_default_hostfile=/etc/mpi/hostfile \
         --env OMPI_MCA_orte_keep_fqdn_hostnames=true --env OMPI_MCA_orte_set_default_slots=2 \
         --env "OMPI_MCA_plm_rsh_args=$args" --env "HOME=$home" \
-        "${as[@]}" mpirun -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
+        -- "${as[@]}" mpirun -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
     echo "$out" >&2
     ctr_ task kill -s SIGTERM "mpi-worker-$user" || true
-    wait || true
+    wait "$worker" || true
     grep 'Accepted publickey' "$D/sshd-$user.log" >&2 || cat "$D/sshd-$user.log" >&2
     expect "mpirun as $user over ssh into the sshd container (rc $rc)" \
         "[ $rc = 0 ] && echo \"\$out\" | grep -q 'allreduce sum 3 expected 3 ok'"
@@ -152,7 +162,7 @@ mpi_over_ssh() {
 # (SPEC §3.5: an ECDSA P-521 key in id_rsa mode 0640, id_rsa.pub and authorized_keys 0644).
 test_mpi() {
     local out rc=0 s="$D/ssh"
-    out=$(run_ mpi-local "$1" mpirun --allow-run-as-root -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
+    out=$(run_ mpi-local "$1" -- mpirun --allow-run-as-root -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
     echo "$out" >&2
     expect "local mpirun allreduce (rc $rc)" "[ $rc = 0 ] && echo \"\$out\" | grep -q 'allreduce sum 3 expected 3 ok'"
     mkdir -p "$s"
@@ -170,17 +180,34 @@ test_mpi() {
 test_xgboost() {
     local out rc=0 p=$((20000 + RANDOM % 10000))
     out=$(run_ xgb-test "$1" --env DMLC_TRACKER_URI=127.0.0.1 --env "DMLC_TRACKER_PORT=$p" \
-        --env DMLC_NUM_WORKER=2 sh -c 'DMLC_TASK_ID=0 python3 /workspace/train_xgboost.py & p=$!
+        --env DMLC_NUM_WORKER=2 -- sh -c 'DMLC_TASK_ID=0 python3 /workspace/train_xgboost.py & p=$!
             DMLC_TASK_ID=1 python3 /workspace/train_xgboost.py; r1=$?; wait $p; r0=$?
             exit $((r0 | r1))' 2>&1) || rc=$?
-    echo "$out" | grep -E '^(world size|rank [01]/2 (round (0|9) |done))' >&2
+    echo "$out" | grep -E '^(world size|rank [01]/2 (round (0|9) |done))' >&2 || true
+    [ "$rc" = 0 ] || echo "$out" >&2
     expect "xgboost 2 workers exit 0 (rc $rc)" "[ $rc = 0 ]"
     expect "both xgboost workers see world size 2" \
         "[ \$(echo \"\$out\" | grep -c '^world size 2 rank [01] ') = 2 ]"
 }
 
+# need_tools - install containerd, runc and ssh-keygen (Debian packages) when missing.
+need_tools() {
+    local need="" t
+    for t in containerd:containerd runc:runc ssh-keygen:openssh-client; do
+        command -v "${t%%:*}" >/dev/null || need="$need ${t#*:}"
+    done
+    [ -n "$need" ] || return 0
+    log "installing$need (Debian packages)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null ||
+        {
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
+        }
+}
+
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(pause torch mpi xgboost)
+need_tools
 start_containerd
 lines=$("$here/import.sh" "$SOCK" "${names[@]}")
 # Idempotence: a second import finds every image present.
