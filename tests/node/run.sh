@@ -22,6 +22,7 @@ CHART=$ROOT/deploy/helm/kt
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-node.XXXXXX")
 CASES=("$@")
 LOOP_PID=""
+DOWN_DONE=0
 
 teardown() {
     [ -z "$LOOP_PID" ] || kill "$LOOP_PID" 2>/dev/null
@@ -35,7 +36,8 @@ teardown() {
     if [ "${KT_NODE_KEEP:-}" = 1 ]; then
         echo "node: kept $D (tests/cluster/down.sh $D)" >&2
     else
-        tests/cluster/down.sh "$D" >"$T/down.log" 2>&1 || { cat "$T/down.log"; echo "node: down.sh failed" >&2; }
+        [ "$DOWN_DONE" = 1 ] || tests/cluster/down.sh "$D" >"$T/down.log" 2>&1 ||
+            { cat "$T/down.log"; echo "node: down.sh failed" >&2; }
         rm -rf "$D"
     fi
     rm -rf "$T"
@@ -85,5 +87,14 @@ for c in $NODE_CASES; do
     "case_${c//-/_}"
     echo "node: case $c: $((SECONDS - t))s"
 done
+# The teardown is a check too: the pods drained, every process stopped and the machine as it
+# was before (tests/cluster/node.sh compares its fingerprint: links, iptables chains, mounts,
+# cgroups, network namespaces, the kubelet's directories, sysctls, shims).
+if [ "${KT_NODE_KEEP:-}" != 1 ]; then
+    t=$SECONDS
+    check node-teardown-machine-as-before tests/cluster/down.sh "$D"
+    echo "node: teardown: $((SECONDS - t))s"
+    DOWN_DONE=1
+fi
 echo "node wall time: $((SECONDS - t_start))s"
 tier_finish
