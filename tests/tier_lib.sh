@@ -21,3 +21,17 @@ tier_finish() { # print the closing line; the tier's exit status
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+
+# The Kubeflow SDK (PyPI `kubeflow`, pinned) in a venv in the cache outside the repo, one per
+# version; used by the e2e and real-node tiers.
+KT_SDK_VERSION=0.5.0
+# sdk_python - print the venv's python, making the venv when missing (pip's log: $T/pip.log).
+sdk_python() {
+    local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION"
+    if [ ! -x "$v/bin/python" ] || ! "$v/bin/python" -c 'import kubeflow.trainer' 2>/dev/null; then
+        rm -rf "$v"
+        { python3 -m venv "$v" && "$v/bin/pip" install -q "kubeflow==$KT_SDK_VERSION"; } >"$T/pip.log" 2>&1 ||
+            return 1
+    fi
+    echo "$v/bin/python"
+}

@@ -318,19 +318,12 @@ EOF
 
 # The real Kubeflow SDK (PyPI `kubeflow`, pinned below) against kt: list_runtimes, train,
 # wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job. The venv
-# lives in the cache outside the repo, one per SDK version.
-KT_SDK_VERSION=0.5.0
+# lives in the cache outside the repo, one per SDK version (tests/tier_lib.sh sdk_python).
 case_sdk() {
-    local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION"
-    if [ ! -x "$v/bin/python" ] || ! "$v/bin/python" -c 'import kubeflow.trainer' 2>/dev/null; then
-        rm -rf "$v"
-        { python3 -m venv "$v" && "$v/bin/pip" install -q "kubeflow==$KT_SDK_VERSION"; } >"$T/pip.log" 2>&1 || {
-            bad sdk-install "$(tail -5 "$T/pip.log")"
-            return
-        }
-    fi
+    local py
+    py=$(sdk_python) || { bad sdk-install "$(tail -5 "$T/pip.log")"; return; }
     ns e2e-sdk
-    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$v/bin/python" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
+    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
     local rc=$?
     grep -E '^(ok|FAIL) ' "$T/sdk.out" | while read -r word name rest; do
         if [ "$word" = ok ]; then echo "ok $name"; else echo "FAIL $name $rest"; fi

@@ -1,7 +1,7 @@
 # tests/node/cases.sh - the cases of the real-node tier, in the order they run (sourced by
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.
-NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail mpi-allreduce xgboost
+NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail mpi-allreduce xgboost sdk
 leader-failover helm-upgrade helm-uninstall"
 
 # A pod that runs COMMAND in the torch image on the real node; no restarts.
@@ -272,6 +272,19 @@ EOF
     check xgboost-complete tj_wait default xgb Complete
     tj_logs default xgb >"$T/xgb.log"
     check xgboost-two-workers grep -q 'world size 2' "$T/xgb.log"
+}
+
+# ---- the Kubeflow SDK on real pods (the e2e tier's venv: PyPI kubeflow, pinned there) -------
+case_sdk() {
+    local py
+    py=$(sdk_python) || { bad sdk-install "$(tail -5 "$T/pip.log")"; return; }
+    ns node-sdk
+    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/node/sdk_test.py node-sdk >"$T/sdk.out" 2>&1
+    local rc=$? word name rest
+    while read -r word name rest; do
+        if [ "$word" = ok ]; then ok "$name"; else bad "$name" "$rest"; fi
+    done < <(grep -E '^(ok|FAIL) ' "$T/sdk.out")
+    [ $rc -eq 0 ] || grep -q '^FAIL ' "$T/sdk.out" || bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
 }
 
 # ---- replicas, failover, upgrade, uninstall under a steady stream of TrainJobs -------------
