@@ -85,15 +85,20 @@ struct app {
     atomic_int ready;
 };
 
+static int usage_to(FILE *f, int rc)
+{
+    fprintf(f, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
+               "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
+               "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
+               "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
+               "[--metrics-cert-dir DIR] [--namespaces NS,...]\n");
+    fputs(kt_plugin_flags_usage(), f);
+    return rc;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
-                    "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
-                    "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
-                    "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
-                    "[--metrics-cert-dir DIR] [--namespaces NS,...]\n");
-    fputs(kt_plugin_flags_usage(), stderr);
-    return 2;
+    return usage_to(stderr, 2);
 }
 
 static int parse_flags(int argc, char **argv, struct flags *fl)
@@ -732,6 +737,9 @@ int main(int argc, char **argv)
      * waiting for the API server). Before any thread starts. */
     mallopt(M_ARENA_MAX, 2);
     kt_mem_init();
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+        return usage_to(stdout, 0);
+    }
     if (parse_flags(argc, argv, &a.fl) != 0) {
         return usage();
     }

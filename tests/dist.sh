@@ -4,7 +4,7 @@
 #   bin/kt-webhook bin/kt-reconciler bin/ktctl   (stripped, from BUILD_DIR/bin)
 #   share/kt/api/      the CRDs and their kustomization
 #   share/kt/deploy/   the install manifests (deploy/kustomization.yaml finds ../api)
-#   share/doc/kt/      README.md
+#   share/doc/kt/      README.md, docs/
 # Install: tar -xzf kt-<version>.tar.gz -C PREFIX --strip-components=1
 # The archive is reproducible (sorted, owner 0, mtime of the last commit).
 # Knobs: KT_VERSION (default: git describe), KT_DIST_DIR (default: dist).
@@ -35,6 +35,7 @@ mkdir -p "$p/share/kt/api"
 cp api/*.yaml "$p/share/kt/api/"
 cp -R deploy "$p/share/kt/deploy"
 cp README.md "$p/share/doc/kt/"
+cp -R docs "$p/share/doc/kt/docs"
 mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 mkdir -p "$out"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -C "$stage" -cf - "$name" |

@@ -48,6 +48,9 @@ step "lint" make -s lint
 # ktctl validate's -o junit/sarif against the JUnit XSD and the SARIF 2.1.0 schema, and the
 # pre-commit hook on a sample repository (PyPI tools in a venv cached outside the repo).
 step "ktctl CI formats (JUnit XSD, SARIF schema, pre-commit)" tests/validate/formats.sh build/plain
+# README.md and docs/: relative links and anchors, the binaries' flags against the docs (both
+# ways), --help exiting 0, the `sh runnable` blocks run; each check with its negative test.
+step "docs (links, flags, runnable blocks)" tests/docs/run.sh
 # The cluster's binaries, built once from Go modules and cached per version outside the repo
 # (cold on a fresh machine: the slow part of the budget; warm: a few file checks).
 step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full

@@ -7,7 +7,7 @@
 #   KT_NODES (4), KT_NODE_CPU (16), KT_NODE_MEMORY (64Gi), KT_NODE_GPU (8 nvidia.com/gpu)
 #   KT_POD_STEP_MS (100)  delay of each simulated step before Running (create, init, ready)
 #   KT_POD_RUN_MS (3000)  how long a Job's pod stays Running before it completes
-# Pod markers (see README "The full chain"): a container env var KT_SIM_EXIT_CODE=N (N != 0) makes
+# Pod markers (see docs/development.md "The full chain"): a container env var KT_SIM_EXIT_CODE=N (N != 0) makes
 # the pod fail with exit code N instead of succeeding; the annotation kt.kubeflow.org/sim-run or
 # a container env var KT_SIM_RUN (a Go duration: "90s", "10m") overrides KT_POD_RUN_MS for one pod.
 
@@ -175,8 +175,13 @@ kt_full_jobset_webhooks() {
 # from its module, the delays rewritten to KT_POD_STEP_MS); completion and failure are ours.
 kt_full_kwok_stages() {
     local m f step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000}
-    m=$(cd "$kt_here/kwok" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
-        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    # The module cache first: Go extracts a module into a temporary folder and renames it, so its
+    # folder exists only complete. `go mod download` (which asks the module proxy) only without it.
+    m="$(go env GOMODCACHE 2>/dev/null)/sigs.k8s.io/kwok@$KWOK_VERSION"
+    if [ ! -d "$m/kustomize/stage" ]; then
+        m=$(cd "$kt_here/kwok" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
+            sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    fi
     [ -d "$m/kustomize/stage" ] || { kt_log "KWOK module $KWOK_VERSION not in the module cache"; return 1; }
     : >"$D/kwok-stages.yaml"
     for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \

@@ -56,17 +56,20 @@ run_case() {
     fi
     rm -f "$out" "$err"
 }
-# README's "Writing a plugin" example must be tests/plugins/minimal.c verbatim (which build.sh
-# just compiled): the ```c block after the line `<!-- plugin-example: tests/plugins/minimal.c -->`.
-readme="$here/../../README.md"
-if grep -q '^<!-- plugin-example: tests/plugins/minimal.c -->' "$readme" 2>/dev/null; then
+# docs/plugins.md's "Writing a plugin" example must be tests/plugins/minimal.c verbatim (which
+# build.sh just compiled): the ```c block after the line `<!-- plugin-example: tests/plugins/minimal.c -->`.
+readme="$here/../../docs/plugins.md"
+if ! grep -q '^<!-- plugin-example: tests/plugins/minimal.c -->' "$readme" 2>/dev/null; then
+    fail=$((fail + 1))
+    echo "FAIL plugins/readme-example: no plugin-example marker in docs/plugins.md"
+else
     if awk '/^<!-- plugin-example: tests\/plugins\/minimal.c -->/ { m = 1; next }
             m == 1 && /^```c$/ { m = 2; next } m == 2 && /^```$/ { exit } m == 2 { print }' \
         "$readme" | cmp -s - "$here/minimal.c"; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))
-        echo "FAIL plugins/readme-example: README's example differs from tests/plugins/minimal.c"
+        echo "FAIL plugins/readme-example: docs/plugins.md's example differs from tests/plugins/minimal.c"
     fi
 fi
 for dir in "$here"/golden/*/; do

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# tests/docs/run.sh - the docs tier (a `make test` step after lint): README.md and docs/*.md
+# checked by tests/docs/check.py against the repo and the built binaries (bin/): relative links
+# and anchors, every flag of kt-webhook, kt-reconciler and ktctl documented and every flag the
+# docs name existing, `--help` exiting 0, and the fenced blocks marked `sh runnable` run.
+# Then each check's negative test: on a copy of the docs (the rest of the repo linked in) with a
+# planted fault, the checker must fail and name it. Prints `ok NAME` / `FAIL NAME: why` and
+# "N passed, N failed"; exits 1 on a failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$here/../.." && pwd)
+cd "$ROOT"
+. tests/tier_lib.sh
+
+if [ ! -x bin/ktctl ] || [ ! -x bin/kt-webhook ] || [ ! -x bin/kt-reconciler ]; then
+    make -s -j"$(nproc)" all >"$T/build.log" 2>&1 || { cat "$T/build.log"; echo "docs: build failed" >&2; }
+fi
+
+# The checks on the real docs; their ok/FAIL lines count into this tier's total.
+python3 "$here/check.py" --root "$ROOT" >"$T/real.out" 2>&1
+grep -E '^(ok|FAIL) ' "$T/real.out"
+p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' "$T/real.out" | tail -n 1)
+f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' "$T/real.out" | tail -n 1)
+if [ -z "$p" ]; then
+    bad "docs/check.py" "no summary line: $(tail -c 600 "$T/real.out")"
+else
+    pass=$((pass + p))
+    fail=$((fail + f))
+fi
+
+# copy_root DIR: DIR holds a copy of README.md and docs/, every other top-level entry linked.
+copy_root() {
+    local d=$1 e
+    mkdir -p "$d"
+    for e in "$ROOT"/* "$ROOT"/.[!.]*; do
+        case ${e##*/} in README.md | docs | .git) continue ;; esac
+        [ -e "$e" ] && ln -s "$e" "$d/${e##*/}"
+    done
+    cp README.md "$d/" && cp -R docs "$d/docs"
+}
+# planted NAME WANT [--bin DIR]: the checker on $T/neg must exit non-zero with a FAIL line
+# matching WANT; the copy is restored afterwards.
+planted() {
+    local name=$1 want=$2
+    shift 2
+    if python3 "$here/check.py" --root "$T/neg" "$@" --bin "${NEG_BIN:-$ROOT/bin}" >"$T/neg.out" 2>&1; then
+        bad "negative: $name" "the checker passed"
+    elif grep -qE "^FAIL .*$want" "$T/neg.out"; then
+        ok "negative: $name"
+    else
+        bad "negative: $name" "no FAIL line matching '$want': $(grep '^FAIL' "$T/neg.out" | head -c 400)"
+    fi
+    rm -rf "$T/neg"
+    copy_root "$T/neg"
+    NEG_BIN=""
+}
+copy_root "$T/neg"
+if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
+    ok "negative control: the unmodified copy passes"
+else
+    bad "negative control: the unmodified copy passes" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
+fi
+
+printf '\nSee [the index](no-such-page.md).\n' >>"$T/neg/docs/README.md"
+planted "a link to a missing file fails" "links: docs/README.md: .*no-such-page.md: no such file"
+
+printf '\nSee [install](install.md#no-such-heading).\n' >>"$T/neg/docs/operating.md"
+planted "a link to a missing anchor fails" "links: docs/operating.md: .*no heading with the slug #no-such-heading"
+
+printf '\nThe README links [home](../README.md#two-commandz).\n' >>"$T/neg/docs/development.md"
+planted "an anchor into README.md is checked too" "links: docs/development.md: .*#two-commandz"
+
+printf '\n```sh\nkt-webhook --tls-cert-file a --tls-key-file b --no-such-flag\n```\n' >>"$T/neg/docs/install.md"
+planted "an unknown kt-webhook flag in a code block fails" "exist: docs/install.md: .*kt-webhook --no-such-flag does not exist"
+
+printf '\nRun `kt-reconciler --worker 8` for more.\n' >>"$T/neg/docs/operating.md"
+planted "an unknown kt-reconciler flag in a code span fails" "exist: docs/operating.md: .*kt-reconciler --worker does not exist"
+
+printf '\n```sh\nbin/ktctl certs --old x.yaml\n```\n' >>"$T/neg/docs/ktctl.md"
+planted "a ktctl flag of another subcommand fails" "exist: docs/ktctl.md: .*ktctl certs --old does not exist"
+
+printf '\nkubectl apply --server-side --no-such-kubectl-flag -k deploy/\n' >>"$T/neg/docs/install.md"
+if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
+    ok "negative: kubectl's flags are not kt's (a made-up kubectl flag passes)"
+else
+    bad "negative: kubectl's flags are not kt's" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
+fi
+rm -rf "$T/neg"
+copy_root "$T/neg"
+
+sed -i 's/--max-inflight-body-bytes/--max-inflight-body/g' "$T/neg/docs/configuration.md"
+planted "a kt-webhook flag missing from docs/configuration.md fails" "documented: kt-webhook: .*--max-inflight-body-bytes"
+
+sed -i 's/--issued-at/--issued_at/g' "$T/neg/docs/ktctl.md"
+planted "a ktctl flag missing from docs/ktctl.md fails" "documented: ktctl: .*--issued-at"
+
+printf '\n```sh runnable\nbin/ktctl validate no-such-file.yaml\n```\n' >>"$T/neg/docs/ktctl.md"
+planted "a failing runnable block fails" "runnable: docs/ktctl.md:"
+
+printf '\n```sh\nfalse\n```\n' >>"$T/neg/docs/ktctl.md"
+if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
+    ok "negative: a block not marked runnable is not run"
+else
+    bad "negative: a block not marked runnable is not run" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
+fi
+
+mkdir -p "$T/fakebin"
+cp bin/kt-webhook bin/ktctl "$T/fakebin/"
+printf '#!/bin/sh\necho "bad flag $1" >&2\nexit 2\n' >"$T/fakebin/kt-reconciler"
+chmod +x "$T/fakebin/kt-reconciler"
+NEG_BIN=$T/fakebin
+planted "a --help that exits non-zero fails" "help: kt-reconciler --help: exit 2"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
