@@ -312,7 +312,8 @@ case_status() {
 # what the case did (2 + 1 created, 2 completed, 1 failed FailedJobs, 1 suspended, 1 resumed,
 # 1 deleted, 3 JobSets timed), states, phases, webhook decisions, build_info; no TrainJob name
 # as a label value; `promtool check metrics` on both expositions (promtool built from
-# Prometheus' Go module, tests/monitoring/build-promtool.sh).
+# Prometheus' Go module, tests/monitoring/build-promtool.sh); deploy/monitoring's alerts and
+# dashboard queries through promtool (tests/monitoring/check.sh: check rules, test rules).
 scrape() { # scrape PORT
     curl -sS --max-time 10 --cacert "$D/certs/ca.crt" "https://127.0.0.1:$1/metrics" 2>/dev/null ||
         curl -sS --max-time 10 "http://127.0.0.1:$1/metrics"
@@ -364,6 +365,7 @@ case_metrics() {
     if pt=$("$ROOT/tests/monitoring/build-promtool.sh" 2>"$T/promtool-build.log" | tail -1) && [ -x "$pt" ]; then
         check metrics-promtool-reconciler "$pt" check metrics <"$m"
         check metrics-promtool-webhook "$pt" check metrics <"$w"
+        check metrics-rules-and-dashboard "$ROOT/tests/monitoring/check.sh" "$pt"
     else
         bad metrics-promtool "promtool could not be built: $(tail -3 "$T/promtool-build.log")"
     fi
