@@ -227,6 +227,8 @@ static bool finished(const json_t *view)
     return strncmp(cli_status_waiting(view), "finished:", 9) == 0;
 }
 
+/* Print the view; with --watch again whenever the view (not its rendering: ages change)
+ * changed, until the TrainJob finishes. */
 static int show(struct kt_kube_client *c, const struct status_args *a, const char *ns)
 {
     char *last = NULL;
@@ -237,16 +239,18 @@ static int show(struct kt_kube_client *c, const struct status_args *a, const cha
         if (rc != KT_EXIT_OK) {
             break;
         }
-        char *out = render(view, a->output);
+        char *key = json_dumps(view, JSON_COMPACT | JSON_SORT_KEYS);
         bool done = finished(view);
-        json_decref(view);
-        if (!last || strcmp(out, last) != 0) {
+        if (!last || strcmp(key, last) != 0) {
+            char *out = render(view, a->output);
             fputs(last ? "\n" : "", stdout);
             fputs(out, stdout);
             fflush(stdout);
+            free(out);
         }
+        json_decref(view);
         free(last);
-        last = out;
+        last = key;
         if (!a->watch || done) {
             break;
         }

@@ -246,7 +246,8 @@ case_unschedulable() {
 # pending-unschedulable (the scheduler's message), suspended, running, failed, complete, a
 # missing TrainJob (exit 1, kubectl's NotFound line), a user without rights on TrainJobs
 # (kt-webhook's ServiceAccount: exit 1, a Forbidden line) and one without rights on Jobs and
-# events (kt-reconciler's: the view with a note for each), -o json / yaml, a bad --context.
+# events (kt-reconciler's: the view with a note for each), -o json / yaml, --watch (keeps
+# watching a running TrainJob, returns on a finished one), a bad --context.
 # KT_E2E_STATUS_OUT=DIR keeps two outputs (unschedulable.txt, failed.txt) for docs/metrics.md.
 kst() { "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n e2e-status "$@"; }
 case_status() {
@@ -279,6 +280,10 @@ case_status() {
     else
         bad status-running "$(kst slow)"
     fi
+    out=$(timeout 5 "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n $n slow -w)
+    rc=$?
+    [ $rc = 124 ] && [ "$(grep -c '^TrainJob:' <<<"$out")" = 1 ] && ok status-watch-running-keeps-watching ||
+        bad status-watch-running-keeps-watching "exit $rc: $out"
     kc delete trainjob slow -n $n --wait=false >/dev/null
     tj_wait $n boom Failed >/dev/null
     out=$(kst boom)
@@ -289,6 +294,10 @@ case_status() {
     out=$(KUBECONFIG=$KT_ADMIN_KUBECONFIG PATH="$ROOT/bin:$PATH" "$KT_KUBECTL" kt status fine -n $n 2>&1)
     grep -q '^Status:    finished: Complete' <<<"$out" && grep -q '^  node: pods Pending 0 Running 0 Succeeded 2 Failed 0$' <<<"$out" &&
         ok status-complete-kubectl-plugin || bad status-complete-kubectl-plugin "$out"
+    out=$(timeout 10 "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n $n fine --watch)
+    rc=$?
+    [ $rc = 0 ] && [ "$(grep -c '^TrainJob:' <<<"$out")" = 1 ] && ok status-watch-finished-returns ||
+        bad status-watch-finished-returns "exit $rc: $out"
     out=$(kst nope 2>&1)
     rc=$?
     [ $rc = 1 ] && [ "$out" = "Error from server (NotFound): trainjobs.trainer.kubeflow.org \"nope\" not found in namespace \"$n\"" ] &&
