@@ -78,6 +78,7 @@ links: $(BINS)
 ifeq ($(VARIANT),plain)
 	$(Q)mkdir -p bin
 	$(Q)for b in $(BIN_NAMES); do ln -sf ../$(B)/bin/$$b bin/$$b; done
+	$(Q)if [ -e $(B)/bin/ktctl ]; then ln -sf ../$(B)/bin/ktctl bin/kubectl-kt; fi
 endif
 
 $(B)/%.o: %.c

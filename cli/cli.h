@@ -26,6 +26,10 @@ void cli_validate_usage(FILE *f);
 int cli_certs(int argc, char **argv, const struct kt_framework *fw);
 void cli_certs_usage(FILE *f);
 
+/* fw is unused: status only reads the API server. */
+int cli_status(int argc, char **argv, const struct kt_framework *fw);
+void cli_status_usage(FILE *f);
+
 /* The source line of the node at JSON pointer prefix+ptr (ptr NULL = "") or of its nearest
  * ancestor, from lines (an object mapping JSON pointers to line numbers, as the YAML loader
  * records them); fallback when none is recorded. Borrows lines; retains nothing. */

@@ -25,6 +25,7 @@ static const struct subcommand subcommands[] = {
     {"render", cli_render, cli_render_usage},
     {"validate", cli_validate, cli_validate_usage},
     {"certs", cli_certs, cli_certs_usage},
+    {"status", cli_status, cli_status_usage},
 };
 
 static void usage(FILE *f)

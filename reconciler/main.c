@@ -158,6 +158,7 @@ static void metrics_init(struct app *a)
     a->rec.m_depth = kt_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue", name, 1);
     a->rec.m_adds = kt_metrics_counter(m, "workqueue_adds_total",
                                        "Total number of adds handled by workqueue", name, 1);
+    kt_metrics_build_info(m, "reconciler");
 }
 
 /* Refresh the gauges that are read, not pushed: queue depth, informer counters, leadership. */
@@ -615,11 +616,15 @@ static int setup(struct app *a, struct kt_err *err)
     a->queue = kt_queue_new(0.005, 1000.0, NULL);
     a->rec.cfg = a->kcfg;
     a->rec.queue = a->queue;
+    a->rec.metrics = a->metrics;
     metrics_init(a);
     a->rec.fw = a->plugins.fw; /* kt_rec_init starts the plugins' watches */
     struct kt_kube_client *c = kt_kube_client_new(a->kcfg);
     int rc = kt_rec_init(&a->rec, c, err);
     a->rec.fw = a->plugins.fw;
+    /* With leader election, count lifecycle events only once this replica leads (run()). */
+    kt_tjm_set_counting(a->rec.tjm,
+                        !a->conf.leader_election.present || !a->conf.leader_election.leader_elect);
     set_status_server(a);
     kt_kube_client_free(c);
     if (rc != 0 || start_servers(a, err) != 0) {
@@ -667,6 +672,7 @@ static int run(struct app *a)
             kt_log_info(LOG, "caches synced");
         }
         bool may_work = !a->leader || kt_leader_is_leader(a->leader);
+        kt_tjm_set_counting(a->rec.tjm, may_work);
         if (atomic_load(&a->ready) && may_work && a->started_workers == 0) {
             start_workers(a);
         }

@@ -57,13 +57,23 @@ static void enqueue_obj(struct kt_rec *r, const char *prefix, const json_t *obj)
 
 static void tj_add(void *ud, const json_t *obj)
 {
+    struct kt_rec *r = ud;
+    kt_tjm_trainjob_add(r->tjm, obj, now_of(r));
     enqueue_obj(ud, "", obj);
 }
 
 static void tj_update(void *ud, const json_t *old_obj, const json_t *new_obj)
 {
-    (void)old_obj;
+    struct kt_rec *r = ud;
+    kt_tjm_trainjob_update(r->tjm, old_obj, new_obj, now_of(r));
     enqueue_obj(ud, "", new_obj);
+}
+
+static void tj_delete(void *ud, const json_t *obj)
+{
+    struct kt_rec *r = ud;
+    kt_tjm_trainjob_delete(r->tjm, obj);
+    enqueue_obj(ud, "", obj);
 }
 
 static void owned_add(void *ud, const json_t *obj)
@@ -81,6 +91,38 @@ static void owned_update(void *ud, const json_t *old_obj, const json_t *new_obj)
 {
     owned_add(ud, old_obj);
     owned_add(ud, new_obj);
+}
+
+static void jobset_add(void *ud, const json_t *obj)
+{
+    struct kt_rec *r = ud;
+    if (kt_controller_trainjob(obj)) {
+        kt_tjm_jobset_add(r->tjm, obj, now_of(r));
+    }
+    owned_add(ud, obj);
+}
+
+/* kt_tjm_framework_fn: the runtime's trainer.kubeflow.org/framework label, else the first
+ * policy of its spec.mlPolicy (torch, mpi, ...), from the cache. */
+static void runtime_framework(void *ctx, const char *kind, const char *ns, const char *name,
+                              char *buf, size_t n)
+{
+    struct kt_rec *r = ctx;
+    bool cluster = strcmp(kind, "ClusterTrainingRuntime") == 0;
+    json_t *rt =
+        kt_informer_get(cluster ? r->cluster_runtimes : r->runtimes, cluster ? NULL : ns, name);
+    const char *fw = kt_json_str(json_object_get(json_object_get(rt, "metadata"), "labels"),
+                                 "trainer.kubeflow.org/framework", NULL);
+    const char *key;
+    json_t *val;
+    json_object_foreach(json_object_get(json_object_get(rt, "spec"), "mlPolicy"), key, val)
+    {
+        if (!fw && json_is_object(val)) {
+            fw = key;
+        }
+    }
+    snprintf(buf, n, "%s", fw ? fw : "");
+    json_decref(rt);
 }
 
 static bool has_legacy_finalizer(const json_t *obj)
@@ -504,8 +546,9 @@ static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
 int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
 {
     (void)err;
-    struct kt_informer_handlers tjh = {tj_add, tj_update, tj_add, synced_trim, r};
+    struct kt_informer_handlers tjh = {tj_add, tj_update, tj_delete, synced_trim, r};
     struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
+    struct kt_informer_handlers jsh = {jobset_add, owned_update, owned_add, synced_trim, r};
     struct kt_informer_handlers rth = {rt_add, rt_update, NULL, synced_trim, r};
 
     if (!r->fw.plugins) {
@@ -517,11 +560,14 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     }
     r->kinds = kt_rec_kinds_new();
     r->applied = kt_applied_new();
+    if (r->metrics) {
+        r->tjm = kt_tjm_new(r->metrics, r->start_time, runtime_framework, r);
+    }
     r->loop = kt_informer_loop_new(r->cfg);
     r->trainjobs = informer(r, &KT_GVR_TRAINJOBS, true, &tjh, drop_last_applied);
     r->runtimes = informer(r, &KT_GVR_TRAININGRUNTIMES, true, &rth, NULL);
     r->cluster_runtimes = informer(r, &KT_GVR_CLUSTERTRAININGRUNTIMES, false, &rth, NULL);
-    r->jobsets = owned_informer(r, &KT_GVR_JOBSETS, &owned, &SLIM_JOBSET);
+    r->jobsets = owned_informer(r, &KT_GVR_JOBSETS, &jsh, &SLIM_JOBSET);
     r->configmaps = owned_informer(r, &KT_GVR_CONFIGMAPS, &owned, &SLIM_WHOLE);
     r->secrets = owned_informer(r, &KT_GVR_SECRETS, &owned, &SLIM_SECRET);
     if (crd_served(c, &KT_GVR_PODGROUPS_SP)) {
@@ -610,6 +656,7 @@ void kt_rec_release(struct kt_rec *r)
     kt_rec_kinds_free(r->kinds);
     r->kinds = NULL;
     kt_applied_free(r->applied);
+    kt_tjm_free(r->tjm);
     r->applied = NULL;
     kt_unlabelled_free(r->unlabelled);
     r->unlabelled = NULL;
@@ -1016,7 +1063,10 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
         struct kt_err e = {0};
         json_object_set(tj->obj, "status", st);
         tj->status = st;
-        if (kt_framework_status(&v->r->fw, tj, v->view, &pst, &e) != 0) {
+        double t0 = mono_now();
+        int rc = kt_framework_status(&v->r->fw, tj, v->view, &pst, &e);
+        kt_tjm_phase(v->r->tjm, KT_TJM_PHASE_POST, mono_now() - t0, rc != 0);
+        if (rc != 0) {
             join_err(errs, &e);
         }
         st = kt_rec_take_plugin_status(st, pst);
@@ -1088,7 +1138,10 @@ static bool build_step(struct rview *v, const char *owner, json_t *st, double no
         join_err(errs, &e);
         free(msg);
     } else if (!kt_rec_finished(st) && !kt_applied_finished(v->r->applied, owner, v->tj->uid)) {
-        if (build_and_apply(v, v->view, &e) != 0) {
+        double t0 = mono_now();
+        int rc = build_and_apply(v, v->view, &e);
+        kt_tjm_phase(v->r->tjm, KT_TJM_PHASE_BUILD, mono_now() - t0, rc != 0);
+        if (rc != 0) {
             warn_event(v, e.msg);
             kt_rec_set_creation_failed(st, &e, (int64_t)floor(now));
             join_err(errs, &e);

@@ -25,6 +25,7 @@
 #include "applied.h"
 #include "apply.h"
 #include "queue.h"
+#include "tjmetrics.h"
 #include "unlabelled.h"
 
 #define KT_LEGACY_FINALIZER "trainer.kubeflow.org/resource-in-use"
@@ -72,6 +73,9 @@ struct kt_rec {
     struct kt_informer_loop *loop;
     /* metrics (borrowed from the registry) */
     struct kt_metric *m_total, *m_errors, *m_time, *m_depth, *m_adds;
+    /* Borrowed: the registry for the TrainJob metrics (tjmetrics.h); NULL = none. */
+    struct kt_metrics *metrics;
+    struct kt_tjm *tjm; /* owned; made by kt_rec_init when metrics is set, else NULL */
     /* Event de-duplication (like client-go's correlator, simplified): a Warning identical to
      * the last one recorded for the same TrainJob within KT_EVENT_DEDUP_S is not re-posted,
      * so the retry backoff does not flood the namespace with events. */

@@ -185,15 +185,18 @@ struct route {
     const char *path;
     const char *webhook; /* metric label: upstream's webhook name */
     review_fn *fn;
+    const char *resource; /* metric label: the resource the webhook admits */
 };
 
 static const struct route routes[] = {
-    {KT_PATH_MUTATE_TRAINJOB, "defaulter.trainjob.trainer.kubeflow.org", review_default_trainjob},
-    {KT_PATH_VALIDATE_TRAINJOB, "validator.trainjob.trainer.kubeflow.org",
-     review_validate_trainjob},
-    {KT_PATH_VALIDATE_TR, "validator.trainingruntime.trainer.kubeflow.org", review_validate_tr},
+    {KT_PATH_MUTATE_TRAINJOB, "defaulter.trainjob.trainer.kubeflow.org", review_default_trainjob,
+     "trainjobs"},
+    {KT_PATH_VALIDATE_TRAINJOB, "validator.trainjob.trainer.kubeflow.org", review_validate_trainjob,
+     "trainjobs"},
+    {KT_PATH_VALIDATE_TR, "validator.trainingruntime.trainer.kubeflow.org", review_validate_tr,
+     "trainingruntimes"},
     {KT_PATH_VALIDATE_CTR, "validator.clustertrainingruntime.trainer.kubeflow.org",
-     review_validate_ctr},
+     review_validate_ctr, "clustertrainingruntimes"},
 };
 #define N_ROUTES (sizeof(routes) / sizeof(routes[0]))
 _Static_assert(N_ROUTES == KT_WROUTES_N, "one binding per route");
@@ -203,6 +206,7 @@ void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_me
     static const char *const labels[] = {"webhook", "verdict"};
     static const char *const cr_total[] = {"code", "webhook"};
     static const char *const cr_hook[] = {"webhook"};
+    static const char *const decision[] = {"resource", "operation", "result"};
 
     memset(r, 0, sizeof(*r));
     r->store = store;
@@ -213,6 +217,12 @@ void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_me
     r->m_reviews =
         kt_metrics_counter(metrics, "kt_webhook_admission_reviews_total",
                            "AdmissionReviews answered, by webhook and verdict.", labels, 2);
+    r->m_decisions = kt_metrics_counter(
+        metrics, "kubeflow_trainer_webhook_validation_total",
+        "Admission decisions by resource, operation and result (allowed, denied, error, "
+        "bad-request).",
+        decision, 3);
+    kt_metrics_build_info(metrics, "webhook");
     r->m_cr_total =
         kt_metrics_counter(metrics, "controller_runtime_webhook_requests_total",
                            "Total number of admission requests by HTTP status code.", cr_total, 2);
@@ -235,11 +245,21 @@ const char *kt_wroutes_review(struct kt_wroutes *r, const char *path, struct kt_
     return "error";
 }
 
-static void count(struct kt_wroutes *r, const struct route *rt, const char *verdict_label)
+static const char *op_name(const struct kt_admission_ctx *ctx)
+{
+    static const char *const names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
+    return ctx->review && (size_t)ctx->op < sizeof(names) / sizeof(names[0]) ? names[ctx->op]
+                                                                             : "UNKNOWN";
+}
+
+static void count(struct kt_wroutes *r, const struct route *rt, const struct kt_admission_ctx *ctx,
+                  const char *verdict_label)
 {
     if (r->m_reviews) {
         const char *lv[] = {rt->webhook, verdict_label};
         kt_metric_inc(r->m_reviews, lv);
+        const char *dv[] = {rt->resource, op_name(ctx), verdict_label};
+        kt_metric_inc(r->m_decisions, dv);
     }
 }
 
@@ -259,7 +279,7 @@ static unsigned answer(struct kt_wroute_binding *b, const struct kt_httpd_reques
         unsigned status = bad == KT_ADMISSION_BAD_CONTENT_TYPE ? 415 : 400;
         body = kt_admission_encode_error((int)status, err.msg, &len);
         kt_httpd_response_take(resp, status, JSON_TYPE, body, len);
-        count(b->r, rt, "bad-request");
+        count(b->r, rt, &ctx, "bad-request");
         kt_log_debug(LOG, "bad request path=%s: %s", req->path, err.msg);
         kt_admission_release(&ctx);
         return status;
@@ -267,7 +287,7 @@ static unsigned answer(struct kt_wroute_binding *b, const struct kt_httpd_reques
     const char *v = rt->fn(b->r, &ctx);
     body = kt_admission_encode(&ctx, &len);
     kt_httpd_response_take(resp, 200, JSON_TYPE, body, len);
-    count(b->r, rt, v);
+    count(b->r, rt, &ctx, v);
     kt_log_debug(LOG, "review path=%s uid=%s verdict=%s", req->path, ctx.uid, v);
     kt_admission_release(&ctx);
     return 200;

@@ -35,6 +35,8 @@ struct kt_wroutes {
     struct kt_wstore *store; /* borrowed */
     struct kt_framework fw;
     struct kt_metric *m_reviews; /* kt_webhook_admission_reviews_total{webhook,verdict} */
+    /* kubeflow_trainer_webhook_validation_total{resource,operation,result} */
+    struct kt_metric *m_decisions;
     /* controller-runtime's webhook metrics, same names and labels (webhook = the path) */
     struct kt_metric *m_cr_total;    /* controller_runtime_webhook_requests_total{code,webhook} */
     struct kt_metric *m_cr_latency;  /* controller_runtime_webhook_latency_seconds{webhook} */

@@ -384,3 +384,15 @@ char *kt_metrics_expose(struct kt_metrics *m, size_t *len)
     pthread_mutex_unlock(&m->mu);
     return kt_buf_take(&b, len);
 }
+
+void kt_metrics_build_info(struct kt_metrics *m, const char *component)
+{
+    static const char *const names[] = {"component", "git_version", "upstream_version",
+                                        "api_version"};
+    const char *values[] = {component, KT_BUILD_VERSION, KT_UPSTREAM_VERSION,
+                            "trainer.kubeflow.org/v1alpha1"};
+    struct kt_metric *g = kt_metrics_gauge(
+        m, "kubeflow_trainer_build_info",
+        "Build metadata of this Kubeflow Trainer (kt) daemon; always 1.", names, 4);
+    kt_metric_set(g, values, 1);
+}

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KT_METRICS_MAX_LABELS 4
+#define KT_METRICS_MAX_LABELS 6
 #define KT_METRICS_MAX_BUCKETS 24
 #define KT_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
@@ -44,8 +44,8 @@ struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, c
  * static table; valid forever. */
 const double *kt_metrics_latency_buckets(size_t *n);
 
-/* Add v (>= 0) to a counter's series (label_values has one value per label name, NULL when
- * there are none). Does not retain label_values. Safe from any thread. */
+/* Add v to a counter's series (v >= 0) or a gauge's (any sign; label_values has one value per
+ * label name, NULL when there are none). Does not retain label_values. Safe from any thread. */
 void kt_metric_add(struct kt_metric *c, const char *const *label_values, double v);
 
 /* Add 1 to a counter. */
@@ -60,6 +60,17 @@ void kt_metric_observe(struct kt_metric *h, const char *const *label_values, dou
 /* The current value of a counter/gauge series, or the observation count of a histogram
  * series (0 when the series does not exist yet). For tests and readiness logic. */
 double kt_metric_value(struct kt_metric *mt, const char *const *label_values);
+
+/* The version this binary reports in kubeflow_trainer_build_info (-DKT_BUILD_VERSION=...). */
+#ifndef KT_BUILD_VERSION
+#define KT_BUILD_VERSION "dev"
+#endif
+/* The upstream release whose API and behaviour kt implements. */
+#define KT_UPSTREAM_VERSION "v2.3.0"
+
+/* Register kubeflow_trainer_build_info{component,git_version,upstream_version,api_version} = 1
+ * (component: "reconciler" or "webhook"; a static string). Does not retain component. */
+void kt_metrics_build_info(struct kt_metrics *m, const char *component);
 
 /* Render every family, in registration order, as Prometheus text exposition 0.0.4 (HELP and
  * TYPE lines, label values escaped). Caller owns the result; free with free(). *len (NULL

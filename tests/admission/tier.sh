@@ -276,6 +276,20 @@ if grep -q 'kt_webhook_admission_reviews_total{webhook="validator.trainjob.train
 else
     bad metrics "review counter or latency histogram missing"
 fi
+# Trainer metrics: decisions by resource, operation and result; build info; bounded labels
+# (no object name of the reviews sent above, e.g. "valid-torch"'s TrainJob, is a label value).
+if grep -q '^kubeflow_trainer_webhook_validation_total{resource="trainjobs",operation="CREATE",result="allowed"} [1-9]' "$T/metrics" &&
+    grep -q '^kubeflow_trainer_build_info{component="webhook",git_version="[^"]*",upstream_version="v2.3.0",api_version="trainer.kubeflow.org/v1alpha1"} 1$' "$T/metrics"; then
+    ok
+else
+    bad trainer-metrics "kubeflow_trainer_webhook_validation_total or build_info missing: $(grep kubeflow_trainer "$T/metrics" | head -5)"
+fi
+names=$(cat "$here"/*/request.json 2>/dev/null | grep -o '"name": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' | sort -u | grep -v '^$' || true)
+leaked=""
+for n in $names; do
+    if grep '^kubeflow_trainer_webhook' "$T/metrics" | grep -q "\"$n\""; then leaked="$leaked $n"; fi
+done
+if [ -z "$leaked" ] && [ -n "$names" ]; then ok; else bad trainer-metrics-labels "object names as labels:$leaked (names seen: $(echo $names | wc -w))"; fi
 
 # The stalled connections are cut by the server's timeout (10 s): reading fd 5 ends.
 if timeout 20 cat <&5 >/dev/null 2>&1; then ok; else bad idle-timeout "idle connection not closed"; fi

@@ -1,7 +1,7 @@
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
 # kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
 # Order matters only for speed: the long cases overlap their waiting where they can.
-E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling sdk chaos"
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
 # torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
@@ -239,6 +239,144 @@ case_unschedulable() {
         ok "unschedulable-event-on-trainjob ($(kc get events -n $n --field-selector involvedObject.kind=TrainJob,type=Warning -o jsonpath='{.items[0].reason}: {.items[0].message}' | cut -c1-120))"
     else
         bad unschedulable-event-on-trainjob "$(kc get events -n $n -o wide 2>&1 | tail -5)"
+    fi
+}
+
+# ktctl status (and `kubectl kt status` through bin/kubectl-kt on PATH) on the full chain:
+# pending-unschedulable (the scheduler's message), suspended, running, failed, complete, a
+# missing TrainJob (exit 1, kubectl's NotFound line), a user without rights on TrainJobs
+# (kt-webhook's ServiceAccount: exit 1, a Forbidden line) and one without rights on Jobs and
+# events (kt-reconciler's: the view with a note for each), -o json / yaml, --watch (keeps
+# watching a running TrainJob, returns on a finished one), a bad --context.
+# KT_E2E_STATUS_OUT=DIR keeps two outputs (unschedulable.txt, failed.txt) for docs/metrics.md.
+kst() { "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n e2e-status "$@"; }
+case_status() {
+    local n=e2e-status out rc
+    ns $n
+    runtime $n fail-fast "" "              backoffLimit: 0"
+    trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
+    trainjob $n held torch-distributed "" "" "  suspend: true"
+    trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    trainjob $n fine torch-distributed
+    trainjob $n slow torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
+    wait_for "greedy pods Unschedulable" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy
+    out=$(kst greedy)
+    [ -z "${KT_E2E_STATUS_OUT:-}" ] || echo "$out" >"$KT_E2E_STATUS_OUT/unschedulable.txt"
+    if grep -q '^Status:    waiting for scheduling: 0/[0-9]* nodes are available: .*Insufficient nvidia.com/gpu' <<<"$out" &&
+        [ "$(grep -c '^    Pending pod greedy-node-.*: Unschedulable: 0/[0-9]* nodes are available' <<<"$out")" = 2 ] &&
+        grep -q '^  node: pods Pending 2 Running 0' <<<"$out"; then
+        ok "status-unschedulable ($(grep '^Status:' <<<"$out" | cut -c1-110))"
+    else
+        bad status-unschedulable "$out"
+    fi
+    wait_for "held Suspended" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n
+    out=$(kst held -o json)
+    jq -e '.waitingFor == "suspended" and .jobSet.suspended == true and .trainJob.suspend == true' <<<"$out" >/dev/null &&
+        ok status-suspended-json || bad status-suspended-json "$out"
+    out=$(kst held -o yaml)
+    grep -q '^waitingFor: suspended$' <<<"$out" && ok status-suspended-yaml || bad status-suspended-yaml "$out"
+    if wait_for "slow running" sh -c "'$KTCTL' status --kubeconfig '$KT_ADMIN_KUBECONFIG' -n $n slow | grep -q '^Status:    running: 2/2 pods Running$'"; then
+        ok status-running
+    else
+        bad status-running "$(kst slow)"
+    fi
+    out=$(timeout 5 "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n $n slow -w)
+    rc=$?
+    [ $rc = 124 ] && [ "$(grep -c '^TrainJob:' <<<"$out")" = 1 ] && ok status-watch-running-keeps-watching ||
+        bad status-watch-running-keeps-watching "exit $rc: $out"
+    kc delete trainjob slow -n $n --wait=false >/dev/null
+    tj_wait $n boom Failed >/dev/null
+    out=$(kst boom)
+    [ -z "${KT_E2E_STATUS_OUT:-}" ] || echo "$out" >"$KT_E2E_STATUS_OUT/failed.txt"
+    grep -q "^Status:    finished: Failed — FailedJobs: jobset failed due to one or more job failures" <<<"$out" &&
+        ok "status-failed ($(grep '^Status:' <<<"$out" | cut -c1-100))" || bad status-failed "$out"
+    tj_wait $n fine Complete >/dev/null
+    out=$(KUBECONFIG=$KT_ADMIN_KUBECONFIG PATH="$ROOT/bin:$PATH" "$KT_KUBECTL" kt status fine -n $n 2>&1)
+    grep -q '^Status:    finished: Complete' <<<"$out" && grep -q '^  node: pods Pending 0 Running 0 Succeeded 2 Failed 0$' <<<"$out" &&
+        ok status-complete-kubectl-plugin || bad status-complete-kubectl-plugin "$out"
+    out=$(timeout 10 "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n $n fine --watch)
+    rc=$?
+    [ $rc = 0 ] && [ "$(grep -c '^TrainJob:' <<<"$out")" = 1 ] && ok status-watch-finished-returns ||
+        bad status-watch-finished-returns "exit $rc: $out"
+    out=$(kst nope 2>&1)
+    rc=$?
+    [ $rc = 1 ] && [ "$out" = "Error from server (NotFound): trainjobs.trainer.kubeflow.org \"nope\" not found in namespace \"$n\"" ] &&
+        ok status-missing || bad status-missing "exit $rc: $out"
+    out=$("$KTCTL" status --kubeconfig "$KT_WEBHOOK_KUBECONFIG" -n $n fine 2>&1)
+    rc=$?
+    [ $rc = 1 ] && grep -q '^Error from server (Forbidden): trainjobs.trainer.kubeflow.org "fine" is forbidden: User "system:serviceaccount:[^"]*" cannot get resource "trainjobs"' <<<"$out" &&
+        ok "status-forbidden ($(cut -c1-90 <<<"$out"))" || bad status-forbidden "exit $rc: $out"
+    out=$("$KTCTL" status --kubeconfig "$KT_RECONCILER_KUBECONFIG" -n $n fine 2>&1)
+    rc=$?
+    [ $rc = 0 ] && grep -q '^Status:    finished: Complete' <<<"$out" && grep -q '^Note: jobs: Forbidden: ' <<<"$out" &&
+        ok status-partial-rights || bad status-partial-rights "exit $rc: $out"
+    out=$(kst fine --context nope 2>&1)
+    rc=$?
+    [ $rc = 1 ] && grep -q 'nope' <<<"$out" && ok status-bad-context || bad status-bad-context "exit $rc: $out"
+    out=$("$KTCTL" status 2>&1)
+    [ $? = 2 ] && ok status-usage || bad status-usage "$out"
+}
+
+# The kubeflow_trainer_ metrics of both daemons, scraped over TLS: the counters agree with
+# what the case did (2 + 1 created, 2 completed, 1 failed FailedJobs, 1 suspended, 1 resumed,
+# 1 deleted, 3 JobSets timed), states, phases, webhook decisions, build_info; no TrainJob name
+# as a label value; `promtool check metrics` on both expositions (promtool built from
+# Prometheus' Go module, tests/monitoring/build-promtool.sh); deploy/monitoring's alerts and
+# dashboard queries through promtool (tests/monitoring/check.sh: check rules, test rules).
+scrape() { # scrape PORT
+    curl -sS --max-time 10 --cacert "$D/certs/ca.crt" "https://127.0.0.1:$1/metrics" 2>/dev/null ||
+        curl -sS --max-time 10 "http://127.0.0.1:$1/metrics"
+}
+mval() { # mval FILE REGEX - the sum of the samples whose line matches REGEX
+    grep -E "$2" "$1" | awk '{s += $NF} END {print s + 0}'
+}
+case_metrics() {
+    local n=e2e-metrics m=$T/reconciler.metrics w=$T/webhook.metrics port pt L
+    ns $n
+    runtime $n fail-fast "" "              backoffLimit: 0"
+    trainjob $n m-ok torch-distributed
+    trainjob $n m-bad fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    trainjob $n m-held torch-distributed "" "" "  suspend: true"
+    wait_for "m-held Suspended" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob m-held -n $n
+    kc patch trainjob m-held -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+    tj_wait $n m-ok Complete >/dev/null && tj_wait $n m-bad Failed >/dev/null && tj_wait $n m-held Complete >/dev/null
+    kc delete trainjob m-ok -n $n --wait=false >/dev/null
+    port=$(jq -r .metrics "$D/kt-reconciler.ports")
+    L='namespace="e2e-metrics",runtime="ClusterTrainingRuntime",runtime_name="torch-distributed",framework="torch"'
+    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' https://127.0.0.1:$port/metrics | grep -q '^kubeflow_trainer_trainjobs_deleted_total{$L} 1'"
+    scrape "$port" >"$m"
+    scrape "$WMPORT" >"$w"
+    local got
+    got="created=$(mval "$m" "^kubeflow_trainer_trainjobs_created_total\{$L\}"),$(mval "$m" '^kubeflow_trainer_trainjobs_created_total\{namespace="e2e-metrics",runtime="TrainingRuntime",runtime_name="fail-fast"')"
+    got="$got completed=$(mval "$m" "^kubeflow_trainer_trainjobs_completed_total\{$L\}")"
+    got="$got failed=$(mval "$m" '^kubeflow_trainer_trainjobs_failed_total\{namespace="e2e-metrics",.*reason="FailedJobs"')"
+    got="$got suspended=$(mval "$m" "^kubeflow_trainer_trainjobs_suspended_total\{$L\}")"
+    got="$got resumed=$(mval "$m" "^kubeflow_trainer_trainjobs_resumed_total\{$L\}")"
+    got="$got deleted=$(mval "$m" "^kubeflow_trainer_trainjobs_deleted_total\{$L\}")"
+    got="$got jobsets=$(mval "$m" '^kubeflow_trainer_trainjob_jobset_created_seconds_count\{namespace="e2e-metrics"')"
+    got="$got finished=$(mval "$m" '^kubeflow_trainer_trainjob_duration_seconds_count\{namespace="e2e-metrics"')"
+    got="$got states=$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Complete"'),$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Failed"')"
+    [ "$got" = "created=2,1 completed=2 failed=1 suspended=1 resumed=1 deleted=1 jobsets=3 finished=3 states=1,1" ] &&
+        ok "metrics-counters-agree ($got)" || bad metrics-counters-agree "got $got; $(grep "e2e-metrics" "$m" | grep -v _bucket | head -30)"
+    [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="Build"\}')" -gt 0 ] &&
+        [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="PostExecution"\}')" -gt 0 ] &&
+        grep -q '^kubeflow_trainer_build_info{component="reconciler",.*} 1$' "$m" &&
+        grep -q '^controller_runtime_reconcile_total{' "$m" &&
+        ok metrics-phases-build-info || bad metrics-phases-build-info "$(grep -E 'phase|build_info' "$m" | grep -v _bucket)"
+    [ "$(mval "$w" '^kubeflow_trainer_webhook_validation_total\{resource="trainjobs",operation="CREATE",result="allowed"\}')" -ge 3 ] &&
+        grep -q '^kubeflow_trainer_build_info{component="webhook",' "$w" &&
+        ok metrics-webhook-decisions || bad metrics-webhook-decisions "$(grep kubeflow_trainer "$w")"
+    if grep -h '^kubeflow_trainer_' "$m" "$w" | grep -qE '"(m-ok|m-bad|m-held|greedy|boom|fine|held|slow)"|"m-(ok|bad|held)-'; then
+        bad metrics-no-object-names "$(grep -hE '"(m-ok|m-bad|m-held)' "$m" "$w" | head -3)"
+    else
+        ok "metrics-no-object-names ($(cat "$m" "$w" | grep -c '^kubeflow_trainer_') kubeflow_trainer_ samples)"
+    fi
+    if pt=$("$ROOT/tests/monitoring/build-promtool.sh" 2>"$T/promtool-build.log" | tail -1) && [ -x "$pt" ]; then
+        check metrics-promtool-reconciler "$pt" check metrics <"$m"
+        check metrics-promtool-webhook "$pt" check metrics <"$w"
+        check metrics-rules-and-dashboard "$ROOT/tests/monitoring/check.sh" "$pt"
+    else
+        bad metrics-promtool "promtool could not be built: $(tail -3 "$T/promtool-build.log")"
     fi
 }
 

@@ -115,6 +115,28 @@ KUBECTL="$(kt_cluster_bindir)/kubectl"
     bad helm-kustomize "kubectl kustomize deploy/ failed"
     finish
 }
+# deploy/monitoring through the chart (metrics.*): off by default; on, the same rules,
+# dashboard and scrape endpoint as the kustomize overlay, in the release's namespace.
+q helm-monitoring-off-by-default "$T/default.json" '[.[] | select(.kind == "ServiceMonitor" or .kind == "PrometheusRule" or .metadata.name == "kubeflow-trainer-dashboard" or .metadata.name == "kubeflow-trainer-controller-manager-metrics")] | length == 0'
+if helm template kt "$chart" -n team --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true \
+    --set metrics.grafanaDashboard.enabled=true --set metrics.serviceMonitor.labels.release=prom >"$T/mon.yaml" &&
+    tojson "$T/mon.yaml" >"$T/mon.json" && "$KUBECTL" kustomize "$root/deploy/monitoring" >"$T/kmon.yaml" && tojson "$T/kmon.yaml" >"$T/kmon.json"; then
+    if jq -e --slurpfile k "$T/kmon.json" '
+        def pick($a; $kind; $name): [$a[] | select(.kind == $kind and .metadata.name == $name)][0];
+        pick(.; "PrometheusRule"; "kubeflow-trainer").spec == pick($k[0]; "PrometheusRule"; "kubeflow-trainer").spec and
+        pick(.; "ConfigMap"; "kubeflow-trainer-dashboard").data == pick($k[0]; "ConfigMap"; "kubeflow-trainer-dashboard").data and
+        pick(.; "ConfigMap"; "kubeflow-trainer-dashboard").metadata.labels.grafana_dashboard == "1" and
+        pick(.; "Service"; "kubeflow-trainer-controller-manager-metrics").spec.ports == pick($k[0]; "Service"; "kubeflow-trainer-controller-manager-metrics").spec.ports and
+        (pick(.; "ServiceMonitor"; "kubeflow-trainer") | .metadata.namespace == "team" and .metadata.labels.release == "prom" and
+            .spec.namespaceSelector.matchNames == ["team"] and .spec.endpoints[0].port == "monitoring-port" and
+            .spec.endpoints[0].tlsConfig.serverName == "kubeflow-trainer-controller-manager.team.svc")' "$T/mon.json" >/dev/null; then
+        ok helm-monitoring-same-as-overlay
+    else
+        bad helm-monitoring-same-as-overlay "$(jq -c '[.[] | select(.metadata.name | test("kubeflow-trainer(-dashboard|-controller-manager-metrics)?$")) | "\(.kind)/\(.metadata.name)"]' "$T/mon.json")"
+    fi
+else
+    bad helm-monitoring-render "helm template with metrics.* or kubectl kustomize deploy/monitoring failed"
+fi
 helm template kt "$chart" -n kubeflow-system --include-crds --set runtimes.defaultEnabled=true >"$T/rt.yaml" &&
     tojson "$T/rt.yaml" >"$T/rt.json"
 missing=$(comm -23 <(kinds "$T/kust.json" | grep -v '^Namespace/') <(kinds "$T/rt.json"))

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tests/monitoring/check.sh [PROMTOOL] - promtool on deploy/monitoring: `check rules` on the
+# PrometheusRule's rule groups, `test rules` (tests/monitoring/rules_test.yaml: every alert
+# fires, and stays quiet on a negative case), and every Grafana dashboard query parsed as
+# PromQL (each panel target becomes a recording rule for `check rules`; $__rate_interval and
+# the dashboard variables are substituted first). PROMTOOL defaults to the cached build of
+# tests/monitoring/build-promtool.sh. Prints `ok NAME` / `FAIL NAME: why` and `N passed, N failed`.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+pt=${1:-$("$here/build-promtool.sh" | tail -1)}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+# The rule file: the PrometheusRule's spec (its last key), de-indented by 2.
+sed -n '/^spec:$/,$p' "$root/deploy/monitoring/prometheusrule.yaml" | sed '1d; s/^  //' >"$T/rules.yaml"
+if out=$("$pt" check rules "$T/rules.yaml" 2>&1); then ok "promtool-check-rules ($(grep -o 'SUCCESS: [0-9]* rules found' <<<"$out"))"; else bad promtool-check-rules "$out"; fi
+cp "$here/rules_test.yaml" "$T/"
+if out=$(cd "$T" && "$pt" test rules rules_test.yaml 2>&1); then ok promtool-test-rules; else bad promtool-test-rules "$out"; fi
+n=$(jq '[.panels[] | .targets[]?] | length' "$root/deploy/monitoring/dashboard.json")
+jq -r '[.panels[] | .targets[]? | .expr] | to_entries[] |
+    "      - record: panel_\(.key)\n        expr: \(.value | gsub("\\$__rate_interval"; "5m")
+        | gsub("\\$namespace"; ".*") | gsub("\\$runtime"; ".*") | gsub("\\$job"; ".*") | @json)"' \
+    "$root/deploy/monitoring/dashboard.json" | { echo "groups:"; echo "  - name: dashboard"; echo "    rules:"; cat; } >"$T/panels.yaml"
+if out=$("$pt" check rules "$T/panels.yaml" 2>&1) && [ "$n" -gt 0 ]; then ok "dashboard-queries-parse ($n queries)"; else bad dashboard-queries-parse "$out"; fi
+jq -e '.templating.list | map(.name) | index("datasource") != null and index("namespace") != null and index("runtime") != null' \
+    "$root/deploy/monitoring/dashboard.json" >/dev/null && ok dashboard-variables || bad dashboard-variables "datasource, namespace, runtime"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
