@@ -35,3 +35,54 @@ sdk_python() {
     fi
     echo "$v/bin/python"
 }
+
+# ---- helpers of the tiers on a cluster (e2e, real node): they call kc (kubectl as admin,
+# defined by the tier) and read WAIT (seconds) and CASES (the words given on the command line)
+
+# wanted NAME - NAME contains one of CASES (or CASES is empty).
+wanted() {
+    local w
+    [ ${#CASES[@]} -gt 0 ] || return 0
+    for w in "${CASES[@]}"; do
+        case "$1" in *"$w"*) return 0 ;; esac
+    done
+    return 1
+}
+
+# ns NAME - a fresh namespace.
+ns() {
+    kc create namespace "$1" >/dev/null 2>&1 || kc get namespace "$1" >/dev/null
+}
+
+# tj_state NS NAME - the TrainJob's True conditions, comma-separated.
+tj_state() {
+    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
+        jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
+}
+
+# tj_cond NS NAME TYPE - "reason: message" of the TrainJob's condition TYPE.
+tj_cond() {
+    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
+        jq -r --arg t "$3" '.status.conditions[]? | select(.type == $t) | "\(.reason): \(.message)"'
+}
+
+# kq FILTER GET_ARGS... - true when `kubectl get GET_ARGS -o json` satisfies the jq FILTER
+# (a list answers with .items). The predicate for wait_for.
+kq() {
+    local f=$1
+    shift
+    kc get "$@" -o json 2>/dev/null | jq -e "$f" >/dev/null
+}
+
+# wait_for DESC CMD... - bounded poll (WAIT seconds) until CMD (a command or function) succeeds.
+wait_for() {
+    local desc=$1 deadline=$((SECONDS + WAIT))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || {
+            echo "timed out after ${WAIT}s waiting for: $desc"
+            return 1
+        }
+        sleep 0.5
+    done
+}

@@ -45,14 +45,6 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wanted() {
-    local w
-    [ ${#CASES[@]} -gt 0 ] || return 0
-    for w in "${CASES[@]}"; do
-        case "$1" in *"$w"*) return 0 ;; esac
-    done
-    return 1
-}
 CASES=("$@")
 
 # ---- the cluster and kt ------------------------------------------------------------------
@@ -83,16 +75,7 @@ EOF
 echo "e2e: cluster and kt ready in $((SECONDS - t0))s"
 
 # ---- helpers -----------------------------------------------------------------------------
-# ns NAME - a fresh namespace.
-ns() {
-    kc create namespace "$1" >/dev/null 2>&1 || kc get namespace "$1" >/dev/null
-}
 
-# tj_state NS NAME - the TrainJob's True conditions, comma-separated.
-tj_state() {
-    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
-        jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
-}
 
 # tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
 # Failed); fails early when it reaches the other terminal condition.
@@ -115,37 +98,13 @@ tj_wait() {
     done
 }
 
-# tj_cond NS NAME TYPE - "reason: message" of the TrainJob's condition TYPE.
-tj_cond() {
-    kc get trainjob "$2" -n "$1" -o json |
-        jq -r --arg t "$3" '.status.conditions[]? | select(.type == $t) | "\(.reason): \(.message)"'
-}
 
 # pods_of NS TRAINJOB - the pods of the TrainJob's JobSet as JSON (a list).
 pods_of() {
     kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" -o json | jq '.items'
 }
 
-# kq FILTER GET_ARGS... - true when `kubectl get GET_ARGS -o json` satisfies the jq FILTER
-# (a list answers with .items). The predicate for wait_for.
-kq() {
-    local f=$1
-    shift
-    kc get "$@" -o json 2>/dev/null | jq -e "$f" >/dev/null
-}
 
-# wait_for DESC CMD... - bounded poll until CMD (a command or function) succeeds.
-wait_for() {
-    local desc=$1 deadline=$((SECONDS + WAIT))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -lt $deadline ] || {
-            echo "timed out after ${WAIT}s waiting for: $desc"
-            return 1
-        }
-        sleep 0.5
-    done
-}
 
 # trainjob NS NAME RUNTIME [KIND] [TRAINER_YAML] [SPEC_YAML] - create a TrainJob.
 trainjob() {

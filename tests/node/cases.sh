@@ -357,8 +357,9 @@ case_helm_upgrade() {
     echo "node: helm upgrade: $(grep -c '^ok ' "$T/up.results") admitted, $(grep -c '^err ' "$T/up.results") refused or failed"
     grep '^err ' "$T/up.results" | head -3
     check helm-upgrade-zero-refused test "$(grep -c '^err ' "$T/up.results")" = 0
-    check helm-upgrade-new-image kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" \
-        pods -n "$NS" --field-selector=status.phase=Running
+    # (the replaced pods finish their preStop sleep after helm's --wait)
+    check helm-upgrade-new-image wait_for "only pods of kt:$next" \
+        kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" pods -n "$NS"
     check helm-upgrade-nothing-lost wait_for "a JobSet for every TrainJob" every_created_has_jobset up
 }
 

@@ -1,25 +1,7 @@
 # tests/node/lib.sh - helpers of the real-node tier (sourced by tests/node/run.sh after the
 # cluster is up: kc, helm, D, T, WAIT and NS are set).
 
-# wait_for DESC CMD... - bounded poll (WAIT seconds) until CMD succeeds; says what it waited for.
-wait_for() {
-    local desc=$1 deadline=$((SECONDS + WAIT))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -lt $deadline ] || {
-            echo "timed out after ${WAIT}s waiting for: $desc"
-            return 1
-        }
-        sleep 0.5
-    done
-}
 
-# kq FILTER GET_ARGS... - `kubectl get GET_ARGS -o json` satisfies the jq FILTER.
-kq() {
-    local f=$1
-    shift
-    kc get "$@" -o json 2>/dev/null | jq -e "$f" >/dev/null
-}
 
 # image_ref NAME - the reference of a test image (tests/cluster/images; built and imported by
 # up.sh --real-node or node_images).
@@ -35,11 +17,6 @@ node_images() {
 # node_ctr ARGS... - ctr on the node's containerd, Kubernetes' namespace.
 node_ctr() { ctr --address "$KT_CONTAINERD_SOCK" -n k8s.io "$@"; }
 
-# tj_state NS NAME - the TrainJob's True conditions, comma-separated.
-tj_state() {
-    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
-        jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
-}
 
 # tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
 # Failed); fails early on the other terminal condition, printing its pods and their logs.
@@ -58,11 +35,6 @@ tj_wait() {
     return 1
 }
 
-# tj_cond NS NAME TYPE - "reason: message" of the TrainJob's condition TYPE.
-tj_cond() {
-    kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
-        jq -r --arg t "$3" '.status.conditions[]? | select(.type == $t) | "\(.reason): \(.message)"'
-}
 
 # tj_logs NS NAME - the logs of every pod of the TrainJob, each line prefixed with its pod.
 tj_logs() {
@@ -72,8 +44,6 @@ tj_logs() {
     done
 }
 
-# ns NAME - a fresh namespace.
-ns() { kc create namespace "$1" >/dev/null 2>&1 || kc get namespace "$1" >/dev/null; }
 
 # leader - the holder of kt-reconciler's Lease (a pod name).
 leader() {

@@ -45,14 +45,6 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wanted() {
-    local w
-    [ ${#CASES[@]} -gt 0 ] || return 0
-    for w in "${CASES[@]}"; do
-        case "$1" in *"$w"*) return 0 ;; esac
-    done
-    return 1
-}
 
 # ---- the cluster -------------------------------------------------------------------------
 t0=$SECONDS
