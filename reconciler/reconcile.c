@@ -613,15 +613,14 @@ void kt_rec_scan_unlabelled(struct kt_rec *r, struct kt_kube_client *c)
     r->start_time = now_of(r);
     kt_unlabelled_free(r->unlabelled);
     r->unlabelled = kt_unlabelled_scan(c, gvrs, n, r->namespaces, r->n_namespaces, &err);
-    if (!r->unlabelled) {
+    if (kt_unlabelled_failed(r->unlabelled) > 0) {
         kt_log_warn(LOG,
-                    "listing unlabelled owned objects failed: TrainJobs created before now "
-                    "read their objects live: %s",
-                    err.msg);
-    } else {
-        kt_log_info(LOG, "unlabelled objects controlled by a TrainJob: %zu",
-                    kt_unlabelled_len(r->unlabelled));
+                    "listing unlabelled owned objects failed for %zu source(s): TrainJobs created "
+                    "before now read those objects live (the other kinds use the scan): %s",
+                    kt_unlabelled_failed(r->unlabelled), err.msg);
     }
+    kt_log_info(LOG, "unlabelled objects controlled by a TrainJob: %zu",
+                kt_unlabelled_len(r->unlabelled));
     malloc_trim(0); /* the LIST pages are gone */
 }
 

@@ -14,7 +14,8 @@
 #define SCAN_PAGE 500
 
 struct kt_unlabelled {
-    struct kt_strv keys; /* sorted and unique once sealed */
+    struct kt_strv keys;   /* sorted and unique once sealed */
+    struct kt_strv failed; /* "group/resource|ns" of the LISTs that failed (ns "" = all); sorted */
 };
 
 const char *kt_controller_trainjob(const json_t *obj)
@@ -45,6 +46,7 @@ void kt_unlabelled_free(struct kt_unlabelled *u)
         return;
     }
     kt_strv_release(&u->keys);
+    kt_strv_release(&u->failed);
     free(u);
 }
 
@@ -67,15 +69,54 @@ bool kt_unlabelled_add(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, c
     return true;
 }
 
+/* Caller owns the result; free with free(). */
+static char *source_of(const struct kt_kube_gvr *gvr, const char *ns)
+{
+    return kt_xasprintf("%s/%s|%s", gvr->group, gvr->resource, ns ? ns : "");
+}
+
+void kt_unlabelled_mark_failed(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr,
+                               const char *ns)
+{
+    char *src = source_of(gvr, ns);
+    kt_strv_push(&u->failed, src);
+    free(src);
+}
+
+size_t kt_unlabelled_failed(const struct kt_unlabelled *u)
+{
+    return u->failed.len;
+}
+
 void kt_unlabelled_seal(struct kt_unlabelled *u)
 {
     kt_strv_sort(&u->keys);
     kt_strv_uniq(&u->keys);
+    kt_strv_sort(&u->failed);
+    kt_strv_uniq(&u->failed);
+}
+
+/* True when the LIST of gvr in ns, or in all namespaces, failed: nothing is known there. */
+static bool unknown(const struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const char *ns)
+{
+    if (u->failed.len == 0) {
+        return false;
+    }
+    char *all = source_of(gvr, NULL);
+    char *one = source_of(gvr, ns);
+    bool found =
+        kt_strv_sorted_contains(&u->failed, all) || kt_strv_sorted_contains(&u->failed, one);
+    free(all);
+    free(one);
+    return found;
 }
 
 bool kt_unlabelled_has(const struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const char *ns,
                        const char *name)
 {
+    if (unknown(u, gvr, ns)) {
+        return true;
+    }
     if (u->keys.len == 0) {
         return false;
     }
@@ -130,11 +171,16 @@ struct kt_unlabelled *kt_unlabelled_scan(struct kt_kube_client *c,
 {
     struct kt_unlabelled *u = kt_unlabelled_new();
     size_t n_ns = n_namespaces ? n_namespaces : 1;
+    struct kt_err one = {0};
     for (size_t g = 0; g < n_gvrs; g++) {
         for (size_t i = 0; i < n_ns; i++) {
-            if (scan_one(c, u, gvrs[g], n_namespaces ? namespaces[i] : NULL, err) != 0) {
-                kt_unlabelled_free(u);
-                return NULL;
+            const char *ns = n_namespaces ? namespaces[i] : NULL;
+            if (scan_one(c, u, gvrs[g], ns, &one) != 0) {
+                if (kt_unlabelled_failed(u) == 0) { /* the first failure explains the rest */
+                    kt_err_set(err, one.code, "%s/%s%s%s: %s", gvrs[g]->group, gvrs[g]->resource,
+                               ns ? " in " : "", ns ? ns : "", one.msg);
+                }
+                kt_unlabelled_mark_failed(u, gvrs[g], ns);
             }
         }
     }

@@ -39,16 +39,25 @@ void kt_unlabelled_free(struct kt_unlabelled *u);
 bool kt_unlabelled_add(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const json_t *item);
 /* Sort and drop duplicates (a LIST restarted after an expired continue token repeats items). */
 void kt_unlabelled_seal(struct kt_unlabelled *u);
-/* True when the sealed set holds gvr ns/name (ns NULL = ""). */
+/* Record that the LIST of gvr in ns (NULL = all namespaces) failed: nothing is known of that
+ * source, so kt_unlabelled_has answers true for it (the caller reads live). Does not retain
+ * its arguments. Call before kt_unlabelled_seal. */
+void kt_unlabelled_mark_failed(struct kt_unlabelled *u, const struct kt_kube_gvr *gvr,
+                               const char *ns);
+/* How many sources were marked failed. */
+size_t kt_unlabelled_failed(const struct kt_unlabelled *u);
+/* True when the sealed set holds gvr ns/name (ns NULL = ""), or when gvr's LIST in ns or in
+ * all namespaces failed (unknown: read live). */
 bool kt_unlabelled_has(const struct kt_unlabelled *u, const struct kt_kube_gvr *gvr, const char *ns,
                        const char *name);
 size_t kt_unlabelled_len(const struct kt_unlabelled *u);
 
 /* LIST each of the n_gvrs resources (metadata only, paged, labelSelector
  * !KT_TRAINJOB_NAME_LABEL) in each of namespaces (n_namespaces 0 = all namespaces) and keep
- * the items a TrainJob controls; sealed. NULL + err when any LIST fails (the caller then
- * reads live, as without the set). Caller owns the result; free with kt_unlabelled_free().
- * Does not retain its arguments. */
+ * the items a TrainJob controls; sealed. A LIST that fails marks only its own source failed
+ * (kt_unlabelled_mark_failed: objects there are read live) and fills err with the first
+ * failure; the others still count. Never NULL. Caller owns the result; free with
+ * kt_unlabelled_free(). Does not retain its arguments. */
 struct kt_unlabelled *kt_unlabelled_scan(struct kt_kube_client *c,
                                          const struct kt_kube_gvr *const *gvrs, size_t n_gvrs,
                                          const char *const *namespaces, size_t n_namespaces,

@@ -1,7 +1,8 @@
 /* tests/unit/test_reconciler_unlabelled.c - reconciler/unlabelled.c: only objects whose
  * controller ownerReference is a TrainJob (and that lack our label) are kept; the sealed set
- * answers by resource, namespace and name, without duplicates. Compiled in directly
- * (reconciler/ is not part of libkt.a); the scan itself runs against a real API server in
+ * answers by resource, namespace and name, without duplicates; a LIST that failed makes only its
+ * own source unknown (answered "read live"), the other kinds keep the scan's answer. Compiled in
+ * directly (reconciler/ is not part of libkt.a); the scan itself runs against a real API server in
  * tests/integration/reconciler_test.sh (adopt-*). */
 #include "tests/test.h"
 
@@ -101,11 +102,71 @@ static void test_empty_and_many(void)
     kt_unlabelled_free(u);
 }
 
+/* A failed LIST marks its source only: that kind (in that namespace, or everywhere for an
+ * all-namespaces LIST) is read live; another kind, or another namespace, keeps the answer. */
+static void test_failed_source(void)
+{
+    struct kt_unlabelled *u = kt_unlabelled_new();
+    add_new(u, &CMS, item("ns", "tj-initializer", "trainer.kubeflow.org/v1", "TrainJob", true));
+    kt_unlabelled_mark_failed(u, &JSS, NULL);
+    kt_unlabelled_mark_failed(u, &JSS, NULL); /* twice: sealed once */
+    kt_unlabelled_seal(u);
+    CHECK_EQ_INT(kt_unlabelled_failed(u), 1);
+    CHECK(kt_unlabelled_has(u, &JSS, "ns", "anything")); /* unknown: read live */
+    CHECK(kt_unlabelled_has(u, &JSS, "other", "x"));
+    CHECK(kt_unlabelled_has(u, &CMS, "ns", "tj-initializer"));
+    CHECK(!kt_unlabelled_has(u, &CMS, "ns", "tj")); /* the ConfigMap scan still answers */
+    kt_unlabelled_free(u);
+
+    u = kt_unlabelled_new(); /* per namespace (watchNamespaces) */
+    kt_unlabelled_mark_failed(u, &CMS, "a");
+    kt_unlabelled_seal(u);
+    CHECK(kt_unlabelled_has(u, &CMS, "a", "x"));
+    CHECK(!kt_unlabelled_has(u, &CMS, "b", "x"));
+    CHECK(!kt_unlabelled_has(u, &JSS, "a", "x"));
+    kt_unlabelled_free(u);
+}
+
+/* The scan against a server that refuses every connection: each source marked failed, err
+ * names the first, the set is still returned (the reconciler reads those kinds live). */
+static void test_scan_refused(void)
+{
+    static const char kc[] = "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                             "clusters: [{name: k, cluster: {server: \"https://127.0.0.1:1\", "
+                             "certificate-authority-data: eA==}}]\n"
+                             "users: [{name: u, user: {token: t}}]\n"
+                             "contexts: [{name: c, context: {cluster: k, user: u}}]\n";
+    struct kt_err err = {0};
+    struct kt_kube_config *cfg =
+        kt_kube_config_parse_kubeconfig(kc, sizeof(kc) - 1, NULL, NULL, &err);
+    CHECK(cfg != NULL);
+    if (!cfg) {
+        TEST_FAIL_("kubeconfig: %s", err.msg);
+        return;
+    }
+    kt_kube_config_set_timeouts(cfg, 2000, 1000);
+    struct kt_kube_client *c = kt_kube_client_new(cfg);
+    const struct kt_kube_gvr *gvrs[] = {&JSS, &CMS};
+    const char *nss[] = {"a", "b"};
+    struct kt_unlabelled *u = kt_unlabelled_scan(c, gvrs, 2, nss, 2, &err);
+    CHECK(u != NULL);
+    if (u) {
+        CHECK_EQ_INT(kt_unlabelled_failed(u), 4);
+        CHECK(kt_unlabelled_has(u, &CMS, "b", "x"));
+        CHECK_CONTAINS(err.msg, "jobset.x-k8s.io/jobsets in a: ");
+    }
+    kt_unlabelled_free(u);
+    kt_kube_client_free(c);
+    kt_kube_config_free(cfg);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_controller();
     test_set();
     test_empty_and_many();
+    test_failed_source();
+    test_scan_refused();
     return test_report();
 }
