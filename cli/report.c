@@ -296,6 +296,9 @@ static char *object_name(const struct cli_where *at)
 void cli_report_begin(struct cli_report *r, const struct cli_where *at)
 {
     cli_report_end(r);
+    if (r->fmt == CLI_FORMAT_TEXT) { /* streamed: no case is kept */
+        return;
+    }
     if (r->ncases == r->capcases) {
         r->capcases = r->capcases ? r->capcases * 2 : 16;
         r->cases = kt_xrealloc(r->cases, r->capcases * sizeof(*r->cases));
@@ -345,8 +348,29 @@ static json_t *problem_json(const struct cli_problem *p)
     return o;
 }
 
+/* "Kind/name", "Kind" or "": what the text line names. Caller owns the result; free with free(). */
+static char *subject_of(const struct cli_where *at)
+{
+    bool named = at->kind && at->name;
+    return at->kind ? kt_xasprintf("%s%s%s", at->kind, named ? "/" : "", named ? at->name : "")
+                    : kt_xstrdup("");
+}
+
+/* The text format keeps nothing: each problem is printed as found, so memory stays flat
+ * however many objects and warnings there are (the reliability tier's 20,000 documents). */
+static void stream_text(const struct cli_report *r, const struct cli_problem *p)
+{
+    char *subject = subject_of(&p->at);
+    print_text(r, p, subject);
+    free(subject);
+}
+
 void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
 {
+    if (r->fmt == CLI_FORMAT_TEXT) {
+        stream_text(r, p);
+        return;
+    }
     bool auto_case = r->open == NO_CASE && !p->warning;
     if (auto_case) {
         cli_report_begin(r, &p->at);
@@ -357,12 +381,9 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     }
     struct ritem *it = &r->items[r->nitems];
     const struct cli_where *at = &p->at;
-    bool named = at->kind && at->name;
     it->tcase = r->open;
     it->rule = cli_report_rule(p);
-    it->subject = at->kind
-                      ? kt_xasprintf("%s%s%s", at->kind, named ? "/" : "", named ? at->name : "")
-                      : kt_xstrdup("");
+    it->subject = subject_of(at);
     it->object = r->open != NO_CASE && at->kind ? kt_xstrdup(r->cases[r->open].name) : NULL;
     if (r->open != NO_CASE) {
         struct rcase *c = &r->cases[r->open];
@@ -371,9 +392,6 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     }
     r->nitems++;
     json_array_append_new(r->problems, problem_json(p));
-    if (r->fmt == CLI_FORMAT_TEXT) {
-        print_text(r, p, it->subject);
-    }
     if (auto_case) {
         cli_report_end(r);
     }
