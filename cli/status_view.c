@@ -1,5 +1,4 @@
 /* cli/status_view.c - the view of `ktctl status`; see status_view.h. */
-#define _GNU_SOURCE /* timegm */
 #include "cli/status_view.h"
 
 #include <stdbool.h>
@@ -7,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/fielderr.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
 
@@ -15,19 +15,6 @@
 
 static const char *const PHASES[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
 #define N_PHASES (sizeof(PHASES) / sizeof(PHASES[0]))
-
-time_t cli_status_time(const char *s)
-{
-    struct tm tm = {0};
-    int n = 0;
-    if (!s || sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6) {
-        return -1;
-    }
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return timegm(&tm);
-}
 
 static const json_t *meta(const json_t *o)
 {
@@ -364,8 +351,9 @@ const char *cli_status_waiting(const json_t *view)
 /* "5s", "3m", "2h", "4d"; "?" when t is unknown. */
 static void age(char *out, size_t n, const char *t, time_t now)
 {
-    time_t at = cli_status_time(t);
-    long long s = at < 0 ? -1 : (long long)(now - at);
+    long long at = 0;
+    long ns = 0;
+    long long s = kt_go_time_parse(t, &at, &ns) ? (long long)now - at : -1;
     if (s < 0) {
         snprintf(out, n, "?");
     } else if (s < 120) {

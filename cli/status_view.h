@@ -37,8 +37,4 @@ const char *cli_status_waiting(const json_t *view);
 /* Human-readable rendering of view at time now (for ages). Does not retain view. */
 void cli_status_print(FILE *f, const json_t *view, time_t now);
 
-/* An RFC 3339 time ("2026-01-02T03:04:05Z", fractions ignored) as epoch seconds; -1 when
- * malformed. */
-time_t cli_status_time(const char *s);
-
 #endif

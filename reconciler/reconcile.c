@@ -1072,7 +1072,7 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
     }
     struct kt_opt_i64 deadline = kt_rec_resolve(tj->active_deadline_seconds,
                                                 supported ? &rp->active_deadline_seconds : NULL);
-    if (kt_rec_check_deadline_of(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+    if (kt_rec_check_deadline(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
     kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));

@@ -143,14 +143,8 @@ json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status)
     return plugin_status;
 }
 
-enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
-                                           double *remaining_s)
-{
-    return kt_rec_check_deadline_of(tj, tj->active_deadline_seconds, status, now, remaining_s);
-}
-
-enum kt_rec_deadline kt_rec_check_deadline_of(const struct kt_trainjob *tj, struct kt_opt_i64 limit,
-                                              json_t *status, double now, double *remaining_s)
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, struct kt_opt_i64 limit,
+                                           json_t *status, double now, double *remaining_s)
 {
     *remaining_s = 0;
     if (!limit.has || limit.v <= 0 || kt_rec_finished(status) || tj->suspend) {

@@ -59,16 +59,12 @@ enum kt_rec_deadline {
     KT_DEADLINE_PENDING,  /* *remaining_s set (>= 1) */
     KT_DEADLINE_EXCEEDED, /* Failed/DeadlineExceeded was set in status */
 };
-/* SPEC §5.1 step 8 at time now (epoch seconds, fraction allowed). tj gives
- * activeDeadlineSeconds, suspend and metadata.creationTimestamp; status is the status being
+/* SPEC §5.1 step 8 at time now (epoch seconds, fraction allowed) with deadline the
+ * activeDeadlineSeconds that applies (the TrainJob's own, or its runtime's runPolicy default:
+ * kt_rec_resolve). tj gives suspend and metadata.creationTimestamp; status is the status being
  * built (its Suspended=False lastTransitionTime restarts the clock). */
-enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, json_t *status, double now,
-                                           double *remaining_s);
-/* The same with the deadline given (resolved from the TrainJob and its runtime's runPolicy,
- * kt_rec_resolve) instead of tj's own activeDeadlineSeconds. */
-enum kt_rec_deadline kt_rec_check_deadline_of(const struct kt_trainjob *tj,
-                                              struct kt_opt_i64 deadline, json_t *status,
-                                              double now, double *remaining_s);
+enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, struct kt_opt_i64 deadline,
+                                           json_t *status, double now, double *remaining_s);
 
 /* ---- provisional lifecycle fields (KEP-2899, tracker kubeflow/trainer#4052) ---- */
 

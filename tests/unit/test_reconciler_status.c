@@ -114,19 +114,24 @@ static void test_deadline(void)
 
     decode_tj(",\"activeDeadlineSeconds\":60", NULL, &tj);
     st = json_object();
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 10.5, &rem), KT_DEADLINE_PENDING);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 10.5, &rem),
+                 KT_DEADLINE_PENDING);
     CHECK(rem == 49.5);
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 59.5, &rem), KT_DEADLINE_PENDING);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 59.5, &rem),
+                 KT_DEADLINE_PENDING);
     CHECK(rem == 1); /* at least one second */
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 60, &rem), KT_DEADLINE_PENDING);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 60, &rem),
+                 KT_DEADLINE_PENDING);
     CHECK(json_object_get(st, "conditions") == NULL);
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 60.001, &rem), KT_DEADLINE_EXCEEDED);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 60.001, &rem),
+                 KT_DEADLINE_EXCEEDED);
     json_t *c = kt_rec_cond_find(st, "Failed");
     CHECK_EQ_STR(kt_json_str(c, "reason", ""), "DeadlineExceeded");
     CHECK_EQ_STR(kt_json_str(c, "message", ""), "TrainJob exceeded its active deadline");
     CHECK_EQ_STR(kt_json_str(c, "lastTransitionTime", ""), "2026-01-01T00:01:00Z");
     /* finished: nothing more */
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 1000, &rem), KT_DEADLINE_NONE);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 1000, &rem),
+                 KT_DEADLINE_NONE);
     json_decref(st);
     kt_trainjob_release(&tj);
 
@@ -135,17 +140,21 @@ static void test_deadline(void)
               "{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"False\","
               "\"lastTransitionTime\":\"2026-01-01T01:00:00Z\"}]}",
               &tj);
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.status, T0 + 3600 + 30, &rem), KT_DEADLINE_PENDING);
+    CHECK_EQ_INT(
+        kt_rec_check_deadline(&tj, tj.active_deadline_seconds, tj.status, T0 + 3600 + 30, &rem),
+        KT_DEADLINE_PENDING);
     CHECK(rem == 30);
     kt_trainjob_release(&tj);
 
     /* suspended, or no deadline: never */
     decode_tj(",\"activeDeadlineSeconds\":1,\"suspend\":true", NULL, &tj);
     st = json_object();
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 1e6, &rem), KT_DEADLINE_NONE);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 1e6, &rem),
+                 KT_DEADLINE_NONE);
     kt_trainjob_release(&tj);
     decode_tj("", NULL, &tj);
-    CHECK_EQ_INT(kt_rec_check_deadline(&tj, st, T0 + 1e6, &rem), KT_DEADLINE_NONE);
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, tj.active_deadline_seconds, st, T0 + 1e6, &rem),
+                 KT_DEADLINE_NONE);
     CHECK(rem == 0);
     kt_trainjob_release(&tj);
     json_decref(st);
@@ -276,12 +285,12 @@ static void test_deadline_resolved(void)
     double rem;
     decode_tj("", NULL, &tj);
     json_t *st = json_object();
-    CHECK_EQ_INT(kt_rec_check_deadline_of(&tj, kt_rec_resolve(tj.active_deadline_seconds, &rt), st,
-                                          T0 + 10, &rem),
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, kt_rec_resolve(tj.active_deadline_seconds, &rt), st,
+                                       T0 + 10, &rem),
                  KT_DEADLINE_PENDING);
     CHECK(rem == 50);
-    CHECK_EQ_INT(kt_rec_check_deadline_of(&tj, kt_rec_resolve(tj.active_deadline_seconds, NULL), st,
-                                          T0 + 1e6, &rem),
+    CHECK_EQ_INT(kt_rec_check_deadline(&tj, kt_rec_resolve(tj.active_deadline_seconds, NULL), st,
+                                       T0 + 1e6, &rem),
                  KT_DEADLINE_NONE);
     json_decref(st);
     kt_trainjob_release(&tj);
