@@ -185,16 +185,12 @@ kt_node_images() {
     }
 }
 
-# kt_node_kubeconfig NAME USER - DIR/NAME.kubeconfig for the node's identities (their
-# certificates come from kt-certgen with KT_CERTGEN_NODE_IP).
-kt_node_kubeconfig() { kt_kubeconfig "$D" "$1" "$2"; }
-
 kt_node_kubelet() {
     local n=$D/node port hport pid
     kt_pick_port port
     kt_pick_port hport
     mkdir -p "$n/kubelet" "$n/pod-logs"
-    kt_node_kubeconfig node "system:node:$KT_NODE_NAME"
+    kt_kubeconfig "$D" node "system:node:$KT_NODE_NAME" # certificates: kt-certgen with KT_CERTGEN_NODE_IP
     : >"$n/resolv.conf"
     # the kubelet's cgroupRoot must exist in every hierarchy (kt_node_restore removes it)
     local cg
@@ -257,7 +253,7 @@ kt_node_kube_proxy() {
     local n=$D/node hport mport pid
     kt_pick_port hport
     kt_pick_port mport
-    kt_node_kubeconfig kube-proxy system:kube-proxy
+    kt_kubeconfig "$D" kube-proxy system:kube-proxy
     cat >"$n/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration

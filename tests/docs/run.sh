@@ -38,6 +38,14 @@ copy_root() {
     done
     cp README.md "$d/" && cp -R docs "$d/docs"
 }
+# passes NAME: the checker on $T/neg must pass (a control: what it must not flag).
+passes() {
+    if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
+        ok "$1"
+    else
+        bad "$1" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
+    fi
+}
 # planted NAME WANT [--bin DIR]: the checker on $T/neg must exit non-zero with a FAIL line
 # matching WANT; the copy is restored afterwards.
 planted() {
@@ -55,11 +63,7 @@ planted() {
     NEG_BIN=""
 }
 copy_root "$T/neg"
-if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
-    ok "negative control: the unmodified copy passes"
-else
-    bad "negative control: the unmodified copy passes" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
-fi
+passes "negative control: the unmodified copy passes"
 
 printf '\nSee [the index](no-such-page.md).\n' >>"$T/neg/docs/README.md"
 planted "a link to a missing file fails" "links: docs/README.md: .*no-such-page.md: no such file"
@@ -80,11 +84,7 @@ printf '\n```sh\nbin/ktctl certs --old x.yaml\n```\n' >>"$T/neg/docs/ktctl.md"
 planted "a ktctl flag of another subcommand fails" "exist: docs/ktctl.md: .*ktctl certs --old does not exist"
 
 printf '\nkubectl apply --server-side --no-such-kubectl-flag -k deploy/\n' >>"$T/neg/docs/install.md"
-if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
-    ok "negative: kubectl's flags are not kt's (a made-up kubectl flag passes)"
-else
-    bad "negative: kubectl's flags are not kt's" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
-fi
+passes "negative: kubectl's flags are not kt's (a made-up kubectl flag passes)"
 rm -rf "$T/neg"
 copy_root "$T/neg"
 
@@ -98,11 +98,7 @@ printf '\n```sh runnable\nbin/ktctl validate no-such-file.yaml\n```\n' >>"$T/neg
 planted "a failing runnable block fails" "runnable: docs/ktctl.md:"
 
 printf '\n```sh\nfalse\n```\n' >>"$T/neg/docs/ktctl.md"
-if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
-    ok "negative: a block not marked runnable is not run"
-else
-    bad "negative: a block not marked runnable is not run" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
-fi
+passes "negative: a block not marked runnable is not run"
 
 mkdir -p "$T/fakebin"
 cp bin/kt-webhook bin/ktctl "$T/fakebin/"

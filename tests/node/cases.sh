@@ -8,7 +8,7 @@ leader-failover helm-upgrade helm-uninstall kustomize"
 pod_yaml() { # NAME NS COMMAND...
     local name=$1 ns=$2 img
     shift 2
-    img=$(image_ref torch)
+    img=$(kt_node_image_ref torch)
     cat <<EOF
 apiVersion: v1
 kind: Pod
@@ -26,7 +26,7 @@ EOF
 
 # ---- the node itself ---------------------------------------------------------------------
 case_node_pods() {
-    node_images torch || { bad node-images "$(tail -5 "$D/images.log")"; return; }
+    kt_node_images torch || { bad node-images "$(tail -5 "$D/images.log")"; return; }
     ns np
     pod_yaml hello np python3 -c 'import torch, sys; print("hello from", torch.__version__); sys.stdout.flush()' |
         kc apply -f - >/dev/null
@@ -101,7 +101,7 @@ case_kt_helm() {
     # the API server calls kt-webhook through its Service: a bad TrainJob is denied, a good one
     # admitted (dry run)
     check kt-helm-webhook-denies-via-service webhook_denies
-    check kt-helm-webhook-admits-via-service bash -c "tj_torch default dryrun-ok 'python3 -c pass' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f -"
+    check kt-helm-webhook-admits-via-service bash -c "tj default dryrun-ok torch-distributed 'python3 -c pass' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f -"
 }
 
 # node_import_kt TAG [NEWTAG] - import build/image/kt.oci.tar into the node's containerd as
@@ -125,19 +125,23 @@ leader_is_a_pod() {
     [ -n "$l" ] && kc -n "$NS" get pod "$l" -o name >/dev/null
 }
 
-# runtime_images_values - a values file pointing the shipped runtimes at the local images
-# (runtimes.images, kustomize-style; the shipped runtime files are not edited).
+# runtime_images INDENT - the `images:` entries (kustomize's, and the chart's runtimes.images,
+# the same form) pointing the shipped runtimes at the local images, each line after INDENT.
+# The shipped runtime files are not edited.
+runtime_images() {
+    local pair r
+    for pair in pytorch/pytorch=torch ghcr.io/kubeflow/trainer/deepspeed-runtime=mpi \
+        ghcr.io/kubeflow/trainer/xgboost-runtime=xgboost; do
+        r=$(kt_node_image_ref "${pair#*=}")
+        echo "$1- {name: ${pair%=*}, newName: ${r%:*}, newTag: \"${r##*:}\"}"
+    done
+}
+
+# runtime_images_values - a values file with runtimes.images (the images imported first).
 runtime_images_values() {
-    local f=$T/images.yaml
-    node_images torch mpi xgboost || return 1
-    cat >"$f" <<EOF
-runtimes:
-  images:
-    - {name: pytorch/pytorch, newName: "$(image_ref torch | sed 's/:[^:]*$//')", newTag: "$(image_ref torch | sed 's/.*://')"}
-    - {name: ghcr.io/kubeflow/trainer/deepspeed-runtime, newName: "$(image_ref mpi | sed 's/:[^:]*$//')", newTag: "$(image_ref mpi | sed 's/.*://')"}
-    - {name: ghcr.io/kubeflow/trainer/xgboost-runtime, newName: "$(image_ref xgboost | sed 's/:[^:]*$//')", newTag: "$(image_ref xgboost | sed 's/.*://')"}
-EOF
-    echo "$f"
+    kt_node_images torch mpi xgboost || return 1
+    { echo "runtimes:" && echo "  images:" && runtime_images "    "; } >"$T/images.yaml"
+    echo "$T/images.yaml"
 }
 
 tj_missing_runtime() {
@@ -149,20 +153,22 @@ spec: {runtimeRef: {name: no-such-runtime}}
 EOF
 }
 
-# tj_torch NS NAME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on torch-distributed running
-# COMMAND (a shell word list) on NUMNODES (2) nodes with small requests.
-tj_torch() {
-    local cmd
-    cmd=$(printf '%s' "$3" | jq -Rc 'split(" ")')
+# tj NS NAME RUNTIME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on the ClusterTrainingRuntime
+# RUNTIME ("TrainingRuntime/NAME": a namespaced one) running COMMAND (words split on spaces) on
+# NUMNODES (2) nodes with small requests; EXTRA_SPEC lines (indented) go under spec.
+tj() {
+    local kind=ClusterTrainingRuntime rt=$3 cmd
+    case $rt in TrainingRuntime/*) kind=TrainingRuntime rt=${rt#*/} ;; esac
+    cmd=$(printf '%s' "$4" | jq -Rc 'split(" ")')
     cat <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: $2, namespace: $1}
 spec:
-  runtimeRef: {name: torch-distributed}
-${5:-}
+  runtimeRef: {name: $rt, kind: $kind}
+${6:-}
   trainer:
-    numNodes: ${4:-2}
+    numNodes: ${5:-2}
     command: $cmd
     env: [{name: EPOCHS, value: "2"}]
     resourcesPerNode:
@@ -170,11 +176,11 @@ ${5:-}
       limits: {memory: 2Gi}
 EOF
 }
-export -f tj_missing_runtime tj_torch
+export -f tj_missing_runtime tj
 
 # ---- training that trains ----------------------------------------------------------------
 case_torch_ddp() {
-    tj_torch default ddp "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    tj default ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check torch-ddp-complete tj_wait default ddp Complete
     tj_logs default ddp >"$T/ddp.log"
     check torch-ddp-both-ranks-world-2 test "$(grep -c 'world size 2' "$T/ddp.log")" -ge 2
@@ -214,15 +220,13 @@ spec:
                   restartPolicy: Never
                   containers:
                     - name: node
-                      image: $(image_ref torch)
+                      image: $(kt_node_image_ref torch)
 EOF
 }
 
 case_torch_fail() {
     runtime_torch_once
-    tj_torch default boom "python3 /workspace/fail.py" 1 |
-        sed 's/runtimeRef: {name: torch-distributed}/runtimeRef: {name: torch-once, kind: TrainingRuntime}/' |
-        kc apply -f - >/dev/null
+    tj default boom TrainingRuntime/torch-once "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
     check torch-fail-failed tj_wait default boom Failed
     check torch-fail-reason cond_is default boom Failed \
         'FailedJobs: jobset failed due to one or more job failures (first failed job: boom-node-0)'
@@ -237,18 +241,8 @@ cond_is() {
 }
 
 case_mpi_allreduce() {
-    kc apply -f - >/dev/null <<EOF
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: allreduce, namespace: default}
-spec:
-  runtimeRef: {name: deepspeed-distributed}
-  trainer:
-    numNodes: 2
-    command: [mpirun, -np, "2", python3, /workspace/allreduce.py]
-    resourcesPerNode:
-      requests: {cpu: 200m, memory: 256Mi}
-EOF
+    tj default allreduce deepspeed-distributed "mpirun -np 2 python3 /workspace/allreduce.py" |
+        kc apply -f - >/dev/null
     check mpi-allreduce-complete tj_wait default allreduce Complete
     tj_logs default allreduce >"$T/mpi.log"
     check mpi-allreduce-sum grep -q 'sum 3' "$T/mpi.log"
@@ -257,18 +251,7 @@ EOF
 }
 
 case_xgboost() {
-    kc apply -f - >/dev/null <<EOF
-apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: xgb, namespace: default}
-spec:
-  runtimeRef: {name: xgboost-distributed}
-  trainer:
-    numNodes: 2
-    command: [python3, /workspace/train_xgboost.py]
-    resourcesPerNode:
-      requests: {cpu: 200m, memory: 256Mi}
-EOF
+    tj default xgb xgboost-distributed "python3 /workspace/train_xgboost.py" | kc apply -f - >/dev/null
     check xgboost-complete tj_wait default xgb Complete
     tj_logs default xgb >"$T/xgb.log"
     check xgboost-two-workers grep -q 'world size 2' "$T/xgb.log"
@@ -296,7 +279,7 @@ loop_start() {
         i=0
         while :; do
             i=$((i + 1))
-            if out=$(tj_torch loop "$1-$i" "python3 -c pass" 1 "  suspend: true" |
+            if out=$(tj loop "$1-$i" torch-distributed "python3 -c pass" 1 "  suspend: true" |
                 kc create -f - 2>&1); then
                 echo "ok $1-$i"
             else
@@ -324,19 +307,38 @@ every_created_has_jobset() {
         [ -z "$(comm -23 "$T/$1.js" "$T/$1.tj")" ]
 }
 
-case_leader_failover() {
-    local old new
-    old=$(leader)
-    loop_start fo
-    wait_for "20 TrainJobs created" bash -c "[ \$(grep -c '^ok ' '$T/fo.results') -ge 20 ]"
-    kc -n "$NS" delete pod "$old" --wait=false >/dev/null
-    check leader-failover-new-leader wait_for "another pod holds the Lease" new_leader_is_not "$old"
-    wait_for "20 more TrainJobs" bash -c "[ \$(grep -c '^ok ' '$T/fo.results') -ge 40 ]"
+# created NAME - how many of the loop's creates were answered (ok).
+created() { grep -c '^ok ' "$T/$1.results"; }
+created_at_least() { [ "$(created "$1")" -ge "$2" ]; }
+
+# under_load NAME WHAT CMD... - run CMD (the disruption and its own checks) while a client
+# creates TrainJobs in a loop: 10 created before it, 10 more after it; then NAME-zero-refused
+# (every create was admitted) and NAME-nothing-lost (each got its JobSet, none is stray).
+under_load() {
+    local name=$1 what=$2 refused
+    shift 2
+    loop_start "$name"
+    wait_for "10 TrainJobs created" created_at_least "$name" 10
+    "$@"
+    wait_for "10 more TrainJobs" created_at_least "$name" $(($(created "$name") + 10))
     loop_stop
-    new=$(leader)
-    echo "node: leader $old -> $new; $(grep -c '^ok ' "$T/fo.results") created, $(grep -c '^err ' "$T/fo.results") refused"
-    check leader-failover-no-refused test "$(grep -c '^err ' "$T/fo.results")" = 0
-    check leader-failover-nothing-lost wait_for "a JobSet for every TrainJob" every_created_has_jobset fo
+    refused=$(grep -c '^err ' "$T/$name.results")
+    echo "node: $what: $(created "$name") admitted, $refused refused or failed"
+    grep '^err ' "$T/$name.results" | head -3
+    check "$name-zero-refused" test "$refused" = 0
+    check "$name-nothing-lost" wait_for "a JobSet for every TrainJob" every_created_has_jobset "$name"
+}
+
+case_leader_failover() {
+    local old
+    old=$(leader)
+    under_load leader-failover "the leader's pod deleted" delete_leader "$old"
+    echo "node: leader $old -> $(leader)"
+}
+
+delete_leader() {
+    kc -n "$NS" delete pod "$1" --wait=false >/dev/null
+    check leader-failover-new-leader wait_for "another pod holds the Lease" new_leader_is_not "$1"
 }
 
 new_leader_is_not() {
@@ -348,19 +350,11 @@ new_leader_is_not() {
 case_helm_upgrade() {
     local next="$KT_TAG-next"
     node_import_kt "$KT_TAG" "$next" || { bad helm-upgrade-image "tagging failed"; return; }
-    loop_start up
-    wait_for "10 TrainJobs created" bash -c "[ \$(grep -c '^ok ' '$T/up.results') -ge 10 ]"
-    check helm-upgrade-rolls helm upgrade kt "$CHART" -n "$NS" --reuse-values --set image.tag="$next" \
-        --wait --timeout 180s
-    wait_for "10 more TrainJobs" bash -c "[ \$(grep -c '^ok ' '$T/up.results') -ge $(($(grep -c '^ok ' "$T/up.results") + 10)) ]"
-    loop_stop
-    echo "node: helm upgrade: $(grep -c '^ok ' "$T/up.results") admitted, $(grep -c '^err ' "$T/up.results") refused or failed"
-    grep '^err ' "$T/up.results" | head -3
-    check helm-upgrade-zero-refused test "$(grep -c '^err ' "$T/up.results")" = 0
+    under_load helm-upgrade "helm upgrade" check helm-upgrade-rolls \
+        helm upgrade kt "$CHART" -n "$NS" --reuse-values --set image.tag="$next" --wait --timeout 180s
     # (the replaced pods finish their preStop sleep after helm's --wait)
     check helm-upgrade-new-image wait_for "only pods of kt:$next" \
         kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" pods -n "$NS"
-    check helm-upgrade-nothing-lost wait_for "a JobSet for every TrainJob" every_created_has_jobset up
 }
 
 case_helm_uninstall() {
@@ -383,12 +377,7 @@ case_kustomize() {
     {
         echo "resources: [../../deploy]"
         echo "images:"
-        for pair in pytorch/pytorch=torch ghcr.io/kubeflow/trainer/deepspeed-runtime=mpi \
-            ghcr.io/kubeflow/trainer/xgboost-runtime=xgboost; do
-            local r
-            r=$(image_ref "${pair#*=}")
-            echo "  - {name: ${pair%=*}, newName: ${r%:*}, newTag: \"${r##*:}\"}"
-        done
+        runtime_images "  "
     } >"$o/kustomization.yaml"
     check kustomize-apply kc apply --server-side --force-conflicts -k "$o"
     check kustomize-deployments-available wait_for "both Deployments available" \
@@ -398,7 +387,7 @@ case_kustomize() {
         '.spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image | startswith("kt.local/torch:")' \
         clustertrainingruntime torch-distributed
     check kustomize-webhook-ready wait_for "kt-webhook answers through its Service" webhook_denies
-    tj_torch default kz-ddp "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    tj default kz-ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check kustomize-torch-ddp-complete tj_wait default kz-ddp Complete
     # (the namespace goes too: deploy/ creates it)
     check kustomize-delete kc delete -k "$o" --ignore-not-found --wait=true --timeout=120s

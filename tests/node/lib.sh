@@ -1,18 +1,9 @@
 # tests/node/lib.sh - helpers of the real-node tier (sourced by tests/node/run.sh after the
-# cluster is up: kc, helm, D, T, WAIT and NS are set).
-
-
-
-# image_ref NAME - the reference of a test image (tests/cluster/images; built and imported by
-# up.sh --real-node or node_images).
-image_ref() {
-    tests/cluster/images/build.sh "$1" 2>>"$D/images.log" | awk -v n="$1" '$1 == n { print $2 }'
-}
-
-# node_images NAME... - build (cached) and import test images into the node's containerd.
-node_images() {
-    tests/cluster/images/import.sh "$KT_CONTAINERD_SOCK" "$@" >>"$D/images.log" 2>&1
-}
+# cluster is up: kc, helm, D, T, WAIT and NS are set). The test images come through the
+# cluster's own helpers (tests/cluster/node.sh): kt_node_image_ref NAME (the reference pods
+# use) and kt_node_images NAME... (build when needed, import; log in $D/images.log).
+. tests/cluster/lib.sh
+. tests/cluster/node.sh
 
 # node_ctr ARGS... - ctr on the node's containerd, Kubernetes' namespace.
 node_ctr() { ctr --address "$KT_CONTAINERD_SOCK" -n k8s.io "$@"; }
