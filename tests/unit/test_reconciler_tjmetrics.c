@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/base/mem.h"
+#include "reconciler/applied.c"
 #include "reconciler/status.c"
 #include "reconciler/tjmetrics.c"
 
@@ -183,6 +184,35 @@ static void test_failed_suspended(void)
     kt_metrics_free(m);
 }
 
+/* A name re-created with a new uid whose delete was missed (a relist): one entry, the gauge
+ * counts it once; its slot is reused after a delete (no growth over add/delete cycles). */
+static void test_recreated_and_reused(void)
+{
+    struct kt_metrics *m = kt_metrics_new();
+    struct kt_tjm *t = kt_tjm_new(m, T0, framework, NULL);
+    json_t *a = tj("same", AFTER, "[]", "[]");
+    json_t *b = tj("same", AFTER, "[]", "[{\"name\":\"node\",\"active\":1}]");
+    json_object_set_new(json_object_get(b, "metadata"), "uid", json_string("other-uid"));
+    kt_tjm_trainjob_add(t, a, T0 + 10);
+    kt_tjm_trainjob_add(t, b, T0 + 11);
+    CHECK(state(t, "Created") == 0);
+    CHECK(state(t, "Running") == 1);
+    CHECK(val(t->created, LV) == 2);
+    kt_tjm_trainjob_delete(t, b);
+    CHECK(state(t, "Running") == 0);
+    for (int i = 0; i < 100; i++) {
+        kt_tjm_trainjob_add(t, a, T0 + 12);
+        kt_tjm_trainjob_delete(t, a);
+    }
+    CHECK(t->n_entries <= 2);
+    CHECK(json_object_size(t->index) == 0);
+    CHECK(t->n_labels == 1);
+    json_decref(a);
+    json_decref(b);
+    kt_tjm_free(t);
+    kt_metrics_free(m);
+}
+
 static void test_phases_and_build_info(void)
 {
     struct kt_metrics *m = kt_metrics_new();
@@ -224,6 +254,7 @@ int main(void)
     kt_mem_init();
     test_lifecycle();
     test_failed_suspended();
+    test_recreated_and_reused();
     test_phases_and_build_info();
     return test_report();
 }
