@@ -6,13 +6,16 @@
 KT_CONFIG=${KT_CONFIG:-$ROOT/deploy/manager/controller_manager_config.yaml}
 
 # ktd_apply - RBAC of both daemons, the shipped runtimes and the public ConfigMap the Kubeflow
-# SDK reads (deploy/public, when present).
+# SDK reads (deploy/public, when present). KTD_RUNTIMES (default deploy/runtimes; absolute, or
+# relative to ROOT) names another kustomization for the runtimes, e.g. an overlay whose `images:`
+# points them at local images.
 ktd_apply() {
-    local k
+    local k p
     : >"$D/apply.log"
-    for k in deploy/rbac/reconciler deploy/rbac/webhook deploy/runtimes deploy/public; do
-        [ -d "$ROOT/$k" ] || continue
-        kc apply --server-side -k "$ROOT/$k" >>"$D/apply.log" 2>&1 || {
+    for k in deploy/rbac/reconciler deploy/rbac/webhook "${KTD_RUNTIMES:-deploy/runtimes}" deploy/public; do
+        case $k in /*) p=$k ;; *) p=$ROOT/$k ;; esac
+        [ -d "$p" ] || continue
+        kc apply --server-side -k "$p" >>"$D/apply.log" 2>&1 || {
             cat "$D/apply.log" >&2
             die "kubectl apply -k $k failed"
         }

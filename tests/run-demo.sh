@@ -3,7 +3,12 @@
 #
 # Starts the local cluster in $KT_RUN_DIR (default /tmp/kt-run) with tests/cluster/up.sh --full:
 # etcd + kube-apiserver, kube-controller-manager, kube-scheduler, the JobSet controller with its
-# webhooks, and KWOK playing the kubelets of four fake nodes (no container runs). Then it applies
+# webhooks, and KWOK playing the kubelets of four fake nodes (no container runs). Where the
+# machine can run containers (root, cgroups, containerd/runc/CNI from `make deps`) and no other
+# cluster holds it, it adds the real node (up.sh --real-node: containerd, runc, kubelet,
+# kube-proxy, CoreDNS): the example's pods then run the torch image (tests/cluster/images, built
+# from Debian packages and imported; the shipped runtime is pointed at it by a kustomize
+# `images:` overlay) and really train, their log lines streamed here. Then it applies
 # deploy/rbac, deploy/runtimes and the public ConfigMap, issues certificates with `ktctl certs`,
 # starts kt-webhook and kt-reconciler as their own non-admin identities, registers the webhook
 # configurations (url: https://127.0.0.1:PORT; caBundle injected by kt-reconciler's leader from
@@ -12,7 +17,9 @@
 # writes any status: every transition comes from the controllers. Then it prints what to try next. On a terminal it then waits for Ctrl-C; with stdin not
 # a terminal, or KT_RUN_WAIT=0, it stops after the demo. Everything it started is stopped on
 # exit; the folder (logs, kubeconfigs, certificates) stays for inspection.
-# Knobs: KT_RUN_DIR, KT_RUN_WAIT=0, KT_WEBHOOK_BIN / KT_RECONCILER_BIN (other builds).
+# Knobs: KT_RUN_DIR, KT_RUN_WAIT=0, KT_WEBHOOK_BIN / KT_RECONCILER_BIN (other builds),
+# KT_RUN_NODE=auto (default: the real node where possible, else KWOK, saying why in one line),
+# real (fail without it) or kwok (fake nodes only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -28,6 +35,8 @@ NS=default
 T0=$(date +%s%N)
 WPID=""
 RPID=""
+LOGS_PID=""
+RUN_NODE=${KT_RUN_NODE:-auto}
 CLUSTER_UP=0
 STEP=0
 STEPS=10
@@ -76,6 +85,7 @@ cleanup() {
     if [ -n "$WPID$RPID" ] || [ "$CLUSTER_UP" = 1 ]; then
         printf '%s==> stopping%s kt-reconciler, kt-webhook and the control plane\n' "$B" "$N"
     fi
+    stop_pid "$LOGS_PID" "kubectl logs"
     stop_pid "$RPID" kt-reconciler
     stop_pid "$WPID" kt-webhook
     rm -f "$D/daemons.pids"
@@ -118,7 +128,16 @@ for b in "$WEBHOOK" "$RECONCILER"; do
 done
 
 # ---- 1. control plane --------------------------------------------------------------------
-step "local cluster in $D: etcd, kube-apiserver, controller-manager, scheduler, JobSet, KWOK nodes"
+case $RUN_NODE in
+auto | real) up_mode=--real-node ;;
+kwok) up_mode=--full ;;
+*) die "KT_RUN_NODE=$RUN_NODE: want auto, real or kwok" ;;
+esac
+if [ "$up_mode" = --real-node ]; then
+    step "local cluster in $D: etcd, kube-apiserver, controller-manager, scheduler, JobSet, KWOK nodes, a real node where possible"
+else
+    step "local cluster in $D: etcd, kube-apiserver, controller-manager, scheduler, JobSet, KWOK nodes"
+fi
 . tests/cluster/versions.sh
 if [ ! -x "$(kt_cluster_bindir)/kube-controller-manager" ] || [ ! -x "$(kt_cluster_bindir)/kwok-$KWOK_VERSION" ]; then
     info "first run: building the cluster's binaries from Go modules into" \
@@ -129,17 +148,45 @@ CLUSTER_UP=1
 # setsid: Ctrl-C must reach only this script, which then stops the daemons before the
 # control plane (kube-apiserver and etcd would otherwise die first from the same SIGINT).
 # Its progress (on a first run: the Go builds) goes to the terminal and to $D/up.log.
-setsid tests/cluster/up.sh --full "$D" 2>&1 >/dev/null </dev/null | tee "$D/up.log" | sed 's/^/    /' ||
-    die "tests/cluster/up.sh failed (log: $D/up.log)"
+KT_REAL_NODE_OPTIONAL=1 setsid tests/cluster/up.sh "$up_mode" "$D" 2>&1 >/dev/null </dev/null |
+    tee "$D/up.log" | sed 's/^/    /' || die "tests/cluster/up.sh failed (log: $D/up.log)"
 . "$D/env"
+REAL=${KT_REAL_NODE:-0}
+[ "$REAL" = 1 ] || [ "$RUN_NODE" != real ] || die "KT_RUN_NODE=real, but the real node is unavailable (see above)"
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 info "API server $KT_APISERVER (kube-apiserver $(kc version -o json 2>/dev/null | jq -r .serverVersion.gitVersion))"
-info "nodes (simulated by KWOK): $(kc get nodes -o json | jq -r '[.items[] | "\(.metadata.name) (\(.status.allocatable.cpu) CPU, \(.status.allocatable.memory), \(.status.allocatable["nvidia.com/gpu"] // "0") GPU)"] | join(", ")')"
+nodes() { # nodes SELECTOR
+    kc get nodes -l "$1" -o json | jq -r '[.items[] | "\(.metadata.name) (\(.status.allocatable.cpu) CPU, \(.status.allocatable.memory), \(.status.allocatable["nvidia.com/gpu"] // "0") GPU)"] | join(", ")'
+}
+if [ "$REAL" = 1 ]; then
+    info "real node (containerd, runc, kubelet, kube-proxy, CoreDNS): $(nodes kt.kubeflow.org/real-node=true)"
+    info "nodes (simulated by KWOK, tainted: only pods that tolerate it land there): $(nodes type=kwok)"
+else
+    info "nodes (simulated by KWOK): $(nodes type=kwok)"
+fi
 
 # ---- 2. RBAC, runtimes, public ConfigMap -------------------------------------------------
 ROOT=$root
 . tests/kt_deploy.sh
-step "RBAC for both daemons (deploy/rbac), the shipped runtimes (deploy/runtimes), deploy/public"
+if [ "$REAL" = 1 ]; then
+    # The air-gapped way: the shipped runtime files stay as they are; a kustomize overlay's
+    # `images:` points torch-distributed at the locally built image, imported into containerd.
+    step "RBAC for both daemons (deploy/rbac), the shipped runtimes (deploy/runtimes, torch image built here), deploy/public"
+    info "the torch image (Debian's python3-torch; the first run builds it from Debian packages, ~4 min)"
+    torch_ref=$(tests/cluster/images/build.sh torch 2>"$D/images.log" | awk '$1 == "torch" { print $2 }')
+    [ -n "$torch_ref" ] || die "building the torch image failed (log: $D/images.log)"
+    tests/cluster/images/import.sh "$KT_CONTAINERD_SOCK" torch >>"$D/images.log" 2>&1 ||
+        die "importing the torch image failed (log: $D/images.log)"
+    mkdir -p "$D/runtimes"
+    # (kustomize takes no absolute resource paths)
+    printf '%s\n' "resources: [$(realpath --relative-to="$D/runtimes" "$root/deploy/runtimes")]" "images:" \
+        "  - {name: pytorch/pytorch, newName: ${torch_ref%:*}, newTag: \"${torch_ref##*:}\"}" \
+        >"$D/runtimes/kustomization.yaml"
+    KTD_RUNTIMES=$D/runtimes
+    info "$torch_ref in the node's containerd; torch-distributed points at it ($D/runtimes/kustomization.yaml)"
+else
+    step "RBAC for both daemons (deploy/rbac), the shipped runtimes (deploy/runtimes), deploy/public"
+fi
 ktd_apply
 info "$(kc get clustertrainingruntimes -o name | wc -l) ClusterTrainingRuntimes:" \
     "$(kc get clustertrainingruntimes -o jsonpath='{.items[*].metadata.name}')"
@@ -195,7 +242,11 @@ c=$(conds)
 info "TrainJob conditions:" "${c:-      (none yet)}"
 
 # ---- 9. the job runs --------------------------------------------------------------------
-step "the job runs: JobSet controller -> Jobs -> scheduler -> pods on KWOK nodes"
+if [ "$REAL" = 1 ]; then
+    step "the job runs: JobSet controller -> Jobs -> scheduler -> pods on the real node $KT_NODE_NAME (torchrun, gloo)"
+else
+    step "the job runs: JobSet controller -> Jobs -> scheduler -> pods on KWOK nodes"
+fi
 # snapshot - one line per Job and per pod (phase, node); printed again whenever it changes.
 snapshot() {
     kc get jobs,pods -n "$NS" -l "jobset.sigs.k8s.io/jobset-name=$TJ" -o json 2>/dev/null | jq -r '
@@ -209,6 +260,16 @@ tjstate() {
     kc get trainjob "$TJ" -n "$NS" -o json 2>/dev/null |
         jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
 }
+# follow_logs SNAPSHOT - once every pod of the JobSet has started, stream their logs here
+# (kubectl logs -f, one prefix per pod) until the containers end.
+follow_logs() {
+    local n
+    n=$(grep -c '^      pod ' <<<"$1")
+    [ "$n" -ge 2 ] && ! grep -qE '^      pod .*: Pending' <<<"$1" || return 0
+    kc logs -f -n "$NS" -l "jobset.sigs.k8s.io/jobset-name=$TJ" --prefix --tail=-1 \
+        --max-log-requests=10 2>&1 | sed -u 's/^/      | /' &
+    LOGS_PID=$!
+}
 last=""
 deadline=$((SECONDS + ${KT_RUN_TIMEOUT:-300}))
 while :; do
@@ -217,6 +278,7 @@ while :; do
         printf '    at %s:\n%s\n' "$(elapsed)" "$cur"
         last=$cur
     fi
+    [ "$REAL" = 0 ] || [ -n "$LOGS_PID" ] || follow_logs "$cur"
     st=$(tjstate)
     case ",$st," in
     *,Complete,* | *,Failed,*) break ;;
@@ -226,6 +288,11 @@ while :; do
 done
 
 # ---- 10. the outcome ---------------------------------------------------------------------
+if [ -n "$LOGS_PID" ]; then # the containers have ended: the stream ends by itself (bounded)
+    for _ in $(seq 100); do kill -0 "$LOGS_PID" 2>/dev/null || break; sleep 0.1; done
+    stop_pid "$LOGS_PID" "kubectl logs"
+    LOGS_PID=""
+fi
 step "TrainJob $TJ finished: conditions set by kt-reconciler from the JobSet's own status"
 info "TrainJob conditions:" "$(conds)"
 info "jobsStatus: $(kc get trainjob "$TJ" -n "$NS" -o jsonpath='{.status.jobsStatus}')"
@@ -252,11 +319,23 @@ cat <<EOF
   curl -s http://127.0.0.1:$RHPORT/readyz             # kt-reconciler readiness
 
   logs: $D/kt-webhook.log  $D/kt-reconciler.log  $D/apiserver.log
+EOF
+if [ "$REAL" = 1 ]; then
+    cat <<EOF
+  kubectl get pods -o wide; kubectl get nodes            # $KT_NODE_NAME is real; kwok-node-* are KWOK's fakes
+  kubectl logs -l jobset.sigs.k8s.io/jobset-name=$TJ --prefix   # what the training printed
+  kubectl delete trainjob $TJ                           # the garbage collector removes its JobSet, Jobs, pods
+  (containers run in containerd under the kubelet: ctr --address $KT_CONTAINERD_SOCK -n k8s.io containers ls)
+
+EOF
+else
+    cat <<EOF
   kubectl get pods -o wide; kubectl get nodes            # fake nodes: KWOK plays the kubelets
   kubectl delete trainjob $TJ                           # the garbage collector removes its JobSet, Jobs, pods
   (no container runs: each pod is Running for ${KT_POD_RUN_MS:-3000} ms, then Succeeded; KT_SIM_EXIT_CODE=N fails it)
 
 EOF
+fi
 if [ -t 0 ] && [ "${KT_RUN_WAIT:-1}" != 0 ]; then
     printf '%sRunning.%s Press Ctrl-C to stop everything.\n' "$B" "$N"
     while kill -0 "$WPID" 2>/dev/null && kill -0 "$RPID" 2>/dev/null; do

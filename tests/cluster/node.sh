@@ -42,6 +42,18 @@ kt_node_unavailable() {
     done
 }
 
+# kt_node_busy DIR - print who holds the machine's real node when it is a live cluster other
+# than DIR (empty when the node is free or DIR's own). A hint only: kt_node_claim decides.
+kt_node_busy() {
+    local owner
+    owner=$(cat "$KT_NODE_LOCK.owner" 2>/dev/null || true)
+    if [ -n "$owner" ] && [ "$owner" != "$1" ] && [ -f "$owner/env" ] &&
+        { kt_alive "$(kt_env_get "$owner" KT_CONTAINERD_PID)" ||
+            kt_alive "$(kt_env_get "$owner" KT_APISERVER_PID)"; }; then
+        echo "in use by the cluster in $owner (tests/cluster/down.sh $owner)"
+    fi
+}
+
 # kt_node_claim DIR - make DIR the machine's one real node: the claim file names the cluster
 # directory that owns the node; a claim whose owner's containerd or API server still runs is
 # refused, a stale one taken over (checked and written under flock).
@@ -49,11 +61,9 @@ kt_node_claim() {
     local d=$1 owner
     (
         flock -w 60 7 || exit 1
-        owner=$(cat "$KT_NODE_LOCK.owner" 2>/dev/null || true)
-        if [ -n "$owner" ] && [ "$owner" != "$d" ] && [ -f "$owner/env" ] &&
-            { kt_alive "$(kt_env_get "$owner" KT_CONTAINERD_PID)" ||
-                kt_alive "$(kt_env_get "$owner" KT_APISERVER_PID)"; }; then
-            kt_log "the real node is in use by the cluster in $owner (tests/cluster/down.sh $owner)"
+        owner=$(kt_node_busy "$d")
+        if [ -n "$owner" ]; then
+            kt_log "the real node is $owner"
             exit 1
         fi
         echo "$d" >"$KT_NODE_LOCK.owner"

@@ -9,7 +9,8 @@
 # kubelet, kube-proxy and CoreDNS, where containers really run; the KWOK nodes are then tainted
 # kwok.x-k8s.io/node=fake:NoSchedule so only pods that tolerate it land there. DIR/env then has
 # KT_REAL_NODE=1. Where the machine cannot run containers (not root, no cgroups, packages
-# missing) it says why in one line and goes on with KWOK nodes only (KT_REAL_NODE unset).
+# missing; with KT_REAL_NODE_OPTIONAL=1 also: the node held by another live cluster) it says why
+# in one line and goes on with KWOK nodes only (KT_REAL_NODE unset).
 # On failure the logs are printed and everything started is stopped again.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +60,9 @@ if [ "$REAL" = 1 ]; then
         [ -x "$KT_BIN/$b" ] || "$here/build.sh" --full >/dev/null
     done
     no_node=$(kt_node_unavailable)
+    # KT_REAL_NODE_OPTIONAL=1 (make run): a node held by another live cluster is a reason too.
+    [ -n "$no_node" ] || [ "${KT_REAL_NODE_OPTIONAL:-}" != 1 ] ||
+        no_node=$(kt_node_busy "$(cd "$D" 2>/dev/null && pwd || echo "$D")")
     if [ -n "$no_node" ]; then
         kt_log "real node unavailable: $no_node; pods run on KWOK nodes only"
         REAL=0

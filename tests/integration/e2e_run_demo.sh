@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (tests/run-demo.sh) with
-# stdin closed, in a temporary KT_RUN_DIR: it starts its own full chain (up.sh --full), both
+# stdin closed, in a temporary KT_RUN_DIR, on KWOK nodes (KT_RUN_NODE=kwok; the real-node tier
+# runs it on the real node): it starts its own full chain (up.sh --full), both
 # daemons and the example, which runs for real (pods on KWOK nodes, Succeeded, TrainJob
 # Complete, no status written by the script), prints every step and "It works.", exits 0, and
 # leaves no process behind.
@@ -9,7 +10,7 @@
 
 D="$IT_TMP/run"
 out="$IT_TMP/run.out"
-KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
+KT_RUN_NODE=kwok KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then
     it_ok "run-demo-stdin-closed ($(grep -o 'Demo took [0-9.]*s' "$out"))"

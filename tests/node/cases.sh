@@ -1,7 +1,7 @@
 # tests/node/cases.sh - the cases of the real-node tier, in the order they run (sourced by
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.
-NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail mpi-allreduce xgboost sdk
+NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail torch-pod-deleted mpi-allreduce xgboost sdk
 leader-failover helm-upgrade helm-uninstall kustomize"
 
 # A pod that runs COMMAND in the torch image on the real node; no restarts.
@@ -232,6 +232,53 @@ case_torch_fail() {
         'FailedJobs: jobset failed due to one or more job failures (first failed job: boom-node-0)'
     check torch-fail-exit-code kq '[.items[].status.containerStatuses[0].state.terminated.exitCode] | any(. == 3)' \
         pods -n default -l jobset.sigs.k8s.io/jobset-name=boom
+}
+# A worker pod deleted mid-run: the Job and the JobSet's failure policy decide, and the TrainJob
+# reports what the JobSet decided, as upstream does (its Failed condition is the JobSet's). With
+# torch-once (backoffLimit 0, no JobSet restarts) the deletion fails the TrainJob; with the
+# shipped runtime (the Job's default backoff, restartPolicy OnFailure) the Job replaces the
+# pod, rank 0 restarts in place after gloo loses its peer, and the TrainJob still completes.
+case_torch_pod_deleted() {
+    runtime_torch_once
+    tj default cut TrainingRuntime/torch-once "env EPOCHS=100000 torchrun /workspace/train_mnist.py" |
+        kc apply -f - >/dev/null
+    check torch-pod-deleted-training wait_for "rank 0 training" logs_say default cut 'rank 0/2 epoch 1 step 2 '
+    check torch-pod-deleted-delete-worker delete_worker default cut
+    check torch-pod-deleted-failed tj_wait default cut Failed
+    check torch-pod-deleted-condition-is-the-jobsets cond_from_jobset default cut
+    check torch-pod-deleted-reason cond_is default cut Failed \
+        'FailedJobs: jobset failed due to one or more job failures (first failed job: cut-node-0)'
+    check torch-pod-deleted-no-jobset-restart kq '(.status.restarts // 0) == 0' jobset cut -n default
+    # the shipped runtime: the same deletion is retried and the run completes
+    tj default heal torch-distributed "env EPOCHS=40 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    check torch-pod-deleted-retried-training wait_for "rank 0 training" logs_say default heal 'rank 0/2 epoch 1 step 2 '
+    check torch-pod-deleted-retried-delete-worker delete_worker default heal
+    check torch-pod-deleted-retried-complete tj_wait default heal Complete
+    check torch-pod-deleted-retried-job-counted kq '.items[0].status.failed >= 1 or
+        ([.items[0].status.uncountedTerminatedPods.failed // [] | length] | .[0] >= 1)' \
+        jobs -n default -l jobset.sigs.k8s.io/jobset-name=heal
+    check torch-pod-deleted-retried-new-worker new_worker default heal
+}
+# logs_say NS NAME REGEX - the TrainJob's pods' logs have a line matching REGEX.
+logs_say() { tj_logs "$1" "$2" | grep -qE -- "$3"; }
+# delete_worker NS NAME - delete the rank-1 pod (completion index 1), remembering its uid.
+delete_worker() {
+    local sel="jobset.sigs.k8s.io/jobset-name=$2,batch.kubernetes.io/job-completion-index=1"
+    kc get pods -n "$1" -l "$sel" -o jsonpath='{.items[0].metadata.uid}' >"$T/$2.worker-uid"
+    [ -s "$T/$2.worker-uid" ] && kc delete pods -n "$1" -l "$sel" --wait=false
+}
+# new_worker NS NAME - an index-1 pod that is not the deleted one ran to Succeeded.
+new_worker() {
+    kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2,batch.kubernetes.io/job-completion-index=1" -o json |
+        jq -e --arg old "$(cat "$T/$2.worker-uid")" \
+            '[.items[] | select(.metadata.uid != $old and .status.phase == "Succeeded")] | length >= 1' >/dev/null
+}
+# cond_from_jobset NS NAME - the TrainJob's Failed condition carries the JobSet's reason and message.
+cond_from_jobset() {
+    local js
+    js=$(kc get jobset "$2" -n "$1" -o json | jq -r '.status.conditions[]? | select(.type == "Failed" and .status == "True") | "\(.reason): \(.message)"')
+    [ -n "$js" ] && [ "$js" = "$(tj_cond "$1" "$2" Failed)" ] ||
+        { echo "jobset '$js', trainjob '$(tj_cond "$1" "$2" Failed)'"; return 1; }
 }
 # cond_is NS NAME TYPE WANT - the TrainJob's condition TYPE reads "reason: message" = WANT.
 cond_is() {

@@ -79,6 +79,13 @@ for c in $NODE_CASES; do
     "case_${c//-/_}"
     echo "node: case $c: $((SECONDS - t))s"
 done
+# `make run` while this cluster holds the node: it says so and runs on KWOK nodes.
+. "$here/make_run.sh"
+if wanted make-run; then
+    t=$SECONDS
+    make_run_busy
+    echo "node: case make-run-busy: $((SECONDS - t))s"
+fi
 # The teardown is a check too: the pods drained, every process stopped and the machine as it
 # was before (tests/cluster/node.sh compares its fingerprint: links, iptables chains, mounts,
 # cgroups, network namespaces, the kubelet's directories, sysctls, shims).
@@ -87,6 +94,13 @@ if [ "${KT_NODE_KEEP:-}" != 1 ]; then
     check node-teardown-machine-as-before tests/cluster/down.sh "$D"
     echo "node: teardown: $((SECONDS - t))s"
     DOWN_DONE=1
+fi
+# `make run` on the real node, once the tier's cluster has released it (one real node per
+# machine): tests/run-demo.sh with stdin closed and KT_RUN_NODE=real.
+if [ "$DOWN_DONE" = 1 ] && wanted make-run; then
+    t=$SECONDS
+    make_run_real
+    echo "node: case make-run-real: $((SECONDS - t))s"
 fi
 echo "node wall time: $((SECONDS - t_start))s"
 tier_finish

@@ -1,0 +1,55 @@
+# tests/node/make_run.sh - `make run` (tests/run-demo.sh, stdin closed) and the real node
+# (sourced by tests/node/run.sh; uses its ok/bad/check, T and D).
+#   make_run_busy - while the tier's cluster holds the node: KT_RUN_NODE=auto says in one line
+#                   that the node is in use and runs the demo on KWOK nodes; a bad KT_RUN_NODE
+#                   is refused before anything starts.
+#   make_run_real - after the tier's teardown: KT_RUN_NODE=real, the example trains on the
+#                   real node, its log lines stream into the output, everything stops cleanly.
+
+# demo NAME [VAR=VALUE...] - run the demo in $T/NAME.dir with the given environment; output in
+# $T/NAME.out, exit code in $T/NAME.rc.
+demo() {
+    local name=$1
+    shift
+    env "$@" KT_RUN_DIR="$T/$name.dir" tests/run-demo.sh </dev/null >"$T/$name.out" 2>&1
+    echo $? >"$T/$name.rc"
+}
+says() { grep -qE -- "$2" "$T/$1.out"; } # says NAME REGEX
+demo_ok() { [ "$(cat "$T/$1.rc")" = 0 ] && says "$1" '^It works\.'; }
+# demo_left NAME - no daemon of the demo still running (its --portfile names its folder)
+demo_left() {
+    local c
+    for c in /proc/[0-9]*/cmdline; do
+        tr '\0' ' ' <"$c" 2>/dev/null | grep -qF -- "--portfile $T/$1.dir/" && return 0
+    done 2>/dev/null
+    return 1
+}
+
+no_daemon_left() { ! demo_left "$1"; }
+
+make_run_busy() {
+    demo bad-mode KT_RUN_NODE=bogus
+    check make-run-bad-mode-refused bash -c "[ \"\$(cat '$T/bad-mode.rc')\" != 0 ] &&
+        grep -q 'KT_RUN_NODE=bogus: want auto, real or kwok' '$T/bad-mode.out' && [ ! -e '$T/bad-mode.dir/env' ]"
+    demo busy KT_RUN_NODE=auto
+    check make-run-node-busy-says-why says busy "real node unavailable: in use by the cluster in $D"
+    check make-run-node-busy-falls-back-to-kwok says busy ': Succeeded on kwok-node-'
+    check make-run-node-busy-complete demo_ok busy
+    check make-run-node-busy-node-still-ours kc get node "$KT_NODE_NAME"
+}
+
+make_run_real() {
+    demo real KT_RUN_NODE=real
+    check make-run-real-complete demo_ok real
+    check make-run-real-ten-steps test "$(grep -c '^==> \[[0-9]*/10\]' "$T/real.out")" = 10
+    check make-run-real-pods-on-real-node says real ': Succeeded on kt-node$'
+    check make-run-real-not-on-kwok bash -c "! grep -q ': Running on kwok-node-' '$T/real.out'"
+    check make-run-real-image-local says real 'image kt\.local/torch:'
+    check make-run-real-logs-both-ranks bash -c "[ \$(grep -cE '^      \| \[pod/mnist-node-0-[01]-[a-z0-9]+/node\] world size 2 rank [01]' '$T/real.out') = 2 ]"
+    check make-run-real-logs-loss-went-down says real '\| \[pod/mnist-node-0-0-[a-z0-9]+/node\] rank 0/2 done final loss'
+    check make-run-real-condition says real 'Complete=True reason=AllJobsCompleted'
+    check make-run-real-teardown bash -c "! grep -qE 'down.sh failed|make run failed' '$T/real.out'"
+    check make-run-real-no-daemon-left no_daemon_left real
+    echo "node: make run on the real node: $(grep -o 'Demo took [0-9.]*s' "$T/real.out")," \
+        "$(grep -o 'done in [0-9.]*s' "$T/real.out")"
+}
