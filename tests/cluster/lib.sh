@@ -13,6 +13,7 @@ kt_log() { echo "cluster: $*" >&2; }
 kt_env_get() {
     [ -f "$1/env" ] || return 0
     (
+        unset "$2" # the file's value only, not a same-named variable of the caller's shell
         . "$1/env"
         eval "printf '%s' \"\${$2:-}\""
     )

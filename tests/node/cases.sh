@@ -250,7 +250,7 @@ case_torch_pod_deleted() {
         'FailedJobs: jobset failed due to one or more job failures (first failed job: cut-node-0)'
     check torch-pod-deleted-no-jobset-restart kq '(.status.restarts // 0) == 0' jobset cut -n default
     # the shipped runtime: the same deletion is retried and the run completes
-    tj default heal torch-distributed "env EPOCHS=40 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    tj default heal torch-distributed "env EPOCHS=120 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check torch-pod-deleted-retried-training wait_for "rank 0 training" logs_say default heal 'rank 0/2 epoch 1 step 2 '
     check torch-pod-deleted-retried-delete-worker delete_worker default heal
     check torch-pod-deleted-retried-complete tj_wait default heal Complete
@@ -260,12 +260,15 @@ case_torch_pod_deleted() {
     check torch-pod-deleted-retried-new-worker new_worker default heal
 }
 # logs_say NS NAME REGEX - the TrainJob's pods' logs have a line matching REGEX.
-logs_say() { tj_logs "$1" "$2" | grep -qE -- "$3"; }
-# delete_worker NS NAME - delete the rank-1 pod (completion index 1), remembering its uid.
+# (through a file: `grep -q` closing the pipe early would fail it under pipefail)
+logs_say() { tj_logs "$1" "$2" >"$T/logs_say" && grep -qE -- "$3" "$T/logs_say"; }
+# delete_worker NS NAME - delete the running rank-1 pod (completion index 1), remembering its uid.
 delete_worker() {
     local sel="jobset.sigs.k8s.io/jobset-name=$2,batch.kubernetes.io/job-completion-index=1"
-    kc get pods -n "$1" -l "$sel" -o jsonpath='{.items[0].metadata.uid}' >"$T/$2.worker-uid"
-    [ -s "$T/$2.worker-uid" ] && kc delete pods -n "$1" -l "$sel" --wait=false
+    kc get pods -n "$1" -l "$sel" --field-selector=status.phase=Running \
+        -o jsonpath='{.items[0].metadata.uid}' >"$T/$2.worker-uid"
+    [ -s "$T/$2.worker-uid" ] || { echo "no running rank-1 pod of $2"; return 1; }
+    kc delete pods -n "$1" -l "$sel" --wait=false
 }
 # new_worker NS NAME - an index-1 pod that is not the deleted one ran to Succeeded.
 new_worker() {
