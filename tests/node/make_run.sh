@@ -35,12 +35,14 @@ make_run_busy() {
     check make-run-node-busy-says-why says busy "real node unavailable: in use by the cluster in $D"
     check make-run-node-busy-falls-back-to-kwok says busy ': Succeeded on kwok-node-'
     check make-run-node-busy-complete demo_ok busy
+    demo_ok busy || grep -vE '^    [IWE][0-9]{4} ' "$T/busy.out" | tail -n 40 | sed 's/^/    make run: /'
     check make-run-node-busy-node-still-ours kc get node "$KT_NODE_NAME"
 }
 
 make_run_real() {
     demo real KT_RUN_NODE=real
     check make-run-real-complete demo_ok real
+    demo_ok real || grep -vE '^    [IWE][0-9]{4} ' "$T/real.out" | tail -n 40 | sed 's/^/    make run: /'
     check make-run-real-ten-steps test "$(grep -c '^==> \[[0-9]*/10\]' "$T/real.out")" = 10
     check make-run-real-pods-on-real-node says real ': Succeeded on kt-node$'
     check make-run-real-not-on-kwok bash -c "! grep -q ': Running on kwok-node-' '$T/real.out'"
