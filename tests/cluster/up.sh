@@ -97,6 +97,7 @@ cleanup() {
 }
 trap cleanup EXIT
 why=""
+set -E # the ERR trap also inside functions: a failing step names its line
 trap 'why="line $LINENO: $BASH_COMMAND"' ERR
 
 [ "$REAL" = 0 ] || kt_node_prepare "$D"
