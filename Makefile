@@ -156,7 +156,7 @@ dist: all
 	$(Q)tests/dist.sh $(B)
 
 # build/image/kt.oci.tar: an OCI image archive built from Debian packages (mmdebstrap, umoci),
-# no registry base image (README "The image"); tests/image/run.sh checks it.
+# no registry base image (docs/install.md "The image"); tests/image/run.sh checks it.
 image: all
 	$(Q)deploy/image/build.sh $(B) build/image/kt.oci.tar
 

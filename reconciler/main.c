@@ -6,7 +6,7 @@
  *                 [--metrics-cert-dir DIR] [--namespaces NS,...]
  *
  * --namespaces (or the Configuration's watchNamespaces; the flag wins, "" = all) restricts the
- * reconciler to those namespaces: a namespace-scoped install (README), kt's own knob.
+ * reconciler to those namespaces: a namespace-scoped install (docs/install.md), kt's own knob.
  *
  * Metrics (upstream's metrics.* in the Configuration): TLS when metrics.secureServing (the
  * default), with --metrics-cert-dir's tls.crt/tls.key, else --cert-dir's when it has them,

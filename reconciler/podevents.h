@@ -1,7 +1,7 @@
 /* reconciler/podevents.h - "why is my TrainJob Pending?": the scheduler's verdict on a
  * TrainJob's pods, re-posted as a Warning event on the TrainJob itself.
  *
- * Beyond upstream (upstream issue #2713; README "Compatibility with upstream"): no condition
+ * Beyond upstream (upstream issue #2713; docs/compatibility.md): no condition
  * and no API change, only core/v1 Events. When kube-scheduler marks a pod of a JobSet that a
  * TrainJob owns PodScheduled=False with reason Unschedulable, the TrainJob gets
  *

@@ -140,7 +140,7 @@ static bool has_legacy_finalizer(const json_t *obj)
 }
 
 /* A namespace-scoped reconciler only reads ClusterTrainingRuntimes: their legacy finalizer
- * is left to a cluster-wide install (README "Namespace-scoped install"). */
+ * is left to a cluster-wide install (docs/install.md "Namespace-scoped install"). */
 static void rt_add(void *ud, const json_t *obj)
 {
     const struct kt_rec *r = ud;
@@ -304,7 +304,7 @@ static json_t *slim_jobset(json_t *obj, void *ud)
 
 /* TrainJobs without kubectl's kubectl.kubernetes.io/last-applied-configuration annotation, a
  * second copy of the whole object for `kubectl apply` that nothing here reads (deliberate
- * difference: upstream's cache keeps it; README "Compatibility"). The informer's object may
+ * difference: upstream's cache keeps it; docs/compatibility.md). The informer's object may
  * be shared with the LIST page: the metadata is copied before the change. */
 #define KT_LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -12,7 +12,7 @@
  * API server's Invalid message, 404 `Train job not found`, 500 `Internal error`, each a
  * metav1.Status; 200 echoes the request.
  *
- * Deliberate difference (README "Compatibility"): upstream verifies the token itself by OIDC
+ * Deliberate difference (docs/compatibility.md): upstream verifies the token itself by OIDC
  * discovery against the cluster issuer; kt asks the API server with a TokenReview whose
  * audiences are the TrainJob's status resource, and requires the authenticated user to be a
  * service account of the TrainJob's namespace. The same tokens pass and fail; kt-webhook's

@@ -303,7 +303,7 @@ static int check(struct kt_mauth *a, const char *token, const struct kt_httpd_re
         kt_log_error(LOG, "Authentication failed: %s", err.msg);
         answer(resp, 500, "Authentication failed");
     } else if (rc == 0) {
-        /* A refused token is 401 here; see the README's compatibility notes. */
+        /* A refused token is 401 here; see docs/compatibility.md. */
         answer(resp, 401, "Unauthorized");
         rc = -1;
     } else {

@@ -875,7 +875,7 @@ static bool dns1123_label(const char *s)
     return true;
 }
 
-/* watchNamespaces (kt's, not upstream's: README "Namespace-scoped install"): namespace
+/* watchNamespaces (kt's, not upstream's: docs/install.md "Namespace-scoped install"): namespace
  * names, each once. Returns the number of errors added. */
 size_t kt_config_check_namespaces(const struct kt_strv *ns, struct kt_ferrs *l)
 {

@@ -27,7 +27,7 @@ struct kt_config_leader {
     char *resource_lock;       /* owned; "" -> leases */
     char *resource_name;       /* owned; "" */
     char *resource_namespace;  /* owned; "" -> the pod's namespace */
-    int64_t lease_duration_ms; /* Go duration text; absent -> 15000 (see README) */
+    int64_t lease_duration_ms; /* Go duration text; absent -> 15000 (docs/configuration.md) */
     int64_t renew_deadline_ms; /* absent -> 10000 */
     int64_t retry_period_ms;   /* absent -> 2000 */
 };
@@ -86,8 +86,8 @@ struct kt_config {
     } feature_gates;
     struct kt_tls_options tls;
     /* watchNamespaces: kt-reconciler watches only these namespaces; empty = all (the
-     * default, as upstream). kt's own field, not upstream's (README "Namespace-scoped
-     * install"). */
+     * default, as upstream). kt's own field, not upstream's (docs/install.md
+     * "Namespace-scoped install"). */
     struct kt_strv watch_namespaces;
     struct kt_strv warnings; /* "FILE:LINE: tls.minVersion: ..." texts, for the log */
 };

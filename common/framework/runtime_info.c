@@ -68,7 +68,7 @@ static void overlay_metadata(struct kt_info *info, const struct kt_trainjob *tj)
 
 /* Upstream re-sorts the merged replicatedJobs (which strategic merge patch may reorder) into
  * the runtime's order, stably; a job only a patch names has no place in that order and is
- * dropped (the webhook rejects such patches; README, Compatibility). */
+ * dropped (the webhook rejects such patches; docs/compatibility.md). */
 static void keep_runtime_jobs(json_t *spec, const json_t *runtime_spec)
 {
     json_t *jobs = json_object_get(spec, "replicatedJobs");

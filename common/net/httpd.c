@@ -388,8 +388,7 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
  * costs nothing), else among all. A new connection is the last to go, so the API server's
  * handshake and request (milliseconds) complete while a flooder's connections only replace
  * each other. Requests in progress are never cut. Upstream's Go servers have no connection
- * limit and so never cut early: a deliberate difference (README "Compatibility with
- * upstream", Connections). */
+ * limit and so never cut early: a deliberate difference (docs/compatibility.md, Connections). */
 
 /* The live count above which a new connection evicts the oldest waiting one. */
 static unsigned evict_at(const struct kt_httpd *h)

@@ -19,7 +19,8 @@
 #define KT_HTTPD_DEFAULT_MAX_BODY (3u * 1024 * 1024) /* bytes, like the API server's limit */
 /* Request body bytes held at once across all connections of one server; past it a new body
  * is refused with 503 (never buffered). 32 MiB: ten full-size bodies; with 1024 connections'
- * own buffers the webhook stays well inside its 128Mi limit (README "Limits"). */
+ * own buffers the webhook stays well inside its 128Mi limit (docs/operating.md "Limits and
+ * timeouts"). */
 #define KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY (32u * 1024 * 1024)
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u
 #define KT_HTTPD_DEFAULT_TIMEOUT_S 10u /* idle/handshake/slow-header cut-off */

@@ -3,7 +3,7 @@
  * ConfigMap and the deterministic CURVE Secret, and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/flux`. The two scripts are our own text (comments, layout)
  * running upstream v2.3.0's commands in its order with its output (tests/parity/tier.sh runs
- * both and compares); README, Compatibility, lists what is left of the difference. */
+ * both and compares); docs/compatibility.md lists what is left of the difference. */
 #include "common/plugins/plugins.h"
 
 #include <stdlib.h>

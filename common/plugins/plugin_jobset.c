@@ -385,7 +385,7 @@ static void validate_patch_containers(const struct kt_validation *v, const char 
 }
 
 /* Patch targets are checked against the runtime template itself, not against Info (where
- * the patch already added what it names). Deliberate difference (README, Compatibility):
+ * the patch already added what it names). Deliberate difference (docs/compatibility.md):
  * upstream checks Info, so it admits a patch that creates a job or container and then builds
  * an image-less one that the batch API refuses. */
 static void validate_patches(const struct kt_validation *v, struct kt_ferrs *errs)

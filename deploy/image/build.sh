@@ -9,7 +9,7 @@
 # Knobs: KT_IMAGE_TAG (default: kt's release, `ktctl --version`, which the chart and deploy/ name),
 # KT_DEBIAN_MIRROR (default: the system's apt sources).
 #
-# Load / push (README "The image"):
+# Load / push (docs/install.md "The image"):
 #   podman load -i build/image/kt.oci.tar
 #   skopeo copy oci-archive:build/image/kt.oci.tar docker://REGISTRY/kt:TAG
 set -euo pipefail

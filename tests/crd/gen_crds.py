@@ -372,7 +372,7 @@ def trainer():
         "args": array("Arguments of the trainer node container.",
                       string("One argument.", maxLength=1048576), maxItems=128),
         "env": env_list("Environment variables of the trainer node container."),
-        # Deliberate difference (README, Compatibility): upstream v2.3.0 has no bound here and
+        # Deliberate difference (docs/compatibility.md): upstream v2.3.0 has no bound here and
         # admits -1, which only fails when the JobSet controller's Jobs are refused later.
         "numNodes": int32("Number of training nodes (pods); overrides mlPolicy.numNodes.",
                           minimum=0),

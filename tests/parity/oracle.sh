@@ -12,7 +12,7 @@
 #   (b)(c)(d) reviews: the same AdmissionReviews (TrainJob CREATE and UPDATE, TrainingRuntime and
 #       ClusterTrainingRuntime CREATE/UPDATE, the defaulter) are POSTed to both webhook servers.
 # Differences not accepted by an `oracle-*` entry of tests/parity/deliberate.txt (each one
-# mirrored in README's "Compatibility with upstream") fail. Prints "parity: CLASS N/M identical"
+# mirrored in docs/compatibility.md) fail. Prints "parity: CLASS N/M identical"
 # and "N passed, N failed". Without Go, the network or python3 it fails (never skips).
 # Knobs: KT_PARITY_SEED (default 19), KT_PARITY_N (TrainJobs, default 520), KT_PARITY_KEEP=1.
 set -uo pipefail

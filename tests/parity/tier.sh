@@ -10,7 +10,7 @@
 # replaced by stubs that log their arguments, as the lead broker (with and without a
 # command, flux failing or not) and as a follower (failing once, then succeeding). Compared:
 # stdout, stderr, exit status, the stubs' log and every file written (path, mode, content).
-# Upstream lines tests/parity/deliberate.txt accepts (each a README Compatibility entry) are
+# Upstream lines tests/parity/deliberate.txt accepts (each a docs/compatibility.md entry) are
 # dropped first. Prints "parity: flux scripts N/M identical" and "N passed, N failed". Without Go or the
 # module (offline) or PyYAML, says so and counts nothing.
 set -uo pipefail
