@@ -17,10 +17,6 @@ pass=0
 fail=0
 D=""
 
-elapsed() {
-    local ms=$((($(date +%s%N) - t0) / 1000000))
-    echo "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))s"
-}
 teardown() {
     if [ -n "$D" ]; then
         tests/cluster/down.sh "$D" || echo "integration: down.sh failed" >&2
@@ -34,48 +30,7 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wanted() {
-    local w
-    [ $# -ge 2 ] || return 0
-    for w in "${@:2}"; do
-        case "$1" in *"$w"*) return 0 ;; esac
-    done
-    return 1
-}
-
-# run_one NAME CMD... - run a test, relay its output, count its ok/FAIL lines (a test that
-# exits non-zero without printing FAIL counts as one failure, one that prints nothing and
-# exits 0 as one pass).
-run_one() {
-    local name=$1 out rc p f t
-    shift
-    out=$(mktemp)
-    t=$(date +%s%N)
-    "$@" >"$out" 2>&1
-    rc=$?
-    t=$((($(date +%s%N) - t) / 1000000))
-    echo "== $name ($((t / 1000)).$(printf '%03d' $((t % 1000)))s)"
-    cat "$out"
-    p=$(grep -c '^ok ' "$out")
-    f=$(grep -c '^FAIL ' "$out")
-    # C tests (tests/test.h) end with their own "N passed, N failed" line.
-    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-        read -r p f < <(sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
-        p=${p:-0}
-        f=${f:-0}
-    fi
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        f=1
-        echo "FAIL $name: exit status $rc"
-    fi
-    if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
-        p=1
-        echo "ok $name"
-    fi
-    pass=$((pass + p))
-    fail=$((fail + f))
-    rm -f "$out"
-}
+. tests/runner_lib.sh
 
 if ! tests/cluster/build.sh >/dev/null; then
     echo "integration: tests/cluster/build.sh failed"
@@ -105,7 +60,7 @@ fi
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-itest.XXXXXX")
 if ! tests/cluster/up.sh "$D"; then
     echo "integration: tests/cluster/up.sh failed"
-    echo "0 passed, $((fail + 1)) failed (wall $(elapsed))"
+    echo "0 passed, $((fail + 1)) failed (wall $(secs "$t0"))"
     exit 1
 fi
 
@@ -140,6 +95,6 @@ if [ "$fail" -ne 0 ]; then
     . tests/cluster/lib.sh
     kt_print_logs "$D" 2>&1
 fi
-echo "integration wall time: $(elapsed)"
+echo "integration wall time: $(secs "$t0")"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -23,36 +23,7 @@ teardown() {
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
-wanted() {
-    local w
-    [ $# -ge 2 ] || return 0
-    for w in "${@:2}"; do
-        case "$1" in *"$w"*) return 0 ;; esac
-    done
-    return 1
-}
-secs() { local ms=$((($(date +%s%N) - $1) / 1000000)); echo "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))s"; }
-
-# run_one NAME CMD... - run a drill, relay its output, count its ok/FAIL lines.
-run_one() {
-    local name=$1 out rc p f t
-    shift
-    out=$(mktemp)
-    t=$(date +%s%N)
-    "$@" >"$out" 2>&1
-    rc=$?
-    echo "== $name ($(secs "$t"))"
-    cat "$out"
-    p=$(grep -c '^ok ' "$out")
-    f=$(grep -c '^FAIL ' "$out")
-    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-        f=1
-        echo "FAIL $name: exit status $rc"
-    fi
-    pass=$((pass + p))
-    fail=$((fail + f))
-    rm -f "$out"
-}
+. tests/runner_lib.sh
 
 if ! tests/cluster/build.sh >/dev/null; then
     echo "reliability: tests/cluster/build.sh failed"
