@@ -504,6 +504,9 @@ case_prometheus() {
     start=${PROM_START%.*} end=$(($(date +%s) + 1))
     wait_for "two scrapes of both daemons after the cases" prom_scraped_since "$end" ||
         bad prometheus-scraped "no scrape of both daemons after the cases"
+    # the queries' end: just after that scrape (a range selector ends at its evaluation time)
+    end=$(curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=max(timestamp(up{job=~"kubeflow-trainer-.*"}))' |
+        jq -r '.data.result[0].value[1] | tonumber + 0.5')
     mkdir -p "$(dirname "$svg")"
     {
         python3 "$py" targets "$PROM_URL"

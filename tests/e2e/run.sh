@@ -35,7 +35,7 @@ teardown() {
         kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
     if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
-        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log; do
+        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log "$D"/prometheus/prometheus.log; do
             [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
         done
     fi

@@ -111,10 +111,14 @@ def cmd_panels(url, start, end, dashboard):
     else:
         bad("dashboard-variables", f"namespace values {nss} (want the TrainJobs' namespaces, not the "
             f"daemons'), runtime values {rts}")
-    # one namespace picked as a person would: the first that has a failure, all its runtimes
-    failed = instant(url, "sum by (namespace) (kubeflow_trainer_trainjobs_failed_total)", end)
-    ns1 = sorted(s["metric"]["namespace"] for s in failed if "namespace" in s["metric"])
-    ns1 = ns1[0] if ns1 else (nss[0] if nss else "none")
+    # one namespace picked as a person would look into one: where TrainJobs were created,
+    # failed, suspended and deleted over the run (the metrics case's e2e-metrics when there),
+    # with all its runtimes
+    busy = set(nss)
+    for what in ("created", "failed", "suspended", "deleted"):
+        busy &= set(label_values(url, "namespace", f"kubeflow_trainer_trainjobs_{what}_total", start, end))
+    busy = sorted(busy)
+    ns1 = "e2e-metrics" if "e2e-metrics" in busy else (busy or nss or ["none"])[0]
     rt1 = "(" + "|".join(sorted(label_values(
         url, "runtime_name", f'kubeflow_trainer_trainjobs_created_total{{namespace="{ns1}"}}', start, end))) + ")"
     print(f"prometheus: panels evaluated with namespace=All and with namespace={ns1} runtime={rt1}, "
@@ -368,11 +372,15 @@ def cmd_counters(url, start, end, watch):
 # ---- series counts ---------------------------------------------------------------------------
 def cmd_series(url, start, end):
     now = instant(url, 'count by (job) ({__name__=~"kubeflow_trainer_.+"})', end)
+    peak = query_range(url, 'count by (job) ({__name__=~"kubeflow_trainer_.+"})', start, end)
+    peak = ", ".join(f"{s['metric'].get('job', '?')} {max(int(float(v)) for _, v in s['values'])}"
+                     for s in peak)
     allj = instant(url, 'count by (job) ({job=~"kubeflow-trainer-.*"})', end)
     over = api(url, "/api/v1/series", **{"match[]": '{__name__=~"kubeflow_trainer_.+"}', "start": start, "end": end})
     head = api(url, "/api/v1/status/tsdb")["headStats"]["numSeries"]
     fmt = lambda r: ", ".join(f"{s['metric'].get('job', '?')} {s['value'][1]}" for s in r)
     print(f"prometheus: series at the end: kubeflow_trainer_ {fmt(now)}; all metrics {fmt(allj)}; "
+          f"kubeflow_trainer_ peak per scrape target: {peak}; "
           f"kubeflow_trainer_ series over the run (both reconciler processes) {len(over)}; "
           f"TSDB head series {head}")
     if now and over:
