@@ -484,6 +484,10 @@ case_sdk() {
 # by state over the run (build/artifacts/e2e-trainjobs-by-state.svg). Needs the workload of
 # the metrics case (a failure, a suspension, a deletion): run alone, it runs that case first;
 # then one TrainJob (m-late) more in that namespace.
+prom_all_scraped() { # every target (the negatives too) has been scraped at least once
+    curl -sfG "$PROM_URL/api/v1/targets" --data-urlencode state=active |
+        jq -e '.data.activeTargets | length == 8 and all(.health != "unknown")'
+}
 prom_scraped_since() { # prom_scraped_since T - both daemons' last scrapes are later than T
     curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=timestamp(up{job=~"kubeflow-trainer-.*"})' |
         jq -e --argjson t "$1" '.data.result | length == 2 and all(.value[1] | tonumber > $t)'
@@ -504,6 +508,8 @@ case_prometheus() {
     start=${PROM_START%.*} end=$(($(date +%s) + 1))
     wait_for "two scrapes of both daemons after the cases" prom_scraped_since "$end" ||
         bad prometheus-scraped "no scrape of both daemons after the cases"
+    # the negative targets (scraped every 2 s) too, also when kt-reconciler got a new port
+    wait_for "every target scraped" prom_all_scraped || bad prometheus-scraped "a target never scraped"
     # the queries' end: just after that scrape (a range selector ends at its evaluation time)
     end=$(curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=max(timestamp(up{job=~"kubeflow-trainer-.*"}))' |
         jq -r '.data.result[0].value[1] | tonumber + 0.5')

@@ -70,21 +70,21 @@ scrape_configs:
     tls_config: {ca_file: $D/certs/ca.crt, server_name: $server}
     file_sd_configs: [{files: [targets.json]}]
   - job_name: negative-wrong-token
-    scrape_interval: 5s
+    scrape_interval: 2s
     scheme: https
     authorization: {credentials: not-a-token}
     tls_config: {ca_file: $D/certs/ca.crt, server_name: $server}
     file_sd_configs: [{files: [neg.json]}]
     relabel_configs: [{target_label: job, replacement: negative-wrong-token}]
   - job_name: negative-no-role
-    scrape_interval: 5s
+    scrape_interval: 2s
     scheme: https
     authorization: {credentials_file: $D/norole.token}
     tls_config: {ca_file: $D/certs/ca.crt, server_name: $server}
     file_sd_configs: [{files: [neg.json]}]
     relabel_configs: [{target_label: job, replacement: negative-no-role}]
   - job_name: negative-wrong-ca
-    scrape_interval: 5s
+    scrape_interval: 2s
     scheme: https
     authorization: {credentials_file: $D/scraper.token}
     tls_config: {ca_file: $D/ca.crt, server_name: $server}
