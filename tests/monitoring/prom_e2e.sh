@@ -41,9 +41,25 @@ prom_targets() {
         [t($r; "kubeflow-trainer-controller-manager-metrics"; "kubeflow-trainer-controller-manager-0"; "manager"),
          t($w; "kubeflow-trainer-controller-manager"; "kubeflow-trainer-webhook-0"; "webhook")]' >"$PROM_DIR/targets.new"
     cp "$PROM_DIR/targets.new" "$PROM_DIR/neg.new"
-    cmp -s "$PROM_DIR/targets.new" "$PROM_DIR/targets.json" || mv "$PROM_DIR/targets.new" "$PROM_DIR/targets.json"
-    cmp -s "$PROM_DIR/neg.new" "$PROM_DIR/neg.json" || mv "$PROM_DIR/neg.new" "$PROM_DIR/neg.json"
-    rm -f "$PROM_DIR/targets.new" "$PROM_DIR/neg.new"
+    if cmp -s "$PROM_DIR/targets.new" "$PROM_DIR/targets.json"; then
+        rm -f "$PROM_DIR/targets.new" "$PROM_DIR/neg.new"
+        return 0
+    fi
+    mv "$PROM_DIR/targets.new" "$PROM_DIR/targets.json"
+    mv "$PROM_DIR/neg.new" "$PROM_DIR/neg.json"
+    # Prometheus applies a file_sd change within ~10 s (its discovery and scrape managers
+    # each batch updates every 5 s): wait (bounded poll) until it scrapes the new ports
+    [ -z "$PROM_URL" ] || wait_for "Prometheus scraping kt on ports $rp and $wp" prom_targets_live "$rp" "$wp" ||
+        echo "e2e: Prometheus did not pick up the new targets" >&2
+}
+
+# prom_targets_live RPORT WPORT - every active target is on one of these ports and up or,
+# for the negatives, scraped (down).
+prom_targets_live() {
+    curl -sfG "$PROM_URL/api/v1/targets" --data-urlencode state=active |
+        jq -e --arg r "127.0.0.1:$1" --arg w "127.0.0.1:$2" '.data.activeTargets | length == 8 and
+            all(.labels.instance == $r or .labels.instance == $w) and all(.health != "unknown") and
+            all(select(.scrapePool | startswith("serviceMonitor/")) | .health == "up")'
 }
 
 # prom_config - prometheus.yml from deploy/monitoring/servicemonitor.yaml's endpoint (scheme,
