@@ -483,7 +483,7 @@ case_sdk() {
 # watch of TrainJobs from before the first case); the series counts; an SVG chart of TrainJobs
 # by state over the run (build/artifacts/e2e-trainjobs-by-state.svg). Needs the workload of
 # the metrics case (a failure, a suspension, a deletion): run alone, it runs that case first;
-# then one TrainJob (m-late) more in that namespace.
+# then two TrainJobs (m-late1, m-late2) more in that namespace.
 prom_all_scraped() { # every target (the negatives too) has been scraped at least once
     curl -sfG "$PROM_URL/api/v1/targets" --data-urlencode state=active |
         jq -e '.data.activeTargets | length == 8 and all(.health != "unknown")'
@@ -496,13 +496,18 @@ case_prometheus() {
     local start end py=$ROOT/tests/monitoring/prom_check.py svg=$ROOT/build/artifacts/e2e-trainjobs-by-state.svg
     [ -n "$PROM_PID" ] || { bad prometheus "Prometheus is not running"; return; }
     wanted metrics || case_metrics
-    # One more TrainJob once Prometheus holds e2e-metrics' series: Prometheus sees a counter or
-    # histogram series move only after its first sample (on a long-running cluster every
-    # TrainJob but a namespace's first is such), so the latency quantiles have a rate to show.
-    end=$(date +%s)
-    wait_for "a scrape after the cases" prom_scraped_since "$end"
-    trainjob e2e-metrics m-late torch-distributed
-    tj_wait e2e-metrics m-late Complete >/dev/null || bad prometheus-late-trainjob "m-late not Complete"
+    # Two more TrainJobs, one after the other, each once Prometheus has scraped what the one
+    # before did: Prometheus sees a counter or histogram series move only after its first
+    # sample, and the reconciler's series for e2e-metrics may be new (the chaos case restarts
+    # it, and a new process starts its series afresh). On a long-running cluster every
+    # TrainJob but a namespace's first is such; this gives the latency quantiles a rate.
+    local late
+    for late in m-late1 m-late2; do
+        end=$(($(date +%s) + 1))
+        wait_for "a scrape after the cases" prom_scraped_since "$end"
+        trainjob e2e-metrics $late torch-distributed
+        tj_wait e2e-metrics $late Complete >/dev/null || bad prometheus-late-trainjob "$late not Complete"
+    done
     # bounded poll until both daemons were scraped twice after the last change (increase()
     # needs two samples)
     start=${PROM_START%.*} end=$(($(date +%s) + 1))
