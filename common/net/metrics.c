@@ -434,10 +434,13 @@ static double open_fds(void)
     return n - 1; /* the directory stream's own descriptor */
 }
 
+/* The label values of an unlabelled series (never read: n_labels is 0). */
+static const char *const no_labels[] = {""};
+
 static void set_value(struct kt_metric *mt, double v)
 {
     pthread_mutex_lock(&mt->reg->mu);
-    series_get(mt, NULL, true)->value = v;
+    series_get(mt, no_labels, true)->value = v;
     pthread_mutex_unlock(&mt->reg->mu);
 }
 
@@ -452,7 +455,7 @@ static void process_refresh(struct kt_metrics *m)
         set_value(m->proc[PROC_CPU], (double)(st[0] + st[1]) / tick);
         set_value(m->proc[PROC_VSIZE], (double)st[3]);
         set_value(m->proc[PROC_RSS], (double)st[4] * page);
-        if (kt_metric_value(m->proc[PROC_START], NULL) == 0) {
+        if (kt_metric_value(m->proc[PROC_START], no_labels) == 0) {
             set_value(m->proc[PROC_START], boot_time() + (double)st[2] / tick);
         }
     }
