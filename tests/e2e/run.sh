@@ -6,6 +6,8 @@
 # ServiceAccounts from deploy/rbac (tests/kt_deploy.sh, as `make run` does). No status is
 # written by this script: pods are scheduled by the scheduler, run and end by KWOK's stages,
 # Jobs complete by the job controller, JobSets by the JobSet controller, TrainJobs by kt.
+# Both daemons' metrics need a token (metrics.auth.enabled); a real Prometheus
+# (tests/monitoring/prom_e2e.sh) scrapes them during the cases and the last case asks it.
 # Each case prints `ok NAME` / `FAIL NAME: why`; the last line is "N passed, N failed".
 # CASE... restricts the run to cases whose name contains one of the words.
 # Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
