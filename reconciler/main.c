@@ -159,6 +159,16 @@ static void metrics_init(struct app *a)
     a->rec.m_adds = kt_metrics_counter(m, "workqueue_adds_total",
                                        "Total number of adds handled by workqueue", name, 1);
     kt_metrics_build_info(m, "reconciler");
+    kt_metrics_process(m);
+    /* controller-runtime's initMetrics: the controller's result and error series exist at 0
+     * before its first reconcile, so rate() sees the first one. */
+    static const char *const results[] = {"error", "requeue", "requeue_after", "success"};
+    for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++) {
+        const char *lv[] = {"trainjob_controller", results[i]};
+        kt_metric_add(a->rec.m_total, lv, 0);
+    }
+    const char *lv[] = {"trainjob_controller"};
+    kt_metric_add(a->rec.m_errors, lv, 0);
 }
 
 /* Refresh the gauges that are read, not pushed: queue depth, informer counters, leadership. */

@@ -101,6 +101,11 @@ struct kt_tjm *kt_tjm_new(struct kt_metrics *m, double start_time, kt_tjm_framew
                                          "Time spent per reconcile phase.", phase, 1, NULL, 0);
     t->phase_errors = kt_metrics_counter(m, NS "reconcile_phase_errors_total",
                                          "Reconcile phase runs that failed.", phase, 1);
+    /* Exposed at 0 from the start, so rate() sees the first error and the alert on it has a
+     * series to evaluate (as controller-runtime's initMetrics does for its error counters). */
+    const char *build[] = {KT_TJM_PHASE_BUILD}, *post[] = {KT_TJM_PHASE_POST};
+    kt_metric_add(t->phase_errors, build, 0);
+    kt_metric_add(t->phase_errors, post, 0);
     t->framework = framework;
     t->ctx = ctx;
     t->start_time = start_time;

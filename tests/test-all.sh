@@ -66,7 +66,7 @@ if [ -x tests/image/run.sh ]; then
     step "image (make image: mmdebstrap + umoci; the binaries run in its rootfs)" tests/image/run.sh
 fi
 if [ -x tests/e2e/run.sh ]; then
-    step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK)" tests/e2e/run.sh
+    step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK; Prometheus)" tests/e2e/run.sh
 fi
 if [ -x tests/node/run.sh ]; then
     step "real node (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS; kt by Helm as Pods; training that trains)" tests/node/run.sh

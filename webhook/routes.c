@@ -223,6 +223,7 @@ void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_me
         "bad-request).",
         decision, 3);
     kt_metrics_build_info(metrics, "webhook");
+    kt_metrics_process(metrics);
     r->m_cr_total =
         kt_metrics_counter(metrics, "controller_runtime_webhook_requests_total",
                            "Total number of admission requests by HTTP status code.", cr_total, 2);

@@ -2,15 +2,21 @@
  *
  * Families live in a registration-ordered list, series in a per-family list looked up by
  * comparing label values (label sets are tiny). One mutex guards the whole registry: an
- * update is a few comparisons and an add, far cheaper than the request it measures. */
+ * update is a few comparisons and an add, far cheaper than the request it measures. The
+ * process_* families are read from /proc/self when rendered (Linux only, like client_golang's
+ * process collector on Linux). */
 #include "common/net/metrics.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "common/base/buf.h"
 #include "common/base/err.h"
@@ -39,10 +45,13 @@ struct kt_metric {
     struct series *series; /* newest first; exposition sorts nothing */
 };
 
+enum { PROC_CPU, PROC_RSS, PROC_VSIZE, PROC_START, PROC_FDS, PROC_MAXFDS, PROC_N };
+
 struct kt_metrics {
     pthread_mutex_t mu;
     struct kt_metric *head;
     struct kt_metric *tail;
+    struct kt_metric *proc[PROC_N]; /* kt_metrics_process(); NULL until then */
 };
 
 static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -357,10 +366,133 @@ static const char *kind_name(enum kind k)
     }
 }
 
+/* Read a small /proc file into buf (NUL-terminated); 0 or -1. */
+static int read_small(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return -1;
+    }
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return n > 0 ? 0 : -1;
+}
+
+/* Fields 14 (utime), 15 (stime), 22 (starttime), 23 (vsize) and 24 (rss) of /proc/self/stat,
+ * counted after the command name, which may hold spaces and parentheses (proc(5)). */
+static int parse_stat(const char *text, unsigned long long out[5])
+{
+    static const int want[] = {14, 15, 22, 23, 24};
+    const char *p = strrchr(text, ')');
+    size_t k = 0;
+    if (!p) {
+        return -1;
+    }
+    p++;
+    for (int field = 3; *p && k < 5; field++) {
+        while (*p == ' ') {
+            p++;
+        }
+        if (field == want[k]) {
+            char *end;
+            errno = 0;
+            out[k] = strtoull(p, &end, 10);
+            if (errno != 0 || end == p) {
+                return -1;
+            }
+            k++;
+        }
+        while (*p && *p != ' ') {
+            p++;
+        }
+    }
+    return k == 5 ? 0 : -1;
+}
+
+static double boot_time(void)
+{
+    char buf[8192];
+    if (read_small("/proc/stat", buf, sizeof(buf)) < 0) {
+        return 0;
+    }
+    const char *p = strstr(buf, "\nbtime ");
+    return p ? strtod(p + 7, NULL) : 0;
+}
+
+static double open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    double n = 0;
+    if (!d) {
+        return -1;
+    }
+    for (const struct dirent *e = readdir(d); e; e = readdir(d)) {
+        n += e->d_name[0] != '.';
+    }
+    closedir(d);
+    return n - 1; /* the directory stream's own descriptor */
+}
+
+/* The label values of an unlabelled series (never read: n_labels is 0). */
+static const char *const no_labels[] = {""};
+
+static void set_value(struct kt_metric *mt, double v)
+{
+    pthread_mutex_lock(&mt->reg->mu);
+    series_get(mt, no_labels, true)->value = v;
+    pthread_mutex_unlock(&mt->reg->mu);
+}
+
+static void process_refresh(struct kt_metrics *m)
+{
+    char buf[1024];
+    unsigned long long st[5];
+    double tick = (double)sysconf(_SC_CLK_TCK), page = (double)sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    if (read_small("/proc/self/stat", buf, sizeof(buf)) == 0 && parse_stat(buf, st) == 0 &&
+        tick > 0) {
+        set_value(m->proc[PROC_CPU], (double)(st[0] + st[1]) / tick);
+        set_value(m->proc[PROC_VSIZE], (double)st[3]);
+        set_value(m->proc[PROC_RSS], (double)st[4] * page);
+        if (kt_metric_value(m->proc[PROC_START], no_labels) == 0) {
+            set_value(m->proc[PROC_START], boot_time() + (double)st[2] / tick);
+        }
+    }
+    double fds = open_fds();
+    if (fds >= 0) {
+        set_value(m->proc[PROC_FDS], fds);
+    }
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        set_value(m->proc[PROC_MAXFDS], (double)rl.rlim_cur);
+    }
+}
+
+void kt_metrics_process(struct kt_metrics *m)
+{
+    m->proc[PROC_CPU] =
+        kt_metrics_counter(m, "process_cpu_seconds_total",
+                           "Total user and system CPU time spent in seconds.", NULL, 0);
+    m->proc[PROC_RSS] = kt_metrics_gauge(m, "process_resident_memory_bytes",
+                                         "Resident memory size in bytes.", NULL, 0);
+    m->proc[PROC_VSIZE] = kt_metrics_gauge(m, "process_virtual_memory_bytes",
+                                           "Virtual memory size in bytes.", NULL, 0);
+    m->proc[PROC_START] =
+        kt_metrics_gauge(m, "process_start_time_seconds",
+                         "Start time of the process since unix epoch in seconds.", NULL, 0);
+    m->proc[PROC_FDS] =
+        kt_metrics_gauge(m, "process_open_fds", "Number of open file descriptors.", NULL, 0);
+    m->proc[PROC_MAXFDS] =
+        kt_metrics_gauge(m, "process_max_fds", "Maximum number of open file descriptors.", NULL, 0);
+}
+
 char *kt_metrics_expose(struct kt_metrics *m, size_t *len)
 {
     struct kt_buf b;
 
+    if (m->proc[PROC_CPU]) {
+        process_refresh(m);
+    }
     kt_buf_init(&b, SIZE_MAX / 2);
     pthread_mutex_lock(&m->mu);
     for (const struct kt_metric *mt = m->head; mt; mt = mt->next) {

@@ -72,6 +72,13 @@ double kt_metric_value(struct kt_metric *mt, const char *const *label_values);
  * (component: "reconciler" or "webhook"; a static string). Does not retain component. */
 void kt_metrics_build_info(struct kt_metrics *m, const char *component);
 
+/* Register controller-runtime's process collector families (client_golang's names, Linux):
+ * process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+ * process_start_time_seconds, process_open_fds, process_max_fds. Their values are read from
+ * /proc/self (and getrlimit) at each kt_metrics_expose(); a read that fails leaves the last
+ * values. Call once per registry. */
+void kt_metrics_process(struct kt_metrics *m);
+
 /* Render every family, in registration order, as Prometheus text exposition 0.0.4 (HELP and
  * TYPE lines, label values escaped). Caller owns the result; free with free(). *len (NULL
  * allowed) gets its length. Never returns NULL. */

@@ -1,7 +1,7 @@
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
 # kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
 # Order matters only for speed: the long cases overlap their waiting where they can.
-E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos"
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos prometheus"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
 # torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
@@ -323,9 +323,9 @@ case_status() {
 # as a label value; `promtool check metrics` on both expositions (promtool built from
 # Prometheus' Go module, tests/monitoring/build-promtool.sh); deploy/monitoring's alerts and
 # dashboard queries through promtool (tests/monitoring/check.sh: check rules, test rules).
-scrape() { # scrape PORT
-    curl -sS --max-time 10 --cacert "$D/certs/ca.crt" "https://127.0.0.1:$1/metrics" 2>/dev/null ||
-        curl -sS --max-time 10 "http://127.0.0.1:$1/metrics"
+scrape() { # scrape PORT - with the e2e-prometheus ServiceAccount's token (metrics.auth.enabled)
+    curl -sS --max-time 10 --cacert "$D/certs/ca.crt" -H "Authorization: Bearer $(cat "$D/scraper.token")" \
+        "https://127.0.0.1:$1/metrics"
 }
 mval() { # mval FILE REGEX - the sum of the samples whose line matches REGEX
     grep -E "$2" "$1" | awk '{s += $NF} END {print s + 0}'
@@ -343,7 +343,7 @@ case_metrics() {
     kc delete trainjob m-ok -n $n --wait=false >/dev/null
     port=$(jq -r .metrics "$D/kt-reconciler.ports")
     L='namespace="e2e-metrics",runtime="ClusterTrainingRuntime",runtime_name="torch-distributed",framework="torch"'
-    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' https://127.0.0.1:$port/metrics | grep -q '^kubeflow_trainer_trainjobs_deleted_total{$L} 1'"
+    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -q '^kubeflow_trainer_trainjobs_deleted_total{$L} 1'"
     scrape "$port" >"$m"
     scrape "$WMPORT" >"$w"
     local got
@@ -471,4 +471,70 @@ case_sdk() {
     if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$T/sdk.out"; then
         bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
     fi
+}
+
+# The real Prometheus (tests/monitoring/prom_e2e.sh, started before the cases, scraping both
+# daemons every second over HTTPS with the serving CA and a ServiceAccount token as
+# deploy/monitoring's ServiceMonitor does): asked at the end of the run by
+# tests/monitoring/prom_check.py. Both targets up; the wrong-token, no-role and wrong-CA
+# scrapes down with 401 / 403 / a certificate error; every dashboard panel's queries show data
+# over the run (namespace All and one namespace); every alert rule evaluates (health ok) and the
+# series it compares exist; the lifecycle counters equal what the API server saw (a kubectl
+# watch of TrainJobs from before the first case); the series counts; an SVG chart of TrainJobs
+# by state over the run (build/artifacts/e2e-trainjobs-by-state.svg). Needs the workload of
+# the metrics case (a failure, a suspension, a deletion): run alone, it runs that case first;
+# then two TrainJobs (m-late1, m-late2) more in that namespace.
+prom_all_scraped() { # every target (the negatives too) has been scraped at least once
+    curl -sfG "$PROM_URL/api/v1/targets" --data-urlencode state=active |
+        jq -e '.data.activeTargets | length == 8 and all(.health != "unknown")'
+}
+prom_scraped_since() { # prom_scraped_since T - both daemons' last scrapes are later than T
+    curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=timestamp(up{job=~"kubeflow-trainer-.*"})' |
+        jq -e --argjson t "$1" '.data.result | length == 2 and all(.value[1] | tonumber > $t)'
+}
+case_prometheus() {
+    local start end py=$ROOT/tests/monitoring/prom_check.py svg=$ROOT/build/artifacts/e2e-trainjobs-by-state.svg
+    [ -n "$PROM_PID" ] || { bad prometheus "Prometheus is not running"; return; }
+    wanted metrics || case_metrics
+    # Two more TrainJobs, one after the other, each once Prometheus has scraped what the one
+    # before did: Prometheus sees a counter or histogram series move only after its first
+    # sample, and the reconciler's series for e2e-metrics may be new (the chaos case restarts
+    # it, and a new process starts its series afresh). On a long-running cluster every
+    # TrainJob but a namespace's first is such; this gives the latency quantiles a rate.
+    local late
+    for late in m-late1 m-late2; do
+        end=$(($(date +%s) + 1))
+        wait_for "a scrape after the cases" prom_scraped_since "$end"
+        trainjob e2e-metrics $late torch-distributed
+        tj_wait e2e-metrics $late Complete >/dev/null || bad prometheus-late-trainjob "$late not Complete"
+    done
+    # bounded poll until both daemons were scraped twice after the last change (increase()
+    # needs two samples)
+    start=${PROM_START%.*} end=$(($(date +%s) + 1))
+    wait_for "two scrapes of both daemons after the cases" prom_scraped_since "$end" ||
+        bad prometheus-scraped "no scrape of both daemons after the cases"
+    # the negative targets (scraped every 2 s) too, also when kt-reconciler got a new port
+    wait_for "every target scraped" prom_all_scraped || bad prometheus-scraped "a target never scraped"
+    # the queries' end: just after that scrape (a range selector ends at its evaluation time)
+    end=$(curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=max(timestamp(up{job=~"kubeflow-trainer-.*"}))' |
+        jq -r '.data.result[0].value[1] | tonumber + 0.5')
+    mkdir -p "$(dirname "$svg")"
+    {
+        python3 "$py" targets "$PROM_URL"
+        python3 "$py" panels "$PROM_URL" "$start" "$end" "$ROOT/deploy/monitoring/dashboard.json"
+        python3 "$py" rules "$PROM_URL" "$start" "$end"
+        python3 "$py" counters "$PROM_URL" "$start" "$end" "$PROM_DIR/trainjobs.watch"
+        python3 "$py" series "$PROM_URL" "$start" "$end"
+        python3 "$py" chart "$PROM_URL" "$start" "$end" "$svg"
+    } >"$T/prom-check.out" 2>&1
+    local s rest
+    while IFS= read -r line; do
+        s=${line%% *} rest=${line#* }
+        case $s in
+            ok) ok "$rest" ;;
+            FAIL) bad "${rest%%:*}" "${rest#*: }" ;;
+            *) echo "$line" ;;
+        esac
+    done <"$T/prom-check.out"
+    echo "e2e: chart of TrainJobs by state: $svg"
 }

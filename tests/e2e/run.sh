@@ -6,6 +6,8 @@
 # ServiceAccounts from deploy/rbac (tests/kt_deploy.sh, as `make run` does). No status is
 # written by this script: pods are scheduled by the scheduler, run and end by KWOK's stages,
 # Jobs complete by the job controller, JobSets by the JobSet controller, TrainJobs by kt.
+# Both daemons' metrics need a token (metrics.auth.enabled); a real Prometheus
+# (tests/monitoring/prom_e2e.sh) scrapes them during the cases and the last case asks it.
 # Each case prints `ok NAME` / `FAIL NAME: why`; the last line is "N passed, N failed".
 # CASE... restricts the run to cases whose name contains one of the words.
 # Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
@@ -30,11 +32,12 @@ die() {
 }
 teardown() {
     local p
+    declare -F prom_stop >/dev/null && prom_stop
     for p in $RPID $WPID; do
         kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
     if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
-        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log; do
+        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log "$D"/prometheus/prometheus.log; do
             [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
         done
     fi
@@ -58,8 +61,15 @@ tests/cluster/up.sh --full "$D" >/dev/null 2>"$T/up.log" || {
 grep 'ready in' "$T/up.log" | sed 's/^/e2e: /'
 . "$D/env"
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
+# The shipped Configuration with metrics.auth.enabled (the Helm chart's metrics.auth.enabled):
+# both daemons' /metrics are TLS and check a bearer token with TokenReview + SubjectAccessReview.
+sed 's/^  secureServing: true$/&\n  auth:\n    enabled: true/' deploy/manager/controller_manager_config.yaml >"$D/kt-config.yaml"
+grep -q '^    enabled: true$' "$D/kt-config.yaml" || die "metrics.auth.enabled could not be set"
+export KT_CONFIG=$D/kt-config.yaml
 . tests/kt_deploy.sh
+. tests/monitoring/prom_e2e.sh
 ktd_apply
+prom_auth_setup
 ktd_certs >/dev/null
 ktd_start_webhook
 ktd_start_reconciler
@@ -73,6 +83,8 @@ spec:
 EOF
 )"
 echo "e2e: cluster and kt ready in $((SECONDS - t0))s"
+# A real Prometheus scrapes both daemons during the cases; case_prometheus (the last) asks it.
+wanted prometheus && prom_start
 
 # ---- helpers -----------------------------------------------------------------------------
 
@@ -165,6 +177,7 @@ case_run() { # case_run NAME FUNCTION - run one case (when wanted), timing it
     local t=$SECONDS
     wanted "$1" || return 0
     "$2"
+    prom_targets # a case may have restarted kt-reconciler on a new port
     echo "e2e: case $1: $((SECONDS - t))s"
 }
 

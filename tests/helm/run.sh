@@ -129,6 +129,7 @@ if helm template kt "$chart" -n team --set metrics.serviceMonitor.enabled=true -
         pick(.; "Service"; "kubeflow-trainer-controller-manager-metrics").spec.ports == pick($k[0]; "Service"; "kubeflow-trainer-controller-manager-metrics").spec.ports and
         (pick(.; "ServiceMonitor"; "kubeflow-trainer") | .metadata.namespace == "team" and .metadata.labels.release == "prom" and
             .spec.namespaceSelector.matchNames == ["team"] and .spec.endpoints[0].port == "monitoring-port" and
+            .spec.endpoints[0].honorLabels == true and
             .spec.endpoints[0].tlsConfig.serverName == "kubeflow-trainer-controller-manager.team.svc")' "$T/mon.json" >/dev/null; then
         ok helm-monitoring-same-as-overlay
     else

@@ -1,11 +1,13 @@
 /* tests/unit/test_metrics.c - common/metrics: families, series, histogram buckets, the text
- * exposition format (escaping, number formatting) and concurrent updates. */
+ * exposition format (escaping, number formatting), concurrent updates and the process_*
+ * families read from /proc/self. */
 #include "tests/test.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/base/mem.h"
 #include "common/net/metrics.h"
@@ -139,6 +141,41 @@ static void test_concurrent(void)
     kt_metrics_free(m);
 }
 
+/* The value of the unlabelled sample NAME in an exposition text (-1 when absent). */
+static double sample(const char *text, const char *name)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "\n%s ", name);
+    const char *p = strstr(text, key);
+    return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+static void test_process(void)
+{
+    struct kt_metrics *m = kt_metrics_new();
+    char *text = kt_metrics_expose(m, NULL);
+    CHECK(strstr(text, "process_") == NULL); /* only when asked for */
+    free(text);
+    kt_metrics_process(m);
+    volatile double x = 0;
+    for (long i = 0; i < 20000000; i++) { /* some CPU time to see */
+        x += (double)i;
+    }
+    text = kt_metrics_expose(m, NULL);
+    CHECK_CONTAINS(text, "# TYPE process_cpu_seconds_total counter\n");
+    CHECK_CONTAINS(text, "# TYPE process_resident_memory_bytes gauge\n");
+    CHECK(sample(text, "process_cpu_seconds_total") > 0);
+    CHECK(sample(text, "process_resident_memory_bytes") > 1e5);
+    CHECK(sample(text, "process_virtual_memory_bytes") >=
+          sample(text, "process_resident_memory_bytes"));
+    double start = sample(text, "process_start_time_seconds"), now = (double)time(NULL);
+    CHECK(start > now - 3600 && start <= now + 1);
+    CHECK(sample(text, "process_open_fds") >= 3);
+    CHECK(sample(text, "process_max_fds") >= sample(text, "process_open_fds"));
+    free(text);
+    kt_metrics_free(m);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -146,5 +183,6 @@ int main(void)
     test_histogram();
     test_escaping();
     test_concurrent();
+    test_process();
     return test_report();
 }
