@@ -4,7 +4,8 @@
 Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
   links     every relative link resolves: the file (or folder), and for `#anchor` a heading of
             the target with that GitHub slug;
-  help      `--help` of kt-webhook, kt-reconciler and each ktctl command exits 0;
+  help      `--help` of kt-webhook, kt-reconciler and each ktctl command exits 0, and SUBS
+            below are the commands `ktctl --help` lists;
   documented  every flag a binary's --help prints appears in its reference page
             (kt-webhook, kt-reconciler: docs/configuration.md; ktctl: docs/ktctl.md);
   exist     every `--flag` the docs name for one of those binaries exists: flags after the
@@ -30,7 +31,7 @@ import subprocess
 import sys
 
 BINS = ("kt-webhook", "kt-reconciler", "ktctl")
-SUBS = ("validate", "render", "certs")
+SUBS = ("validate", "render", "certs", "status")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 SHORT = re.compile(r"(?<![\w./-])-[a-zA-Z](?![\w-])")  # -o, -q, -h: for the man check
 BIN_RE = re.compile(r"(?<![\w.-])(?:[\w./-]*/)?(kt-webhook|kt-reconciler|ktctl)(?![\w.-])")
@@ -124,6 +125,12 @@ def check_links(root, files, allow_links):
             ok("links: %s (%d relative links)" % (f, n))
 
 
+def ktctl_commands(help_text):
+    """The subcommands `ktctl --help` lists under "commands:"."""
+    part = help_text.split("\ncommands:\n", 1)[-1].split("\n\n", 1)[0] if "\ncommands:\n" in help_text else ""
+    return re.findall(r"^  ([a-z][a-z-]*) ", part, re.M)
+
+
 def helps(bindir):
     """-> {key: set of flags} for kt-webhook, kt-reconciler, ktctl (global) and ktctl SUB."""
     out = {}
@@ -146,6 +153,11 @@ def helps(bindir):
     for s in SUBS:
         out["ktctl " + s] |= out["ktctl"] & {"--plugin", "--trainjob-status-plugin"}
     out["ktctl"] |= {"--version"}
+    listed = ktctl_commands(run_help([os.path.join(bindir, "ktctl"), "--help"]))
+    if sorted(listed) != sorted(SUBS):
+        bad("help: ktctl's commands", "`ktctl --help` lists %s, check.py's SUBS %s" % (" ".join(sorted(listed)), " ".join(sorted(SUBS))))
+    else:
+        ok("help: check.py knows every ktctl command (%s)" % " ".join(SUBS))
     return out
 
 
@@ -235,7 +247,7 @@ def check_exist(root, files, accepted, allow_flags):
                 continue
             if heading_bin and s.startswith("|") and not re.match(r"^\|[\s:|-]+\|?$", s):
                 cells = [c.strip() for c in s.strip().strip("|").split("|")]
-                sub = re.search(r"\b(validate|render|certs)\b", cells[0]) if cells else None
+                sub = re.search(r"\b(" + "|".join(SUBS) + r")\b", cells[0]) if cells else None
                 if cells and cells[0]:
                     table_ctx = sub.group(1) if sub else None
                 words = ([table_ctx] if table_ctx else []) + " ".join(cells[:2]).replace("`", " ").split()
@@ -245,7 +257,7 @@ def check_exist(root, files, accepted, allow_flags):
                 if BIN_RE.match(span) and BIN_RE.match(span).start() == 0:
                     for binary, words in segments(span):
                         judge(binary, words, "%s:%d" % (f, no))
-            for m in re.finditer(r"(?<![\w.-])(kt-webhook|kt-reconciler|ktctl(?: validate| render| certs)?)(?:'s)?\s+`(--[a-z][a-z0-9-]*)", s):
+            for m in re.finditer(r"(?<![\w.-])(kt-webhook|kt-reconciler|ktctl(?: " + "| ".join(SUBS) + r")?)(?:'s)?\s+`(--[a-z][a-z0-9-]*)", s):
                 parts = m.group(1).split()
                 judge(parts[0], parts[1:] + [m.group(2)], "%s:%d" % (f, no))
         if problems:
@@ -287,8 +299,7 @@ def run_help(argv):
 
 def check_man(root, bindir, mandir):
     ktctl = os.path.join(bindir, "ktctl")
-    top = run_help([ktctl, "--help"])
-    subs = re.findall(r"^  ([a-z][a-z-]*) ", top.split("\ncommands:\n", 1)[-1].split("\n\n", 1)[0], re.M)
+    subs = ktctl_commands(run_help([ktctl, "--help"]))
     pages = [("kt-webhook.8", [os.path.join(bindir, "kt-webhook"), "--help"]),
              ("kt-reconciler.8", [os.path.join(bindir, "kt-reconciler"), "--help"]),
              ("ktctl.1", [ktctl, "--help"])] + [("ktctl-%s.1" % c, [ktctl, c, "--help"]) for c in subs]

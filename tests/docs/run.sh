@@ -114,6 +114,15 @@ chmod +x "$T/fakebin/kt-reconciler"
 NEG_BIN=$T/fakebin
 planted "a --help that exits non-zero fails" "help: kt-reconciler --help: exit 2"
 
+mkdir -p "$T/fakebin2"
+cp bin/kt-webhook bin/kt-reconciler "$T/fakebin2/"
+# a ktctl whose --help lists one more command than check.py knows
+printf '#!/bin/sh\nif [ "$1" = --help ]; then "%s" --help | sed "/^commands:\$/a\\  frob [-x] NAME"; else exec "%s" "$@"; fi\n' \
+    "$ROOT/bin/ktctl" "$ROOT/bin/ktctl" >"$T/fakebin2/ktctl"
+chmod +x "$T/fakebin2/ktctl"
+NEG_BIN=$T/fakebin2
+planted "a ktctl command check.py does not know fails" "help: ktctl's commands: .*lists certs frob render status validate"
+
 # The man pages: the real ones pass on the copy; then one fault each, planted in a copy of them.
 passes "negative control: the pages docs/man/build.sh wrote pass" --man "$T/man"
 # manfault: a fresh copy of the real pages in $T/negman
