@@ -5,6 +5,7 @@
 #   make test       everything: deps, WERROR build, tiers plain + ASan/UBSan, TSan, integration, fuzz
 #   make run        the local demo (see README)
 #   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
+#   make man        build/man/*.1 *.8, man pages written by help2man from each binary's --help
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
@@ -70,7 +71,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist image clean links itests
+.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist image man clean links itests
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -154,6 +155,15 @@ analyze:
 
 dist: all
 	$(Q)tests/dist.sh $(B)
+
+# build/man: help2man turns each binary's own --help and --version into its page
+# (docs/man/build.sh; docs/man/*.h2m add ENVIRONMENT, FILES, SEE ALSO), so a page cannot
+# disagree with its binary. kt-webhook.8 and kt-reconciler.8 are in section 8, system
+# administration commands, because they are daemons a Deployment or service manager starts;
+# ktctl.1 and ktctl-SUBCOMMAND.1 in section 1, user commands, because people run ktctl.
+# Build output, never committed; `man -l build/man/ktctl.1` reads one. tests/docs/run.sh checks them.
+man: all
+	$(Q)docs/man/build.sh $(B)/bin build/man
 
 # build/image/kt.oci.tar: an OCI image archive built from Debian packages (mmdebstrap, umoci),
 # no registry base image (docs/install.md "The image"); tests/image/run.sh checks it.

@@ -30,8 +30,8 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n"
-               "       ktctl --version\n\ncommands:\n");
+    fprintf(f, "Usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n"
+               "   or: ktctl --version\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
         subcommands[i].usage(f);
     }
@@ -87,7 +87,7 @@ static const struct subcommand *find_subcommand(const char *name)
 /* `ktctl CMD --help`, `ktctl help CMD`: the subcommand's usage on stdout, exit 0. */
 static int subcommand_help(const struct subcommand *c)
 {
-    printf("usage: ktctl [--plugin FILE[,CONFIG]]... %s [options]\n", c->name);
+    printf("Usage: ktctl [--plugin FILE[,CONFIG]]... %s [options]\n", c->name);
     c->usage(stdout);
     printf("\nglobal options:\n%s", kt_plugin_flags_usage());
     return KT_EXIT_OK;

@@ -4,6 +4,11 @@
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
  *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
  *                 [--metrics-cert-dir DIR] [--namespaces NS,...]
+ *   kt-reconciler --help | --version
+ *
+ * usage_to() is the one source of the flags' text: --help prints it and `make man` turns it
+ * into kt-reconciler.8 (docs/man/build.sh), so keep it in help2man's layout: "  --flag ARG"
+ * then two or more spaces and the description, continuation lines indented.
  *
  * --namespaces (or the Configuration's watchNamespaces; the flag wins, "" = all) restricts the
  * reconciler to those namespaces: a namespace-scoped install (docs/install.md), kt's own knob.
@@ -27,10 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/types.h"
 #include "certs/certs.h"
 #include "certs/rotator.h"
 #include "common/config/config.h"
 #include "common/net/httpd.h"
+#include "common/net/metrics.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
 #include "common/plugins/plugin_loader.h"
@@ -87,11 +94,27 @@ struct app {
 
 static int usage_to(FILE *f, int rc)
 {
-    fprintf(f, "usage: kt-reconciler [--config FILE] [--kubeconfig FILE] "
-               "[--health-listen ADDR:PORT] [--metrics-listen ADDR:PORT] "
-               "[--portfile FILE] [--log-level debug|info|warn|error] [--workers N] "
-               "[--cert-dir DIR] [--cert-sans DNS:x,IP:y] [--feature-gates K=V,...] "
-               "[--metrics-cert-dir DIR] [--namespaces NS,...]\n");
+    fprintf(f, "Usage: kt-reconciler [options]\n"
+               "  --config FILE           Configuration (config.trainer.kubeflow.org/v1alpha1;\n"
+               "                          default: every default, leader election off)\n"
+               "  --kubeconfig FILE       API server access (default: in-cluster)\n"
+               "  --health-listen ADDR:PORT  /healthz /readyz (default: config, :8081)\n"
+               "  --metrics-listen ADDR:PORT  /metrics (default: config, :8443; \"0\" = off)\n"
+               "  --metrics-cert-dir DIR  tls.crt/tls.key of the metrics port (default:\n"
+               "                          --cert-dir when it holds a pair, else self-signed)\n"
+               "  --portfile FILE         write the bound ports as JSON once listening\n"
+               "  --workers N             reconcile workers (default: config\n"
+               "                          groupKindConcurrency for TrainJob, else 4)\n"
+               "  --cert-dir DIR          local certificate mode: inject DIR/ca.crt as\n"
+               "                          caBundle, write no Secret\n"
+               "  --cert-sans DNS:x,IP:y  extra SANs of the managed serving certificate\n"
+               "  --feature-gates K=V,...  override the Configuration's featureGates\n"
+               "  --namespaces NS,...     namespaces to watch (default: config\n"
+               "                          watchNamespaces; \"\" = every namespace)\n"
+               "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
+               "  -h, --help              print this usage and exit\n"
+               "  --version               print the version and exit\n"
+               "Port 0 picks a free port.\n");
     fputs(kt_plugin_flags_usage(), f);
     return rc;
 }
@@ -755,6 +778,11 @@ int main(int argc, char **argv)
     kt_mem_init();
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         return usage_to(stdout, 0);
+    }
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("kt-reconciler %s (API " KT_API_VERSION ", Kubeflow Trainer %s)\n", KT_BUILD_VERSION,
+               KT_UPSTREAM_VERSION);
+        return 0;
     }
     if (parse_flags(argc, argv, &a.fl) != 0) {
         return usage();

@@ -5,6 +5,8 @@
 #   share/kt/api/      the CRDs and their kustomization
 #   share/kt/deploy/   the install manifests (deploy/kustomization.yaml finds ../api)
 #   share/doc/kt/      README.md, docs/
+#   share/man/man1/    ktctl.1, ktctl-SUBCOMMAND.1; share/man/man8/ kt-webhook.8 kt-reconciler.8
+#                      (docs/man/build.sh: help2man from the binaries' --help, like `make man`)
 # Install: tar -xzf kt-<version>.tar.gz -C PREFIX --strip-components=1
 # The archive is reproducible (sorted, owner 0, mtime of the last commit).
 # Knobs: KT_VERSION (default: git describe), KT_DIST_DIR (default: dist).
@@ -36,6 +38,10 @@ cp api/*.yaml "$p/share/kt/api/"
 cp -R deploy "$p/share/kt/deploy"
 cp README.md "$p/share/doc/kt/"
 cp -R docs "$p/share/doc/kt/docs"
+docs/man/build.sh "$b/bin" "$stage/man" >/dev/null
+mkdir -p "$p/share/man/man1" "$p/share/man/man8"
+install -m 0644 "$stage"/man/*.1 "$p/share/man/man1/"
+install -m 0644 "$stage"/man/*.8 "$p/share/man/man8/"
 mtime=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 mkdir -p "$out"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$mtime" -C "$stage" -cf - "$name" |

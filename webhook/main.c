@@ -8,13 +8,18 @@
  * /readyz is ready once the certificate pair is loaded and, with a cluster, the runtime cache
  * has synced. With the feature gate TrainJobStatus (the Configuration's featureGates or
  * --feature-gates) a fourth server, the status server (webhook/status_server.h), listens on
- * statusServer.port with the webhook certificate. SIGTERM/SIGINT stop gracefully. */
+ * statusServer.port with the webhook certificate. SIGTERM/SIGINT stop gracefully.
+ *
+ * usage() is the one source of the flags' text: --help prints it and `make man` turns it into
+ * kt-webhook.8 (docs/man/build.sh), so keep it in help2man's layout: "  --flag ARG", two or
+ * more spaces, the description; continuation lines indented. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/types.h"
 #include "common/authz/metrics_auth.h"
 #include "common/config/config.h"
 #include "common/net/httpd.h"
@@ -58,21 +63,23 @@ struct app {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: kt-webhook --tls-cert-file FILE --tls-key-file FILE [options]\n"
+    fprintf(f, "Usage: kt-webhook --tls-cert-file FILE --tls-key-file FILE [options]\n"
                "  --config FILE           Configuration (config.trainer.kubeflow.org/v1alpha1)\n"
                "  --kubeconfig FILE       API server access (default: in-cluster)\n"
                "  --objects PATH          serve runtimes/JobSets from files, no cluster\n"
                "  --listen ADDR:PORT      webhook (default: config webhook host:port, :9443)\n"
                "  --health-listen ADDR:PORT  /healthz /readyz (default: config, :8081)\n"
-               "  --metrics-listen ADDR:PORT /metrics (default: config, :8443; \"0\" = off)\n"
+               "  --metrics-listen ADDR:PORT  /metrics (default: config, :8443; \"0\" = off)\n"
                "  --status-listen ADDR:PORT  status server, with the feature gate TrainJobStatus\n"
                "                          (default: config statusServer.port, :10443)\n"
-               "  --feature-gates K=V,... override the Configuration's featureGates\n"
+               "  --feature-gates K=V,...  override the Configuration's featureGates\n"
                "  --portfile FILE         write the bound ports as JSON once listening\n"
                "  --threads N             webhook worker threads (default: 4)\n"
                "  --max-inflight-body-bytes N  request body bytes buffered at once across all\n"
                "                          connections; past it 503 (default: 33554432)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
+               "  -h, --help              print this usage and exit\n"
+               "  --version               print the version and exit\n"
                "Port 0 picks a free port.\n");
     fputs(kt_plugin_flags_usage(), f);
 }
@@ -388,6 +395,11 @@ int main(int argc, char **argv)
     kt_mem_init();
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         usage(stdout);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        printf("kt-webhook %s (API " KT_API_VERSION ", Kubeflow Trainer %s)\n", KT_BUILD_VERSION,
+               KT_UPSTREAM_VERSION);
         return 0;
     }
     if (parse_flags(argc, argv, &a.f) != 0) {

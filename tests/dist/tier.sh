@@ -2,7 +2,9 @@
 # tests/dist/tier.sh BUILD_DIR - `make dist` end to end, outside the repo: build the tarball
 # from BUILD_DIR into a temp folder, install it into a temp prefix, and from a folder outside
 # the work tree run the installed ktctl (validate the shipped runtimes and an example, refuse
-# a bad one, issue certificates) and the daemons' usage. Nothing here needs a cluster.
+# a bad one, issue certificates), the daemons' usage and the man pages (share/man/man1, man8:
+# each one there, groff renders it without a warning, `man -M PREFIX/share/man` finds it).
+# Nothing here needs a cluster.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,7 +24,11 @@ tar -tzf "$tgz" | sort >"$T/list"
 for f in kt-test/bin/ktctl kt-test/bin/kt-webhook kt-test/bin/kt-reconciler \
     kt-test/share/kt/api/kustomization.yaml kt-test/share/kt/api/trainer.kubeflow.org_trainjobs.yaml \
     kt-test/share/kt/deploy/kustomization.yaml kt-test/share/kt/deploy/runtimes/torch-distributed.yaml \
-    kt-test/share/kt/deploy/manager/controller_manager_config.yaml kt-test/share/doc/kt/README.md; do
+    kt-test/share/kt/deploy/manager/controller_manager_config.yaml kt-test/share/doc/kt/README.md \
+    kt-test/share/man/man8/kt-webhook.8 kt-test/share/man/man8/kt-reconciler.8 \
+    kt-test/share/man/man1/ktctl.1 kt-test/share/man/man1/ktctl-validate.1 \
+    kt-test/share/man/man1/ktctl-render.1 kt-test/share/man/man1/ktctl-certs.1 \
+    kt-test/share/man/man1/ktctl-status.1; do
     if grep -qx "$f" "$T/list"; then ok "dist-has $f"; else bad "dist-has $f" "not in the tarball"; fi
 done
 check dist-one-top-folder test "$(grep -vc '^kt-test/' "$T/list")" -eq 0
@@ -41,4 +47,10 @@ check dist-ktctl-render bash -c "'$P/bin/ktctl' render --runtime '$P/share/kt/de
 check dist-ktctl-certs bash -c "'$P/bin/ktctl' certs -q --dir certs --san IP:127.0.0.1 && test -s certs/tls.crt && test -s certs/ca.key"
 check dist-webhook-usage bash -c "'$P/bin/kt-webhook' --help 2>&1 | grep -q -- --tls-cert-file"
 check dist-reconciler-usage bash -c "'$P/bin/kt-reconciler' --help 2>&1 | grep -q -- --kubeconfig"
+for m in "$P"/share/man/man*/*; do
+    check "dist-man-renders ${m#"$P"/}" bash -c "w=\$(groff -ww -z -man '$m' 2>&1); echo \"\$w\"; test -z \"\$w\""
+done
+export LC_ALL=C MANWIDTH=200 MANPAGER=cat
+check dist-man-finds-ktctl-certs bash -c "man -M '$P/share/man' ktctl-certs | grep -q 'issue the CA and the serving certificate of kt-webhook'"
+check dist-man-finds-kt-webhook bash -c "man -M '$P/share/man' 8 kt-webhook | grep -q -- '--tls-cert-file'"
 tier_finish

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""tests/docs/check.py [--root DIR] [--bin DIR] [--allow FILE] - the docs checks (tests/docs/run.sh).
+"""tests/docs/check.py [--root DIR] [--bin DIR] [--allow FILE] [--man DIR] - the docs checks (tests/docs/run.sh).
 
 Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
   links     every relative link resolves: the file (or folder), and for `#anchor` a heading of
             the target with that GitHub slug;
-  help      `--help` of kt-webhook, kt-reconciler and each ktctl command exits 0;
+  help      `--help` of kt-webhook, kt-reconciler and each ktctl command exits 0, and SUBS
+            below are the commands `ktctl --help` lists;
   documented  every flag a binary's --help prints appears in its reference page
             (kt-webhook, kt-reconciler: docs/configuration.md; ktctl: docs/ktctl.md);
   exist     every `--flag` the docs name for one of those binaries exists: flags after the
@@ -13,7 +14,12 @@ Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
             the binary, in "BINARY `--flag`" prose, and in table rows under a heading that names
             the binary;
   runnable  every fenced block whose info string is `sh runnable` runs with `bash -e -o pipefail`
-            in ROOT and exits 0 (60 s each).
+            in ROOT and exits 0 (60 s each);
+  man       with --man DIR (pages `make man` / docs/man/build.sh wrote): kt-webhook.8,
+            kt-reconciler.8, ktctl.1 and ktctl-SUB.1 for each command `ktctl --help` lists are
+            there, each names every flag (long and short) its binary's --help prints (a hand edit or a page from
+            another --help fails), `groff -ww -z -man` renders it without a warning, and no
+            help2man page sits in the source tree outside build/ (pages are built, not committed).
 Exceptions come from ALLOW (default tests/docs/allow.txt): `link PATH` (a link target that may be
 missing, relative to the repo root) and `flag BINARY --flag`, each line with a `# reason`.
 Prints `ok NAME` / `FAIL NAME: why` and `N passed, N failed`; exits 1 on a failure.
@@ -25,8 +31,9 @@ import subprocess
 import sys
 
 BINS = ("kt-webhook", "kt-reconciler", "ktctl")
-SUBS = ("validate", "render", "certs")
+SUBS = ("validate", "render", "certs", "status")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+SHORT = re.compile(r"(?<![\w./-])-[a-zA-Z](?![\w-])")  # -o, -q, -h: for the man check
 BIN_RE = re.compile(r"(?<![\w.-])(?:[\w./-]*/)?(kt-webhook|kt-reconciler|ktctl)(?![\w.-])")
 LINK = re.compile(r"\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 SPAN = re.compile(r"(`+)(.+?)\1")
@@ -118,6 +125,12 @@ def check_links(root, files, allow_links):
             ok("links: %s (%d relative links)" % (f, n))
 
 
+def ktctl_commands(help_text):
+    """The subcommands `ktctl --help` lists under "commands:"."""
+    part = help_text.split("\ncommands:\n", 1)[-1].split("\n\n", 1)[0] if "\ncommands:\n" in help_text else ""
+    return re.findall(r"^  ([a-z][a-z-]*) ", part, re.M)
+
+
 def helps(bindir):
     """-> {key: set of flags} for kt-webhook, kt-reconciler, ktctl (global) and ktctl SUB."""
     out = {}
@@ -140,6 +153,11 @@ def helps(bindir):
     for s in SUBS:
         out["ktctl " + s] |= out["ktctl"] & {"--plugin", "--trainjob-status-plugin"}
     out["ktctl"] |= {"--version"}
+    listed = ktctl_commands(run_help([os.path.join(bindir, "ktctl"), "--help"]))
+    if sorted(listed) != sorted(SUBS):
+        bad("help: ktctl's commands", "`ktctl --help` lists %s, check.py's SUBS %s" % (" ".join(sorted(listed)), " ".join(sorted(SUBS))))
+    else:
+        ok("help: check.py knows every ktctl command (%s)" % " ".join(SUBS))
     return out
 
 
@@ -229,7 +247,7 @@ def check_exist(root, files, accepted, allow_flags):
                 continue
             if heading_bin and s.startswith("|") and not re.match(r"^\|[\s:|-]+\|?$", s):
                 cells = [c.strip() for c in s.strip().strip("|").split("|")]
-                sub = re.search(r"\b(validate|render|certs)\b", cells[0]) if cells else None
+                sub = re.search(r"\b(" + "|".join(SUBS) + r")\b", cells[0]) if cells else None
                 if cells and cells[0]:
                     table_ctx = sub.group(1) if sub else None
                 words = ([table_ctx] if table_ctx else []) + " ".join(cells[:2]).replace("`", " ").split()
@@ -239,7 +257,7 @@ def check_exist(root, files, accepted, allow_flags):
                 if BIN_RE.match(span) and BIN_RE.match(span).start() == 0:
                     for binary, words in segments(span):
                         judge(binary, words, "%s:%d" % (f, no))
-            for m in re.finditer(r"(?<![\w.-])(kt-webhook|kt-reconciler|ktctl(?: validate| render| certs)?)(?:'s)?\s+`(--[a-z][a-z0-9-]*)", s):
+            for m in re.finditer(r"(?<![\w.-])(kt-webhook|kt-reconciler|ktctl(?: " + "| ".join(SUBS) + r")?)(?:'s)?\s+`(--[a-z][a-z0-9-]*)", s):
                 parts = m.group(1).split()
                 judge(parts[0], parts[1:] + [m.group(2)], "%s:%d" % (f, no))
         if problems:
@@ -266,12 +284,69 @@ def check_runnable(root, files):
                 bad(name, "exit %d: %s" % (p.returncode, p.stdout.strip()[-400:]))
 
 
+def roff_text(src):
+    """The words of a roff page: font escapes dropped, \\- as -."""
+    return re.sub(r"\\f(?:\(..|\[[^]]*\]|.)", "", src).replace("\\-", "-").replace("\\&", "")
+
+
+def run_help(argv):
+    try:
+        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=30,
+                              text=True).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def check_man(root, bindir, mandir):
+    ktctl = os.path.join(bindir, "ktctl")
+    subs = ktctl_commands(run_help([ktctl, "--help"]))
+    pages = [("kt-webhook.8", [os.path.join(bindir, "kt-webhook"), "--help"]),
+             ("kt-reconciler.8", [os.path.join(bindir, "kt-reconciler"), "--help"]),
+             ("ktctl.1", [ktctl, "--help"])] + [("ktctl-%s.1" % c, [ktctl, c, "--help"]) for c in subs]
+    for page, argv in pages:
+        path = os.path.join(mandir, page)
+        if not os.path.exists(path):
+            bad("man: " + page, "missing in %s (make man)" % mandir)
+            continue
+        flags = lambda t: set(FLAG.findall(t)) | set(SHORT.findall(t))
+        want = flags(run_help(argv))
+        have = flags(roff_text(open(path, encoding="utf-8").read()))
+        missing = sorted(want - have)
+        if not want:
+            bad("man: " + page, "%s printed no flags" % " ".join(os.path.basename(a) for a in argv))
+        elif missing:
+            bad("man: " + page, "flags of `%s` not in the page: %s" %
+                (" ".join([os.path.basename(argv[0])] + argv[1:]), " ".join(missing)))
+        else:
+            ok("man: %s names the %d flags of its --help" % (page, len(want)))
+        p = subprocess.run(["groff", "-ww", "-z", "-man", path], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0 or p.stdout.strip():
+            bad("man: %s renders" % page, "groff: exit %d: %s" % (p.returncode, p.stdout.strip()[:300]))
+        else:
+            ok("man: %s renders with groff -ww, no warning" % page)
+    committed = []
+    for d, dirs, files in os.walk(root):
+        if d == root:
+            dirs[:] = [x for x in dirs if x not in ("build", "dist", "bin", ".git")]
+        for f in files:
+            if re.search(r"\.[1-8]$", f):
+                with open(os.path.join(d, f), "rb") as fh:
+                    if b"generated by help2man" in fh.read(200):
+                        committed.append(os.path.relpath(os.path.join(d, f), root))
+    if committed:
+        bad("man: pages are build output", "help2man pages in the source tree: " + " ".join(sorted(committed)))
+    else:
+        ok("man: no help2man page in the source tree (build/ only)")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", default=os.path.normpath(os.path.join(here, "..", "..")))
     ap.add_argument("--bin")
     ap.add_argument("--allow", default=os.path.join(here, "allow.txt"))
+    ap.add_argument("--man", help="the built man pages to check (make man: build/man)")
     a = ap.parse_args()
     root = os.path.abspath(a.root)
     bindir = os.path.abspath(a.bin or os.path.join(root, "bin"))
@@ -288,6 +363,8 @@ def main():
     check_documented(root, accepted)
     check_exist(root, files, accepted, allow_flags)
     check_runnable(root, files)
+    if a.man:
+        check_man(root, bindir, os.path.abspath(a.man))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

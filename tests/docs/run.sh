@@ -2,7 +2,9 @@
 # tests/docs/run.sh - the docs tier (a `make test` step after lint): README.md and docs/*.md
 # checked by tests/docs/check.py against the repo and the built binaries (bin/): relative links
 # and anchors, every flag of kt-webhook, kt-reconciler and ktctl documented and every flag the
-# docs name existing, `--help` exiting 0, and the fenced blocks marked `sh runnable` run.
+# docs name existing, `--help` exiting 0, the fenced blocks marked `sh runnable` run, and the
+# man pages (docs/man/build.sh, as `make man`, into a scratch folder): each names every flag of
+# its binary's --help and renders with `groff -ww` silently, none is committed.
 # Then each check's negative test: on a copy of the docs (the rest of the repo linked in) with a
 # planted fault, the checker must fail and name it. Prints `ok NAME` / `FAIL NAME: why` and
 # "N passed, N failed"; exits 1 on a failure.
@@ -16,8 +18,13 @@ if [ ! -x bin/ktctl ] || [ ! -x bin/kt-webhook ] || [ ! -x bin/kt-reconciler ]; 
     make -s -j"$(nproc)" all >"$T/build.log" 2>&1 || { cat "$T/build.log"; echo "docs: build failed" >&2; }
 fi
 
+# The man pages, written the way `make man` writes them (build/ is left alone).
+if ! docs/man/build.sh bin "$T/man" >"$T/man.log" 2>&1; then
+    bad "man: docs/man/build.sh" "$(tail -c 600 "$T/man.log")"
+fi
+
 # The checks on the real docs; their ok/FAIL lines count into this tier's total.
-python3 "$here/check.py" --root "$ROOT" >"$T/real.out" 2>&1
+python3 "$here/check.py" --root "$ROOT" --man "$T/man" >"$T/real.out" 2>&1
 grep -E '^(ok|FAIL) ' "$T/real.out"
 p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' "$T/real.out" | tail -n 1)
 f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' "$T/real.out" | tail -n 1)
@@ -38,9 +45,9 @@ copy_root() {
     done
     cp README.md "$d/" && cp -R docs "$d/docs"
 }
-# passes NAME: the checker on $T/neg must pass (a control: what it must not flag).
+# passes NAME [ARGS]: the checker on $T/neg must pass (a control: what it must not flag).
 passes() {
-    if python3 "$here/check.py" --root "$T/neg" >"$T/neg.out" 2>&1; then
+    if python3 "$here/check.py" --root "$T/neg" "${@:2}" >"$T/neg.out" 2>&1; then
         ok "$1"
     else
         bad "$1" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
@@ -106,6 +113,52 @@ printf '#!/bin/sh\necho "bad flag $1" >&2\nexit 2\n' >"$T/fakebin/kt-reconciler"
 chmod +x "$T/fakebin/kt-reconciler"
 NEG_BIN=$T/fakebin
 planted "a --help that exits non-zero fails" "help: kt-reconciler --help: exit 2"
+
+mkdir -p "$T/fakebin2"
+cp bin/kt-webhook bin/kt-reconciler "$T/fakebin2/"
+# a ktctl whose --help lists one more command than check.py knows
+printf '#!/bin/sh\nif [ "$1" = --help ]; then "%s" --help | sed "/^commands:\$/a\\  frob [-x] NAME"; else exec "%s" "$@"; fi\n' \
+    "$ROOT/bin/ktctl" "$ROOT/bin/ktctl" >"$T/fakebin2/ktctl"
+chmod +x "$T/fakebin2/ktctl"
+NEG_BIN=$T/fakebin2
+planted "a ktctl command check.py does not know fails" "help: ktctl's commands: .*lists certs frob render status validate"
+
+# The man pages: the real ones pass on the copy; then one fault each, planted in a copy of them.
+passes "negative control: the pages docs/man/build.sh wrote pass" --man "$T/man"
+# manfault: a fresh copy of the real pages in $T/negman
+manfault() { rm -rf "$T/negman" && cp -R "$T/man" "$T/negman"; }
+mkdir -p "$T/stubbin"
+cp bin/kt-webhook bin/ktctl "$T/stubbin/"
+r="$ROOT/bin/kt-reconciler"
+# a kt-reconciler whose --help lacks the --namespaces line
+printf '#!/bin/sh\nif [ "$1" = --help ]; then "%s" --help | grep -v -- --namespaces; else exec "%s" "$@"; fi\n' \
+    "$r" "$r" >"$T/stubbin/kt-reconciler"
+chmod +x "$T/stubbin/kt-reconciler"
+if docs/man/build.sh "$T/stubbin" "$T/stubman" >"$T/man.log" 2>&1; then
+    planted "a page generated from a --help without a flag fails" "man: kt-reconciler.8: .*--namespaces" \
+        --man "$T/stubman"
+else
+    bad "negative: a page generated from a --help without a flag fails" "$(tail -c 400 "$T/man.log")"
+fi
+
+manfault
+sed -i 's/renew\\-server/renew/g' "$T/negman/ktctl-certs.1"
+planted "a hand-edited page without a flag fails" "man: ktctl-certs.1: .*--renew-server" --man "$T/negman"
+
+manfault
+sed -i 's/\\fB\\-q\\fR/\\fBquiet\\fR/' "$T/negman/ktctl-certs.1"
+planted "a page without a short flag fails" "man: ktctl-certs.1: .* -q" --man "$T/negman"
+
+manfault
+printf '.XY\n' >>"$T/negman/ktctl.1"
+planted "a page groff warns about fails" "man: ktctl.1 renders: .*macro 'XY' not defined" --man "$T/negman"
+
+manfault
+rm "$T/negman/ktctl-status.1"
+planted "a missing subcommand page fails" "man: ktctl-status.1: missing" --man "$T/negman"
+
+cp "$T/man/ktctl.1" "$T/neg/docs/ktctl.1"
+planted "a generated page in the source tree fails" "man: pages are build output: .*docs/ktctl.1" --man "$T/man"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

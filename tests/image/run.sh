@@ -76,8 +76,8 @@ check image-no-package-manager bash -c "! ls '$r/usr/bin/dpkg' '$r/usr/bin/apt' 
 check image-passwd-nonroot grep -qx 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' "$r/etc/passwd"
 run() { chroot --userspec=65532:65532 "$1" "${@:2}"; }
 check image-ktctl-version bash -c "test \"\$(chroot --userspec=65532:65532 '$r' /usr/local/bin/ktctl --version)\" = \"\$('$B/bin/ktctl' --version)\""
-check image-webhook-help bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-webhook --help | grep -q '^usage: kt-webhook'"
-check image-reconciler-usage bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-reconciler --no-such-flag 2>&1 | grep -q '^usage: kt-reconciler'; test \${PIPESTATUS[0]} -eq 2"
+check image-webhook-help bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-webhook --help | grep -q '^Usage: kt-webhook'"
+check image-reconciler-usage bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-reconciler --no-such-flag 2>&1 | grep -q '^Usage: kt-reconciler'; test \${PIPESTATUS[0]} -eq 2"
 mkdir -p "$r/tmp/rt" && cp "$root"/deploy/runtimes/*.yaml "$r/tmp/rt/"
 check image-ktctl-validate run "$r" /usr/local/bin/ktctl validate /tmp/rt
 # negative control: the tree's libraries are the ones used
