@@ -124,7 +124,7 @@ prom_start() {
     kt_pick_port port || die "no free port for Prometheus"
     setsid "$bin" --config.file="$PROM_DIR/prometheus.yml" --storage.tsdb.path="$PROM_DIR/data" \
         --web.listen-address="127.0.0.1:$port" --storage.tsdb.retention.time=1d --log.level=warn \
-        </dev/null >>"$PROM_DIR/prometheus.log" 2>&1 &
+        </dev/null >>"$PROM_DIR/prometheus.log" 2>&1 9>&- & # (9: the port lock, not inherited)
     PROM_PID=$!
     PROM_URL=http://127.0.0.1:$port
     deadline=$((SECONDS + 60))
