@@ -455,7 +455,10 @@ EOF
 }
 
 # The real Kubeflow SDK (PyPI `kubeflow`, pinned below) against kt: list_runtimes, train,
-# wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job. The venv
+# wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job; then
+# ttlSecondsAfterFinished: a TrainJob on a runtime with a runPolicy TTL and one with its own TTL
+# (patched in: the SDK drops an option setting it) complete and are deleted by kt, after which
+# get_job raises (RuntimeError from the 404) and list_jobs omits them; a TTL-less one stays. The venv
 # lives in the cache outside the repo, one per SDK version (tests/tier_lib.sh sdk_python).
 case_sdk() {
     local py
@@ -464,7 +467,7 @@ case_sdk() {
     KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
     local rc=$?
     grep -E '^(ok|FAIL) ' "$T/sdk.out" | while read -r word name rest; do
-        if [ "$word" = ok ]; then echo "ok $name"; else echo "FAIL $name $rest"; fi
+        if [ "$word" = ok ]; then echo "ok $name${rest:+ $rest}"; else echo "FAIL $name $rest"; fi
     done
     pass=$((pass + $(grep -c '^ok ' "$T/sdk.out")))
     fail=$((fail + $(grep -c '^FAIL ' "$T/sdk.out")))
