@@ -1,7 +1,8 @@
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
 # kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
-# Order matters only for speed: the long cases overlap their waiting where they can.
-E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos"
+# Order matters only for speed: the long cases overlap their waiting where they can. switch
+# (tests/e2e/switch.sh) runs last: it stops kt, runs upstream's manager, and leaves this kt running.
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos switch"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
 # torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
@@ -475,3 +476,5 @@ case_sdk() {
         bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
     fi
 }
+
+. "$here/switch.sh"

@@ -33,6 +33,7 @@ teardown() {
     for p in $RPID $WPID; do
         kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
+    declare -F switch_teardown >/dev/null && switch_teardown
     if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
         for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log; do
             [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
