@@ -4,8 +4,8 @@
 #
 # The chain is SW_CHAIN (default "up kt up prev kt"): upstream -> kt -> upstream -> the previous
 # kt -> this kt. "prev" is kt-reconciler and kt-webhook built from the parent of the newest commit
-# that changed reconciler/ or common/ (the repo has no release tags; KT_E2E_PREV=REV picks
-# another revision), cached by commit in $KT_CACHE_DIR/kt-prev/. At each link FROM -> TO:
+# that changed C code (not only comments) in reconciler/ or common/ (the repo has no release
+# tags; KT_E2E_PREV=REV picks another revision), cached by commit in $KT_CACHE_DIR/kt-prev/. At each link FROM -> TO:
 #   under FROM, TrainJobs in every state are made in namespace e2e-switch, names s<N>-*:
 #   run (2 torch pods held Running), mpi (deepspeed: launcher + node held, SSH Secret, hostfile
 #   ConfigMap), gang (Coscheduling PodGroup, pods held), done (Complete), fail (Failed), held
@@ -43,10 +43,37 @@ switch_teardown() { # called by run.sh's teardown
     [ -z "$SW_OLD_PIDS" ] || sw_stop kt "$SW_OLD_PIDS"
 }
 
+# sw_code_changed REV - REV changed C code under reconciler/ or common/, not only comments or
+# layout (each changed .c/.h before and after, comments removed by gcc's preprocessor, all
+# whitespace dropped, compared).
+sw_code_changed() {
+    local f
+    for f in $(git -C "$ROOT" diff --name-only "$1^" "$1" -- reconciler common | grep -E '\.[ch]$'); do
+        cmp -s <(git -C "$ROOT" show "$1^:$f" 2>/dev/null | gcc -fpreprocessed -E -P -x c - 2>/dev/null | tr -d ' \t\n') \
+            <(git -C "$ROOT" show "$1:$f" 2>/dev/null | gcc -fpreprocessed -E -P -x c - 2>/dev/null | tr -d ' \t\n') ||
+            return 0
+    done
+    return 1
+}
+
+# sw_prev_rev - the parent of the newest commit that changed the daemons' code (KT_E2E_PREV
+# overrides).
+sw_prev_rev() {
+    local c
+    if [ -n "${KT_E2E_PREV:-}" ]; then
+        echo "$KT_E2E_PREV"
+        return 0
+    fi
+    for c in $(git -C "$ROOT" log -50 --format=%H -- reconciler common 2>/dev/null); do
+        sw_code_changed "$c" && echo "$c^" && return 0
+    done
+    return 1
+}
+
 # sw_prev_bins - build (once, cached by commit) the previous kt's daemons; prints their folder.
 sw_prev_bins() {
     local rev dir tmp rc=0
-    rev=${KT_E2E_PREV:-$(git -C "$ROOT" log -1 --format=%H -- reconciler common 2>/dev/null)^}
+    rev=$(sw_prev_rev)
     rev=$(git -C "$ROOT" rev-parse --verify -q "$rev^{commit}") || {
         echo "no revision $rev in $ROOT (needs the git history)" >&2
         return 1
