@@ -1,7 +1,10 @@
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
 # kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
-# Order matters only for speed: the long cases overlap their waiting where they can.
-E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos prometheus"
+# Order matters only for speed: the long cases overlap their waiting where they can, except at
+# the end: prometheus asks Prometheus about the whole run while both daemons are still the ones
+# it scrapes, and switch (tests/e2e/switch.sh) runs last: it stops kt, runs upstream's manager,
+# and leaves this kt running.
+E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos prometheus switch"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
 # torchtune runtimes claim a 20Gi volume (volumeClaimPolicies): static PersistentVolumes are
@@ -455,7 +458,10 @@ EOF
 }
 
 # The real Kubeflow SDK (PyPI `kubeflow`, pinned below) against kt: list_runtimes, train,
-# wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job. The venv
+# wait_for_job_status Running then Complete, get_job steps, get_job_events, delete_job; then
+# ttlSecondsAfterFinished: a TrainJob on a runtime with a runPolicy TTL and one with its own TTL
+# (patched in: the SDK drops an option setting it) complete and are deleted by kt, after which
+# get_job raises (RuntimeError from the 404) and list_jobs omits them; a TTL-less one stays. The venv
 # lives in the cache outside the repo, one per SDK version (tests/tier_lib.sh sdk_python).
 case_sdk() {
     local py
@@ -464,7 +470,7 @@ case_sdk() {
     KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
     local rc=$?
     grep -E '^(ok|FAIL) ' "$T/sdk.out" | while read -r word name rest; do
-        if [ "$word" = ok ]; then echo "ok $name"; else echo "FAIL $name $rest"; fi
+        if [ "$word" = ok ]; then echo "ok $name${rest:+ $rest}"; else echo "FAIL $name $rest"; fi
     done
     pass=$((pass + $(grep -c '^ok ' "$T/sdk.out")))
     fail=$((fail + $(grep -c '^FAIL ' "$T/sdk.out")))
@@ -538,3 +544,4 @@ case_prometheus() {
     done <"$T/prom-check.out"
     echo "e2e: chart of TrainJobs by state: $svg"
 }
+. "$here/switch.sh"

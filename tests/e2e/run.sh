@@ -7,7 +7,7 @@
 # written by this script: pods are scheduled by the scheduler, run and end by KWOK's stages,
 # Jobs complete by the job controller, JobSets by the JobSet controller, TrainJobs by kt.
 # Both daemons' metrics need a token (metrics.auth.enabled); a real Prometheus
-# (tests/monitoring/prom_e2e.sh) scrapes them during the cases and the last case asks it.
+# (tests/monitoring/prom_e2e.sh) scrapes them during the cases and the prometheus case (before switch, the last) asks it.
 # Each case prints `ok NAME` / `FAIL NAME: why`; the last line is "N passed, N failed".
 # CASE... restricts the run to cases whose name contains one of the words.
 # Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
@@ -36,6 +36,7 @@ teardown() {
     for p in $RPID $WPID; do
         kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
     done
+    declare -F switch_teardown >/dev/null && switch_teardown
     if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
         for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log "$D"/prometheus/prometheus.log; do
             [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
@@ -83,7 +84,7 @@ spec:
 EOF
 )"
 echo "e2e: cluster and kt ready in $((SECONDS - t0))s"
-# A real Prometheus scrapes both daemons during the cases; case_prometheus (the last) asks it.
+# A real Prometheus scrapes both daemons during the cases; case_prometheus (before switch, the last case) asks it.
 wanted prometheus && prom_start
 
 # ---- helpers -----------------------------------------------------------------------------

@@ -11,6 +11,9 @@
 #                            metrics on free ports; waits until /readyz answers 200 (bounded
 #                            poll). Writes OUT/env: UP_PID, UP_WEBHOOK_PORT, UP_HEALTH_PORT,
 #                            UP_METRICS_PORT, UP_CA. Log: OUT/manager.log.
+#                            UP_LEASE_NAMESPACE=NS turns leader election on as upstream ships it
+#                            (Lease trainer.kubeflow.org in NS, 15 s / 10 s / 2 s); /readyz does
+#                            not wait for leadership.
 #   up_stop OUT              SIGTERM (then SIGKILL after a bounded wait) the manager of OUT/env.
 #
 # Facts used (upstream's cmd/trainer-controller-manager and pkg/config): flags --config and
@@ -78,7 +81,10 @@ up_start() {
         return 1
     }
     cp "$out/certs/tls.crt" "$out/certs/tls.key" "$tmp/k8s-webhook-server/serving-certs/"
-    kt_port_lock || return 1
+    kt_port_lock || {
+        up_log "the port lock (shared with every local cluster's start) not acquired within 120s"
+        return 1
+    }
     kt_pick_port wp && kt_pick_port hp && kt_pick_port mp || {
         kt_port_unlock
         return 1
@@ -95,7 +101,12 @@ webhook:
   port: $wp
   host: 127.0.0.1
 leaderElection:
-  leaderElect: false
+$(if [ -n "${UP_LEASE_NAMESPACE:-}" ]; then
+        printf '  leaderElect: true\n  resourceName: trainer.kubeflow.org\n  resourceNamespace: %s\n' "$UP_LEASE_NAMESPACE"
+        printf '  leaseDuration: 15s\n  renewDeadline: 10s\n  retryPeriod: 2s\n'
+    else
+        printf '  leaderElect: false\n'
+    fi)
 controller:
   groupKindConcurrency:
     TrainJob.trainer.kubeflow.org: 5
