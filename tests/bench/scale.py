@@ -436,7 +436,7 @@ COLORS = {"kt": "#1f77b4", "upstream": "#d62728"}
 def chart(ss, sides, sizes, path):
     panels = [("controller RSS peak (MB)", "hwm"), ("controller CPU (s)", "cpu"),
               ("create -> JobSet p99 (ms)", "js_p99"), ("create -> Complete p99 (s)", "done_p99")]
-    W, H, pw, ph, m = 900, 620, 380, 220, 60
+    W, H, pw, ph, m = 980, 620, 380, 220, 60
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
            '<rect width="100%" height="100%" fill="white"/>',
@@ -465,6 +465,7 @@ def chart(ss, sides, sizes, path):
                     col, " ".join("%.1f,%.1f" % q for q in xy)))
             for (x, y), (_, v) in zip(xy, pts):
                 out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s</title></circle>' % (x, y, col, side, "%.3g" % v))
+                out.append('<text x="%.1f" y="%.1f" text-anchor="end" fill="%s" font-size="11">%s</text>' % (x - 6, y - 6, col, "%.3g" % v))
     for i, side in enumerate(sides):
         col = COLORS.get(side, "#2ca02c")
         out.append('<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d">%s</text>' % (
