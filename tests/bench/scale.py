@@ -279,9 +279,11 @@ def metrics(before, after):
 
 # ---- the audit log: requests of the controller only ----
 def audit(path, who, since):
-    """who: 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's start); only
-    requests the API server received at or after SINCE (epoch seconds: the first create)."""
-    kind, _, val = who.partition(":")
+    """who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
+    start); only requests the API server received at or after SINCE (epoch seconds: the first
+    create)."""
+    users = {w[5:] for w in who.split(",") if w.startswith("user:")}
+    agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
     req = {}
     for line in open(path, errors="replace"):
         try:
@@ -292,9 +294,8 @@ def audit(path, who, since):
             continue
         if t < since:
             continue
-        if kind == "user" and e.get("user", {}).get("username") != val:
-            continue
-        if kind == "agent" and not e.get("userAgent", "").startswith(val):
+        if e.get("user", {}).get("username") not in users and not (
+                agents and e.get("userAgent", "").startswith(agents)):
             continue
         o = e.get("objectRef") or {}
         res = o.get("resource", e.get("requestURI", "?").split("?")[0])
@@ -364,9 +365,9 @@ def report(a):
         "rss": "/proc/PID/status VmRSS (idle: before the creates; steady: SCALE_SETTLE_S after the drain)",
         "hwm": "/proc/PID/status VmHWM at the end",
         "cpu": "/proc/PID/stat utime+stime (clock ticks / CLK_TCK) at the end, from process start",
-        "req": "API server audit log (level Metadata), requests received from the first create on: kt by its identity "
-               "system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager, "
-               "upstream by its User-Agent trainer-controller-manager/* (it runs as admin)",
+        "req": "API server audit log (level Metadata), requests received from the first create on: kt by its two "
+               "identities system:serviceaccount:kubeflow-system:kubeflow-trainer-{controller-manager,webhook}, "
+               "upstream (controller and webhooks in one process, run as admin) by its User-Agent trainer-controller-manager/*",
         "all": "API server /metrics apiserver_request_total, after - before the creates, every client",
         "wh": "API server /metrics apiserver_admission_webhook_admission_duration_seconds, "
               "trainer.kubeflow.org webhooks, after - before (bucket-interpolated)",
@@ -401,7 +402,7 @@ def report(a):
         add("controller CPU (s)", "cpu", "%.2f", cmd["cpu"])
         add("webhook RSS peak (MB)", "wh_hwm", "%.1f", "kt-webhook VmHWM (upstream: in its manager)")
         add("webhook CPU (s)", "wh_cpu", "%.2f", "kt-webhook utime+stime")
-        add("controller requests / TrainJob", "ctl_per", "%.2f", cmd["req"])
+        add("trainer requests / TrainJob", "ctl_per", "%.2f", cmd["req"])
         add("all clients' requests / TrainJob", "all_per", "%.1f", cmd["all"])
         add("watch bytes seen by the driver (KB)", "watch_kb", "%.0f", "scale.py's own JobSet+TrainJob watches")
         keys = sorted({k for c in cols for k in row[c]["ctl_req"]},

@@ -142,6 +142,7 @@ one() {
         ktd_register_webhooks "$PROBE"
         pid=$RPID
         who="user:system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
+        who+=",user:system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook"
     else
         up_start "$D" "$W/up" 2>>"$W/up-$side-$n.log" || die "upstream's manager did not start (log: $W/up/manager.log)"
         register_upstream_webhooks
