@@ -253,6 +253,12 @@ def metrics(before, after):
             res = l.get("resource", "") + ("/" + l["subresource"] if l.get("subresource") else "")
             key = "%s %s" % (l.get("verb"), res)
             req[key] = req.get(key, 0) + v
+    # Watch event bytes the API server sent, by resource (every watcher: no client label).
+    wbytes = {}
+    for (name, labels), v in d.items():
+        if name == "apiserver_watch_events_sizes_sum" and v > 0:
+            res = dict(labels).get("resource", "?")
+            wbytes[res] = wbytes.get(res, 0) + v
     # Admission webhooks (trainer.kubeflow.org ones): latency histogram and rejections.
     hooks = {}
     for (name, labels), v in d.items():
@@ -273,7 +279,7 @@ def metrics(before, after):
             continue
         wh[n] = {"count": bk[-1][1], "p50_ms": quantile(bk, 0.5) * 1000,
                  "p99_ms": quantile(bk, 0.99) * 1000, "rejected": h["rejected"], "errors": h["errors"]}
-    json.dump({"requests_all_clients": req, "webhooks": wh}, sys.stdout, indent=1)
+    json.dump({"requests_all_clients": req, "webhooks": wh, "watch_bytes": wbytes}, sys.stdout, indent=1)
     return 0
 
 
@@ -343,6 +349,8 @@ def summarize(r):
     s["ctl_req_total"] = sum(s["ctl_req"].values())
     s["all_req_total"] = sum(r.get("metrics", {}).get("requests_all_clients", {}).values())
     s["webhooks"] = r.get("metrics", {}).get("webhooks", {})
+    wb = r.get("metrics", {}).get("watch_bytes", {})
+    s["watch_kb_owned"] = sum(wb.get(k, 0) for k in ("trainjobs", "jobsets", "configmaps", "secrets")) / 1024 / n if wb else None
     s["ok"] = complete == n and one == n and s["orphans"] == 0
     return s
 
@@ -404,6 +412,9 @@ def report(a):
         add("webhook CPU (s)", "wh_cpu", "%.2f", "kt-webhook utime+stime")
         add("trainer requests / TrainJob", "ctl_per", "%.2f", cmd["req"])
         add("all clients' requests / TrainJob", "all_per", "%.1f", cmd["all"])
+        add("watch event KB / TrainJob, all watchers", "watch_kb_owned", "%.1f",
+            "API server /metrics apiserver_watch_events_sizes_sum, after - before, trainjobs+jobsets+configmaps+secrets "
+            "(every watcher of them: the controller, the JobSet controller, kcm, this driver)")
         add("watch bytes seen by the driver (KB)", "watch_kb", "%.0f", "scale.py's own JobSet+TrainJob watches")
         keys = sorted({k for c in cols for k in row[c]["ctl_req"]},
                       key=lambda k: -max(row[c]["ctl_req"].get(k, 0) for c in cols))

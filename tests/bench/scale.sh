@@ -19,7 +19,7 @@
 # controller's /proc figures, the API server's /metrics before/after and its audit log give the
 # rest. Results: build/scale/N-SIDE.json; table on stdout; chart build/scale/growth.svg.
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
-# SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
+# SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,8 +69,9 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 
 CLK=$(getconf CLK_TCK)
-kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-cpu() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
+# kb PID FIELD, cpu PID: JSON numbers, or null when the process is gone (the table shows "-")
+kb() { awk -v k="$2:" '$1 == k {v = $2} END {print v == "" ? "null" : v}' "/proc/$1/status" 2>/dev/null || echo null; }
+cpu() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo null; }
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 
 # The same Configuration for kt as upstream_lib.sh gives upstream: client QPS 500 / burst 1000.
@@ -163,7 +164,7 @@ one() {
     cert=$D/admin.crt key=$D/admin.key
     echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (controller pid $pid)"
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
-        --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-600}" \
+        --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
         --out "$W/drive.json" || die "scale.py drive failed"
     local rss_drain c wc=null wh=null
     rss_drain=$(kb "$pid" VmRSS)
