@@ -154,9 +154,10 @@ one() {
     $PY gen "$n" >"$W/inputs-$n.json"
     # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
     tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
-    for i in $(seq "$tt"); do
+    for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
         printf -- '---\n{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"scale-pv-%s"},"spec":{"capacity":{"storage":"100Gi"},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain","hostPath":{"path":"/tmp/kt-scale-pv-%s"}}}\n' "$i" "$i"
-    done | kc create -f - >/dev/null || die "creating PersistentVolumes failed"
+    done >"$W/pvs.yaml"
+    [ "$tt" = 0 ] || kc create -f "$W/pvs.yaml" >/dev/null || die "creating PersistentVolumes failed"
     sleep 2 # caches synced
     local rss_idle metrics_b="$D/metrics.before" metrics_a="$D/metrics.after"
     rss_idle=$(kb "$pid" VmRSS)
