@@ -71,7 +71,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: all deps unit test run cluster bench fuzz lint format analyze dist image man clean links itests
+.PHONY: all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -138,6 +138,11 @@ run: deps
 
 bench: all
 	$(Q)tests/bench/run.sh $(B)
+
+# make scale N="100 300" SIDES=kt,upstream: the full chain at N TrainJobs, kt and upstream side by
+# side (tests/bench/scale.sh; figures, a growth chart in build/scale/, correctness checked).
+scale: all
+	$(Q)N="$(N)" SIDES="$(SIDES)" tests/bench/scale.sh $(B)
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 fuzz:

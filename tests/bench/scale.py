@@ -1,0 +1,529 @@
+#!/usr/bin/env python3
+"""tests/bench/scale.py - the measuring half of tests/bench/scale.sh (stdlib only).
+
+  gen N                     the N TrainJobs both sides get (JSON list on stdout; fixed seed)
+  drive ARGS                watch JobSets and TrainJobs, create the inputs at a steady rate,
+                            wait until every TrainJob is Complete or Failed; per-TrainJob times
+  metrics BEFORE AFTER      the API server's /metrics diff: apiserver_request_total by verb and
+                            resource (all clients) and the admission webhooks' latency
+  audit LOG WHO             the controller's own requests from the API server's audit log
+  report RESULT.json...     the side-by-side table and the growth chart (SVG, hand-written)
+"""
+import argparse
+import datetime
+import http.client
+import json
+import math
+import os
+import random
+import re
+import ssl
+import sys
+import threading
+import time
+import urllib.parse
+import xml.etree.ElementTree as ET
+
+# The mix: runtime, weight, numNodes choices. torchtune has initializers (dataset and model,
+# JobSet dependsOn) and claims a volume (one PersistentVolume per TrainJob is made for it).
+MIX = [
+    ("torch-distributed", 4, [1, 2, 3, 4]),
+    ("deepspeed-distributed", 2, [1, 2, 3, 4]),  # MPI: launcher + nodes, SSH Secret, hostfile
+    ("torchtune-llama3.2-1b", 1, [1]),  # initializers; single node
+    ("jax-distributed", 1, [1, 2, 3, 4]),
+    ("xgboost-distributed", 1, [1, 2, 3, 4]),
+    ("mlx-distributed", 1, [1, 2]),  # MPI
+]
+NS = "scale"
+
+
+def gen(n):
+    rng = random.Random(28)
+    names = [r for r, w, _ in MIX for _ in range(w)]
+    nodes = {r: c for r, _, c in MIX}
+    out = []
+    for i in range(n):
+        rt = rng.choice(names)
+        out.append({
+            "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+            "metadata": {"name": "tj-%05d" % i, "namespace": NS},
+            "spec": {"runtimeRef": {"name": rt}, "trainer": {"numNodes": rng.choice(nodes[rt])}},
+        })
+    return out
+
+
+# ---- a minimal Kubernetes client: client certificate, keep-alive, watches ----
+class Client:
+    def __init__(self, server, ca, cert, key):
+        u = urllib.parse.urlparse(server)
+        self.host, self.port = u.hostname, u.port or 443
+        self.ctx = ssl.create_default_context(cafile=ca)
+        self.ctx.load_cert_chain(cert, key)
+
+    def conn(self, timeout=60):
+        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+
+    def get(self, path):
+        c = self.conn()
+        c.request("GET", path)
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        if r.status != 200:
+            raise RuntimeError("GET %s: %d %s" % (path, r.status, body[:200]))
+        return json.loads(body)
+
+
+class Watch(threading.Thread):
+    """Watch PATH from a LIST's resourceVersion; call on_event(type, obj, t) for each event."""
+
+    def __init__(self, client, path, on_event):
+        super().__init__(daemon=True)
+        self.client, self.path, self.on_event = client, path, on_event
+        self.rv = client.get(path + "?limit=1")["metadata"]["resourceVersion"]
+        self.stop = False
+        self.bytes = 0
+        self.ready = threading.Event()
+
+    def run(self):
+        while not self.stop:
+            c = self.client.conn(timeout=None)
+            c.request("GET", "%s?watch=1&allowWatchBookmarks=1&resourceVersion=%s&timeoutSeconds=600"
+                      % (self.path, self.rv))
+            r = c.getresponse()
+            self.ready.set()
+            while not self.stop:
+                line = r.readline()
+                if not line:
+                    break
+                t = time.time()
+                self.bytes += len(line)
+                ev = json.loads(line)
+                obj = ev.get("object", {})
+                if ev.get("type") == "ERROR":
+                    raise RuntimeError("watch %s: %s" % (self.path, obj))
+                self.rv = obj.get("metadata", {}).get("resourceVersion", self.rv)
+                if ev.get("type") != "BOOKMARK":
+                    self.on_event(ev["type"], obj, t)
+            c.close()
+
+
+def drive(a):
+    cl = Client(a.server, a.ca, a.cert, a.key)
+    inputs = json.load(open(a.inputs))
+    jobs = {j["metadata"]["name"]: {"runtime": j["spec"]["runtimeRef"]["name"],
+                                   "numNodes": j["spec"]["trainer"]["numNodes"],
+                                   "jobset_added": 0, "jobset_deleted": 0} for j in inputs}
+    lock = threading.Lock()
+    done = threading.Event()
+    left = [len(jobs)]
+
+    def on_jobset(typ, obj, t):
+        with lock:
+            j = jobs.get(obj["metadata"]["name"])
+            if j is None:
+                return
+            if typ == "ADDED":
+                j["jobset_added"] += 1
+                j.setdefault("t_jobset", t)
+            elif typ == "DELETED":
+                j["jobset_deleted"] += 1
+
+    def on_trainjob(typ, obj, t):
+        with lock:
+            j = jobs.get(obj["metadata"]["name"])
+            if j is None or "terminal" in j:
+                return
+            for c in obj.get("status", {}).get("conditions", []) or []:
+                if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
+                    j["terminal"], j["t_terminal"] = c["type"], t
+                    left[0] -= 1
+                    if left[0] == 0:
+                        done.set()
+                    return
+
+    base = "/apis/%s/namespaces/%s/%s"
+    wj = Watch(cl, base % ("jobset.x-k8s.io/v1alpha2", NS, "jobsets"), on_jobset)
+    wt = Watch(cl, base % ("trainer.kubeflow.org/v1alpha1", NS, "trainjobs"), on_trainjob)
+    for w in (wj, wt):
+        w.start()
+        w.ready.wait(30)
+    # Creates at a steady rate on one keep-alive connection (a slow answer delays the next).
+    c = cl.conn()
+    path = base % ("trainer.kubeflow.org/v1alpha1", NS, "trainjobs")
+    t0 = time.time()
+    for i, tj in enumerate(inputs):
+        due = t0 + i / a.rate
+        now = time.time()
+        if due > now:
+            time.sleep(due - now)
+        body = json.dumps(tj)
+        j = jobs[tj["metadata"]["name"]]
+        for attempt in range(2):
+            try:
+                j["t_send"] = time.time()
+                c.request("POST", path, body, {"Content-Type": "application/json", "User-Agent": "kt-scale-driver"})
+                r = c.getresponse()
+                rb = r.read()
+                break
+            except (http.client.HTTPException, OSError):
+                c.close()
+                c = cl.conn()
+        j["t_resp"] = time.time()
+        j["create_code"] = r.status
+        if r.status == 201:
+            m = json.loads(rb)["metadata"]
+            j["uid"], j["creationTimestamp"] = m["uid"], m["creationTimestamp"]
+        else:
+            j["create_error"] = rb[:300].decode(errors="replace")
+            with lock:
+                left[0] -= 1
+                if left[0] == 0:
+                    done.set()
+    t_created = time.time()
+    done.wait(a.timeout)
+    t_end = time.time()
+    wj.stop = wt.stop = True
+    # What exists now: every JobSet and the TrainJob it belongs to (controller ownerReference).
+    tjs = cl.get(path)["items"]
+    jss = cl.get(base % ("jobset.x-k8s.io/v1alpha2", NS, "jobsets"))["items"]
+    uid_name = {t["metadata"]["uid"]: t["metadata"]["name"] for t in tjs}
+    owned = {}
+    orphans = 0
+    for js in jss:
+        ow = [o["uid"] for o in js["metadata"].get("ownerReferences", []) if o.get("controller")]
+        if ow and ow[0] in uid_name:
+            owned[uid_name[ow[0]]] = owned.get(uid_name[ow[0]], 0) + 1
+        else:
+            orphans += 1
+    for n, j in jobs.items():
+        j["jobsets_owned"] = owned.get(n, 0)
+    json.dump({"t0": t0, "t_created": t_created, "t_end": t_end, "jobs": jobs,
+               "trainjobs_listed": len(tjs), "jobsets_listed": len(jss), "jobsets_orphaned": orphans,
+               "watch_bytes": {"jobsets": wj.bytes, "trainjobs": wt.bytes}},
+              open(a.out, "w"), indent=1)
+    ok = all(j.get("terminal") for j in jobs.values())
+    print("drive: %d TrainJobs created in %.1f s, %s after %.1f s" % (
+        len(jobs), t_created - t0, "all terminal" if ok else "NOT all terminal", t_end - t0))
+    return 0
+
+
+# ---- /metrics ----
+LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def prom(path):
+    out = {}
+    for line in open(path):
+        m = LINE.match(line)
+        if not m:
+            continue
+        labels = tuple(sorted(LABEL.findall(m.group(3) or "")))
+        try:
+            out[(m.group(1), labels)] = float(m.group(4))
+        except ValueError:
+            pass
+    return out
+
+
+def quantile(buckets, q):
+    """buckets: [(le, cumulative count)] sorted; linear inside a bucket, like histogram_quantile."""
+    if not buckets or buckets[-1][1] <= 0:
+        return None
+    total = buckets[-1][1]
+    rank = q * total
+    prev_le, prev_c = 0.0, 0.0
+    for le, c in buckets:
+        if c >= rank:
+            if math.isinf(le):
+                return prev_le
+            return prev_le + (le - prev_le) * ((rank - prev_c) / (c - prev_c) if c > prev_c else 0)
+        prev_le, prev_c = le, c
+    return prev_le
+
+
+def metrics(before, after):
+    b, a = prom(before), prom(after)
+    d = {k: v - b.get(k, 0.0) for k, v in a.items()}
+    req = {}
+    for (name, labels), v in d.items():
+        if name == "apiserver_request_total" and v > 0:
+            l = dict(labels)
+            res = l.get("resource", "") + ("/" + l["subresource"] if l.get("subresource") else "")
+            key = "%s %s" % (l.get("verb"), res)
+            req[key] = req.get(key, 0) + v
+    # Watch event bytes the API server sent, by resource (every watcher: no client label).
+    wbytes = {}
+    for (name, labels), v in d.items():
+        if name == "apiserver_watch_events_sizes_sum" and v > 0:
+            res = dict(labels).get("resource", "?")
+            wbytes[res] = wbytes.get(res, 0) + v
+    # Admission webhooks (trainer.kubeflow.org ones): latency histogram and rejections.
+    hooks = {}
+    for (name, labels), v in d.items():
+        l = dict(labels)
+        if not l.get("name", "").endswith("trainer.kubeflow.org"):
+            continue
+        if name == "apiserver_admission_webhook_admission_duration_seconds_bucket":
+            h = hooks.setdefault(l["name"], {"b": {}, "rejected": 0, "errors": 0})
+            le = float("inf") if l["le"] == "+Inf" else float(l["le"])
+            h["b"][le] = h["b"].get(le, 0) + v
+        elif name == "apiserver_admission_webhook_rejection_count":
+            h = hooks.setdefault(l["name"], {"b": {}, "rejected": 0, "errors": 0})
+            h["errors" if l.get("error_type") not in (None, "no_error") else "rejected"] += v
+    wh = {}
+    for n, h in hooks.items():
+        bk = sorted(h["b"].items())
+        if not bk or bk[-1][1] <= 0:
+            continue
+        wh[n] = {"count": bk[-1][1], "p50_ms": quantile(bk, 0.5) * 1000,
+                 "p99_ms": quantile(bk, 0.99) * 1000, "rejected": h["rejected"], "errors": h["errors"]}
+    json.dump({"requests_all_clients": req, "webhooks": wh, "watch_bytes": wbytes}, sys.stdout, indent=1)
+    return 0
+
+
+# ---- the audit log: requests of the controller only ----
+def audit(path, who, since):
+    """who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
+    start); only requests the API server received at or after SINCE (epoch seconds: the first
+    create)."""
+    users = {w[5:] for w in who.split(",") if w.startswith("user:")}
+    agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
+    req = {}
+    for line in open(path, errors="replace"):
+        try:
+            e = json.loads(line)
+            ts = e["requestReceivedTimestamp"].rstrip("Z")
+            t = datetime.datetime.fromisoformat(ts).replace(tzinfo=datetime.timezone.utc).timestamp()
+        except (ValueError, KeyError):
+            continue
+        if t < since:
+            continue
+        if e.get("user", {}).get("username") not in users and not (
+                agents and e.get("userAgent", "").startswith(agents)):
+            continue
+        o = e.get("objectRef") or {}
+        res = o.get("resource", e.get("requestURI", "?").split("?")[0])
+        if o.get("subresource"):
+            res += "/" + o["subresource"]
+        key = "%s %s" % (e.get("verb"), res)
+        req[key] = req.get(key, 0) + 1
+    json.dump(req, sys.stdout, indent=1)
+    return 0
+
+
+# ---- report ----
+def pct(xs, q):
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, int(math.ceil(q * len(xs))) - 1))]
+
+
+def summarize(r):
+    d = r["drive"]
+    jobs = d["jobs"].values()
+    lat_js = [(j["t_jobset"] - j["t_send"]) * 1000 for j in jobs if "t_jobset" in j and "t_send" in j]
+    lat_done = [(j["t_terminal"] - j["t_send"]) for j in jobs if "t_terminal" in j and "t_send" in j]
+    n = len(d["jobs"])
+    complete = sum(1 for j in jobs if j.get("terminal") == "Complete")
+    one = sum(1 for j in jobs if j.get("jobsets_owned") == 1 and j.get("jobset_added") == 1
+              and j.get("jobset_deleted") == 0)
+    last = max([j["t_terminal"] for j in jobs if "t_terminal" in j] or [d["t_end"]])
+    s = {
+        "n": n, "side": r["side"],
+        "js_p50": pct(lat_js, .5), "js_p99": pct(lat_js, .99), "js_max": max(lat_js or [0]),
+        "done_p50": pct(lat_done, .5), "done_p99": pct(lat_done, .99), "done_max": max(lat_done or [0]),
+        "create_s": d["t_created"] - d["t0"], "drain_s": last - d["t0"],
+        "complete": complete, "one_jobset": one, "orphans": d["jobsets_orphaned"],
+        "jobsets_listed": d["jobsets_listed"],
+        "watch_kb": sum(d["watch_bytes"].values()) / 1024,
+    }
+    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "rate", "run_ms")})
+    for k in ("rss_idle", "rss_drain", "rss_steady", "hwm", "wh_hwm"):  # KB in, MB out
+        s[k] = r[k] / 1024 if r.get(k) is not None else None
+    if r.get("rss_steady") is not None and r.get("rss_idle") is not None:
+        s["kb_per_tj"] = (r["rss_steady"] - r["rss_idle"]) / n
+    s["ctl_req"] = r.get("audit", {})
+    s["ctl_req_total"] = sum(s["ctl_req"].values())
+    s["all_req_total"] = sum(r.get("metrics", {}).get("requests_all_clients", {}).values())
+    s["webhooks"] = r.get("metrics", {}).get("webhooks", {})
+    wb = r.get("metrics", {}).get("watch_bytes", {})
+    s["watch_kb_owned"] = sum(wb.get(k, 0) for k in ("trainjobs", "jobsets", "configmaps", "secrets")) / 1024 / n if wb else None
+    s["ok"] = complete == n and one == n and s["orphans"] == 0
+    return s
+
+
+def fmt(v, f="%.1f"):
+    return "-" if v is None else (f % v)
+
+
+def report(a):
+    rs = [json.load(open(p)) for p in a.results]
+    ss = [summarize(r) for r in rs]
+    sizes = sorted({s["n"] for s in ss})
+    sides = []
+    for s in ss:
+        if s["side"] not in sides:
+            sides.append(s["side"])
+    cmd = {  # how each figure was produced
+        "lat": "scale.py drive: watch event arrival (client clock) - the client's time just before its POST",
+        "drain": "scale.py drive: first POST -> last TrainJob Complete/Failed seen on the watch",
+        "rss": "/proc/PID/status VmRSS (idle: before the creates; steady: SCALE_SETTLE_S after the drain)",
+        "hwm": "/proc/PID/status VmHWM at the end",
+        "cpu": "/proc/PID/stat utime+stime (clock ticks / CLK_TCK) at the end, from process start",
+        "req": "API server audit log (level Metadata), requests received from the first create on: kt by its two "
+               "identities system:serviceaccount:kubeflow-system:kubeflow-trainer-{controller-manager,webhook}, "
+               "upstream (controller and webhooks in one process, run as admin) by its User-Agent trainer-controller-manager/*",
+        "all": "API server /metrics apiserver_request_total, after - before the creates, every client",
+        "wh": "API server /metrics apiserver_admission_webhook_admission_duration_seconds, "
+              "trainer.kubeflow.org webhooks, after - before (bucket-interpolated)",
+    }
+    for n in sizes:
+        row = {s["side"]: s for s in ss if s["n"] == n}
+        cols = [c for c in sides if c in row]
+        lines = []
+
+        def add(label, key, f="%.1f", src=""):
+            lines.append([label] + [fmt(row[c].get(key), f) for c in cols] + [src])
+
+        for c in cols:
+            row[c]["ctl_per"] = row[c]["ctl_req_total"] / n if row[c]["ctl_req_total"] else None
+            row[c]["all_per"] = row[c]["all_req_total"] / n if row[c]["all_req_total"] else None
+        any_ = next(iter(row.values()))
+        print("\nscale: N=%d TrainJobs, %s KWOK nodes, created at %s/s, pods run %s ms" % (
+            n, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
+        add("create -> JobSet p50 (ms)", "js_p50", "%.0f", cmd["lat"])
+        add("create -> JobSet p99 (ms)", "js_p99", "%.0f", "same")
+        add("create -> JobSet max (ms)", "js_max", "%.0f", "same")
+        add("create -> Complete p50 (s)", "done_p50", "%.2f", "same, TrainJob watch")
+        add("create -> Complete p99 (s)", "done_p99", "%.2f", "same")
+        add("create -> Complete max (s)", "done_max", "%.2f", "same")
+        add("creating took (s)", "create_s", "%.1f", "scale.py drive")
+        add("total drain (s)", "drain_s", "%.1f", cmd["drain"])
+        add("controller RSS idle (MB)", "rss_idle", "%.1f", cmd["rss"])
+        add("controller RSS at drain (MB)", "rss_drain", "%.1f", "same")
+        add("controller RSS steady (MB)", "rss_steady", "%.1f", "same, N finished TrainJobs kept")
+        add("controller RSS peak (MB)", "hwm", "%.1f", cmd["hwm"])
+        add("KB per TrainJob", "kb_per_tj", "%.1f", "(RSS steady - RSS idle) * 1024 / N")
+        add("controller CPU (s)", "cpu", "%.2f", cmd["cpu"])
+        add("webhook RSS peak (MB)", "wh_hwm", "%.1f", "kt-webhook VmHWM (upstream: in its manager)")
+        add("webhook CPU (s)", "wh_cpu", "%.2f", "kt-webhook utime+stime")
+        add("trainer requests / TrainJob", "ctl_per", "%.2f", cmd["req"])
+        add("all clients' requests / TrainJob", "all_per", "%.1f", cmd["all"])
+        add("watch event KB / TrainJob, all watchers", "watch_kb_owned", "%.1f",
+            "API server /metrics apiserver_watch_events_sizes_sum, after - before, trainjobs+jobsets+configmaps+secrets "
+            "(every watcher of them: the controller, the JobSet controller, kcm, this driver)")
+        add("watch bytes seen by the driver (KB)", "watch_kb", "%.0f", "scale.py's own JobSet+TrainJob watches")
+        keys = sorted({k for c in cols for k in row[c]["ctl_req"]},
+                      key=lambda k: -max(row[c]["ctl_req"].get(k, 0) for c in cols))
+        for k in keys:
+            lines.append(["  " + k] + ["%.2f" % (row[c]["ctl_req"].get(k, 0) / n) for c in cols] + ["per TrainJob"])
+        for h in sorted({h for c in cols for h in row[c]["webhooks"]}):
+            v = [row[c]["webhooks"].get(h) for c in cols]
+            lines.append(["webhook %s p50/p99 (ms)" % h.replace(".trainer.kubeflow.org", "")] +
+                         ["-" if x is None else "%.1f/%.1f (%d, %d denied, %d err)" % (
+                             x["p50_ms"], x["p99_ms"], x["count"], x["rejected"], x["errors"]) for x in v]
+                         + [cmd["wh"]])
+        lines.append(["correct: Complete / one JobSet / orphans"] +
+                     ["%d/%d / %d/%d / %d" % (row[c]["complete"], n, row[c]["one_jobset"], n, row[c]["orphans"])
+                      for c in cols] + ["every TrainJob Complete, exactly one JobSet (one ADDED, no DELETED, one owned)"])
+        hdr = ["what"] + cols + ["how"]
+        w = [max(len(str(l[i])) for l in lines + [hdr]) for i in range(len(hdr) - 1)]
+        for l in [hdr] + lines:
+            print("  " + "  ".join(str(x).ljust(w[i]) for i, x in enumerate(l[:-1])) + "  " + l[-1])
+        for c in cols:
+            print("scale: correctness N=%d %s: %s" % (n, c, "ok" if row[c]["ok"] else "FAIL"))
+    if a.svg:
+        chart(ss, sides, sizes, a.svg)
+        ET.parse(a.svg)  # the chart must be well-formed XML
+        print("scale: growth chart %s (valid XML)" % a.svg)
+    return 0 if all(s["ok"] for s in ss) else 1
+
+
+COLORS = {"kt": "#1f77b4", "upstream": "#d62728"}
+
+
+def chart(ss, sides, sizes, path):
+    panels = [("controller RSS peak (MB)", "hwm"), ("controller CPU (s)", "cpu"),
+              ("create -> JobSet p99 (ms)", "js_p99"), ("create -> Complete p99 (s)", "done_p99")]
+    W, H, pw, ph, m = 980, 620, 380, 220, 60
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="24" font-size="16" text-anchor="middle">kt vs upstream v2.3.0 on the full chain, against N TrainJobs</text>' % (W // 2)]
+    xmax = max(sizes)
+    for p, (title, key) in enumerate(panels):
+        ox, oy = m + (p % 2) * (pw + m + 20), 60 + (p // 2) * (ph + 80)
+        vals = [s[key] for s in ss if s.get(key) is not None]
+        ymax = max(vals or [1]) * 1.15 or 1
+        out.append('<text x="%d" y="%d" text-anchor="middle" font-weight="bold">%s</text>' % (ox + pw // 2, oy - 8, esc(title)))
+        out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888"/>' % (ox, oy, pw, ph))
+        for t in range(5):
+            y = oy + ph - ph * t / 4
+            out.append('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>' % (ox, y, ox + pw, y))
+            out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (ox - 4, y + 4, "%.3g" % (ymax * t / 4)))
+        for n in sizes:
+            x = ox + pw * n / xmax
+            out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (x, oy + ph + 16, n))
+        out.append('<text x="%d" y="%d" text-anchor="middle">N (TrainJobs)</text>' % (ox + pw // 2, oy + ph + 32))
+        for side in sides:
+            pts = sorted((s["n"], s[key]) for s in ss if s["side"] == side and s.get(key) is not None)
+            xy = [(ox + pw * n / xmax, oy + ph - ph * v / ymax) for n, v in pts]
+            col = COLORS.get(side, "#2ca02c")
+            if len(xy) > 1:
+                out.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>' % (
+                    col, " ".join("%.1f,%.1f" % q for q in xy)))
+            for (x, y), (_, v) in zip(xy, pts):
+                out.append('<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"><title>%s %s</title></circle>' % (x, y, col, side, "%.3g" % v))
+                out.append('<text x="%.1f" y="%.1f" text-anchor="end" fill="%s" font-size="11">%s</text>' % (x - 6, y - 6, col, "%.3g" % v))
+    for i, side in enumerate(sides):
+        col = COLORS.get(side, "#2ca02c")
+        out.append('<rect x="%d" y="%d" width="14" height="4" fill="%s"/><text x="%d" y="%d">%s</text>' % (
+            m + i * 140, H - 18, col, m + i * 140 + 20, H - 12, esc(side)))
+    out.append("</svg>")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sp = p.add_subparsers(dest="cmd", required=True)
+    g = sp.add_parser("gen")
+    g.add_argument("n", type=int)
+    d = sp.add_parser("drive")
+    for k in ("server", "ca", "cert", "key", "inputs", "out"):
+        d.add_argument("--" + k, required=True)
+    d.add_argument("--rate", type=float, default=20)
+    d.add_argument("--timeout", type=float, default=600)
+    m = sp.add_parser("metrics")
+    m.add_argument("before")
+    m.add_argument("after")
+    au = sp.add_parser("audit")
+    au.add_argument("log")
+    au.add_argument("who")
+    au.add_argument("--since", type=float, default=0)
+    r = sp.add_parser("report")
+    r.add_argument("--svg")
+    r.add_argument("results", nargs="+")
+    a = p.parse_args()
+    if a.cmd == "gen":
+        json.dump(gen(a.n), sys.stdout)
+        return 0
+    if a.cmd == "drive":
+        return drive(a)
+    if a.cmd == "metrics":
+        return metrics(a.before, a.after)
+    if a.cmd == "audit":
+        return audit(a.log, a.who, a.since)
+    return report(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# tests/bench/scale.sh [BUILD_DIR] - `make scale`: N TrainJobs through the full chain, kt and
+# upstream trainer v2.3.0 side by side (issue 28). Prints figures, asserts nothing about speed;
+# checks correctness (every TrainJob Complete with exactly one JobSet) and exits 1 when it fails.
+#
+# For each N in $N (default "100"; several, e.g. N="100 300", also draw a growth chart) and each
+# side in $SIDES (default kt,upstream), on a FRESH `tests/cluster/up.sh --full` plane (API server
+# with an audit log, controller-manager, schedulers, JobSet controller, SCALE_NODES KWOK nodes
+# whose pods run SCALE_RUN_MS):
+#   kt:       deploy/rbac, deploy/runtimes, kt-webhook and kt-reconciler as their ServiceAccounts
+#             (tests/kt_deploy.sh), the webhook configurations registered;
+#   upstream: the same objects, upstream's manager (tests/parity/upstream_lib.sh: controller and
+#             webhooks in one process, admin credentials) with the same webhook configurations
+#             pointed at it.
+# Both get client QPS 500 / burst 1000 (upstream_lib.sh's lifted limits) and 5 TrainJob workers.
+# Then tests/bench/scale.py drives the same inputs (`scale.py gen N`: mixed shipped runtimes
+# incl. torch, MPI (deepspeed, mlx), torchtune with initializers; numNodes 1-4) at SCALE_RATE
+# TrainJobs/s from one keep-alive client and times each TrainJob from its watches; the
+# controller's /proc figures, the API server's /metrics before/after and its audit log give the
+# rest. Results: build/scale/N-SIDE.json; table on stdout; chart build/scale/growth.svg.
+# Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
+# SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
+# keeps the planes (logs, audit log) in the work folder printed at the start.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+b=${1:-build/plain}
+SIZES=${N:-100}
+SIDES=${SIDES:-kt,upstream}
+RATE=${SCALE_RATE:-20}
+RUN_MS=${SCALE_RUN_MS:-2000}
+SETTLE=${SCALE_SETTLE_S:-5}
+OUT=${SCALE_OUT:-$ROOT/build/scale}
+WEBHOOK=$ROOT/$b/bin/kt-webhook
+RECONCILER=$ROOT/$b/bin/kt-reconciler
+KTCTL=$ROOT/$b/bin/ktctl
+PY="python3 $ROOT/tests/bench/scale.py"
+for x in "$WEBHOOK" "$RECONCILER" "$KTCTL"; do
+    [ -x "$x" ] || make -s "$x" >/dev/null || exit 1
+done
+. tests/parity/upstream_lib.sh
+mkdir -p "$OUT"
+W=$(mktemp -d "${TMPDIR:-/tmp}/kt-scale.XXXXXX")
+echo "scale: work folder $W; results in $OUT"
+D=""
+WPID=""
+RPID=""
+die() {
+    echo "scale: $*" >&2
+    exit 1
+}
+stop_all() { # the daemons of the current plane (by PID), then the plane
+    local p
+    for p in $RPID $WPID; do
+        kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    done
+    RPID="" WPID=""
+    [ -f "$W/up/env" ] && up_stop "$W/up" 2>/dev/null
+    rm -rf "$W/up"
+    [ -n "$D" ] && [ -f "$D/env" ] && tests/cluster/down.sh "$D" >/dev/null 2>&1
+    if [ -n "$D" ] && [ -z "${SCALE_KEEP:-}" ]; then rm -rf "$D"; fi
+    D=""
+}
+finish() {
+    stop_all
+    [ -n "${SCALE_KEEP:-}" ] || rm -rf "$W"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+CLK=$(getconf CLK_TCK)
+# kb PID FIELD, cpu PID: JSON numbers, or null when the process is gone (the table shows "-")
+kb() { awk -v k="$2:" '$1 == k {v = $2} END {print v == "" ? "null" : v}' "/proc/$1/status" 2>/dev/null || echo null; }
+cpu() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo null; }
+kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
+
+# The same Configuration for kt as upstream_lib.sh gives upstream: client QPS 500 / burst 1000.
+yq -y '.clientConnection.qps = 500 | .clientConnection.burst = 1000' \
+    deploy/manager/controller_manager_config.yaml >"$W/config.yaml" || die "yq failed"
+export KT_CONFIG=$W/config.yaml
+# Audit: every request at Metadata level except the fake nodes' heartbeats.
+cat >"$W/audit-policy.yaml" <<'EOF'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+  - level: None
+    namespaces: [kube-node-lease]
+  - level: None
+    resources: [{group: "", resources: [nodes, nodes/status]}]
+  - level: Metadata
+EOF
+PROBE='apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: scale-probe, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {env: [{name: PET_NNODES, value: "1"}]}'
+
+# register_upstream_webhooks - deploy/webhook's configurations with url clientConfig pointing at
+# upstream's manager and its CA; wait until the validator denies the probe.
+register_upstream_webhooks() {
+    local port ca deadline
+    port=$(sed -n 's/^UP_WEBHOOK_PORT=//p' "$W/up/env")
+    ca=$(base64 -w0 <"$W/up/certs/ca.crt")
+    kc create --dry-run=client -o json -f deploy/webhook/manifests.yaml |
+        jq -s --arg base "https://127.0.0.1:$port" --arg ca "$ca" '{apiVersion: "v1", kind: "List", items: [
+            .[] | if .kind == "List" then .items[] else . end
+            | .webhooks |= map(.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})]}' \
+            >"$D/webhooks.json" &&
+        kc apply --server-side --force-conflicts -f "$D/webhooks.json" >"$D/apply-webhooks.log" 2>&1 ||
+        die "registering the webhook configurations for upstream failed"
+    deadline=$((SECONDS + 30))
+    until [[ "$(echo "$PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
+        [ $SECONDS -lt $deadline ] || die "the API server does not call upstream's webhook after 30s"
+        sleep 0.1
+    done
+}
+
+# one SIDE N - one fresh plane, one side, N TrainJobs; writes $OUT/N-SIDE.json
+one() {
+    local side=$1 n=$2 nodes pid who cert key i tt
+    nodes=${SCALE_NODES:-$((n / 10 > 1000 ? 1000 : n / 10 > 4 ? n / 10 : 4))}
+    D=$W/$side-$n
+    echo "scale: N=$n $side: plane with $nodes KWOK nodes (up.sh --full)"
+    # Three tries: on a shared machine the port lock (cluster/lib.sh) may be held for minutes.
+    for i in 1 2 3; do
+        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS tests/cluster/up.sh --full "$D" -- \
+            --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$D/audit.log" \
+            >"$W/up-$side-$n.log" 2>&1 && break
+        tests/cluster/down.sh "$D" >/dev/null 2>&1
+        [ "$i" = 3 ] || { echo "scale: up.sh failed, retrying: $(grep 'failed' "$W/up-$side-$n.log" | tail -1)"; continue; }
+        tail -20 "$W/up-$side-$n.log" >&2
+        die "tests/cluster/up.sh --full failed"
+    done
+    . "$D/env"
+    . tests/kt_deploy.sh
+    ktd_apply
+    if [ "$side" = kt ]; then
+        ktd_certs >/dev/null
+        ktd_start_webhook
+        ktd_start_reconciler
+        ktd_register_webhooks "$PROBE"
+        pid=$RPID
+        who="user:system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
+        who+=",user:system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook"
+    else
+        up_start "$D" "$W/up" 2>>"$W/up-$side-$n.log" || die "upstream's manager did not start (log: $W/up/manager.log)"
+        register_upstream_webhooks
+        pid=$(sed -n 's/^UP_PID=//p' "$W/up/env")
+        who="agent:trainer-controller-manager/"
+    fi
+    kc create namespace scale >/dev/null || die "kubectl create namespace failed"
+    $PY gen "$n" >"$W/inputs-$n.json"
+    # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
+    tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
+    for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
+        printf -- '---\n{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"scale-pv-%s"},"spec":{"capacity":{"storage":"100Gi"},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain","hostPath":{"path":"/tmp/kt-scale-pv-%s"}}}\n' "$i" "$i"
+    done >"$W/pvs.yaml"
+    [ "$tt" = 0 ] || kc create -f "$W/pvs.yaml" >/dev/null || die "creating PersistentVolumes failed"
+    sleep 2 # caches synced
+    local rss_idle metrics_b="$D/metrics.before" metrics_a="$D/metrics.after"
+    rss_idle=$(kb "$pid" VmRSS)
+    kc get --raw /metrics >"$metrics_b"
+    cert=$D/admin.crt key=$D/admin.key
+    echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (controller pid $pid)"
+    $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
+        --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
+        --out "$W/drive.json" || die "scale.py drive failed"
+    local rss_drain c wc=null wh=null
+    rss_drain=$(kb "$pid" VmRSS)
+    sleep "$SETTLE"
+    kc get --raw /metrics >"$metrics_a"
+    c=$(cpu "$pid")
+    if [ "$side" = kt ]; then
+        wc=$(cpu "$WPID")
+        wh=$(kb "$WPID" VmHWM)
+    fi
+    $PY metrics "$metrics_b" "$metrics_a" >"$W/metrics.json"
+    $PY audit --since "$(jq .t0 "$W/drive.json")" "$D/audit.log" "$who" >"$W/audit.json"
+    jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
+        --argjson nodes "$nodes" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
+        --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
+        --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
+        --argjson wh_hwm "$wh" --slurpfile drive "$W/drive.json" \
+        --slurpfile metrics "$W/metrics.json" --slurpfile audit "$W/audit.json" \
+        '{side: $side, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, rss_idle: $rss_idle,
+          rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
+          cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, drive: $drive[0], metrics: $metrics[0],
+          audit: $audit[0]}' >"$OUT/$n-$side.json" || die "writing $OUT/$n-$side.json failed"
+    stop_all
+}
+
+results=()
+for n in $SIZES; do
+    for side in ${SIDES//,/ }; do
+        case $side in
+        kt) ;;
+        upstream) [ -x "$UP_BIN" ] || up_build || die "upstream's manager cannot be built" ;;
+        *) die "SIDES: unknown side $side (kt, upstream)" ;;
+        esac
+        one "$side" "$n"
+        results+=("$OUT/$n-$side.json")
+    done
+done
+svg=()
+[ "$(echo "$SIZES" | wc -w)" -gt 1 ] && svg=(--svg "$OUT/growth.svg")
+$PY report "${svg[@]}" "${results[@]}"
