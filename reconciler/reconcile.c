@@ -102,6 +102,15 @@ static void jobset_add(void *ud, const json_t *obj)
     owned_add(ud, obj);
 }
 
+static void jobset_update(void *ud, const json_t *old_obj, const json_t *new_obj)
+{
+    struct kt_rec *r = ud;
+    if (kt_controller_trainjob(new_obj)) {
+        kt_tjm_jobset_update(r->tjm, old_obj, new_obj, now_of(r));
+    }
+    owned_update(ud, old_obj, new_obj);
+}
+
 /* kt_tjm_framework_fn: the runtime's trainer.kubeflow.org/framework label, else the first
  * policy of its spec.mlPolicy (torch, mpi, ...), from the cache. */
 static void runtime_framework(void *ctx, const char *kind, const char *ns, const char *name,
@@ -548,7 +557,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     (void)err;
     struct kt_informer_handlers tjh = {tj_add, tj_update, tj_delete, synced_trim, r};
     struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
-    struct kt_informer_handlers jsh = {jobset_add, owned_update, owned_add, synced_trim, r};
+    struct kt_informer_handlers jsh = {jobset_add, jobset_update, owned_add, synced_trim, r};
     struct kt_informer_handlers rth = {rt_add, rt_update, NULL, synced_trim, r};
 
     if (!r->fw.plugins) {

@@ -1,7 +1,8 @@
 /* reconciler/tjmetrics.c - TrainJob-level metrics; see tjmetrics.h.
  *
- * The per-TrainJob memory (when this process first saw it, whether its JobSet was timed and
- * its creation counted, its state, its labels) is one fixed-size struct per cached TrainJob
+ * The per-TrainJob memory (when this process first saw it, whether its JobSet and its first
+ * ready Job were timed and its creation counted, its state, its labels) is one fixed-size
+ * struct per cached TrainJob
  * in an array, found by "ns/name" through a jansson index of slot numbers; the label
  * triples (runtime kind, runtime name, framework) are interned, since thousands of TrainJobs
  * share a few runtimes. Touched only on the informer loop thread. (Measured with
@@ -36,12 +37,16 @@ struct tjm_entry {
     double seen;     /* creation time (first sight for one created after our start) */
     uint32_t labels; /* index in kt_tjm.labels */
     uint8_t state;   /* index in STATES */
-    bool js, fresh, counted;
+    /* one bit each, so the entry stays 24 bytes: */
+    bool js : 1;      /* creation -> JobSet observed */
+    bool fresh : 1;   /* created after our start */
+    bool counted : 1; /* counted in trainjobs_created_total */
+    bool ready : 1;   /* a child Job was seen ready: creation -> first Job ready is past */
 };
 
 struct kt_tjm {
     struct kt_metric *created, *completed, *failed, *suspended, *resumed, *deleted;
-    struct kt_metric *by_state, *to_jobset, *duration, *phase_time, *phase_errors;
+    struct kt_metric *by_state, *to_jobset, *to_ready, *duration, *phase_time, *phase_errors;
     kt_tjm_framework_fn *framework;
     void *ctx;
     double start_time;
@@ -93,6 +98,10 @@ struct kt_tjm *kt_tjm_new(struct kt_metrics *m, double start_time, kt_tjm_framew
     t->to_jobset = kt_metrics_histogram(m, NS "trainjob_jobset_created_seconds",
                                         "Time from TrainJob creation to its JobSet's creation.",
                                         base, 4, lifecycle_buckets, nb);
+    t->to_ready = kt_metrics_histogram(
+        m, NS "trainjob_first_job_ready_seconds",
+        "Time from TrainJob creation until a child Job of its JobSet first had all its pods ready.",
+        base, 4, lifecycle_buckets, nb);
     t->duration = kt_metrics_histogram(
         m, NS "trainjob_duration_seconds",
         "End-to-end duration of TrainJobs from creation to Complete or Failed.", res, 5,
@@ -417,15 +426,51 @@ void kt_tjm_trainjob_delete(struct kt_tjm *t, const json_t *obj)
     free(key);
 }
 
+/* The uid of obj's controller TrainJob ownerReference, or NULL. */
+static const char *owner_uid(const json_t *obj)
+{
+    size_t i;
+    json_t *ref;
+    json_array_foreach(json_object_get(json_object_get(obj, "metadata"), "ownerReferences"), i, ref)
+    {
+        if (kt_json_bool(ref, "controller", false) &&
+            strcmp(kt_json_str(ref, "kind", ""), "TrainJob") == 0) {
+            return kt_json_str(ref, "uid", NULL);
+        }
+    }
+    return NULL;
+}
+
+/* The entry of the TrainJob that owns jobset (a TrainJob's JobSet has its name), or NULL;
+ * NULL too when the JobSet belongs to an earlier TrainJob of that name (a different uid). */
+static struct tjm_entry *entry_of_jobset(struct kt_tjm *t, const json_t *jobset)
+{
+    struct tjm_entry *e = find_entry(t, jobset);
+    const char *uid = owner_uid(jobset);
+    if (e && uid && e->uid != kt_applied_hash_str(uid)) {
+        return NULL;
+    }
+    return e;
+}
+
+/* Created at or after this process's start (whole seconds, as creationTimestamp). */
+static bool created_since_start(const struct kt_tjm *t, const json_t *obj)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
+    return created >= (int64_t)t->start_time;
+}
+
 void kt_tjm_jobset_add(struct kt_tjm *t, const json_t *jobset, double now)
 {
     if (!t) {
         return;
     }
-    struct tjm_entry *e = find_entry(t, jobset); /* a TrainJob's JobSet has its name */
-    const json_t *meta = json_object_get(jobset, "metadata");
-    int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
-    if (!e || e->js || created < (int64_t)t->start_time || !counting(t)) {
+    struct tjm_entry *e = entry_of_jobset(t, jobset);
+    if (e && kt_tjm_jobset_ready(jobset)) {
+        e->ready = true; /* already past (a relist, or the list at our start) */
+    }
+    if (!e || e->js || !created_since_start(t, jobset) || !counting(t)) {
         return;
     }
     e->js = true;
@@ -433,6 +478,41 @@ void kt_tjm_jobset_add(struct kt_tjm *t, const json_t *jobset, double now)
     labels_of(t, e, ns_of(jobset), lv);
     double since = now - e->seen;
     kt_metric_observe(t->to_jobset, lv, since > 0 ? since : 0);
+}
+
+void kt_tjm_jobset_update(struct kt_tjm *t, const json_t *old_js, const json_t *new_js, double now)
+{
+    if (!t) {
+        return;
+    }
+    struct tjm_entry *e = entry_of_jobset(t, new_js);
+    if (!e || e->ready || !kt_tjm_jobset_ready(new_js)) {
+        return;
+    }
+    /* Marked also while not counting: the leader of that moment observed it, and a later
+     * drop and return of readiness (a restarted pod, a JobSet restart) is not the first. */
+    e->ready = true;
+    if (kt_tjm_jobset_ready(old_js) || !created_since_start(t, new_js) || !counting(t)) {
+        return;
+    }
+    const char *lv[4];
+    labels_of(t, e, ns_of(new_js), lv);
+    double since = now - e->seen;
+    kt_metric_observe(t->to_ready, lv, since > 0 ? since : 0);
+}
+
+bool kt_tjm_jobset_ready(const json_t *jobset)
+{
+    size_t i;
+    json_t *rj;
+    json_array_foreach(json_object_get(json_object_get(jobset, "status"), "replicatedJobsStatus"),
+                       i, rj)
+    {
+        if (json_integer_value(json_object_get(rj, "ready")) > 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 void kt_tjm_phase(struct kt_tjm *t, const char *phase, double seconds, bool failed)

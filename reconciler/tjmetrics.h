@@ -1,6 +1,7 @@
 /* reconciler/tjmetrics.h - TrainJob-level Prometheus metrics in the kubeflow_trainer_
  * namespace (docs/metrics.md): lifecycle counters, TrainJobs by state, the time from creation
- * to the JobSet and to Complete/Failed, and per-phase reconcile duration and errors.
+ * to the JobSet, to its first ready Job and to Complete/Failed, and per-phase reconcile
+ * duration and errors.
  *
  * Names and labels follow upstream's proposal (kubeflow/trainer PR #3433): label `runtime` is
  * the runtime kind, as there; `runtime_name` and `framework` are added. Label values come
@@ -8,7 +9,7 @@
  * reasons, states): never a TrainJob, JobSet or pod name.
  *
  * Events come from the TrainJob and JobSet informers' handlers, which all run on the
- * informer loop thread: kt_tjm_trainjob_* and kt_tjm_jobset_add must be called from that one
+ * informer loop thread: kt_tjm_trainjob_* and kt_tjm_jobset_* must be called from that one
  * thread only. kt_tjm_phase and kt_tjm_set_counting may be called from any thread. Every
  * function but kt_tjm_new accepts a NULL t and then does nothing. Lifecycle
  * counters and histograms count only while counting is on (the replica leads, or there is no
@@ -53,8 +54,18 @@ void kt_tjm_trainjob_update(struct kt_tjm *t, const json_t *old_obj, const json_
 /* A TrainJob informer delete. */
 void kt_tjm_trainjob_delete(struct kt_tjm *t, const json_t *obj);
 /* A JobSet informer add: observes creation -> JobSet for its TrainJob (once per TrainJob,
- * only for JobSets created after this process started). */
+ * only for JobSets created after this process started). A JobSet already ready when added
+ * (the list at our start) marks its TrainJob's first ready Job as past, unobserved. */
 void kt_tjm_jobset_add(struct kt_tjm *t, const json_t *jobset, double now);
+/* A JobSet informer update: when no replicated job of old_js had a ready Job and one of
+ * new_js has (kt_tjm_jobset_ready), observes creation -> first Job ready for its TrainJob:
+ * once per TrainJob (per uid), only for JobSets created after this process started, only
+ * while counting. Pods are not watched: JobSet's `ready` is the number of child Jobs whose
+ * ready plus succeeded pods reach the Job's pod count, so this is the first moment every pod
+ * of one child Job was Ready (or already done), not the first pod's. Does not retain either. */
+void kt_tjm_jobset_update(struct kt_tjm *t, const json_t *old_js, const json_t *new_js, double now);
+/* A replicated job of jobset reports ready >= 1 in status.replicatedJobsStatus. */
+bool kt_tjm_jobset_ready(const json_t *jobset);
 
 /* One reconcile phase (KT_TJM_PHASE_*) took seconds; failed counts an error. Any thread. */
 void kt_tjm_phase(struct kt_tjm *t, const char *phase, double seconds, bool failed);

@@ -334,8 +334,12 @@ mval() { # mval FILE REGEX - the sum of the samples whose line matches REGEX
     grep -E "$2" "$1" | awk '{s += $NF} END {print s + 0}'
 }
 case_metrics() {
-    local n=e2e-metrics m=$T/reconciler.metrics w=$T/webhook.metrics port pt L
+    local n=e2e-metrics m=$T/reconciler.metrics w=$T/webhook.metrics port pt L wpid seen
     ns $n
+    # the JobSets as the API server reports them (list, then watch), for the JobSets that ever
+    # had a ready Job: what kubeflow_trainer_trainjob_first_job_ready_seconds must have counted
+    kc get jobsets -n $n --watch --output-watch-events -o json >"$T/metrics-jobsets.watch" 2>/dev/null &
+    wpid=$!
     runtime $n fail-fast "" "              backoffLimit: 0"
     trainjob $n m-ok torch-distributed
     trainjob $n m-bad fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
@@ -349,6 +353,12 @@ case_metrics() {
     wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -q '^kubeflow_trainer_trainjobs_deleted_total{$L} 1'"
     scrape "$port" >"$m"
     scrape "$WMPORT" >"$w"
+    kill -TERM "$wpid" 2>/dev/null
+    wait "$wpid" 2>/dev/null
+    seen=$(jq -s '[.[].object | select(any(.status.replicatedJobsStatus[]?; .ready > 0)) | .metadata.uid] | unique | length' "$T/metrics-jobsets.watch")
+    # KWOK pods are Ready while Running (KT_POD_RUN_MS), so each of the three JobSets had one
+    [ "$seen" = 3 ] && ok "metrics-jobsets-had-ready-jobs (watch: $seen of 3)" ||
+        bad metrics-jobsets-had-ready-jobs "the watch saw $seen JobSets with status.replicatedJobsStatus[].ready > 0"
     local got
     got="created=$(mval "$m" "^kubeflow_trainer_trainjobs_created_total\{$L\}"),$(mval "$m" '^kubeflow_trainer_trainjobs_created_total\{namespace="e2e-metrics",runtime="TrainingRuntime",runtime_name="fail-fast"')"
     got="$got completed=$(mval "$m" "^kubeflow_trainer_trainjobs_completed_total\{$L\}")"
@@ -358,8 +368,10 @@ case_metrics() {
     got="$got deleted=$(mval "$m" "^kubeflow_trainer_trainjobs_deleted_total\{$L\}")"
     got="$got jobsets=$(mval "$m" '^kubeflow_trainer_trainjob_jobset_created_seconds_count\{namespace="e2e-metrics"')"
     got="$got finished=$(mval "$m" '^kubeflow_trainer_trainjob_duration_seconds_count\{namespace="e2e-metrics"')"
+    # one per JobSet that had a ready Job (m-bad's pods fail after running)
+    got="$got ready=$(mval "$m" '^kubeflow_trainer_trainjob_first_job_ready_seconds_count\{namespace="e2e-metrics"')"
     got="$got states=$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Complete"'),$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Failed"')"
-    [ "$got" = "created=2,1 completed=2 failed=1 suspended=1 resumed=1 deleted=1 jobsets=3 finished=3 states=1,1" ] &&
+    [ "$got" = "created=2,1 completed=2 failed=1 suspended=1 resumed=1 deleted=1 jobsets=3 finished=3 ready=$seen states=1,1" ] &&
         ok "metrics-counters-agree ($got)" || bad metrics-counters-agree "got $got; $(grep "e2e-metrics" "$m" | grep -v _bucket | head -30)"
     [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="Build"\}')" -gt 0 ] &&
         [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="PostExecution"\}')" -gt 0 ] &&

@@ -2,8 +2,10 @@
  * TrainJob metrics from informer events. Created only after the process start, each
  * transition counted once (a repeated update with the same conditions, a stale re-delivery),
  * failures by reason, suspend/resume, deletion, the state gauge moving between states, the
- * creation -> JobSet and -> finished histograms on an injected clock, nothing counted while
- * not leading, phases; the exposition text of every family; negative: no TrainJob, JobSet or
+ * creation -> JobSet, -> first ready Job and -> finished histograms on an injected clock
+ * (the first ready Job once per TrainJob, never for a JobSet that predates the process or
+ * was ready when listed, nor for one that never had a ready Job), nothing counted while not
+ * leading, phases; the exposition text of every family; negative: no TrainJob, JobSet or
  * pod name ever appears in the exposition. Also kubeflow_trainer_build_info. Compiled in
  * directly (reconciler/ is not part of libkt.a). */
 #include "tests/test.h"
@@ -213,6 +215,136 @@ static void test_recreated_and_reused(void)
     kt_metrics_free(m);
 }
 
+/* The JobSet of TrainJob name (owned by uid owner), created at created, whose replicated
+ * job "node" has ready and active child Jobs. */
+static json_t *js_of(const char *name, const char *owner, const char *created, int ready,
+                     int active)
+{
+    return json_pack("{s:{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]},"
+                     " s:{s:[{s:s, s:i, s:i, s:i, s:i, s:i}]}}",
+                     "metadata", "name", name, "namespace", "team-a", "creationTimestamp", created,
+                     "ownerReferences", "apiVersion", "trainer.kubeflow.org/v1alpha1", "kind",
+                     "TrainJob", "name", name, "uid", owner, "controller", 1, "status",
+                     "replicatedJobsStatus", "name", "node", "ready", ready, "active", active,
+                     "succeeded", 0, "failed", 0, "suspended", 0);
+}
+
+static void test_first_job_ready(void)
+{
+    struct kt_metrics *m = kt_metrics_new();
+    struct kt_tjm *t = kt_tjm_new(m, T0, framework, NULL);
+    json_t *a = tj("job-r", AFTER, "[]", "[]");
+    json_t *pending = js_of("job-r", "job-r-uid", AFTER, 0, 1);
+    json_t *ready = js_of("job-r", "job-r-uid", AFTER, 1, 1);
+    kt_tjm_trainjob_add(t, a, T0 + 10);
+    kt_tjm_jobset_add(t, pending, T0 + 10.5);
+    kt_tjm_jobset_update(t, pending, pending, T0 + 11); /* pods Pending: active, not ready */
+    CHECK(val(t->to_ready, LV) == 0);
+    kt_tjm_jobset_update(t, pending, ready, T0 + 14); /* 0 -> 1 */
+    CHECK(val(t->to_ready, LV) == 1);
+    kt_tjm_jobset_update(t, ready, ready, T0 + 15);   /* a later reconcile: not again */
+    kt_tjm_jobset_update(t, ready, pending, T0 + 16); /* a pod restarts ... */
+    kt_tjm_jobset_update(t, pending, ready, T0 + 17); /* ... and is ready again: not first */
+    CHECK(val(t->to_ready, LV) == 1);
+    CHECK(kt_tjm_jobset_ready(ready) && !kt_tjm_jobset_ready(pending));
+    CHECK(sizeof(struct tjm_entry) == 24); /* the new flag is a bit, not a byte more */
+    char *text = kt_metrics_expose(m, NULL);
+    CHECK_CONTAINS(text, "# TYPE kubeflow_trainer_trainjob_first_job_ready_seconds histogram\n");
+    /* 4 s after creation: in the 5 s bucket, not in 2.5 */
+    CHECK_CONTAINS(text,
+                   "kubeflow_trainer_trainjob_first_job_ready_seconds_bucket{namespace=\"team-a\","
+                   "runtime=\"ClusterTrainingRuntime\",runtime_name=\"torch-distributed\","
+                   "framework=\"torch\",le=\"2.5\"} 0\n");
+    CHECK_CONTAINS(text,
+                   "kubeflow_trainer_trainjob_first_job_ready_seconds_bucket{namespace=\"team-a\","
+                   "runtime=\"ClusterTrainingRuntime\",runtime_name=\"torch-distributed\","
+                   "framework=\"torch\",le=\"5\"} 1\n");
+    CHECK_CONTAINS(text,
+                   "kubeflow_trainer_trainjob_first_job_ready_seconds_sum{namespace=\"team-a\","
+                   "runtime=\"ClusterTrainingRuntime\",runtime_name=\"torch-distributed\","
+                   "framework=\"torch\"} 4\n");
+    CHECK(strstr(text, "job-r") == NULL);
+    free(text);
+
+    /* negative: a JobSet whose Jobs never get ready (pods Pending, then failed) */
+    json_t *b = tj("job-n", AFTER, "[]", "[]");
+    json_t *nb0 = js_of("job-n", "job-n-uid", AFTER, 0, 0);
+    json_t *nb1 = js_of("job-n", "job-n-uid", AFTER, 0, 1);
+    kt_tjm_trainjob_add(t, b, T0 + 20);
+    kt_tjm_jobset_add(t, nb0, T0 + 20);
+    kt_tjm_jobset_update(t, nb0, nb1, T0 + 21);
+    kt_tjm_jobset_update(t, nb1, nb0, T0 + 22);
+    CHECK(val(t->to_ready, LV) == 1);
+    /* negative: a JobSet left over from an earlier TrainJob of that name (another uid) */
+    json_t *stale0 = js_of("job-n", "gone-uid", AFTER, 0, 1);
+    json_t *stale1 = js_of("job-n", "gone-uid", AFTER, 1, 1);
+    kt_tjm_jobset_update(t, stale0, stale1, T0 + 23);
+    CHECK(val(t->to_ready, LV) == 1);
+    /* not leading: not observed, and not later either (the leader of that moment did) */
+    kt_tjm_set_counting(t, false);
+    json_t *nb2 = js_of("job-n", "job-n-uid", AFTER, 1, 1);
+    kt_tjm_jobset_update(t, nb0, nb2, T0 + 24);
+    kt_tjm_set_counting(t, true);
+    kt_tjm_jobset_update(t, nb0, nb2, T0 + 25);
+    CHECK(val(t->to_ready, LV) == 1);
+    /* unknown TrainJob (not in the cache): nothing, no entry made */
+    json_t *o0 = js_of("job-x", "job-x-uid", AFTER, 0, 1),
+           *o1 = js_of("job-x", "job-x-uid", AFTER, 1, 1);
+    kt_tjm_jobset_update(t, o0, o1, T0 + 26);
+    CHECK(val(t->to_ready, LV) == 1);
+    CHECK(json_object_size(t->index) == 2);
+    kt_tjm_jobset_update(NULL, o0, o1, T0 + 26); /* no metrics: nothing */
+    json_decref(a);
+    json_decref(pending);
+    json_decref(ready);
+    json_decref(b);
+    json_decref(nb0);
+    json_decref(nb1);
+    json_decref(nb2);
+    json_decref(stale0);
+    json_decref(stale1);
+    json_decref(o0);
+    json_decref(o1);
+    kt_tjm_free(t);
+    kt_metrics_free(m);
+}
+
+/* A restart (or a new leader's first start): a TrainJob already running when the process
+ * started is not observed, whether its JobSet is listed ready (and stays ready) or is listed
+ * not ready and gets ready later (its JobSet predates the process: its first ready Job may
+ * have been before, then lost with a restarted pod). */
+static void test_first_job_ready_restart(void)
+{
+    struct kt_metrics *m = kt_metrics_new();
+    struct kt_tjm *t = kt_tjm_new(m, T0 + 100, framework, NULL);
+    json_t *a = tj("job-r", AFTER, "[]", "[{\"name\":\"node\",\"active\":1,\"ready\":1}]");
+    json_t *ready = js_of("job-r", "job-r-uid", AFTER, 1, 1);
+    json_t *ready2 = js_of("job-r", "job-r-uid", AFTER, 1, 2);
+    kt_tjm_trainjob_add(t, a, T0 + 101); /* the initial list */
+    kt_tjm_jobset_add(t, ready, T0 + 101);
+    kt_tjm_jobset_update(t, ready, ready2, T0 + 102);
+    CHECK(val(t->to_ready, LV) == 0);
+    json_t *b = tj("job-p", AFTER, "[]", "[]");
+    json_t *p0 = js_of("job-p", "job-p-uid", AFTER, 0, 1);
+    json_t *p1 = js_of("job-p", "job-p-uid", AFTER, 1, 1);
+    kt_tjm_trainjob_add(t, b, T0 + 101);
+    kt_tjm_jobset_add(t, p0, T0 + 101);
+    kt_tjm_jobset_update(t, p0, p1, T0 + 105);
+    CHECK(val(t->to_ready, LV) == 0);
+    CHECK(val(t->to_jobset, LV) == 0);
+    char *text = kt_metrics_expose(m, NULL);
+    CHECK(strstr(text, "kubeflow_trainer_trainjob_first_job_ready_seconds_count{") == NULL);
+    free(text);
+    json_decref(a);
+    json_decref(ready);
+    json_decref(ready2);
+    json_decref(b);
+    json_decref(p0);
+    json_decref(p1);
+    kt_tjm_free(t);
+    kt_metrics_free(m);
+}
+
 static void test_phases_and_build_info(void)
 {
     struct kt_metrics *m = kt_metrics_new();
@@ -256,6 +388,8 @@ int main(void)
     test_lifecycle();
     test_failed_suspended();
     test_recreated_and_reused();
+    test_first_job_ready();
+    test_first_job_ready_restart();
     test_phases_and_build_info();
     return test_report();
 }
