@@ -440,6 +440,14 @@ case_switch() {
         bad switch-upstream-build "$(tail -3 "$T/sw-up.log")"
         return
     }
+    # A clone without history (git clone --depth 1) has no earlier kt to build: said in one
+    # line, and the chain goes on without the upgrade link (KT_E2E_PREV=REV still works when
+    # REV was fetched).
+    if [[ " ${chain[*]} " == *" prev "* ]] && [ -z "${KT_E2E_PREV:-}" ] &&
+        [ "$(git -C "$ROOT" rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+        echo "e2e: switch: the upgrade link (previous kt -> this kt) needs the git history; this clone is shallow"
+        chain=(up kt up kt)
+    fi
     if [[ " ${chain[*]} " == *" prev "* ]]; then
         if SW_PREV=$(sw_prev_bins 2>"$T/sw-prev.log"); then
             ok "switch-prev-built ($(basename "$SW_PREV" | cut -c1-12): $(git -C "$ROOT" log -1 --format=%s "$(basename "$SW_PREV")" | cut -c1-60))"
