@@ -47,6 +47,9 @@ struct kt_godesc {
     const struct kt_godesc *elem;    /* PTR, SLICE, MAP */
     const struct kt_gofield *fields; /* STRUCT, in encoding/json's order */
     size_t nfields;
+    const char *go;     /* Go's reflect Type.String(): "int32", "v1alpha1.Trainer", "[]v1.EnvVar" */
+    unsigned char bits; /* INT, FLOAT: the width (int is 64); else 0 */
+    unsigned char uns;  /* INT: unsigned */
 };
 
 /* Roots used by the validators and the defaulter (trainer v1alpha1 and core/v1 types of the
