@@ -1,4 +1,4 @@
-/* common/base/godecode.h - does a JSON value decode into upstream's Go type? (SPEC §4.1)
+/* common/base/godecode.h - does a JSON value decode into upstream's Go type? (SPEC §4.5)
  *
  * Upstream's webhooks decode the review's object with controller-runtime's admission decoder
  * (apimachinery's JSON serializer: sigs.k8s.io/json, encoding/json's rules, case-sensitive keys,
