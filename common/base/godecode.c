@@ -97,7 +97,7 @@ static char *type_error(const struct dec *d, const char *what, const char *go)
     struct msg b = {0};
     const char *name = d->st ? strrchr(d->st->go, '.') : NULL;
     put(&b, "json: cannot unmarshal %s into Go struct field %s.", what,
-                  name ? name + 1 : (d->st ? d->st->go : ""));
+        name ? name + 1 : (d->st ? d->st->go : ""));
     for (size_t i = 0; i < d->len; i++) {
         put(&b, "%s%s", i ? "." : "", d->stack[i]);
     }
@@ -280,8 +280,8 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
         if (json_is_string(v)) {
             return 0;
         }
-        if (!json_is_number(v) || !json_is_integer(v) ||
-            json_integer_value(v) < -2147483648LL || json_integer_value(v) > 2147483647LL) {
+        if (!json_is_number(v) || !json_is_integer(v) || json_integer_value(v) < -2147483648LL ||
+            json_integer_value(v) > 2147483647LL) {
             /* json.Unmarshal(value, &intstr.IntVal) */
             static const struct kt_godesc i32 = {KT_GK_INT, NULL, NULL, 0, "int32", 32, 0};
             char *saved = d->saved;
@@ -395,8 +395,8 @@ char *kt_go_time_error(const char *s)
     static const struct {
         const char *prefix;
         const char *std;
-    } chunk[] = {{"", "2006"}, {"-", "01"}, {"-", "02"}, {"T", "15"},
-                 {":", "04"}, {":", "05"}, {"", "Z07:00"}, {"", ""}};
+    } chunk[] = {{"", "2006"}, {"-", "01"}, {"-", "02"},    {"T", "15"},
+                 {":", "04"},  {":", "05"}, {"", "Z07:00"}, {"", ""}};
     const char *v = s;
     int year = 0, month = 0, day = 0, n = 0;
 

@@ -40,8 +40,8 @@ static void check(const char *meta, const char *spec, const char *want)
 
 static void tr(const char *trainer, const char *want)
 {
-    char *spec = kt_xasprintf("{\"runtimeRef\":{\"name\":\"torch-distributed\"},\"trainer\":%s}",
-                              trainer);
+    char *spec =
+        kt_xasprintf("{\"runtimeRef\":{\"name\":\"torch-distributed\"},\"trainer\":%s}", trainer);
     check(NULL, spec, want);
     free(spec);
 }
@@ -91,7 +91,8 @@ static void test_type_errors(void)
           PRE "string into Go struct field TrainJobSpec.spec.suspend of type bool");
     check(NULL, "{\"managedBy\":7}",
           PRE "number into Go struct field TrainJobSpec.spec.managedBy of type string");
-    tr("{\"image\":true}", PRE "bool into Go struct field Trainer.spec.trainer.image of type string");
+    tr("{\"image\":true}",
+       PRE "bool into Go struct field Trainer.spec.trainer.image of type string");
     tr("{\"image\":{\"a\":1}}",
        PRE "object into Go struct field Trainer.spec.trainer.image of type string");
     tr("{\"image\":[\"x\"]}",
@@ -102,11 +103,13 @@ static void test_type_errors(void)
        PRE "number into Go struct field Trainer.spec.trainer.command of type string");
     tr("{\"env\":{\"name\":\"A\"}}",
        PRE "object into Go struct field Trainer.spec.trainer.env of type []v1.EnvVar");
-    tr("{\"env\":[5]}", PRE "number into Go struct field Trainer.spec.trainer.env of type v1.EnvVar");
+    tr("{\"env\":[5]}",
+       PRE "number into Go struct field Trainer.spec.trainer.env of type v1.EnvVar");
     tr("{\"env\":[{\"name\":\"A\",\"value\":1}]}",
        PRE "number into Go struct field EnvVar.spec.trainer.env.value of type string");
     tr("[]", PRE "array into Go struct field TrainJobSpec.spec.trainer of type v1alpha1.Trainer");
-    tr("\"x\"", PRE "string into Go struct field TrainJobSpec.spec.trainer of type v1alpha1.Trainer");
+    tr("\"x\"",
+       PRE "string into Go struct field TrainJobSpec.spec.trainer of type v1alpha1.Trainer");
     check(NULL, "\"x\"",
           PRE "string into Go struct field TrainJob.spec of type v1alpha1.TrainJobSpec");
     check(NULL, "{\"runtimeRef\":{\"name\":1}}",
@@ -165,21 +168,38 @@ static const struct {
     {"2023-02-29T00:00:00Z", "parsing time \"2023-02-29T00:00:00Z\": day out of range"},
     {"2024-01-02T24:00:00Z", "parsing time \"2024-01-02T24:00:00Z\": hour out of range"},
     {"2024-01-02T00:00:00Zjunk", "parsing time \"2024-01-02T00:00:00Zjunk\": extra text: \"junk\""},
-    {"2024-01-02T00:00:00", "parsing time \"2024-01-02T00:00:00\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"Z07:00\""},
-    {"2024-1-02T00:00:00Z", "parsing time \"2024-1-02T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"1-02T00:00:00Z\" as \"01\""},
-    {"x\"\xc3""\xa9""", "parsing time \"x\\\"\\xc3\\xa9\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"x\\\"\\xc3\\xa9\" as \"2006\""},
-    {"2024-01-02T00:00:00+25:00", "parsing time \"2024-01-02T00:00:00+25:00\": time zone offset hour out of range"},
-    {"2024-01-02T00:00:00x05:00", "parsing time \"2024-01-02T00:00:00x05:00\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"x05:00\" as \"Z07:00\""},
+    {"2024-01-02T00:00:00", "parsing time \"2024-01-02T00:00:00\" as "
+                            "\"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"Z07:00\""},
+    {"2024-1-02T00:00:00Z",
+     "parsing time \"2024-1-02T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"1-02T00:00:00Z\" as \"01\""},
+    {"x\"\xc3"
+     "\xa9"
+     "",
+     "parsing time \"x\\\"\\xc3\\xa9\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"x\\\"\\xc3\\xa9\" as \"2006\""},
+    {"2024-01-02T00:00:00+25:00",
+     "parsing time \"2024-01-02T00:00:00+25:00\": time zone offset hour out of range"},
+    {"2024-01-02T00:00:00x05:00",
+     "parsing time \"2024-01-02T00:00:00x05:00\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"x05:00\" as \"Z07:00\""},
     {"2024-01-02T00:60:00Z", "parsing time \"2024-01-02T00:60:00Z\": minute out of range"},
     {"2024-01-02T00:00:60Z", "parsing time \"2024-01-02T00:00:60Z\": second out of range"},
     {"2024-00-10T00:00:00Z", "parsing time \"2024-00-10T00:00:00Z\": month out of range"},
     {"2024-01-00T00:00:00Z", "parsing time \"2024-01-00T00:00:00Z\": day out of range"},
     {"", "parsing time \"\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"\" as \"2006\""},
-    {"20a4-01-01T00:00:00Z", "parsing time \"20a4-01-01T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"20a4-01-01T00:00:00Z\" as \"2006\""},
-    {"2024-01-02T00:00:00+05:61", "parsing time \"2024-01-02T00:00:00+05:61\": time zone offset minute out of range"},
-    {"2024-01-02T00:00:00+0530", "parsing time \"2024-01-02T00:00:00+0530\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \"+0530\" as \"Z07:00\""},
-    {"2024-01-02T00:00:00.Z", "parsing time \"2024-01-02T00:00:00.Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \".Z\" as \"Z07:00\""},
-    {"2024-01-02 00:00:00Z", "parsing time \"2024-01-02 00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse \" 00:00:00Z\" as \"T\""},
+    {"20a4-01-01T00:00:00Z",
+     "parsing time \"20a4-01-01T00:00:00Z\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"20a4-01-01T00:00:00Z\" as \"2006\""},
+    {"2024-01-02T00:00:00+05:61",
+     "parsing time \"2024-01-02T00:00:00+05:61\": time zone offset minute out of range"},
+    {"2024-01-02T00:00:00+0530",
+     "parsing time \"2024-01-02T00:00:00+0530\" as \"2006-01-02T15:04:05Z07:00\": cannot parse "
+     "\"+0530\" as \"Z07:00\""},
+    {"2024-01-02T00:00:00.Z", "parsing time \"2024-01-02T00:00:00.Z\" as "
+                              "\"2006-01-02T15:04:05Z07:00\": cannot parse \".Z\" as \"Z07:00\""},
+    {"2024-01-02 00:00:00Z", "parsing time \"2024-01-02 00:00:00Z\" as "
+                             "\"2006-01-02T15:04:05Z07:00\": cannot parse \" 00:00:00Z\" as \"T\""},
 };
 
 static void test_time_parse(void)
