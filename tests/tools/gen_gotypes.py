@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tests/tools/gen_gotypes.py - writes common/base/gotypes.c, the table of Go JSON field facts
-(key, order, omitempty/omitzero, nested type) that kt_go_marshal (common/base/fielderr.c) uses to
-print a bad value the way upstream's field.Error does: json.Marshal of the decoded Go struct.
+(key, order, omitempty/omitzero, nested type; each type's Go name as reflect prints it and an
+integer's width) that kt_go_marshal (common/base/fielderr.c) uses to print a bad value the way
+upstream's field.Error does (json.Marshal of the decoded Go struct) and kt_go_decode_error
+(common/base/godecode.c) to give the decoder's error for a value that does not decode.
 
 Reads the Go type declarations (not code) of the API packages upstream Kubeflow Trainer v2.3.0
 builds against, from the Go module cache, at the versions its go.mod requires:
