@@ -166,18 +166,22 @@ static int walk_struct(struct dec *d, const json_t *v, const struct kt_godesc *t
         if (!f) {
             continue; /* unknown keys are ignored (the decoder is not strict) */
         }
-        if (d->len == d->cap) {
+        if (d->len + 2 > d->cap) {
             d->cap = d->cap ? d->cap * 2 : 16;
             d->stack = kt_xrealloc(d->stack, d->cap * sizeof(*d->stack));
         }
         const struct kt_godesc *st = d->st;
+        size_t len = d->len;
+        if (f->via) {
+            d->stack[d->len++] = f->via; /* the embedded structs' Go field names */
+        }
         d->stack[d->len++] = key;
         d->st = t;
         int rc = walk(d, val, f->type);
         if (rc != 0) {
             return rc; /* the context stays as it was when the decoding stopped */
         }
-        d->len--;
+        d->len = len;
         d->st = st;
     }
     return 0;

@@ -40,7 +40,8 @@ struct kt_godesc;
 struct kt_gofield {
     const char *key; /* JSON name */
     const struct kt_godesc *type;
-    unsigned flags; /* KT_GF_* */
+    unsigned flags;  /* KT_GF_* */
+    const char *via; /* promoted from embedded structs: their Go field names ("A.B"), else NULL */
 };
 
 struct kt_godesc {
@@ -56,6 +57,8 @@ struct kt_godesc {
 /* Roots used by the validators and the defaulter (trainer v1alpha1 and core/v1 types of the
  * same name; TrainJob is the whole object with its metav1 ObjectMeta and TrainJobStatus). */
 extern const struct kt_godesc kt_go_TrainJob;
+extern const struct kt_godesc kt_go_TrainingRuntime;        /* the whole object */
+extern const struct kt_godesc kt_go_ClusterTrainingRuntime; /* the whole object */
 extern const struct kt_godesc kt_go_TrainJobSpec;
 extern const struct kt_godesc kt_go_TrainingRuntimeSpec;
 extern const struct kt_godesc kt_go_RuntimeRef;

@@ -434,6 +434,12 @@ def decode_cases():
         "patch-labels-number": tj("patch-labels-number", runtimePatches=[
             {"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {"metadata": {
                 "labels": {"a": 1}}}}}]),
+        "patch-volume-medium-number": tj("patch-volume-medium-number", runtimePatches=[
+            {"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "volumes": [{"name": "v", "emptyDir": {"medium": 1}}]}}}}}]}}}}]),
+        "env-configmap-name-number": tj("env-configmap-name-number", trainer=tr(env=[
+            {"name": "A", "valueFrom": {"configMapKeyRef": {"name": 1, "key": "k"}}}])),
         "labels-number": tj("labels-number"),
         "labels-array": tj("labels-array"),
         "creation-timestamp-bad": tj("creation-timestamp-bad"),
@@ -451,6 +457,47 @@ def decode_cases():
     cases["status-time-bad"]["status"] = {"conditions": [{
         "type": "Complete", "status": "True", "reason": "R", "message": "m",
         "lastTransitionTime": "2024-13-01T00:00:00Z"}]}
+    return cases
+
+
+def decode_runtime_cases(rts):
+    """Runtimes that do not decode into upstream's Go types (or just do): name -> object."""
+    base = rts["torch"][0]
+    cases = {}
+
+    def case(name, f):
+        o = json.loads(json.dumps(base))
+        o["metadata"]["name"] = "dec-" + name
+        f(o)
+        cases[name] = o
+
+    def ml(k, v):
+        return lambda o: o["spec"]["mlPolicy"].__setitem__(k, v)
+
+    def rj(k, v):
+        return lambda o: o["spec"]["template"]["spec"]["replicatedJobs"][0].__setitem__(k, v)
+
+    def ctr(k, v):
+        return lambda o: o["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
+            "template"]["spec"]["containers"][0].__setitem__(k, v)
+    case("rt-well-typed", lambda o: None)
+    case("rt-numnodes-string", ml("numNodes", "1"))
+    case("rt-numnodes-float", ml("numNodes", 1.0))
+    case("rt-torch-numproc-auto", ml("torch", {"numProcPerNode": "auto"}))
+    case("rt-mpi-numproc-float", ml("mpi", {"numProcPerNode": 1.5}))
+    case("rt-mpi-numproc-bool", ml("mpi", {"numProcPerNode": True}))
+    case("rt-mpi-numproc-overflow", ml("mpi", {"numProcPerNode": 2147483648}))
+    case("rt-replicas-string", rj("replicas", "1"))
+    case("rt-image-number", ctr("image", 5))
+    case("rt-port-float", ctr("ports", [{"containerPort": 1.5}]))
+    case("rt-probe-port-float", ctr("livenessProbe", {"httpGet": {"port": 1.5}}))
+    case("rt-probe-port-object", ctr("livenessProbe", {"tcpSocket": {"port": {}}}))
+    case("rt-probe-port-name", ctr("livenessProbe", {"tcpSocket": {"port": "http"}}))
+    case("rt-quantity-bad", ctr("resources", {"requests": {"cpu": "1x"}}))
+    case("rt-labels-number", lambda o: o["metadata"].__setitem__("labels", {"a": 2}))
+    case("rt-created-bad", lambda o: o["metadata"].__setitem__("creationTimestamp", "2024-02-30T00:00:00Z"))
+    case("rt-pgp-timeout-overflow", lambda o: o["spec"].__setitem__(
+        "podGroupPolicy", {"coscheduling": {"scheduleTimeoutSeconds": 4294967296}}))
     return cases
 
 
@@ -498,6 +545,18 @@ def main():
         if name == "well-typed":
             good["spec"]["runtimePatches"] = obj["spec"]["runtimePatches"]
         add("decode", f"{name}-update-old", VALIDATE, review("", "UPDATE", good, obj))
+    for name, obj in decode_runtime_cases(g.rts).items():
+        crt = json.loads(json.dumps(obj))
+        crt["kind"] = "ClusterTrainingRuntime"
+        del crt["metadata"]["namespace"]
+        good = json.loads(json.dumps(g.rts["torch"][0]))
+        good["metadata"]["name"] = obj["metadata"]["name"]
+        add("decode", f"{name}-tr", VRT, review("", "CREATE", obj, kind="TrainingRuntime",
+                                                 resource="trainingruntimes"))
+        add("decode", f"{name}-tr-update-old", VRT, review(
+            "", "UPDATE", good, old=obj, kind="TrainingRuntime", resource="trainingruntimes"))
+        add("decode", f"{name}-ctr", VCRT, review("", "CREATE", crt, kind="ClusterTrainingRuntime",
+                                                   resource="clustertrainingruntimes"))
     # Runtimes: ours as TrainingRuntime and as ClusterTrainingRuntime, some broken.
     for name, (rt, _) in g.rts.items():
         rt = json.loads(json.dumps(rt))

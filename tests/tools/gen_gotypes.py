@@ -29,6 +29,8 @@ OUT = "common/base/gotypes.c"
 # Root types: (package, Go type name, exported C name).
 ROOTS = [
     (TRAINER_PKG, "TrainJob", "kt_go_TrainJob"),
+    (TRAINER_PKG, "TrainingRuntime", "kt_go_TrainingRuntime"),
+    (TRAINER_PKG, "ClusterTrainingRuntime", "kt_go_ClusterTrainingRuntime"),
     (TRAINER_PKG, "TrainJobSpec", "kt_go_TrainJobSpec"),
     (TRAINER_PKG, "TrainingRuntimeSpec", "kt_go_TrainingRuntimeSpec"),
     (TRAINER_PKG, "RuntimeRef", "kt_go_RuntimeRef"),
@@ -249,7 +251,8 @@ class Gen:
 
     # ---- struct fields ------------------------------------------------------------------------
     def fields(self, pkgpath, name):
-        """[(json key, descriptor, flags)] in encoding/json's order, embedded structs promoted."""
+        """[(json key, descriptor, flags, embedded Go field names or None)] in encoding/json's
+        order, embedded structs promoted."""
         body, imports = self.pkg(pkgpath).structs[name]
         out = []
         for line in body.split("\n"):
@@ -270,12 +273,14 @@ class Gen:
                 if not opts[0] and self.is_struct(texpr, pkgpath, imports):
                     if texpr.startswith("*"):
                         die(f"{pkgpath}.{name}: embedded pointer {texpr} not supported")
-                    out.extend(self.promoted(texpr, pkgpath, imports))
+                    # The decoder's error path names the embedded field (its Go name).
+                    out.extend((k, d, fl, base + ("." + via if via else ""))
+                               for k, d, fl, via in self.promoted(texpr, pkgpath, imports))
                     continue
                 names = base
             for n in (x.strip() for x in names.split(",")):
                 if n[0].isupper():
-                    out.append((opts[0] or n, self.resolve(texpr, pkgpath, imports), flags))
+                    out.append((opts[0] or n, self.resolve(texpr, pkgpath, imports), flags, None))
         keys = [f[0] for f in out]
         dup = {k for k in keys if keys.count(k) > 1}
         if dup:
@@ -350,8 +355,9 @@ def emit(gen, roots):
         if fname not in emitted:
             emitted.add(fname)
             o.append(f"static const struct kt_gofield {fname}[] = {{")
-            for key, desc, flags in fields:
-                o.append(f'    {{"{key}", {ref(desc)}, {" | ".join(flags) or "0"}}},')
+            for key, desc, flags, via in fields:
+                o.append(f'    {{"{key}", {ref(desc)}, {" | ".join(flags) or "0"}, '
+                         f'{chr(34) + via + chr(34) if via else "NULL"}}},')
             o.append("};")
         o.append(f"{linkage(name, exported)}const struct kt_godesc {exported.get(name, name)} = "
                  f"{{KT_GK_STRUCT, NULL, {fname}, N({fname}), {tail(name)}}};")

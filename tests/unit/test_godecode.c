@@ -150,6 +150,39 @@ static void test_unmarshalers(void)
           "parsing time \"garbage\"" TIME_AS "\"garbage\" as \"2006\"");
 }
 
+/* Runtimes: fields promoted from an embedded struct put its Go field name in the path. */
+static void test_runtimes(void)
+{
+    static const char *const rt[] = {
+        "{\"numNodes\":1,\"torch\":{\"numProcPerNode\":\"auto\"}}",
+        NULL,
+        "{\"mpi\":{\"numProcPerNode\":1.5}}",
+        PRE "number 1.5 into Go struct field MPIMLPolicySource.spec.mlPolicy.MLPolicySource.mpi."
+            "numProcPerNode of type int32",
+        "{\"mpi\":{\"numProcPerNode\":2147483648}}",
+        PRE "number 2147483648 into Go struct field MPIMLPolicySource.spec.mlPolicy.MLPolicySource."
+            "mpi.numProcPerNode of type int32",
+        "{\"numNodes\":\"1\"}",
+        PRE "string into Go struct field MLPolicy.spec.mlPolicy.numNodes of type int32",
+    };
+    for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i += 2) {
+        char *text =
+            kt_xasprintf("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"mlPolicy\":%s}}", rt[i]);
+        struct kt_err err = {0};
+        json_t *v = kt_json_parse(text, strlen(text), &err);
+        char *got = kt_go_decode_error(v, &kt_go_ClusterTrainingRuntime);
+        CHECK_EQ_STR(got ? got : "<decodes>", rt[i + 1] ? rt[i + 1] : "<decodes>");
+        free(got);
+        json_decref(v);
+        free(text);
+    }
+    check(NULL,
+          "{\"podGroupPolicy\":null,\"trainer\":{\"env\":[{\"name\":\"A\",\"valueFrom\":"
+          "{\"configMapKeyRef\":{\"name\":1,\"key\":\"k\"}}}]}}",
+          PRE "number into Go struct field ConfigMapKeySelector.spec.trainer.env.valueFrom."
+              "configMapKeyRef.LocalObjectReference.name of type string");
+}
+
 static void time_err(const char *s, const char *want)
 {
     char *got = kt_go_time_error(s);
@@ -215,6 +248,7 @@ int main(void)
     test_well_typed();
     test_type_errors();
     test_unmarshalers();
+    test_runtimes();
     test_time_parse();
     return test_report();
 }
