@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "api/types.h"
+#include "common/base/godecode.h"
+#include "common/base/gotypes.h"
 #include "common/base/json.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
@@ -29,6 +31,23 @@ static bool object_is(struct kt_admission_ctx *ctx, const char *kind)
     }
     char *msg = kt_xasprintf("request.object must be a %s of apiVersion " KT_API_VERSION, kind);
     kt_admission_error(ctx, 400, msg);
+    free(msg);
+    return false;
+}
+
+/* Upstream decodes the object (and, for a validator's UPDATE, the old object) into its Go type
+ * before anything else: a value that does not decode gets 400 with the decoder's text. */
+static bool decodes(struct kt_admission_ctx *ctx, const struct kt_godesc *type, bool old_too)
+{
+    char *msg = kt_go_decode_error(ctx->object, type);
+    if (!msg && old_too && ctx->op == KT_OP_UPDATE && ctx->old_object) {
+        msg = kt_go_decode_error(ctx->old_object, type);
+    }
+    if (!msg) {
+        return true;
+    }
+    kt_admission_error(ctx, 400, msg);
+    kt_log_warn(LOG, "review failed uid=%s code=400: %s", ctx->uid, msg);
     free(msg);
     return false;
 }
@@ -66,7 +85,7 @@ static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admis
         kt_admission_allow(ctx);
         return "allowed";
     }
-    if (!object_is(ctx, "TrainJob")) {
+    if (!object_is(ctx, "TrainJob") || !decodes(ctx, &kt_go_TrainJob, false)) {
         return "error";
     }
     json_t *ops =
@@ -137,7 +156,7 @@ static const char *review_validate_trainjob(struct kt_wroutes *r, struct kt_admi
         kt_admission_allow(ctx);
         return "allowed";
     }
-    if (!object_is(ctx, "TrainJob")) {
+    if (!object_is(ctx, "TrainJob") || !decodes(ctx, &kt_go_TrainJob, true)) {
         return "error";
     }
     struct kt_wsnap *snap = kt_wstore_acquire(r->store);
@@ -148,7 +167,8 @@ static const char *review_validate_trainjob(struct kt_wroutes *r, struct kt_admi
 
 /* ------------------------------------------------------------------ runtimes (§4.4) */
 
-static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind)
+static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind,
+                                  const struct kt_godesc *type)
 {
     struct kt_vresult res;
 
@@ -156,7 +176,7 @@ static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind
         kt_admission_allow(ctx);
         return "allowed";
     }
-    if (!object_is(ctx, kind)) {
+    if (!object_is(ctx, kind) || !decodes(ctx, type, true)) {
         return "error";
     }
     kt_vresult_init(&res);
@@ -170,13 +190,13 @@ static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind
 static const char *review_validate_tr(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
 {
     (void)r;
-    return review_runtime(ctx, "TrainingRuntime");
+    return review_runtime(ctx, "TrainingRuntime", &kt_go_TrainingRuntime);
 }
 
 static const char *review_validate_ctr(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
 {
     (void)r;
-    return review_runtime(ctx, "ClusterTrainingRuntime");
+    return review_runtime(ctx, "ClusterTrainingRuntime", &kt_go_ClusterTrainingRuntime);
 }
 
 /* ------------------------------------------------------------------ HTTP */

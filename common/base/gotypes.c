@@ -7,21 +7,27 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static const struct kt_godesc gt_string = {KT_GK_STRING, NULL, NULL, 0};
-static const struct kt_godesc gt_int = {KT_GK_INT, NULL, NULL, 0};
-static const struct kt_godesc gt_bool = {KT_GK_BOOL, NULL, NULL, 0};
-static const struct kt_godesc gt_quantity = {KT_GK_QUANTITY, NULL, NULL, 0};
-static const struct kt_godesc gt_intorstr = {KT_GK_INTORSTR, NULL, NULL, 0};
-static const struct kt_godesc gt_time = {KT_GK_TIME, NULL, NULL, 0};
-static const struct kt_godesc gt_raw = {KT_GK_RAW, NULL, NULL, 0};
+static const struct kt_godesc gt_bool = {KT_GK_BOOL, NULL, NULL, 0, "bool", 0, 0};
+static const struct kt_godesc gt_int = {KT_GK_INT, NULL, NULL, 0, "int", 64, 0};
+static const struct kt_godesc gt_int32 = {KT_GK_INT, NULL, NULL, 0, "int32", 32, 0};
+static const struct kt_godesc gt_int64 = {KT_GK_INT, NULL, NULL, 0, "int64", 64, 0};
+static const struct kt_godesc gt_intorstr = {KT_GK_INTORSTR,       NULL, NULL, 0,
+                                             "intstr.IntOrString", 0,    0};
+static const struct kt_godesc gt_quantity = {KT_GK_QUANTITY,      NULL, NULL, 0,
+                                             "resource.Quantity", 0,    0};
+static const struct kt_godesc gt_raw_FieldsV1 = {KT_GK_RAW, NULL, NULL, 0, "v1.FieldsV1", 0, 0};
+static const struct kt_godesc gt_string = {KT_GK_STRING, NULL, NULL, 0, "string", 0, 0};
+static const struct kt_godesc gt_time = {KT_GK_TIME, NULL, NULL, 0, "v1.Time", 0, 0};
+static const struct kt_godesc gt_types_UID;
 static const struct kt_godesc gt_ptr_time;
-static const struct kt_godesc gt_ptr_int;
+static const struct kt_godesc gt_ptr_int64;
 static const struct kt_godesc gt_map_string;
 static const struct kt_godesc gt_ptr_bool;
 static const struct kt_godesc gt_meta_OwnerReference;
 static const struct kt_godesc gt_slice_meta_OwnerReference;
 static const struct kt_godesc gt_slice_string;
-static const struct kt_godesc gt_ptr_raw;
+static const struct kt_godesc gt_meta_ManagedFieldsOperationType;
+static const struct kt_godesc gt_ptr_raw_FieldsV1;
 static const struct kt_godesc gt_meta_ManagedFieldsEntry;
 static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry;
 static const struct kt_godesc gt_meta_ObjectMeta;
@@ -49,7 +55,9 @@ static const struct kt_godesc gt_trainer_ModelInitializer;
 static const struct kt_godesc gt_ptr_trainer_ModelInitializer;
 static const struct kt_godesc gt_trainer_Initializer;
 static const struct kt_godesc gt_ptr_trainer_Initializer;
-static const struct kt_godesc gt_map_quantity;
+static const struct kt_godesc gt_ptr_int32;
+static const struct kt_godesc gt_core_ResourceName;
+static const struct kt_godesc gt_core_ResourceList;
 static const struct kt_godesc gt_core_ResourceClaim;
 static const struct kt_godesc gt_slice_core_ResourceClaim;
 const struct kt_godesc kt_go_ResourceRequirements;
@@ -57,8 +65,11 @@ static const struct kt_godesc gt_ptr_core_ResourceRequirements;
 static const struct kt_godesc gt_trainer_Trainer;
 static const struct kt_godesc gt_ptr_trainer_Trainer;
 static const struct kt_godesc gt_ptr_meta_ObjectMeta;
+static const struct kt_godesc gt_core_HostPathType;
+static const struct kt_godesc gt_ptr_core_HostPathType;
 static const struct kt_godesc gt_core_HostPathVolumeSource;
 static const struct kt_godesc gt_ptr_core_HostPathVolumeSource;
+static const struct kt_godesc gt_core_StorageMedium;
 static const struct kt_godesc gt_ptr_quantity;
 static const struct kt_godesc gt_core_EmptyDirVolumeSource;
 static const struct kt_godesc gt_ptr_core_EmptyDirVolumeSource;
@@ -104,6 +115,10 @@ static const struct kt_godesc gt_core_VsphereVirtualDiskVolumeSource;
 static const struct kt_godesc gt_ptr_core_VsphereVirtualDiskVolumeSource;
 static const struct kt_godesc gt_core_QuobyteVolumeSource;
 static const struct kt_godesc gt_ptr_core_QuobyteVolumeSource;
+static const struct kt_godesc gt_core_AzureDataDiskCachingMode;
+static const struct kt_godesc gt_ptr_core_AzureDataDiskCachingMode;
+static const struct kt_godesc gt_core_AzureDataDiskKind;
+static const struct kt_godesc gt_ptr_core_AzureDataDiskKind;
 static const struct kt_godesc gt_core_AzureDiskVolumeSource;
 static const struct kt_godesc gt_ptr_core_AzureDiskVolumeSource;
 static const struct kt_godesc gt_core_PhotonPersistentDiskVolumeSource;
@@ -116,6 +131,7 @@ static const struct kt_godesc gt_core_ConfigMapProjection;
 static const struct kt_godesc gt_ptr_core_ConfigMapProjection;
 static const struct kt_godesc gt_core_ServiceAccountTokenProjection;
 static const struct kt_godesc gt_ptr_core_ServiceAccountTokenProjection;
+static const struct kt_godesc gt_meta_LabelSelectorOperator;
 static const struct kt_godesc gt_meta_LabelSelectorRequirement;
 static const struct kt_godesc gt_slice_meta_LabelSelectorRequirement;
 static const struct kt_godesc gt_meta_LabelSelector;
@@ -136,7 +152,11 @@ static const struct kt_godesc gt_core_StorageOSVolumeSource;
 static const struct kt_godesc gt_ptr_core_StorageOSVolumeSource;
 static const struct kt_godesc gt_core_CSIVolumeSource;
 static const struct kt_godesc gt_ptr_core_CSIVolumeSource;
+static const struct kt_godesc gt_core_PersistentVolumeAccessMode;
+static const struct kt_godesc gt_slice_core_PersistentVolumeAccessMode;
 static const struct kt_godesc gt_core_VolumeResourceRequirements;
+static const struct kt_godesc gt_core_PersistentVolumeMode;
+static const struct kt_godesc gt_ptr_core_PersistentVolumeMode;
 static const struct kt_godesc gt_core_TypedLocalObjectReference;
 static const struct kt_godesc gt_ptr_core_TypedLocalObjectReference;
 static const struct kt_godesc gt_core_TypedObjectReference;
@@ -146,20 +166,31 @@ static const struct kt_godesc gt_core_PersistentVolumeClaimTemplate;
 static const struct kt_godesc gt_ptr_core_PersistentVolumeClaimTemplate;
 static const struct kt_godesc gt_core_EphemeralVolumeSource;
 static const struct kt_godesc gt_ptr_core_EphemeralVolumeSource;
+static const struct kt_godesc gt_core_PullPolicy;
 static const struct kt_godesc gt_core_ImageVolumeSource;
 static const struct kt_godesc gt_ptr_core_ImageVolumeSource;
 static const struct kt_godesc gt_core_Volume;
 static const struct kt_godesc gt_slice_core_Volume;
+static const struct kt_godesc gt_core_RecursiveReadOnlyMode;
+static const struct kt_godesc gt_ptr_core_RecursiveReadOnlyMode;
+static const struct kt_godesc gt_core_MountPropagationMode;
+static const struct kt_godesc gt_ptr_core_MountPropagationMode;
 static const struct kt_godesc gt_core_VolumeMount;
 static const struct kt_godesc gt_slice_core_VolumeMount;
+static const struct kt_godesc gt_core_Capability;
+static const struct kt_godesc gt_slice_core_Capability;
 static const struct kt_godesc gt_core_Capabilities;
 static const struct kt_godesc gt_ptr_core_Capabilities;
 static const struct kt_godesc gt_core_SELinuxOptions;
 static const struct kt_godesc gt_ptr_core_SELinuxOptions;
 static const struct kt_godesc gt_core_WindowsSecurityContextOptions;
 static const struct kt_godesc gt_ptr_core_WindowsSecurityContextOptions;
+static const struct kt_godesc gt_core_ProcMountType;
+static const struct kt_godesc gt_ptr_core_ProcMountType;
+static const struct kt_godesc gt_core_SeccompProfileType;
 static const struct kt_godesc gt_core_SeccompProfile;
 static const struct kt_godesc gt_ptr_core_SeccompProfile;
+static const struct kt_godesc gt_core_AppArmorProfileType;
 static const struct kt_godesc gt_core_AppArmorProfile;
 static const struct kt_godesc gt_ptr_core_AppArmorProfile;
 static const struct kt_godesc gt_core_SecurityContext;
@@ -167,11 +198,18 @@ static const struct kt_godesc gt_ptr_core_SecurityContext;
 static const struct kt_godesc gt_trainer_ContainerPatch;
 static const struct kt_godesc gt_slice_trainer_ContainerPatch;
 static const struct kt_godesc gt_slice_core_LocalObjectReference;
-static const struct kt_godesc gt_slice_int;
+static const struct kt_godesc gt_slice_int64;
+static const struct kt_godesc gt_core_SupplementalGroupsPolicy;
+static const struct kt_godesc gt_ptr_core_SupplementalGroupsPolicy;
 static const struct kt_godesc gt_core_Sysctl;
 static const struct kt_godesc gt_slice_core_Sysctl;
+static const struct kt_godesc gt_core_PodFSGroupChangePolicy;
+static const struct kt_godesc gt_ptr_core_PodFSGroupChangePolicy;
+static const struct kt_godesc gt_core_PodSELinuxChangePolicy;
+static const struct kt_godesc gt_ptr_core_PodSELinuxChangePolicy;
 static const struct kt_godesc gt_core_PodSecurityContext;
 static const struct kt_godesc gt_ptr_core_PodSecurityContext;
+static const struct kt_godesc gt_core_NodeSelectorOperator;
 static const struct kt_godesc gt_core_NodeSelectorRequirement;
 static const struct kt_godesc gt_slice_core_NodeSelectorRequirement;
 static const struct kt_godesc gt_core_NodeSelectorTerm;
@@ -192,6 +230,8 @@ static const struct kt_godesc gt_core_PodAntiAffinity;
 static const struct kt_godesc gt_ptr_core_PodAntiAffinity;
 static const struct kt_godesc gt_core_Affinity;
 static const struct kt_godesc gt_ptr_core_Affinity;
+static const struct kt_godesc gt_core_TolerationOperator;
+static const struct kt_godesc gt_core_TaintEffect;
 static const struct kt_godesc gt_core_Toleration;
 static const struct kt_godesc gt_slice_core_Toleration;
 static const struct kt_godesc gt_core_PodSchedulingGate;
@@ -215,6 +255,7 @@ static const struct kt_godesc gt_ptr_trainer_TrainingRuntimeSpecPatch;
 const struct kt_godesc kt_go_RuntimePatch;
 static const struct kt_godesc gt_slice_trainer_RuntimePatch;
 const struct kt_godesc kt_go_TrainJobSpec;
+static const struct kt_godesc gt_meta_ConditionStatus;
 static const struct kt_godesc gt_meta_Condition;
 static const struct kt_godesc gt_slice_meta_Condition;
 static const struct kt_godesc gt_trainer_JobStatus;
@@ -231,6 +272,8 @@ static const struct kt_godesc gt_trainer_EnvInjection;
 static const struct kt_godesc gt_ptr_trainer_EnvInjection;
 static const struct kt_godesc gt_trainer_TorchMLPolicySource;
 static const struct kt_godesc gt_ptr_trainer_TorchMLPolicySource;
+static const struct kt_godesc gt_trainer_MPIImplementation;
+static const struct kt_godesc gt_ptr_trainer_MPIImplementation;
 static const struct kt_godesc gt_trainer_MPIMLPolicySource;
 static const struct kt_godesc gt_ptr_trainer_MPIMLPolicySource;
 static const struct kt_godesc gt_trainer_FluxMLPolicySource;
@@ -243,14 +286,21 @@ static const struct kt_godesc gt_trainer_MLPolicy;
 static const struct kt_godesc gt_ptr_trainer_MLPolicy;
 static const struct kt_godesc gt_trainer_CoschedulingPodGroupPolicySource;
 static const struct kt_godesc gt_ptr_trainer_CoschedulingPodGroupPolicySource;
+static const struct kt_godesc gt_scheduling_NetworkTopologyMode;
+static const struct kt_godesc gt_ptr_int;
 static const struct kt_godesc gt_scheduling_NetworkTopologySpec;
 static const struct kt_godesc gt_ptr_scheduling_NetworkTopologySpec;
 static const struct kt_godesc gt_trainer_VolcanoPodGroupPolicySource;
 static const struct kt_godesc gt_ptr_trainer_VolcanoPodGroupPolicySource;
 static const struct kt_godesc gt_trainer_PodGroupPolicy;
 static const struct kt_godesc gt_ptr_trainer_PodGroupPolicy;
+static const struct kt_godesc gt_batch_PodFailurePolicyAction;
+static const struct kt_godesc gt_batch_PodFailurePolicyOnExitCodesOperator;
+static const struct kt_godesc gt_slice_int32;
 static const struct kt_godesc gt_batch_PodFailurePolicyOnExitCodesRequirement;
 static const struct kt_godesc gt_ptr_batch_PodFailurePolicyOnExitCodesRequirement;
+static const struct kt_godesc gt_core_PodConditionType;
+static const struct kt_godesc gt_core_ConditionStatus;
 static const struct kt_godesc gt_batch_PodFailurePolicyOnPodConditionsPattern;
 static const struct kt_godesc gt_slice_batch_PodFailurePolicyOnPodConditionsPattern;
 static const struct kt_godesc gt_batch_PodFailurePolicyRule;
@@ -261,6 +311,7 @@ static const struct kt_godesc gt_batch_SuccessPolicyRule;
 static const struct kt_godesc gt_slice_batch_SuccessPolicyRule;
 static const struct kt_godesc gt_batch_SuccessPolicy;
 static const struct kt_godesc gt_ptr_batch_SuccessPolicy;
+static const struct kt_godesc gt_core_Protocol;
 static const struct kt_godesc gt_core_ContainerPort;
 static const struct kt_godesc gt_slice_core_ContainerPort;
 static const struct kt_godesc gt_core_ConfigMapEnvSource;
@@ -269,8 +320,13 @@ static const struct kt_godesc gt_core_SecretEnvSource;
 static const struct kt_godesc gt_ptr_core_SecretEnvSource;
 static const struct kt_godesc gt_core_EnvFromSource;
 static const struct kt_godesc gt_slice_core_EnvFromSource;
+static const struct kt_godesc gt_core_ResourceResizeRestartPolicy;
 static const struct kt_godesc gt_core_ContainerResizePolicy;
 static const struct kt_godesc gt_slice_core_ContainerResizePolicy;
+static const struct kt_godesc gt_core_ContainerRestartPolicy;
+static const struct kt_godesc gt_ptr_core_ContainerRestartPolicy;
+static const struct kt_godesc gt_core_ContainerRestartRuleAction;
+static const struct kt_godesc gt_core_ContainerRestartRuleOnExitCodesOperator;
 static const struct kt_godesc gt_core_ContainerRestartRuleOnExitCodes;
 static const struct kt_godesc gt_ptr_core_ContainerRestartRuleOnExitCodes;
 static const struct kt_godesc gt_core_ContainerRestartRule;
@@ -279,6 +335,7 @@ static const struct kt_godesc gt_core_VolumeDevice;
 static const struct kt_godesc gt_slice_core_VolumeDevice;
 static const struct kt_godesc gt_core_ExecAction;
 static const struct kt_godesc gt_ptr_core_ExecAction;
+static const struct kt_godesc gt_core_URIScheme;
 static const struct kt_godesc gt_core_HTTPHeader;
 static const struct kt_godesc gt_slice_core_HTTPHeader;
 static const struct kt_godesc gt_core_HTTPGetAction;
@@ -293,12 +350,17 @@ static const struct kt_godesc gt_core_SleepAction;
 static const struct kt_godesc gt_ptr_core_SleepAction;
 static const struct kt_godesc gt_core_LifecycleHandler;
 static const struct kt_godesc gt_ptr_core_LifecycleHandler;
+static const struct kt_godesc gt_core_Signal;
+static const struct kt_godesc gt_ptr_core_Signal;
 static const struct kt_godesc gt_core_Lifecycle;
 static const struct kt_godesc gt_ptr_core_Lifecycle;
+static const struct kt_godesc gt_core_TerminationMessagePolicy;
 const struct kt_godesc kt_go_Container;
 static const struct kt_godesc gt_slice_core_Container;
 static const struct kt_godesc gt_core_EphemeralContainer;
 static const struct kt_godesc gt_slice_core_EphemeralContainer;
+static const struct kt_godesc gt_core_RestartPolicy;
+static const struct kt_godesc gt_core_DNSPolicy;
 static const struct kt_godesc gt_core_HostAlias;
 static const struct kt_godesc gt_slice_core_HostAlias;
 static const struct kt_godesc gt_core_PodDNSConfigOption;
@@ -307,8 +369,14 @@ static const struct kt_godesc gt_core_PodDNSConfig;
 static const struct kt_godesc gt_ptr_core_PodDNSConfig;
 static const struct kt_godesc gt_core_PodReadinessGate;
 static const struct kt_godesc gt_slice_core_PodReadinessGate;
+static const struct kt_godesc gt_core_PreemptionPolicy;
+static const struct kt_godesc gt_ptr_core_PreemptionPolicy;
+static const struct kt_godesc gt_core_UnsatisfiableConstraintAction;
+static const struct kt_godesc gt_core_NodeInclusionPolicy;
+static const struct kt_godesc gt_ptr_core_NodeInclusionPolicy;
 static const struct kt_godesc gt_core_TopologySpreadConstraint;
 static const struct kt_godesc gt_slice_core_TopologySpreadConstraint;
+static const struct kt_godesc gt_core_OSName;
 static const struct kt_godesc gt_core_PodOS;
 static const struct kt_godesc gt_ptr_core_PodOS;
 static const struct kt_godesc gt_core_PodResourceClaim;
@@ -317,31 +385,47 @@ static const struct kt_godesc gt_core_PodSchedulingGroup;
 static const struct kt_godesc gt_ptr_core_PodSchedulingGroup;
 static const struct kt_godesc gt_core_PodSpec;
 static const struct kt_godesc gt_core_PodTemplateSpec;
+static const struct kt_godesc gt_batch_CompletionMode;
+static const struct kt_godesc gt_ptr_batch_CompletionMode;
+static const struct kt_godesc gt_batch_PodReplacementPolicy;
+static const struct kt_godesc gt_ptr_batch_PodReplacementPolicy;
 static const struct kt_godesc gt_batch_JobSpec;
 static const struct kt_godesc gt_batch_JobTemplateSpec;
+static const struct kt_godesc gt_jobset_DependsOnStatus;
 static const struct kt_godesc gt_jobset_DependsOn;
 static const struct kt_godesc gt_slice_jobset_DependsOn;
 static const struct kt_godesc gt_jobset_ReplicatedJob;
 static const struct kt_godesc gt_slice_jobset_ReplicatedJob;
 static const struct kt_godesc gt_jobset_Network;
 static const struct kt_godesc gt_ptr_jobset_Network;
+static const struct kt_godesc gt_jobset_Operator;
 static const struct kt_godesc gt_jobset_SuccessPolicy;
 static const struct kt_godesc gt_ptr_jobset_SuccessPolicy;
+static const struct kt_godesc gt_jobset_JobSetRestartStrategy;
+static const struct kt_godesc gt_jobset_FailurePolicyAction;
 static const struct kt_godesc gt_jobset_FailurePolicyRule;
 static const struct kt_godesc gt_slice_jobset_FailurePolicyRule;
 static const struct kt_godesc gt_jobset_FailurePolicy;
 static const struct kt_godesc gt_ptr_jobset_FailurePolicy;
+static const struct kt_godesc gt_jobset_StartupPolicyOptions;
 static const struct kt_godesc gt_jobset_StartupPolicy;
 static const struct kt_godesc gt_ptr_jobset_StartupPolicy;
 static const struct kt_godesc gt_jobset_Coordinator;
 static const struct kt_godesc gt_ptr_jobset_Coordinator;
+static const struct kt_godesc gt_core_PersistentVolumeClaimPhase;
+static const struct kt_godesc gt_core_PersistentVolumeClaimConditionType;
 static const struct kt_godesc gt_core_PersistentVolumeClaimCondition;
 static const struct kt_godesc gt_slice_core_PersistentVolumeClaimCondition;
+static const struct kt_godesc gt_core_ClaimResourceStatus;
+static const struct kt_godesc gt_map_core_ResourceName_core_ClaimResourceStatus;
+static const struct kt_godesc gt_core_PersistentVolumeClaimModifyVolumeStatus;
 static const struct kt_godesc gt_core_ModifyVolumeStatus;
 static const struct kt_godesc gt_ptr_core_ModifyVolumeStatus;
 static const struct kt_godesc gt_core_PersistentVolumeClaimStatus;
 static const struct kt_godesc gt_core_PersistentVolumeClaim;
 static const struct kt_godesc gt_slice_core_PersistentVolumeClaim;
+static const struct kt_godesc gt_jobset_RetentionPolicyType;
+static const struct kt_godesc gt_ptr_jobset_RetentionPolicyType;
 static const struct kt_godesc gt_jobset_VolumeRetentionPolicy;
 static const struct kt_godesc gt_ptr_jobset_VolumeRetentionPolicy;
 static const struct kt_godesc gt_jobset_VolumeClaimPolicy;
@@ -349,1692 +433,2592 @@ static const struct kt_godesc gt_slice_jobset_VolumeClaimPolicy;
 static const struct kt_godesc gt_jobset_JobSetSpec;
 static const struct kt_godesc gt_trainer_JobSetTemplateSpec;
 const struct kt_godesc kt_go_TrainingRuntimeSpec;
-static const struct kt_godesc gt_ptr_time = {KT_GK_PTR, &gt_time, NULL, 0};
-static const struct kt_godesc gt_ptr_int = {KT_GK_PTR, &gt_int, NULL, 0};
-static const struct kt_godesc gt_map_string = {KT_GK_MAP, &gt_string, NULL, 0};
-static const struct kt_godesc gt_ptr_bool = {KT_GK_PTR, &gt_bool, NULL, 0};
+const struct kt_godesc kt_go_TrainingRuntime;
+const struct kt_godesc kt_go_ClusterTrainingRuntime;
+static const struct kt_godesc gt_types_UID = {KT_GK_STRING, NULL, NULL, 0, "types.UID", 0, 0};
+static const struct kt_godesc gt_ptr_time = {KT_GK_PTR, &gt_time, NULL, 0, "*v1.Time", 0, 0};
+static const struct kt_godesc gt_ptr_int64 = {KT_GK_PTR, &gt_int64, NULL, 0, "*int64", 0, 0};
+static const struct kt_godesc gt_map_string = {KT_GK_MAP,           &gt_string, NULL, 0,
+                                               "map[string]string", 0,          0};
+static const struct kt_godesc gt_ptr_bool = {KT_GK_PTR, &gt_bool, NULL, 0, "*bool", 0, 0};
 static const struct kt_gofield f_meta_OwnerReference[] = {
-    {"apiVersion", &gt_string, 0},
-    {"kind", &gt_string, 0},
-    {"name", &gt_string, 0},
-    {"uid", &gt_string, 0},
-    {"controller", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"blockOwnerDeletion", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"apiVersion", &gt_string, 0, NULL},
+    {"kind", &gt_string, 0, NULL},
+    {"name", &gt_string, 0, NULL},
+    {"uid", &gt_types_UID, 0, NULL},
+    {"controller", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"blockOwnerDeletion", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_meta_OwnerReference = {KT_GK_STRUCT, NULL, f_meta_OwnerReference,
-                                                        N(f_meta_OwnerReference)};
-static const struct kt_godesc gt_slice_meta_OwnerReference = {KT_GK_SLICE, &gt_meta_OwnerReference,
-                                                              NULL, 0};
-static const struct kt_godesc gt_slice_string = {KT_GK_SLICE, &gt_string, NULL, 0};
-static const struct kt_godesc gt_ptr_raw = {KT_GK_PTR, &gt_raw, NULL, 0};
+static const struct kt_godesc gt_meta_OwnerReference = {
+    KT_GK_STRUCT, NULL, f_meta_OwnerReference, N(f_meta_OwnerReference), "v1.OwnerReference", 0, 0};
+static const struct kt_godesc gt_slice_meta_OwnerReference = {
+    KT_GK_SLICE, &gt_meta_OwnerReference, NULL, 0, "[]v1.OwnerReference", 0, 0};
+static const struct kt_godesc gt_slice_string = {KT_GK_SLICE, &gt_string, NULL, 0,
+                                                 "[]string",  0,          0};
+static const struct kt_godesc gt_meta_ManagedFieldsOperationType = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ManagedFieldsOperationType", 0, 0};
+static const struct kt_godesc gt_ptr_raw_FieldsV1 = {
+    KT_GK_PTR, &gt_raw_FieldsV1, NULL, 0, "*v1.FieldsV1", 0, 0};
 static const struct kt_gofield f_meta_ManagedFieldsEntry[] = {
-    {"manager", &gt_string, KT_GF_OMITEMPTY},     {"operation", &gt_string, KT_GF_OMITEMPTY},
-    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},  {"time", &gt_ptr_time, KT_GF_OMITEMPTY},
-    {"fieldsType", &gt_string, KT_GF_OMITEMPTY},  {"fieldsV1", &gt_ptr_raw, KT_GF_OMITEMPTY},
-    {"subresource", &gt_string, KT_GF_OMITEMPTY},
+    {"manager", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"operation", &gt_meta_ManagedFieldsOperationType, KT_GF_OMITEMPTY, NULL},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"time", &gt_ptr_time, KT_GF_OMITEMPTY, NULL},
+    {"fieldsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"fieldsV1", &gt_ptr_raw_FieldsV1, KT_GF_OMITEMPTY, NULL},
+    {"subresource", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_meta_ManagedFieldsEntry = {
-    KT_GK_STRUCT, NULL, f_meta_ManagedFieldsEntry, N(f_meta_ManagedFieldsEntry)};
+static const struct kt_godesc gt_meta_ManagedFieldsEntry = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_meta_ManagedFieldsEntry,
+                                                            N(f_meta_ManagedFieldsEntry),
+                                                            "v1.ManagedFieldsEntry",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_slice_meta_ManagedFieldsEntry = {
-    KT_GK_SLICE, &gt_meta_ManagedFieldsEntry, NULL, 0};
+    KT_GK_SLICE, &gt_meta_ManagedFieldsEntry, NULL, 0, "[]v1.ManagedFieldsEntry", 0, 0};
 static const struct kt_gofield f_meta_ObjectMeta[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"generateName", &gt_string, KT_GF_OMITEMPTY},
-    {"namespace", &gt_string, KT_GF_OMITEMPTY},
-    {"selfLink", &gt_string, KT_GF_OMITEMPTY},
-    {"uid", &gt_string, KT_GF_OMITEMPTY},
-    {"resourceVersion", &gt_string, KT_GF_OMITEMPTY},
-    {"generation", &gt_int, KT_GF_OMITEMPTY},
-    {"creationTimestamp", &gt_time, KT_GF_OMITEMPTY | KT_GF_OMITZERO},
-    {"deletionTimestamp", &gt_ptr_time, KT_GF_OMITEMPTY},
-    {"deletionGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"labels", &gt_map_string, KT_GF_OMITEMPTY},
-    {"annotations", &gt_map_string, KT_GF_OMITEMPTY},
-    {"ownerReferences", &gt_slice_meta_OwnerReference, KT_GF_OMITEMPTY},
-    {"finalizers", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"managedFields", &gt_slice_meta_ManagedFieldsEntry, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"generateName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"namespace", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"selfLink", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"uid", &gt_types_UID, KT_GF_OMITEMPTY, NULL},
+    {"resourceVersion", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"generation", &gt_int64, KT_GF_OMITEMPTY, NULL},
+    {"creationTimestamp", &gt_time, KT_GF_OMITEMPTY | KT_GF_OMITZERO, NULL},
+    {"deletionTimestamp", &gt_ptr_time, KT_GF_OMITEMPTY, NULL},
+    {"deletionGracePeriodSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"labels", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"annotations", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"ownerReferences", &gt_slice_meta_OwnerReference, KT_GF_OMITEMPTY, NULL},
+    {"finalizers", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"managedFields", &gt_slice_meta_ManagedFieldsEntry, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_meta_ObjectMeta = {KT_GK_STRUCT, NULL, f_meta_ObjectMeta,
-                                                    N(f_meta_ObjectMeta)};
-static const struct kt_godesc gt_ptr_string = {KT_GK_PTR, &gt_string, NULL, 0};
+static const struct kt_godesc gt_meta_ObjectMeta = {
+    KT_GK_STRUCT, NULL, f_meta_ObjectMeta, N(f_meta_ObjectMeta), "v1.ObjectMeta", 0, 0};
+static const struct kt_godesc gt_ptr_string = {KT_GK_PTR, &gt_string, NULL, 0, "*string", 0, 0};
 static const struct kt_gofield f_trainer_RuntimeRef[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"apiGroup", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"kind", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"apiGroup", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"kind", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_RuntimeRef = {KT_GK_STRUCT, NULL, f_trainer_RuntimeRef,
-                                           N(f_trainer_RuntimeRef)};
+const struct kt_godesc kt_go_RuntimeRef = {
+    KT_GK_STRUCT, NULL, f_trainer_RuntimeRef, N(f_trainer_RuntimeRef), "v1alpha1.RuntimeRef", 0, 0};
 static const struct kt_gofield f_core_ObjectFieldSelector[] = {
-    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},
-    {"fieldPath", &gt_string, 0},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"fieldPath", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_ObjectFieldSelector = {
-    KT_GK_STRUCT, NULL, f_core_ObjectFieldSelector, N(f_core_ObjectFieldSelector)};
+static const struct kt_godesc gt_core_ObjectFieldSelector = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_ObjectFieldSelector,
+                                                             N(f_core_ObjectFieldSelector),
+                                                             "v1.ObjectFieldSelector",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_ObjectFieldSelector = {
-    KT_GK_PTR, &gt_core_ObjectFieldSelector, NULL, 0};
+    KT_GK_PTR, &gt_core_ObjectFieldSelector, NULL, 0, "*v1.ObjectFieldSelector", 0, 0};
 static const struct kt_gofield f_core_ResourceFieldSelector[] = {
-    {"containerName", &gt_string, KT_GF_OMITEMPTY},
-    {"resource", &gt_string, 0},
-    {"divisor", &gt_quantity, KT_GF_OMITEMPTY},
+    {"containerName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"resource", &gt_string, 0, NULL},
+    {"divisor", &gt_quantity, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ResourceFieldSelector = {
-    KT_GK_STRUCT, NULL, f_core_ResourceFieldSelector, N(f_core_ResourceFieldSelector)};
+static const struct kt_godesc gt_core_ResourceFieldSelector = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_ResourceFieldSelector,
+                                                               N(f_core_ResourceFieldSelector),
+                                                               "v1.ResourceFieldSelector",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_ResourceFieldSelector = {
-    KT_GK_PTR, &gt_core_ResourceFieldSelector, NULL, 0};
+    KT_GK_PTR, &gt_core_ResourceFieldSelector, NULL, 0, "*v1.ResourceFieldSelector", 0, 0};
 static const struct kt_gofield f_core_ConfigMapKeySelector[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"key", &gt_string, 0},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"key", &gt_string, 0, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ConfigMapKeySelector = {
-    KT_GK_STRUCT, NULL, f_core_ConfigMapKeySelector, N(f_core_ConfigMapKeySelector)};
+static const struct kt_godesc gt_core_ConfigMapKeySelector = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_ConfigMapKeySelector,
+                                                              N(f_core_ConfigMapKeySelector),
+                                                              "v1.ConfigMapKeySelector",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_ConfigMapKeySelector = {
-    KT_GK_PTR, &gt_core_ConfigMapKeySelector, NULL, 0};
+    KT_GK_PTR, &gt_core_ConfigMapKeySelector, NULL, 0, "*v1.ConfigMapKeySelector", 0, 0};
 static const struct kt_gofield f_core_SecretKeySelector[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"key", &gt_string, 0},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"key", &gt_string, 0, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SecretKeySelector = {
-    KT_GK_STRUCT, NULL, f_core_SecretKeySelector, N(f_core_SecretKeySelector)};
-static const struct kt_godesc gt_ptr_core_SecretKeySelector = {KT_GK_PTR,
-                                                               &gt_core_SecretKeySelector, NULL, 0};
+static const struct kt_godesc gt_core_SecretKeySelector = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_core_SecretKeySelector,
+                                                           N(f_core_SecretKeySelector),
+                                                           "v1.SecretKeySelector",
+                                                           0,
+                                                           0};
+static const struct kt_godesc gt_ptr_core_SecretKeySelector = {
+    KT_GK_PTR, &gt_core_SecretKeySelector, NULL, 0, "*v1.SecretKeySelector", 0, 0};
 static const struct kt_gofield f_core_FileKeySelector[] = {
-    {"volumeName", &gt_string, 0},
-    {"path", &gt_string, 0},
-    {"key", &gt_string, 0},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"volumeName", &gt_string, 0, NULL},
+    {"path", &gt_string, 0, NULL},
+    {"key", &gt_string, 0, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_FileKeySelector = {KT_GK_STRUCT, NULL, f_core_FileKeySelector,
-                                                         N(f_core_FileKeySelector)};
-static const struct kt_godesc gt_ptr_core_FileKeySelector = {KT_GK_PTR, &gt_core_FileKeySelector,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_FileKeySelector = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_FileKeySelector,
+                                                         N(f_core_FileKeySelector),
+                                                         "v1.FileKeySelector",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_FileKeySelector = {
+    KT_GK_PTR, &gt_core_FileKeySelector, NULL, 0, "*v1.FileKeySelector", 0, 0};
 static const struct kt_gofield f_core_EnvVarSource[] = {
-    {"fieldRef", &gt_ptr_core_ObjectFieldSelector, KT_GF_OMITEMPTY},
-    {"resourceFieldRef", &gt_ptr_core_ResourceFieldSelector, KT_GF_OMITEMPTY},
-    {"configMapKeyRef", &gt_ptr_core_ConfigMapKeySelector, KT_GF_OMITEMPTY},
-    {"secretKeyRef", &gt_ptr_core_SecretKeySelector, KT_GF_OMITEMPTY},
-    {"fileKeyRef", &gt_ptr_core_FileKeySelector, KT_GF_OMITEMPTY},
+    {"fieldRef", &gt_ptr_core_ObjectFieldSelector, KT_GF_OMITEMPTY, NULL},
+    {"resourceFieldRef", &gt_ptr_core_ResourceFieldSelector, KT_GF_OMITEMPTY, NULL},
+    {"configMapKeyRef", &gt_ptr_core_ConfigMapKeySelector, KT_GF_OMITEMPTY, NULL},
+    {"secretKeyRef", &gt_ptr_core_SecretKeySelector, KT_GF_OMITEMPTY, NULL},
+    {"fileKeyRef", &gt_ptr_core_FileKeySelector, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_EnvVarSource = {KT_GK_STRUCT, NULL, f_core_EnvVarSource,
-                                                      N(f_core_EnvVarSource)};
-static const struct kt_godesc gt_ptr_core_EnvVarSource = {KT_GK_PTR, &gt_core_EnvVarSource, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_EnvVarSource = {
+    KT_GK_STRUCT, NULL, f_core_EnvVarSource, N(f_core_EnvVarSource), "v1.EnvVarSource", 0, 0};
+static const struct kt_godesc gt_ptr_core_EnvVarSource = {
+    KT_GK_PTR, &gt_core_EnvVarSource, NULL, 0, "*v1.EnvVarSource", 0, 0};
 static const struct kt_gofield f_core_EnvVar[] = {
-    {"name", &gt_string, 0},
-    {"value", &gt_string, KT_GF_OMITEMPTY},
-    {"valueFrom", &gt_ptr_core_EnvVarSource, KT_GF_OMITEMPTY},
+    {"name", &gt_string, 0, NULL},
+    {"value", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"valueFrom", &gt_ptr_core_EnvVarSource, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_EnvVar = {KT_GK_STRUCT, NULL, f_core_EnvVar, N(f_core_EnvVar)};
-static const struct kt_godesc gt_slice_core_EnvVar = {KT_GK_SLICE, &kt_go_EnvVar, NULL, 0};
+const struct kt_godesc kt_go_EnvVar = {
+    KT_GK_STRUCT, NULL, f_core_EnvVar, N(f_core_EnvVar), "v1.EnvVar", 0, 0};
+static const struct kt_godesc gt_slice_core_EnvVar = {
+    KT_GK_SLICE, &kt_go_EnvVar, NULL, 0, "[]v1.EnvVar", 0, 0};
 static const struct kt_gofield f_core_LocalObjectReference[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_LocalObjectReference = {
-    KT_GK_STRUCT, NULL, f_core_LocalObjectReference, N(f_core_LocalObjectReference)};
+static const struct kt_godesc gt_core_LocalObjectReference = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_LocalObjectReference,
+                                                              N(f_core_LocalObjectReference),
+                                                              "v1.LocalObjectReference",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_LocalObjectReference = {
-    KT_GK_PTR, &gt_core_LocalObjectReference, NULL, 0};
+    KT_GK_PTR, &gt_core_LocalObjectReference, NULL, 0, "*v1.LocalObjectReference", 0, 0};
 static const struct kt_gofield f_trainer_DatasetInitializer[] = {
-    {"storageUri", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
+    {"storageUri", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_DatasetInitializer = {
-    KT_GK_STRUCT, NULL, f_trainer_DatasetInitializer, N(f_trainer_DatasetInitializer)};
+static const struct kt_godesc gt_trainer_DatasetInitializer = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_trainer_DatasetInitializer,
+                                                               N(f_trainer_DatasetInitializer),
+                                                               "v1alpha1.DatasetInitializer",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_trainer_DatasetInitializer = {
-    KT_GK_PTR, &gt_trainer_DatasetInitializer, NULL, 0};
+    KT_GK_PTR, &gt_trainer_DatasetInitializer, NULL, 0, "*v1alpha1.DatasetInitializer", 0, 0};
 static const struct kt_gofield f_trainer_ModelInitializer[] = {
-    {"storageUri", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
+    {"storageUri", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_ModelInitializer = {
-    KT_GK_STRUCT, NULL, f_trainer_ModelInitializer, N(f_trainer_ModelInitializer)};
+static const struct kt_godesc gt_trainer_ModelInitializer = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_trainer_ModelInitializer,
+                                                             N(f_trainer_ModelInitializer),
+                                                             "v1alpha1.ModelInitializer",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_trainer_ModelInitializer = {
-    KT_GK_PTR, &gt_trainer_ModelInitializer, NULL, 0};
+    KT_GK_PTR, &gt_trainer_ModelInitializer, NULL, 0, "*v1alpha1.ModelInitializer", 0, 0};
 static const struct kt_gofield f_trainer_Initializer[] = {
-    {"dataset", &gt_ptr_trainer_DatasetInitializer, KT_GF_OMITEMPTY},
-    {"model", &gt_ptr_trainer_ModelInitializer, KT_GF_OMITEMPTY},
+    {"dataset", &gt_ptr_trainer_DatasetInitializer, KT_GF_OMITEMPTY, NULL},
+    {"model", &gt_ptr_trainer_ModelInitializer, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_Initializer = {KT_GK_STRUCT, NULL, f_trainer_Initializer,
-                                                        N(f_trainer_Initializer)};
-static const struct kt_godesc gt_ptr_trainer_Initializer = {KT_GK_PTR, &gt_trainer_Initializer,
-                                                            NULL, 0};
-static const struct kt_godesc gt_map_quantity = {KT_GK_MAP, &gt_quantity, NULL, 0};
+static const struct kt_godesc gt_trainer_Initializer = {KT_GK_STRUCT,
+                                                        NULL,
+                                                        f_trainer_Initializer,
+                                                        N(f_trainer_Initializer),
+                                                        "v1alpha1.Initializer",
+                                                        0,
+                                                        0};
+static const struct kt_godesc gt_ptr_trainer_Initializer = {
+    KT_GK_PTR, &gt_trainer_Initializer, NULL, 0, "*v1alpha1.Initializer", 0, 0};
+static const struct kt_godesc gt_ptr_int32 = {KT_GK_PTR, &gt_int32, NULL, 0, "*int32", 0, 0};
+static const struct kt_godesc gt_core_ResourceName = {KT_GK_STRING,      NULL, NULL, 0,
+                                                      "v1.ResourceName", 0,    0};
+static const struct kt_godesc gt_core_ResourceList = {
+    KT_GK_MAP, &gt_quantity, NULL, 0, "v1.ResourceList", 0, 0};
 static const struct kt_gofield f_core_ResourceClaim[] = {
-    {"name", &gt_string, 0},
-    {"request", &gt_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, 0, NULL},
+    {"request", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ResourceClaim = {KT_GK_STRUCT, NULL, f_core_ResourceClaim,
-                                                       N(f_core_ResourceClaim)};
-static const struct kt_godesc gt_slice_core_ResourceClaim = {KT_GK_SLICE, &gt_core_ResourceClaim,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_ResourceClaim = {
+    KT_GK_STRUCT, NULL, f_core_ResourceClaim, N(f_core_ResourceClaim), "v1.ResourceClaim", 0, 0};
+static const struct kt_godesc gt_slice_core_ResourceClaim = {
+    KT_GK_SLICE, &gt_core_ResourceClaim, NULL, 0, "[]v1.ResourceClaim", 0, 0};
 static const struct kt_gofield f_core_ResourceRequirements[] = {
-    {"limits", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"requests", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"claims", &gt_slice_core_ResourceClaim, KT_GF_OMITEMPTY},
+    {"limits", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"requests", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"claims", &gt_slice_core_ResourceClaim, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_ResourceRequirements = {
-    KT_GK_STRUCT, NULL, f_core_ResourceRequirements, N(f_core_ResourceRequirements)};
+const struct kt_godesc kt_go_ResourceRequirements = {KT_GK_STRUCT,
+                                                     NULL,
+                                                     f_core_ResourceRequirements,
+                                                     N(f_core_ResourceRequirements),
+                                                     "v1.ResourceRequirements",
+                                                     0,
+                                                     0};
 static const struct kt_godesc gt_ptr_core_ResourceRequirements = {
-    KT_GK_PTR, &kt_go_ResourceRequirements, NULL, 0};
+    KT_GK_PTR, &kt_go_ResourceRequirements, NULL, 0, "*v1.ResourceRequirements", 0, 0};
 static const struct kt_gofield f_trainer_Trainer[] = {
-    {"image", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"command", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"args", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"numNodes", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"resourcesPerNode", &gt_ptr_core_ResourceRequirements, KT_GF_OMITEMPTY},
-    {"numProcPerNode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"image", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"command", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"args", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, NULL},
+    {"numNodes", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"resourcesPerNode", &gt_ptr_core_ResourceRequirements, KT_GF_OMITEMPTY, NULL},
+    {"numProcPerNode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_Trainer = {KT_GK_STRUCT, NULL, f_trainer_Trainer,
-                                                    N(f_trainer_Trainer)};
-static const struct kt_godesc gt_ptr_trainer_Trainer = {KT_GK_PTR, &gt_trainer_Trainer, NULL, 0};
-static const struct kt_godesc gt_ptr_meta_ObjectMeta = {KT_GK_PTR, &gt_meta_ObjectMeta, NULL, 0};
+static const struct kt_godesc gt_trainer_Trainer = {
+    KT_GK_STRUCT, NULL, f_trainer_Trainer, N(f_trainer_Trainer), "v1alpha1.Trainer", 0, 0};
+static const struct kt_godesc gt_ptr_trainer_Trainer = {
+    KT_GK_PTR, &gt_trainer_Trainer, NULL, 0, "*v1alpha1.Trainer", 0, 0};
+static const struct kt_godesc gt_ptr_meta_ObjectMeta = {
+    KT_GK_PTR, &gt_meta_ObjectMeta, NULL, 0, "*v1.ObjectMeta", 0, 0};
+static const struct kt_godesc gt_core_HostPathType = {KT_GK_STRING,      NULL, NULL, 0,
+                                                      "v1.HostPathType", 0,    0};
+static const struct kt_godesc gt_ptr_core_HostPathType = {
+    KT_GK_PTR, &gt_core_HostPathType, NULL, 0, "*v1.HostPathType", 0, 0};
 static const struct kt_gofield f_core_HostPathVolumeSource[] = {
-    {"path", &gt_string, 0},
-    {"type", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"path", &gt_string, 0, NULL},
+    {"type", &gt_ptr_core_HostPathType, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_HostPathVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_HostPathVolumeSource, N(f_core_HostPathVolumeSource)};
+static const struct kt_godesc gt_core_HostPathVolumeSource = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_HostPathVolumeSource,
+                                                              N(f_core_HostPathVolumeSource),
+                                                              "v1.HostPathVolumeSource",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_HostPathVolumeSource = {
-    KT_GK_PTR, &gt_core_HostPathVolumeSource, NULL, 0};
-static const struct kt_godesc gt_ptr_quantity = {KT_GK_PTR, &gt_quantity, NULL, 0};
+    KT_GK_PTR, &gt_core_HostPathVolumeSource, NULL, 0, "*v1.HostPathVolumeSource", 0, 0};
+static const struct kt_godesc gt_core_StorageMedium = {KT_GK_STRING,       NULL, NULL, 0,
+                                                       "v1.StorageMedium", 0,    0};
+static const struct kt_godesc gt_ptr_quantity = {
+    KT_GK_PTR, &gt_quantity, NULL, 0, "*resource.Quantity", 0, 0};
 static const struct kt_gofield f_core_EmptyDirVolumeSource[] = {
-    {"medium", &gt_string, KT_GF_OMITEMPTY},
-    {"sizeLimit", &gt_ptr_quantity, KT_GF_OMITEMPTY},
+    {"medium", &gt_core_StorageMedium, KT_GF_OMITEMPTY, NULL},
+    {"sizeLimit", &gt_ptr_quantity, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_EmptyDirVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_EmptyDirVolumeSource, N(f_core_EmptyDirVolumeSource)};
+static const struct kt_godesc gt_core_EmptyDirVolumeSource = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_EmptyDirVolumeSource,
+                                                              N(f_core_EmptyDirVolumeSource),
+                                                              "v1.EmptyDirVolumeSource",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_EmptyDirVolumeSource = {
-    KT_GK_PTR, &gt_core_EmptyDirVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_EmptyDirVolumeSource, NULL, 0, "*v1.EmptyDirVolumeSource", 0, 0};
 static const struct kt_gofield f_core_GCEPersistentDiskVolumeSource[] = {
-    {"pdName", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"partition", &gt_int, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"pdName", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"partition", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_GCEPersistentDiskVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_GCEPersistentDiskVolumeSource,
-    N(f_core_GCEPersistentDiskVolumeSource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_GCEPersistentDiskVolumeSource,
+    N(f_core_GCEPersistentDiskVolumeSource),
+    "v1.GCEPersistentDiskVolumeSource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_GCEPersistentDiskVolumeSource = {
-    KT_GK_PTR, &gt_core_GCEPersistentDiskVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_GCEPersistentDiskVolumeSource, NULL,
+    0,         "*v1.GCEPersistentDiskVolumeSource",    0,
+    0};
 static const struct kt_gofield f_core_AWSElasticBlockStoreVolumeSource[] = {
-    {"volumeID", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"partition", &gt_int, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"volumeID", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"partition", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_AWSElasticBlockStoreVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_AWSElasticBlockStoreVolumeSource,
-    N(f_core_AWSElasticBlockStoreVolumeSource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_AWSElasticBlockStoreVolumeSource,
+    N(f_core_AWSElasticBlockStoreVolumeSource),
+    "v1.AWSElasticBlockStoreVolumeSource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_AWSElasticBlockStoreVolumeSource = {
-    KT_GK_PTR, &gt_core_AWSElasticBlockStoreVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_AWSElasticBlockStoreVolumeSource, NULL,
+    0,         "*v1.AWSElasticBlockStoreVolumeSource",    0,
+    0};
 static const struct kt_gofield f_core_GitRepoVolumeSource[] = {
-    {"repository", &gt_string, 0},
-    {"revision", &gt_string, KT_GF_OMITEMPTY},
-    {"directory", &gt_string, KT_GF_OMITEMPTY},
+    {"repository", &gt_string, 0, NULL},
+    {"revision", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"directory", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_GitRepoVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_GitRepoVolumeSource, N(f_core_GitRepoVolumeSource)};
+static const struct kt_godesc gt_core_GitRepoVolumeSource = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_GitRepoVolumeSource,
+                                                             N(f_core_GitRepoVolumeSource),
+                                                             "v1.GitRepoVolumeSource",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_GitRepoVolumeSource = {
-    KT_GK_PTR, &gt_core_GitRepoVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_GitRepoVolumeSource, NULL, 0, "*v1.GitRepoVolumeSource", 0, 0};
 static const struct kt_gofield f_core_KeyToPath[] = {
-    {"key", &gt_string, 0},
-    {"path", &gt_string, 0},
-    {"mode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"key", &gt_string, 0, NULL},
+    {"path", &gt_string, 0, NULL},
+    {"mode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_KeyToPath = {KT_GK_STRUCT, NULL, f_core_KeyToPath,
-                                                   N(f_core_KeyToPath)};
-static const struct kt_godesc gt_slice_core_KeyToPath = {KT_GK_SLICE, &gt_core_KeyToPath, NULL, 0};
+static const struct kt_godesc gt_core_KeyToPath = {
+    KT_GK_STRUCT, NULL, f_core_KeyToPath, N(f_core_KeyToPath), "v1.KeyToPath", 0, 0};
+static const struct kt_godesc gt_slice_core_KeyToPath = {
+    KT_GK_SLICE, &gt_core_KeyToPath, NULL, 0, "[]v1.KeyToPath", 0, 0};
 static const struct kt_gofield f_core_SecretVolumeSource[] = {
-    {"secretName", &gt_string, KT_GF_OMITEMPTY},
-    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY},
-    {"defaultMode", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"secretName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY, NULL},
+    {"defaultMode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SecretVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_SecretVolumeSource, N(f_core_SecretVolumeSource)};
+static const struct kt_godesc gt_core_SecretVolumeSource = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_SecretVolumeSource,
+                                                            N(f_core_SecretVolumeSource),
+                                                            "v1.SecretVolumeSource",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_SecretVolumeSource = {
-    KT_GK_PTR, &gt_core_SecretVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_SecretVolumeSource, NULL, 0, "*v1.SecretVolumeSource", 0, 0};
 static const struct kt_gofield f_core_NFSVolumeSource[] = {
-    {"server", &gt_string, 0},
-    {"path", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"server", &gt_string, 0, NULL},
+    {"path", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_NFSVolumeSource = {KT_GK_STRUCT, NULL, f_core_NFSVolumeSource,
-                                                         N(f_core_NFSVolumeSource)};
-static const struct kt_godesc gt_ptr_core_NFSVolumeSource = {KT_GK_PTR, &gt_core_NFSVolumeSource,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_NFSVolumeSource = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_NFSVolumeSource,
+                                                         N(f_core_NFSVolumeSource),
+                                                         "v1.NFSVolumeSource",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_NFSVolumeSource = {
+    KT_GK_PTR, &gt_core_NFSVolumeSource, NULL, 0, "*v1.NFSVolumeSource", 0, 0};
 static const struct kt_gofield f_core_ISCSIVolumeSource[] = {
-    {"targetPortal", &gt_string, 0},
-    {"iqn", &gt_string, 0},
-    {"lun", &gt_int, 0},
-    {"iscsiInterface", &gt_string, KT_GF_OMITEMPTY},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"portals", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"chapAuthDiscovery", &gt_bool, KT_GF_OMITEMPTY},
-    {"chapAuthSession", &gt_bool, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"initiatorName", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"targetPortal", &gt_string, 0, NULL},
+    {"iqn", &gt_string, 0, NULL},
+    {"lun", &gt_int32, 0, NULL},
+    {"iscsiInterface", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"portals", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"chapAuthDiscovery", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"chapAuthSession", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"initiatorName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ISCSIVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_ISCSIVolumeSource, N(f_core_ISCSIVolumeSource)};
-static const struct kt_godesc gt_ptr_core_ISCSIVolumeSource = {KT_GK_PTR,
-                                                               &gt_core_ISCSIVolumeSource, NULL, 0};
+static const struct kt_godesc gt_core_ISCSIVolumeSource = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_core_ISCSIVolumeSource,
+                                                           N(f_core_ISCSIVolumeSource),
+                                                           "v1.ISCSIVolumeSource",
+                                                           0,
+                                                           0};
+static const struct kt_godesc gt_ptr_core_ISCSIVolumeSource = {
+    KT_GK_PTR, &gt_core_ISCSIVolumeSource, NULL, 0, "*v1.ISCSIVolumeSource", 0, 0};
 static const struct kt_gofield f_core_GlusterfsVolumeSource[] = {
-    {"endpoints", &gt_string, 0},
-    {"path", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"endpoints", &gt_string, 0, NULL},
+    {"path", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_GlusterfsVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_GlusterfsVolumeSource, N(f_core_GlusterfsVolumeSource)};
+static const struct kt_godesc gt_core_GlusterfsVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_GlusterfsVolumeSource,
+                                                               N(f_core_GlusterfsVolumeSource),
+                                                               "v1.GlusterfsVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_GlusterfsVolumeSource = {
-    KT_GK_PTR, &gt_core_GlusterfsVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_GlusterfsVolumeSource, NULL, 0, "*v1.GlusterfsVolumeSource", 0, 0};
 static const struct kt_gofield f_core_PersistentVolumeClaimVolumeSource[] = {
-    {"claimName", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"claimName", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PersistentVolumeClaimVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaimVolumeSource,
-    N(f_core_PersistentVolumeClaimVolumeSource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PersistentVolumeClaimVolumeSource,
+    N(f_core_PersistentVolumeClaimVolumeSource),
+    "v1.PersistentVolumeClaimVolumeSource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_PersistentVolumeClaimVolumeSource = {
-    KT_GK_PTR, &gt_core_PersistentVolumeClaimVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_PersistentVolumeClaimVolumeSource, NULL,
+    0,         "*v1.PersistentVolumeClaimVolumeSource",    0,
+    0};
 static const struct kt_gofield f_core_RBDVolumeSource[] = {
-    {"monitors", &gt_slice_string, 0},
-    {"image", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"pool", &gt_string, KT_GF_OMITEMPTY},
-    {"user", &gt_string, KT_GF_OMITEMPTY},
-    {"keyring", &gt_string, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"monitors", &gt_slice_string, 0, NULL},
+    {"image", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"pool", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"user", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"keyring", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_RBDVolumeSource = {KT_GK_STRUCT, NULL, f_core_RBDVolumeSource,
-                                                         N(f_core_RBDVolumeSource)};
-static const struct kt_godesc gt_ptr_core_RBDVolumeSource = {KT_GK_PTR, &gt_core_RBDVolumeSource,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_RBDVolumeSource = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_RBDVolumeSource,
+                                                         N(f_core_RBDVolumeSource),
+                                                         "v1.RBDVolumeSource",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_RBDVolumeSource = {
+    KT_GK_PTR, &gt_core_RBDVolumeSource, NULL, 0, "*v1.RBDVolumeSource", 0, 0};
 static const struct kt_gofield f_core_FlexVolumeSource[] = {
-    {"driver", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"options", &gt_map_string, KT_GF_OMITEMPTY},
+    {"driver", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"options", &gt_map_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_FlexVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_FlexVolumeSource, N(f_core_FlexVolumeSource)};
-static const struct kt_godesc gt_ptr_core_FlexVolumeSource = {KT_GK_PTR, &gt_core_FlexVolumeSource,
-                                                              NULL, 0};
+static const struct kt_godesc gt_core_FlexVolumeSource = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_FlexVolumeSource,
+                                                          N(f_core_FlexVolumeSource),
+                                                          "v1.FlexVolumeSource",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_ptr_core_FlexVolumeSource = {
+    KT_GK_PTR, &gt_core_FlexVolumeSource, NULL, 0, "*v1.FlexVolumeSource", 0, 0};
 static const struct kt_gofield f_core_CinderVolumeSource[] = {
-    {"volumeID", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
+    {"volumeID", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_CinderVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_CinderVolumeSource, N(f_core_CinderVolumeSource)};
+static const struct kt_godesc gt_core_CinderVolumeSource = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_CinderVolumeSource,
+                                                            N(f_core_CinderVolumeSource),
+                                                            "v1.CinderVolumeSource",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_CinderVolumeSource = {
-    KT_GK_PTR, &gt_core_CinderVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_CinderVolumeSource, NULL, 0, "*v1.CinderVolumeSource", 0, 0};
 static const struct kt_gofield f_core_CephFSVolumeSource[] = {
-    {"monitors", &gt_slice_string, 0},
-    {"path", &gt_string, KT_GF_OMITEMPTY},
-    {"user", &gt_string, KT_GF_OMITEMPTY},
-    {"secretFile", &gt_string, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"monitors", &gt_slice_string, 0, NULL},
+    {"path", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"user", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"secretFile", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_CephFSVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_CephFSVolumeSource, N(f_core_CephFSVolumeSource)};
+static const struct kt_godesc gt_core_CephFSVolumeSource = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_CephFSVolumeSource,
+                                                            N(f_core_CephFSVolumeSource),
+                                                            "v1.CephFSVolumeSource",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_CephFSVolumeSource = {
-    KT_GK_PTR, &gt_core_CephFSVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_CephFSVolumeSource, NULL, 0, "*v1.CephFSVolumeSource", 0, 0};
 static const struct kt_gofield f_core_FlockerVolumeSource[] = {
-    {"datasetName", &gt_string, KT_GF_OMITEMPTY},
-    {"datasetUUID", &gt_string, KT_GF_OMITEMPTY},
+    {"datasetName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"datasetUUID", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_FlockerVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_FlockerVolumeSource, N(f_core_FlockerVolumeSource)};
+static const struct kt_godesc gt_core_FlockerVolumeSource = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_FlockerVolumeSource,
+                                                             N(f_core_FlockerVolumeSource),
+                                                             "v1.FlockerVolumeSource",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_FlockerVolumeSource = {
-    KT_GK_PTR, &gt_core_FlockerVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_FlockerVolumeSource, NULL, 0, "*v1.FlockerVolumeSource", 0, 0};
 static const struct kt_gofield f_core_DownwardAPIVolumeFile[] = {
-    {"path", &gt_string, 0},
-    {"fieldRef", &gt_ptr_core_ObjectFieldSelector, KT_GF_OMITEMPTY},
-    {"resourceFieldRef", &gt_ptr_core_ResourceFieldSelector, KT_GF_OMITEMPTY},
-    {"mode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"path", &gt_string, 0, NULL},
+    {"fieldRef", &gt_ptr_core_ObjectFieldSelector, KT_GF_OMITEMPTY, NULL},
+    {"resourceFieldRef", &gt_ptr_core_ResourceFieldSelector, KT_GF_OMITEMPTY, NULL},
+    {"mode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_DownwardAPIVolumeFile = {
-    KT_GK_STRUCT, NULL, f_core_DownwardAPIVolumeFile, N(f_core_DownwardAPIVolumeFile)};
+static const struct kt_godesc gt_core_DownwardAPIVolumeFile = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_DownwardAPIVolumeFile,
+                                                               N(f_core_DownwardAPIVolumeFile),
+                                                               "v1.DownwardAPIVolumeFile",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_slice_core_DownwardAPIVolumeFile = {
-    KT_GK_SLICE, &gt_core_DownwardAPIVolumeFile, NULL, 0};
+    KT_GK_SLICE, &gt_core_DownwardAPIVolumeFile, NULL, 0, "[]v1.DownwardAPIVolumeFile", 0, 0};
 static const struct kt_gofield f_core_DownwardAPIVolumeSource[] = {
-    {"items", &gt_slice_core_DownwardAPIVolumeFile, KT_GF_OMITEMPTY},
-    {"defaultMode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"items", &gt_slice_core_DownwardAPIVolumeFile, KT_GF_OMITEMPTY, NULL},
+    {"defaultMode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_DownwardAPIVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_DownwardAPIVolumeSource, N(f_core_DownwardAPIVolumeSource)};
+static const struct kt_godesc gt_core_DownwardAPIVolumeSource = {KT_GK_STRUCT,
+                                                                 NULL,
+                                                                 f_core_DownwardAPIVolumeSource,
+                                                                 N(f_core_DownwardAPIVolumeSource),
+                                                                 "v1.DownwardAPIVolumeSource",
+                                                                 0,
+                                                                 0};
 static const struct kt_godesc gt_ptr_core_DownwardAPIVolumeSource = {
-    KT_GK_PTR, &gt_core_DownwardAPIVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_DownwardAPIVolumeSource, NULL, 0, "*v1.DownwardAPIVolumeSource", 0, 0};
 static const struct kt_gofield f_core_FCVolumeSource[] = {
-    {"targetWWNs", &gt_slice_string, KT_GF_OMITEMPTY}, {"lun", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},           {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"wwids", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"targetWWNs", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"lun", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"wwids", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_FCVolumeSource = {KT_GK_STRUCT, NULL, f_core_FCVolumeSource,
-                                                        N(f_core_FCVolumeSource)};
-static const struct kt_godesc gt_ptr_core_FCVolumeSource = {KT_GK_PTR, &gt_core_FCVolumeSource,
-                                                            NULL, 0};
+static const struct kt_godesc gt_core_FCVolumeSource = {
+    KT_GK_STRUCT, NULL, f_core_FCVolumeSource, N(f_core_FCVolumeSource), "v1.FCVolumeSource", 0, 0};
+static const struct kt_godesc gt_ptr_core_FCVolumeSource = {
+    KT_GK_PTR, &gt_core_FCVolumeSource, NULL, 0, "*v1.FCVolumeSource", 0, 0};
 static const struct kt_gofield f_core_AzureFileVolumeSource[] = {
-    {"secretName", &gt_string, 0},
-    {"shareName", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"secretName", &gt_string, 0, NULL},
+    {"shareName", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_AzureFileVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_AzureFileVolumeSource, N(f_core_AzureFileVolumeSource)};
+static const struct kt_godesc gt_core_AzureFileVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_AzureFileVolumeSource,
+                                                               N(f_core_AzureFileVolumeSource),
+                                                               "v1.AzureFileVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_AzureFileVolumeSource = {
-    KT_GK_PTR, &gt_core_AzureFileVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_AzureFileVolumeSource, NULL, 0, "*v1.AzureFileVolumeSource", 0, 0};
 static const struct kt_gofield f_core_ConfigMapVolumeSource[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY},
-    {"defaultMode", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY, NULL},
+    {"defaultMode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ConfigMapVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_ConfigMapVolumeSource, N(f_core_ConfigMapVolumeSource)};
+static const struct kt_godesc gt_core_ConfigMapVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_ConfigMapVolumeSource,
+                                                               N(f_core_ConfigMapVolumeSource),
+                                                               "v1.ConfigMapVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_ConfigMapVolumeSource = {
-    KT_GK_PTR, &gt_core_ConfigMapVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_ConfigMapVolumeSource, NULL, 0, "*v1.ConfigMapVolumeSource", 0, 0};
 static const struct kt_gofield f_core_VsphereVirtualDiskVolumeSource[] = {
-    {"volumePath", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"storagePolicyName", &gt_string, KT_GF_OMITEMPTY},
-    {"storagePolicyID", &gt_string, KT_GF_OMITEMPTY},
+    {"volumePath", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"storagePolicyName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"storagePolicyID", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_VsphereVirtualDiskVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_VsphereVirtualDiskVolumeSource,
-    N(f_core_VsphereVirtualDiskVolumeSource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_VsphereVirtualDiskVolumeSource,
+    N(f_core_VsphereVirtualDiskVolumeSource),
+    "v1.VsphereVirtualDiskVolumeSource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_VsphereVirtualDiskVolumeSource = {
-    KT_GK_PTR, &gt_core_VsphereVirtualDiskVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_VsphereVirtualDiskVolumeSource, NULL,
+    0,         "*v1.VsphereVirtualDiskVolumeSource",    0,
+    0};
 static const struct kt_gofield f_core_QuobyteVolumeSource[] = {
-    {"registry", &gt_string, 0},
-    {"volume", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"user", &gt_string, KT_GF_OMITEMPTY},
-    {"group", &gt_string, KT_GF_OMITEMPTY},
-    {"tenant", &gt_string, KT_GF_OMITEMPTY},
+    {"registry", &gt_string, 0, NULL},
+    {"volume", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"user", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"group", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"tenant", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_QuobyteVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_QuobyteVolumeSource, N(f_core_QuobyteVolumeSource)};
+static const struct kt_godesc gt_core_QuobyteVolumeSource = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_QuobyteVolumeSource,
+                                                             N(f_core_QuobyteVolumeSource),
+                                                             "v1.QuobyteVolumeSource",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_QuobyteVolumeSource = {
-    KT_GK_PTR, &gt_core_QuobyteVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_QuobyteVolumeSource, NULL, 0, "*v1.QuobyteVolumeSource", 0, 0};
+static const struct kt_godesc gt_core_AzureDataDiskCachingMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.AzureDataDiskCachingMode", 0, 0};
+static const struct kt_godesc gt_ptr_core_AzureDataDiskCachingMode = {
+    KT_GK_PTR, &gt_core_AzureDataDiskCachingMode, NULL, 0, "*v1.AzureDataDiskCachingMode", 0, 0};
+static const struct kt_godesc gt_core_AzureDataDiskKind = {KT_GK_STRING,           NULL, NULL, 0,
+                                                           "v1.AzureDataDiskKind", 0,    0};
+static const struct kt_godesc gt_ptr_core_AzureDataDiskKind = {
+    KT_GK_PTR, &gt_core_AzureDataDiskKind, NULL, 0, "*v1.AzureDataDiskKind", 0, 0};
 static const struct kt_gofield f_core_AzureDiskVolumeSource[] = {
-    {"diskName", &gt_string, 0},
-    {"diskURI", &gt_string, 0},
-    {"cachingMode", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"fsType", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"kind", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"diskName", &gt_string, 0, NULL},
+    {"diskURI", &gt_string, 0, NULL},
+    {"cachingMode", &gt_ptr_core_AzureDataDiskCachingMode, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"kind", &gt_ptr_core_AzureDataDiskKind, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_AzureDiskVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_AzureDiskVolumeSource, N(f_core_AzureDiskVolumeSource)};
+static const struct kt_godesc gt_core_AzureDiskVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_AzureDiskVolumeSource,
+                                                               N(f_core_AzureDiskVolumeSource),
+                                                               "v1.AzureDiskVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_AzureDiskVolumeSource = {
-    KT_GK_PTR, &gt_core_AzureDiskVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_AzureDiskVolumeSource, NULL, 0, "*v1.AzureDiskVolumeSource", 0, 0};
 static const struct kt_gofield f_core_PhotonPersistentDiskVolumeSource[] = {
-    {"pdID", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
+    {"pdID", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PhotonPersistentDiskVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_PhotonPersistentDiskVolumeSource,
-    N(f_core_PhotonPersistentDiskVolumeSource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PhotonPersistentDiskVolumeSource,
+    N(f_core_PhotonPersistentDiskVolumeSource),
+    "v1.PhotonPersistentDiskVolumeSource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_PhotonPersistentDiskVolumeSource = {
-    KT_GK_PTR, &gt_core_PhotonPersistentDiskVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_PhotonPersistentDiskVolumeSource, NULL,
+    0,         "*v1.PhotonPersistentDiskVolumeSource",    0,
+    0};
 static const struct kt_gofield f_core_SecretProjection[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SecretProjection = {
-    KT_GK_STRUCT, NULL, f_core_SecretProjection, N(f_core_SecretProjection)};
-static const struct kt_godesc gt_ptr_core_SecretProjection = {KT_GK_PTR, &gt_core_SecretProjection,
-                                                              NULL, 0};
+static const struct kt_godesc gt_core_SecretProjection = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_SecretProjection,
+                                                          N(f_core_SecretProjection),
+                                                          "v1.SecretProjection",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_ptr_core_SecretProjection = {
+    KT_GK_PTR, &gt_core_SecretProjection, NULL, 0, "*v1.SecretProjection", 0, 0};
 static const struct kt_gofield f_core_DownwardAPIProjection[] = {
-    {"items", &gt_slice_core_DownwardAPIVolumeFile, KT_GF_OMITEMPTY},
+    {"items", &gt_slice_core_DownwardAPIVolumeFile, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_DownwardAPIProjection = {
-    KT_GK_STRUCT, NULL, f_core_DownwardAPIProjection, N(f_core_DownwardAPIProjection)};
+static const struct kt_godesc gt_core_DownwardAPIProjection = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_DownwardAPIProjection,
+                                                               N(f_core_DownwardAPIProjection),
+                                                               "v1.DownwardAPIProjection",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_DownwardAPIProjection = {
-    KT_GK_PTR, &gt_core_DownwardAPIProjection, NULL, 0};
+    KT_GK_PTR, &gt_core_DownwardAPIProjection, NULL, 0, "*v1.DownwardAPIProjection", 0, 0};
 static const struct kt_gofield f_core_ConfigMapProjection[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"items", &gt_slice_core_KeyToPath, KT_GF_OMITEMPTY, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ConfigMapProjection = {
-    KT_GK_STRUCT, NULL, f_core_ConfigMapProjection, N(f_core_ConfigMapProjection)};
+static const struct kt_godesc gt_core_ConfigMapProjection = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_ConfigMapProjection,
+                                                             N(f_core_ConfigMapProjection),
+                                                             "v1.ConfigMapProjection",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_ConfigMapProjection = {
-    KT_GK_PTR, &gt_core_ConfigMapProjection, NULL, 0};
+    KT_GK_PTR, &gt_core_ConfigMapProjection, NULL, 0, "*v1.ConfigMapProjection", 0, 0};
 static const struct kt_gofield f_core_ServiceAccountTokenProjection[] = {
-    {"audience", &gt_string, KT_GF_OMITEMPTY},
-    {"expirationSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"path", &gt_string, 0},
+    {"audience", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"expirationSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"path", &gt_string, 0, NULL},
 };
 static const struct kt_godesc gt_core_ServiceAccountTokenProjection = {
-    KT_GK_STRUCT, NULL, f_core_ServiceAccountTokenProjection,
-    N(f_core_ServiceAccountTokenProjection)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_ServiceAccountTokenProjection,
+    N(f_core_ServiceAccountTokenProjection),
+    "v1.ServiceAccountTokenProjection",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_ServiceAccountTokenProjection = {
-    KT_GK_PTR, &gt_core_ServiceAccountTokenProjection, NULL, 0};
+    KT_GK_PTR, &gt_core_ServiceAccountTokenProjection, NULL,
+    0,         "*v1.ServiceAccountTokenProjection",    0,
+    0};
+static const struct kt_godesc gt_meta_LabelSelectorOperator = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.LabelSelectorOperator", 0, 0};
 static const struct kt_gofield f_meta_LabelSelectorRequirement[] = {
-    {"key", &gt_string, 0},
-    {"operator", &gt_string, 0},
-    {"values", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"key", &gt_string, 0, NULL},
+    {"operator", &gt_meta_LabelSelectorOperator, 0, NULL},
+    {"values", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_meta_LabelSelectorRequirement = {
-    KT_GK_STRUCT, NULL, f_meta_LabelSelectorRequirement, N(f_meta_LabelSelectorRequirement)};
+    KT_GK_STRUCT,
+    NULL,
+    f_meta_LabelSelectorRequirement,
+    N(f_meta_LabelSelectorRequirement),
+    "v1.LabelSelectorRequirement",
+    0,
+    0};
 static const struct kt_godesc gt_slice_meta_LabelSelectorRequirement = {
-    KT_GK_SLICE, &gt_meta_LabelSelectorRequirement, NULL, 0};
+    KT_GK_SLICE, &gt_meta_LabelSelectorRequirement, NULL, 0, "[]v1.LabelSelectorRequirement", 0, 0};
 static const struct kt_gofield f_meta_LabelSelector[] = {
-    {"matchLabels", &gt_map_string, KT_GF_OMITEMPTY},
-    {"matchExpressions", &gt_slice_meta_LabelSelectorRequirement, KT_GF_OMITEMPTY},
+    {"matchLabels", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"matchExpressions", &gt_slice_meta_LabelSelectorRequirement, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_meta_LabelSelector = {KT_GK_STRUCT, NULL, f_meta_LabelSelector,
-                                                       N(f_meta_LabelSelector)};
-static const struct kt_godesc gt_ptr_meta_LabelSelector = {KT_GK_PTR, &gt_meta_LabelSelector, NULL,
-                                                           0};
+static const struct kt_godesc gt_meta_LabelSelector = {
+    KT_GK_STRUCT, NULL, f_meta_LabelSelector, N(f_meta_LabelSelector), "v1.LabelSelector", 0, 0};
+static const struct kt_godesc gt_ptr_meta_LabelSelector = {
+    KT_GK_PTR, &gt_meta_LabelSelector, NULL, 0, "*v1.LabelSelector", 0, 0};
 static const struct kt_gofield f_core_ClusterTrustBundleProjection[] = {
-    {"name", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"signerName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"path", &gt_string, 0},
+    {"name", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"signerName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"path", &gt_string, 0, NULL},
 };
 static const struct kt_godesc gt_core_ClusterTrustBundleProjection = {
-    KT_GK_STRUCT, NULL, f_core_ClusterTrustBundleProjection,
-    N(f_core_ClusterTrustBundleProjection)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_ClusterTrustBundleProjection,
+    N(f_core_ClusterTrustBundleProjection),
+    "v1.ClusterTrustBundleProjection",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_ClusterTrustBundleProjection = {
-    KT_GK_PTR, &gt_core_ClusterTrustBundleProjection, NULL, 0};
+    KT_GK_PTR, &gt_core_ClusterTrustBundleProjection, NULL,
+    0,         "*v1.ClusterTrustBundleProjection",    0,
+    0};
 static const struct kt_gofield f_core_PodCertificateProjection[] = {
-    {"signerName", &gt_string, KT_GF_OMITEMPTY},
-    {"keyType", &gt_string, KT_GF_OMITEMPTY},
-    {"maxExpirationSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"credentialBundlePath", &gt_string, KT_GF_OMITEMPTY},
-    {"keyPath", &gt_string, KT_GF_OMITEMPTY},
-    {"certificateChainPath", &gt_string, KT_GF_OMITEMPTY},
-    {"userAnnotations", &gt_map_string, KT_GF_OMITEMPTY},
+    {"signerName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"keyType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"maxExpirationSeconds", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"credentialBundlePath", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"keyPath", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"certificateChainPath", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"userAnnotations", &gt_map_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PodCertificateProjection = {
-    KT_GK_STRUCT, NULL, f_core_PodCertificateProjection, N(f_core_PodCertificateProjection)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PodCertificateProjection,
+    N(f_core_PodCertificateProjection),
+    "v1.PodCertificateProjection",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_PodCertificateProjection = {
-    KT_GK_PTR, &gt_core_PodCertificateProjection, NULL, 0};
+    KT_GK_PTR, &gt_core_PodCertificateProjection, NULL, 0, "*v1.PodCertificateProjection", 0, 0};
 static const struct kt_gofield f_core_VolumeProjection[] = {
-    {"secret", &gt_ptr_core_SecretProjection, KT_GF_OMITEMPTY},
-    {"downwardAPI", &gt_ptr_core_DownwardAPIProjection, KT_GF_OMITEMPTY},
-    {"configMap", &gt_ptr_core_ConfigMapProjection, KT_GF_OMITEMPTY},
-    {"serviceAccountToken", &gt_ptr_core_ServiceAccountTokenProjection, KT_GF_OMITEMPTY},
-    {"clusterTrustBundle", &gt_ptr_core_ClusterTrustBundleProjection, KT_GF_OMITEMPTY},
-    {"podCertificate", &gt_ptr_core_PodCertificateProjection, KT_GF_OMITEMPTY},
+    {"secret", &gt_ptr_core_SecretProjection, KT_GF_OMITEMPTY, NULL},
+    {"downwardAPI", &gt_ptr_core_DownwardAPIProjection, KT_GF_OMITEMPTY, NULL},
+    {"configMap", &gt_ptr_core_ConfigMapProjection, KT_GF_OMITEMPTY, NULL},
+    {"serviceAccountToken", &gt_ptr_core_ServiceAccountTokenProjection, KT_GF_OMITEMPTY, NULL},
+    {"clusterTrustBundle", &gt_ptr_core_ClusterTrustBundleProjection, KT_GF_OMITEMPTY, NULL},
+    {"podCertificate", &gt_ptr_core_PodCertificateProjection, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_VolumeProjection = {
-    KT_GK_STRUCT, NULL, f_core_VolumeProjection, N(f_core_VolumeProjection)};
-static const struct kt_godesc gt_slice_core_VolumeProjection = {KT_GK_SLICE,
-                                                                &gt_core_VolumeProjection, NULL, 0};
+static const struct kt_godesc gt_core_VolumeProjection = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_VolumeProjection,
+                                                          N(f_core_VolumeProjection),
+                                                          "v1.VolumeProjection",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_slice_core_VolumeProjection = {
+    KT_GK_SLICE, &gt_core_VolumeProjection, NULL, 0, "[]v1.VolumeProjection", 0, 0};
 static const struct kt_gofield f_core_ProjectedVolumeSource[] = {
-    {"sources", &gt_slice_core_VolumeProjection, 0},
-    {"defaultMode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"sources", &gt_slice_core_VolumeProjection, 0, NULL},
+    {"defaultMode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ProjectedVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_ProjectedVolumeSource, N(f_core_ProjectedVolumeSource)};
+static const struct kt_godesc gt_core_ProjectedVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_ProjectedVolumeSource,
+                                                               N(f_core_ProjectedVolumeSource),
+                                                               "v1.ProjectedVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_ProjectedVolumeSource = {
-    KT_GK_PTR, &gt_core_ProjectedVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_ProjectedVolumeSource, NULL, 0, "*v1.ProjectedVolumeSource", 0, 0};
 static const struct kt_gofield f_core_PortworxVolumeSource[] = {
-    {"volumeID", &gt_string, 0},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"volumeID", &gt_string, 0, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PortworxVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_PortworxVolumeSource, N(f_core_PortworxVolumeSource)};
+static const struct kt_godesc gt_core_PortworxVolumeSource = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_PortworxVolumeSource,
+                                                              N(f_core_PortworxVolumeSource),
+                                                              "v1.PortworxVolumeSource",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_PortworxVolumeSource = {
-    KT_GK_PTR, &gt_core_PortworxVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_PortworxVolumeSource, NULL, 0, "*v1.PortworxVolumeSource", 0, 0};
 static const struct kt_gofield f_core_ScaleIOVolumeSource[] = {
-    {"gateway", &gt_string, 0},
-    {"system", &gt_string, 0},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, 0},
-    {"sslEnabled", &gt_bool, KT_GF_OMITEMPTY},
-    {"protectionDomain", &gt_string, KT_GF_OMITEMPTY},
-    {"storagePool", &gt_string, KT_GF_OMITEMPTY},
-    {"storageMode", &gt_string, KT_GF_OMITEMPTY},
-    {"volumeName", &gt_string, KT_GF_OMITEMPTY},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
+    {"gateway", &gt_string, 0, NULL},
+    {"system", &gt_string, 0, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, 0, NULL},
+    {"sslEnabled", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"protectionDomain", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"storagePool", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"storageMode", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"volumeName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ScaleIOVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_ScaleIOVolumeSource, N(f_core_ScaleIOVolumeSource)};
+static const struct kt_godesc gt_core_ScaleIOVolumeSource = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_core_ScaleIOVolumeSource,
+                                                             N(f_core_ScaleIOVolumeSource),
+                                                             "v1.ScaleIOVolumeSource",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_core_ScaleIOVolumeSource = {
-    KT_GK_PTR, &gt_core_ScaleIOVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_ScaleIOVolumeSource, NULL, 0, "*v1.ScaleIOVolumeSource", 0, 0};
 static const struct kt_gofield f_core_StorageOSVolumeSource[] = {
-    {"volumeName", &gt_string, KT_GF_OMITEMPTY},
-    {"volumeNamespace", &gt_string, KT_GF_OMITEMPTY},
-    {"fsType", &gt_string, KT_GF_OMITEMPTY},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
+    {"volumeName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"volumeNamespace", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_StorageOSVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_StorageOSVolumeSource, N(f_core_StorageOSVolumeSource)};
+static const struct kt_godesc gt_core_StorageOSVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_StorageOSVolumeSource,
+                                                               N(f_core_StorageOSVolumeSource),
+                                                               "v1.StorageOSVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_StorageOSVolumeSource = {
-    KT_GK_PTR, &gt_core_StorageOSVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_StorageOSVolumeSource, NULL, 0, "*v1.StorageOSVolumeSource", 0, 0};
 static const struct kt_gofield f_core_CSIVolumeSource[] = {
-    {"driver", &gt_string, 0},
-    {"readOnly", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"fsType", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"volumeAttributes", &gt_map_string, KT_GF_OMITEMPTY},
-    {"nodePublishSecretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY},
+    {"driver", &gt_string, 0, NULL},
+    {"readOnly", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"fsType", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"volumeAttributes", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"nodePublishSecretRef", &gt_ptr_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_CSIVolumeSource = {KT_GK_STRUCT, NULL, f_core_CSIVolumeSource,
-                                                         N(f_core_CSIVolumeSource)};
-static const struct kt_godesc gt_ptr_core_CSIVolumeSource = {KT_GK_PTR, &gt_core_CSIVolumeSource,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_CSIVolumeSource = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_CSIVolumeSource,
+                                                         N(f_core_CSIVolumeSource),
+                                                         "v1.CSIVolumeSource",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_CSIVolumeSource = {
+    KT_GK_PTR, &gt_core_CSIVolumeSource, NULL, 0, "*v1.CSIVolumeSource", 0, 0};
+static const struct kt_godesc gt_core_PersistentVolumeAccessMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PersistentVolumeAccessMode", 0, 0};
+static const struct kt_godesc gt_slice_core_PersistentVolumeAccessMode = {
+    KT_GK_SLICE,
+    &gt_core_PersistentVolumeAccessMode,
+    NULL,
+    0,
+    "[]v1.PersistentVolumeAccessMode",
+    0,
+    0};
 static const struct kt_gofield f_core_VolumeResourceRequirements[] = {
-    {"limits", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"requests", &gt_map_quantity, KT_GF_OMITEMPTY},
+    {"limits", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"requests", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_VolumeResourceRequirements = {
-    KT_GK_STRUCT, NULL, f_core_VolumeResourceRequirements, N(f_core_VolumeResourceRequirements)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_VolumeResourceRequirements,
+    N(f_core_VolumeResourceRequirements),
+    "v1.VolumeResourceRequirements",
+    0,
+    0};
+static const struct kt_godesc gt_core_PersistentVolumeMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PersistentVolumeMode", 0, 0};
+static const struct kt_godesc gt_ptr_core_PersistentVolumeMode = {
+    KT_GK_PTR, &gt_core_PersistentVolumeMode, NULL, 0, "*v1.PersistentVolumeMode", 0, 0};
 static const struct kt_gofield f_core_TypedLocalObjectReference[] = {
-    {"apiGroup", &gt_ptr_string, 0},
-    {"kind", &gt_string, 0},
-    {"name", &gt_string, 0},
+    {"apiGroup", &gt_ptr_string, 0, NULL},
+    {"kind", &gt_string, 0, NULL},
+    {"name", &gt_string, 0, NULL},
 };
 static const struct kt_godesc gt_core_TypedLocalObjectReference = {
-    KT_GK_STRUCT, NULL, f_core_TypedLocalObjectReference, N(f_core_TypedLocalObjectReference)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_TypedLocalObjectReference,
+    N(f_core_TypedLocalObjectReference),
+    "v1.TypedLocalObjectReference",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_TypedLocalObjectReference = {
-    KT_GK_PTR, &gt_core_TypedLocalObjectReference, NULL, 0};
+    KT_GK_PTR, &gt_core_TypedLocalObjectReference, NULL, 0, "*v1.TypedLocalObjectReference", 0, 0};
 static const struct kt_gofield f_core_TypedObjectReference[] = {
-    {"apiGroup", &gt_ptr_string, 0},
-    {"kind", &gt_string, 0},
-    {"name", &gt_string, 0},
-    {"namespace", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"apiGroup", &gt_ptr_string, 0, NULL},
+    {"kind", &gt_string, 0, NULL},
+    {"name", &gt_string, 0, NULL},
+    {"namespace", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_TypedObjectReference = {
-    KT_GK_STRUCT, NULL, f_core_TypedObjectReference, N(f_core_TypedObjectReference)};
+static const struct kt_godesc gt_core_TypedObjectReference = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_TypedObjectReference,
+                                                              N(f_core_TypedObjectReference),
+                                                              "v1.TypedObjectReference",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_core_TypedObjectReference = {
-    KT_GK_PTR, &gt_core_TypedObjectReference, NULL, 0};
+    KT_GK_PTR, &gt_core_TypedObjectReference, NULL, 0, "*v1.TypedObjectReference", 0, 0};
 static const struct kt_gofield f_core_PersistentVolumeClaimSpec[] = {
-    {"accessModes", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"selector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"resources", &gt_core_VolumeResourceRequirements, KT_GF_OMITEMPTY},
-    {"volumeName", &gt_string, KT_GF_OMITEMPTY},
-    {"storageClassName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"volumeMode", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"dataSource", &gt_ptr_core_TypedLocalObjectReference, KT_GF_OMITEMPTY},
-    {"dataSourceRef", &gt_ptr_core_TypedObjectReference, KT_GF_OMITEMPTY},
-    {"volumeAttributesClassName", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"accessModes", &gt_slice_core_PersistentVolumeAccessMode, KT_GF_OMITEMPTY, NULL},
+    {"selector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"resources", &gt_core_VolumeResourceRequirements, KT_GF_OMITEMPTY, NULL},
+    {"volumeName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"storageClassName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"volumeMode", &gt_ptr_core_PersistentVolumeMode, KT_GF_OMITEMPTY, NULL},
+    {"dataSource", &gt_ptr_core_TypedLocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"dataSourceRef", &gt_ptr_core_TypedObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"volumeAttributesClassName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PersistentVolumeClaimSpec = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaimSpec, N(f_core_PersistentVolumeClaimSpec)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PersistentVolumeClaimSpec,
+    N(f_core_PersistentVolumeClaimSpec),
+    "v1.PersistentVolumeClaimSpec",
+    0,
+    0};
 static const struct kt_gofield f_core_PersistentVolumeClaimTemplate[] = {
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_core_PersistentVolumeClaimSpec, 0},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_core_PersistentVolumeClaimSpec, 0, NULL},
 };
 static const struct kt_godesc gt_core_PersistentVolumeClaimTemplate = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaimTemplate,
-    N(f_core_PersistentVolumeClaimTemplate)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PersistentVolumeClaimTemplate,
+    N(f_core_PersistentVolumeClaimTemplate),
+    "v1.PersistentVolumeClaimTemplate",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_PersistentVolumeClaimTemplate = {
-    KT_GK_PTR, &gt_core_PersistentVolumeClaimTemplate, NULL, 0};
+    KT_GK_PTR, &gt_core_PersistentVolumeClaimTemplate, NULL,
+    0,         "*v1.PersistentVolumeClaimTemplate",    0,
+    0};
 static const struct kt_gofield f_core_EphemeralVolumeSource[] = {
-    {"volumeClaimTemplate", &gt_ptr_core_PersistentVolumeClaimTemplate, KT_GF_OMITEMPTY},
+    {"volumeClaimTemplate", &gt_ptr_core_PersistentVolumeClaimTemplate, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_EphemeralVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_EphemeralVolumeSource, N(f_core_EphemeralVolumeSource)};
+static const struct kt_godesc gt_core_EphemeralVolumeSource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_EphemeralVolumeSource,
+                                                               N(f_core_EphemeralVolumeSource),
+                                                               "v1.EphemeralVolumeSource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_core_EphemeralVolumeSource = {
-    KT_GK_PTR, &gt_core_EphemeralVolumeSource, NULL, 0};
+    KT_GK_PTR, &gt_core_EphemeralVolumeSource, NULL, 0, "*v1.EphemeralVolumeSource", 0, 0};
+static const struct kt_godesc gt_core_PullPolicy = {KT_GK_STRING,    NULL, NULL, 0,
+                                                    "v1.PullPolicy", 0,    0};
 static const struct kt_gofield f_core_ImageVolumeSource[] = {
-    {"reference", &gt_string, KT_GF_OMITEMPTY},
-    {"pullPolicy", &gt_string, KT_GF_OMITEMPTY},
+    {"reference", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"pullPolicy", &gt_core_PullPolicy, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ImageVolumeSource = {
-    KT_GK_STRUCT, NULL, f_core_ImageVolumeSource, N(f_core_ImageVolumeSource)};
-static const struct kt_godesc gt_ptr_core_ImageVolumeSource = {KT_GK_PTR,
-                                                               &gt_core_ImageVolumeSource, NULL, 0};
-static const struct kt_gofield f_core_Volume[] = {
-    {"name", &gt_string, 0},
-    {"hostPath", &gt_ptr_core_HostPathVolumeSource, KT_GF_OMITEMPTY},
-    {"emptyDir", &gt_ptr_core_EmptyDirVolumeSource, KT_GF_OMITEMPTY},
-    {"gcePersistentDisk", &gt_ptr_core_GCEPersistentDiskVolumeSource, KT_GF_OMITEMPTY},
-    {"awsElasticBlockStore", &gt_ptr_core_AWSElasticBlockStoreVolumeSource, KT_GF_OMITEMPTY},
-    {"gitRepo", &gt_ptr_core_GitRepoVolumeSource, KT_GF_OMITEMPTY},
-    {"secret", &gt_ptr_core_SecretVolumeSource, KT_GF_OMITEMPTY},
-    {"nfs", &gt_ptr_core_NFSVolumeSource, KT_GF_OMITEMPTY},
-    {"iscsi", &gt_ptr_core_ISCSIVolumeSource, KT_GF_OMITEMPTY},
-    {"glusterfs", &gt_ptr_core_GlusterfsVolumeSource, KT_GF_OMITEMPTY},
-    {"persistentVolumeClaim", &gt_ptr_core_PersistentVolumeClaimVolumeSource, KT_GF_OMITEMPTY},
-    {"rbd", &gt_ptr_core_RBDVolumeSource, KT_GF_OMITEMPTY},
-    {"flexVolume", &gt_ptr_core_FlexVolumeSource, KT_GF_OMITEMPTY},
-    {"cinder", &gt_ptr_core_CinderVolumeSource, KT_GF_OMITEMPTY},
-    {"cephfs", &gt_ptr_core_CephFSVolumeSource, KT_GF_OMITEMPTY},
-    {"flocker", &gt_ptr_core_FlockerVolumeSource, KT_GF_OMITEMPTY},
-    {"downwardAPI", &gt_ptr_core_DownwardAPIVolumeSource, KT_GF_OMITEMPTY},
-    {"fc", &gt_ptr_core_FCVolumeSource, KT_GF_OMITEMPTY},
-    {"azureFile", &gt_ptr_core_AzureFileVolumeSource, KT_GF_OMITEMPTY},
-    {"configMap", &gt_ptr_core_ConfigMapVolumeSource, KT_GF_OMITEMPTY},
-    {"vsphereVolume", &gt_ptr_core_VsphereVirtualDiskVolumeSource, KT_GF_OMITEMPTY},
-    {"quobyte", &gt_ptr_core_QuobyteVolumeSource, KT_GF_OMITEMPTY},
-    {"azureDisk", &gt_ptr_core_AzureDiskVolumeSource, KT_GF_OMITEMPTY},
-    {"photonPersistentDisk", &gt_ptr_core_PhotonPersistentDiskVolumeSource, KT_GF_OMITEMPTY},
-    {"projected", &gt_ptr_core_ProjectedVolumeSource, KT_GF_OMITEMPTY},
-    {"portworxVolume", &gt_ptr_core_PortworxVolumeSource, KT_GF_OMITEMPTY},
-    {"scaleIO", &gt_ptr_core_ScaleIOVolumeSource, KT_GF_OMITEMPTY},
-    {"storageos", &gt_ptr_core_StorageOSVolumeSource, KT_GF_OMITEMPTY},
-    {"csi", &gt_ptr_core_CSIVolumeSource, KT_GF_OMITEMPTY},
-    {"ephemeral", &gt_ptr_core_EphemeralVolumeSource, KT_GF_OMITEMPTY},
-    {"image", &gt_ptr_core_ImageVolumeSource, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_Volume = {KT_GK_STRUCT, NULL, f_core_Volume,
-                                                N(f_core_Volume)};
-static const struct kt_godesc gt_slice_core_Volume = {KT_GK_SLICE, &gt_core_Volume, NULL, 0};
-static const struct kt_gofield f_core_VolumeMount[] = {
-    {"name", &gt_string, 0},
-    {"readOnly", &gt_bool, KT_GF_OMITEMPTY},
-    {"recursiveReadOnly", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"mountPath", &gt_string, 0},
-    {"subPath", &gt_string, KT_GF_OMITEMPTY},
-    {"mountPropagation", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"subPathExpr", &gt_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_VolumeMount = {KT_GK_STRUCT, NULL, f_core_VolumeMount,
-                                                     N(f_core_VolumeMount)};
-static const struct kt_godesc gt_slice_core_VolumeMount = {KT_GK_SLICE, &gt_core_VolumeMount, NULL,
+static const struct kt_godesc gt_core_ImageVolumeSource = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_core_ImageVolumeSource,
+                                                           N(f_core_ImageVolumeSource),
+                                                           "v1.ImageVolumeSource",
+                                                           0,
                                                            0};
+static const struct kt_godesc gt_ptr_core_ImageVolumeSource = {
+    KT_GK_PTR, &gt_core_ImageVolumeSource, NULL, 0, "*v1.ImageVolumeSource", 0, 0};
+static const struct kt_gofield f_core_Volume[] = {
+    {"name", &gt_string, 0, NULL},
+    {"hostPath", &gt_ptr_core_HostPathVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"emptyDir", &gt_ptr_core_EmptyDirVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"gcePersistentDisk", &gt_ptr_core_GCEPersistentDiskVolumeSource, KT_GF_OMITEMPTY,
+     "VolumeSource"},
+    {"awsElasticBlockStore", &gt_ptr_core_AWSElasticBlockStoreVolumeSource, KT_GF_OMITEMPTY,
+     "VolumeSource"},
+    {"gitRepo", &gt_ptr_core_GitRepoVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"secret", &gt_ptr_core_SecretVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"nfs", &gt_ptr_core_NFSVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"iscsi", &gt_ptr_core_ISCSIVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"glusterfs", &gt_ptr_core_GlusterfsVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"persistentVolumeClaim", &gt_ptr_core_PersistentVolumeClaimVolumeSource, KT_GF_OMITEMPTY,
+     "VolumeSource"},
+    {"rbd", &gt_ptr_core_RBDVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"flexVolume", &gt_ptr_core_FlexVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"cinder", &gt_ptr_core_CinderVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"cephfs", &gt_ptr_core_CephFSVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"flocker", &gt_ptr_core_FlockerVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"downwardAPI", &gt_ptr_core_DownwardAPIVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"fc", &gt_ptr_core_FCVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"azureFile", &gt_ptr_core_AzureFileVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"configMap", &gt_ptr_core_ConfigMapVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"vsphereVolume", &gt_ptr_core_VsphereVirtualDiskVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"quobyte", &gt_ptr_core_QuobyteVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"azureDisk", &gt_ptr_core_AzureDiskVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"photonPersistentDisk", &gt_ptr_core_PhotonPersistentDiskVolumeSource, KT_GF_OMITEMPTY,
+     "VolumeSource"},
+    {"projected", &gt_ptr_core_ProjectedVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"portworxVolume", &gt_ptr_core_PortworxVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"scaleIO", &gt_ptr_core_ScaleIOVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"storageos", &gt_ptr_core_StorageOSVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"csi", &gt_ptr_core_CSIVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"ephemeral", &gt_ptr_core_EphemeralVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+    {"image", &gt_ptr_core_ImageVolumeSource, KT_GF_OMITEMPTY, "VolumeSource"},
+};
+static const struct kt_godesc gt_core_Volume = {
+    KT_GK_STRUCT, NULL, f_core_Volume, N(f_core_Volume), "v1.Volume", 0, 0};
+static const struct kt_godesc gt_slice_core_Volume = {
+    KT_GK_SLICE, &gt_core_Volume, NULL, 0, "[]v1.Volume", 0, 0};
+static const struct kt_godesc gt_core_RecursiveReadOnlyMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.RecursiveReadOnlyMode", 0, 0};
+static const struct kt_godesc gt_ptr_core_RecursiveReadOnlyMode = {
+    KT_GK_PTR, &gt_core_RecursiveReadOnlyMode, NULL, 0, "*v1.RecursiveReadOnlyMode", 0, 0};
+static const struct kt_godesc gt_core_MountPropagationMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.MountPropagationMode", 0, 0};
+static const struct kt_godesc gt_ptr_core_MountPropagationMode = {
+    KT_GK_PTR, &gt_core_MountPropagationMode, NULL, 0, "*v1.MountPropagationMode", 0, 0};
+static const struct kt_gofield f_core_VolumeMount[] = {
+    {"name", &gt_string, 0, NULL},
+    {"readOnly", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"recursiveReadOnly", &gt_ptr_core_RecursiveReadOnlyMode, KT_GF_OMITEMPTY, NULL},
+    {"mountPath", &gt_string, 0, NULL},
+    {"subPath", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"mountPropagation", &gt_ptr_core_MountPropagationMode, KT_GF_OMITEMPTY, NULL},
+    {"subPathExpr", &gt_string, KT_GF_OMITEMPTY, NULL},
+};
+static const struct kt_godesc gt_core_VolumeMount = {
+    KT_GK_STRUCT, NULL, f_core_VolumeMount, N(f_core_VolumeMount), "v1.VolumeMount", 0, 0};
+static const struct kt_godesc gt_slice_core_VolumeMount = {
+    KT_GK_SLICE, &gt_core_VolumeMount, NULL, 0, "[]v1.VolumeMount", 0, 0};
+static const struct kt_godesc gt_core_Capability = {KT_GK_STRING,    NULL, NULL, 0,
+                                                    "v1.Capability", 0,    0};
+static const struct kt_godesc gt_slice_core_Capability = {
+    KT_GK_SLICE, &gt_core_Capability, NULL, 0, "[]v1.Capability", 0, 0};
 static const struct kt_gofield f_core_Capabilities[] = {
-    {"add", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"drop", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"add", &gt_slice_core_Capability, KT_GF_OMITEMPTY, NULL},
+    {"drop", &gt_slice_core_Capability, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_Capabilities = {KT_GK_STRUCT, NULL, f_core_Capabilities,
-                                                      N(f_core_Capabilities)};
-static const struct kt_godesc gt_ptr_core_Capabilities = {KT_GK_PTR, &gt_core_Capabilities, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_Capabilities = {
+    KT_GK_STRUCT, NULL, f_core_Capabilities, N(f_core_Capabilities), "v1.Capabilities", 0, 0};
+static const struct kt_godesc gt_ptr_core_Capabilities = {
+    KT_GK_PTR, &gt_core_Capabilities, NULL, 0, "*v1.Capabilities", 0, 0};
 static const struct kt_gofield f_core_SELinuxOptions[] = {
-    {"user", &gt_string, KT_GF_OMITEMPTY},
-    {"role", &gt_string, KT_GF_OMITEMPTY},
-    {"type", &gt_string, KT_GF_OMITEMPTY},
-    {"level", &gt_string, KT_GF_OMITEMPTY},
+    {"user", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"role", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"type", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"level", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SELinuxOptions = {KT_GK_STRUCT, NULL, f_core_SELinuxOptions,
-                                                        N(f_core_SELinuxOptions)};
-static const struct kt_godesc gt_ptr_core_SELinuxOptions = {KT_GK_PTR, &gt_core_SELinuxOptions,
-                                                            NULL, 0};
+static const struct kt_godesc gt_core_SELinuxOptions = {
+    KT_GK_STRUCT, NULL, f_core_SELinuxOptions, N(f_core_SELinuxOptions), "v1.SELinuxOptions", 0, 0};
+static const struct kt_godesc gt_ptr_core_SELinuxOptions = {
+    KT_GK_PTR, &gt_core_SELinuxOptions, NULL, 0, "*v1.SELinuxOptions", 0, 0};
 static const struct kt_gofield f_core_WindowsSecurityContextOptions[] = {
-    {"gmsaCredentialSpecName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"gmsaCredentialSpec", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"runAsUserName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"hostProcess", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"gmsaCredentialSpecName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"gmsaCredentialSpec", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"runAsUserName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"hostProcess", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_WindowsSecurityContextOptions = {
-    KT_GK_STRUCT, NULL, f_core_WindowsSecurityContextOptions,
-    N(f_core_WindowsSecurityContextOptions)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_WindowsSecurityContextOptions,
+    N(f_core_WindowsSecurityContextOptions),
+    "v1.WindowsSecurityContextOptions",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_WindowsSecurityContextOptions = {
-    KT_GK_PTR, &gt_core_WindowsSecurityContextOptions, NULL, 0};
+    KT_GK_PTR, &gt_core_WindowsSecurityContextOptions, NULL,
+    0,         "*v1.WindowsSecurityContextOptions",    0,
+    0};
+static const struct kt_godesc gt_core_ProcMountType = {KT_GK_STRING,       NULL, NULL, 0,
+                                                       "v1.ProcMountType", 0,    0};
+static const struct kt_godesc gt_ptr_core_ProcMountType = {
+    KT_GK_PTR, &gt_core_ProcMountType, NULL, 0, "*v1.ProcMountType", 0, 0};
+static const struct kt_godesc gt_core_SeccompProfileType = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.SeccompProfileType", 0, 0};
 static const struct kt_gofield f_core_SeccompProfile[] = {
-    {"type", &gt_string, 0},
-    {"localhostProfile", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"type", &gt_core_SeccompProfileType, 0, NULL},
+    {"localhostProfile", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SeccompProfile = {KT_GK_STRUCT, NULL, f_core_SeccompProfile,
-                                                        N(f_core_SeccompProfile)};
-static const struct kt_godesc gt_ptr_core_SeccompProfile = {KT_GK_PTR, &gt_core_SeccompProfile,
-                                                            NULL, 0};
+static const struct kt_godesc gt_core_SeccompProfile = {
+    KT_GK_STRUCT, NULL, f_core_SeccompProfile, N(f_core_SeccompProfile), "v1.SeccompProfile", 0, 0};
+static const struct kt_godesc gt_ptr_core_SeccompProfile = {
+    KT_GK_PTR, &gt_core_SeccompProfile, NULL, 0, "*v1.SeccompProfile", 0, 0};
+static const struct kt_godesc gt_core_AppArmorProfileType = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.AppArmorProfileType", 0, 0};
 static const struct kt_gofield f_core_AppArmorProfile[] = {
-    {"type", &gt_string, 0},
-    {"localhostProfile", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"type", &gt_core_AppArmorProfileType, 0, NULL},
+    {"localhostProfile", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_AppArmorProfile = {KT_GK_STRUCT, NULL, f_core_AppArmorProfile,
-                                                         N(f_core_AppArmorProfile)};
-static const struct kt_godesc gt_ptr_core_AppArmorProfile = {KT_GK_PTR, &gt_core_AppArmorProfile,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_AppArmorProfile = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_AppArmorProfile,
+                                                         N(f_core_AppArmorProfile),
+                                                         "v1.AppArmorProfile",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_AppArmorProfile = {
+    KT_GK_PTR, &gt_core_AppArmorProfile, NULL, 0, "*v1.AppArmorProfile", 0, 0};
 static const struct kt_gofield f_core_SecurityContext[] = {
-    {"capabilities", &gt_ptr_core_Capabilities, KT_GF_OMITEMPTY},
-    {"privileged", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"seLinuxOptions", &gt_ptr_core_SELinuxOptions, KT_GF_OMITEMPTY},
-    {"windowsOptions", &gt_ptr_core_WindowsSecurityContextOptions, KT_GF_OMITEMPTY},
-    {"runAsUser", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"runAsGroup", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"runAsNonRoot", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"readOnlyRootFilesystem", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"allowPrivilegeEscalation", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"procMount", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"seccompProfile", &gt_ptr_core_SeccompProfile, KT_GF_OMITEMPTY},
-    {"appArmorProfile", &gt_ptr_core_AppArmorProfile, KT_GF_OMITEMPTY},
+    {"capabilities", &gt_ptr_core_Capabilities, KT_GF_OMITEMPTY, NULL},
+    {"privileged", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"seLinuxOptions", &gt_ptr_core_SELinuxOptions, KT_GF_OMITEMPTY, NULL},
+    {"windowsOptions", &gt_ptr_core_WindowsSecurityContextOptions, KT_GF_OMITEMPTY, NULL},
+    {"runAsUser", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"runAsGroup", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"runAsNonRoot", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"readOnlyRootFilesystem", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"allowPrivilegeEscalation", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"procMount", &gt_ptr_core_ProcMountType, KT_GF_OMITEMPTY, NULL},
+    {"seccompProfile", &gt_ptr_core_SeccompProfile, KT_GF_OMITEMPTY, NULL},
+    {"appArmorProfile", &gt_ptr_core_AppArmorProfile, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SecurityContext = {KT_GK_STRUCT, NULL, f_core_SecurityContext,
-                                                         N(f_core_SecurityContext)};
-static const struct kt_godesc gt_ptr_core_SecurityContext = {KT_GK_PTR, &gt_core_SecurityContext,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_SecurityContext = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_SecurityContext,
+                                                         N(f_core_SecurityContext),
+                                                         "v1.SecurityContext",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_SecurityContext = {
+    KT_GK_PTR, &gt_core_SecurityContext, NULL, 0, "*v1.SecurityContext", 0, 0};
 static const struct kt_gofield f_trainer_ContainerPatch[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY},
-    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, NULL},
+    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY, NULL},
+    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_ContainerPatch = {
-    KT_GK_STRUCT, NULL, f_trainer_ContainerPatch, N(f_trainer_ContainerPatch)};
+static const struct kt_godesc gt_trainer_ContainerPatch = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_trainer_ContainerPatch,
+                                                           N(f_trainer_ContainerPatch),
+                                                           "v1alpha1.ContainerPatch",
+                                                           0,
+                                                           0};
 static const struct kt_godesc gt_slice_trainer_ContainerPatch = {
-    KT_GK_SLICE, &gt_trainer_ContainerPatch, NULL, 0};
+    KT_GK_SLICE, &gt_trainer_ContainerPatch, NULL, 0, "[]v1alpha1.ContainerPatch", 0, 0};
 static const struct kt_godesc gt_slice_core_LocalObjectReference = {
-    KT_GK_SLICE, &gt_core_LocalObjectReference, NULL, 0};
-static const struct kt_godesc gt_slice_int = {KT_GK_SLICE, &gt_int, NULL, 0};
+    KT_GK_SLICE, &gt_core_LocalObjectReference, NULL, 0, "[]v1.LocalObjectReference", 0, 0};
+static const struct kt_godesc gt_slice_int64 = {KT_GK_SLICE, &gt_int64, NULL, 0, "[]int64", 0, 0};
+static const struct kt_godesc gt_core_SupplementalGroupsPolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.SupplementalGroupsPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_core_SupplementalGroupsPolicy = {
+    KT_GK_PTR, &gt_core_SupplementalGroupsPolicy, NULL, 0, "*v1.SupplementalGroupsPolicy", 0, 0};
 static const struct kt_gofield f_core_Sysctl[] = {
-    {"name", &gt_string, 0},
-    {"value", &gt_string, 0},
+    {"name", &gt_string, 0, NULL},
+    {"value", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_Sysctl = {KT_GK_STRUCT, NULL, f_core_Sysctl,
-                                                N(f_core_Sysctl)};
-static const struct kt_godesc gt_slice_core_Sysctl = {KT_GK_SLICE, &gt_core_Sysctl, NULL, 0};
+static const struct kt_godesc gt_core_Sysctl = {
+    KT_GK_STRUCT, NULL, f_core_Sysctl, N(f_core_Sysctl), "v1.Sysctl", 0, 0};
+static const struct kt_godesc gt_slice_core_Sysctl = {
+    KT_GK_SLICE, &gt_core_Sysctl, NULL, 0, "[]v1.Sysctl", 0, 0};
+static const struct kt_godesc gt_core_PodFSGroupChangePolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PodFSGroupChangePolicy", 0, 0};
+static const struct kt_godesc gt_ptr_core_PodFSGroupChangePolicy = {
+    KT_GK_PTR, &gt_core_PodFSGroupChangePolicy, NULL, 0, "*v1.PodFSGroupChangePolicy", 0, 0};
+static const struct kt_godesc gt_core_PodSELinuxChangePolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PodSELinuxChangePolicy", 0, 0};
+static const struct kt_godesc gt_ptr_core_PodSELinuxChangePolicy = {
+    KT_GK_PTR, &gt_core_PodSELinuxChangePolicy, NULL, 0, "*v1.PodSELinuxChangePolicy", 0, 0};
 static const struct kt_gofield f_core_PodSecurityContext[] = {
-    {"seLinuxOptions", &gt_ptr_core_SELinuxOptions, KT_GF_OMITEMPTY},
-    {"windowsOptions", &gt_ptr_core_WindowsSecurityContextOptions, KT_GF_OMITEMPTY},
-    {"runAsUser", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"runAsGroup", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"runAsNonRoot", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"supplementalGroups", &gt_slice_int, KT_GF_OMITEMPTY},
-    {"supplementalGroupsPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"fsGroup", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"sysctls", &gt_slice_core_Sysctl, KT_GF_OMITEMPTY},
-    {"fsGroupChangePolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"seccompProfile", &gt_ptr_core_SeccompProfile, KT_GF_OMITEMPTY},
-    {"appArmorProfile", &gt_ptr_core_AppArmorProfile, KT_GF_OMITEMPTY},
-    {"seLinuxChangePolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"seLinuxOptions", &gt_ptr_core_SELinuxOptions, KT_GF_OMITEMPTY, NULL},
+    {"windowsOptions", &gt_ptr_core_WindowsSecurityContextOptions, KT_GF_OMITEMPTY, NULL},
+    {"runAsUser", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"runAsGroup", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"runAsNonRoot", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"supplementalGroups", &gt_slice_int64, KT_GF_OMITEMPTY, NULL},
+    {"supplementalGroupsPolicy", &gt_ptr_core_SupplementalGroupsPolicy, KT_GF_OMITEMPTY, NULL},
+    {"fsGroup", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"sysctls", &gt_slice_core_Sysctl, KT_GF_OMITEMPTY, NULL},
+    {"fsGroupChangePolicy", &gt_ptr_core_PodFSGroupChangePolicy, KT_GF_OMITEMPTY, NULL},
+    {"seccompProfile", &gt_ptr_core_SeccompProfile, KT_GF_OMITEMPTY, NULL},
+    {"appArmorProfile", &gt_ptr_core_AppArmorProfile, KT_GF_OMITEMPTY, NULL},
+    {"seLinuxChangePolicy", &gt_ptr_core_PodSELinuxChangePolicy, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodSecurityContext = {
-    KT_GK_STRUCT, NULL, f_core_PodSecurityContext, N(f_core_PodSecurityContext)};
+static const struct kt_godesc gt_core_PodSecurityContext = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_PodSecurityContext,
+                                                            N(f_core_PodSecurityContext),
+                                                            "v1.PodSecurityContext",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_PodSecurityContext = {
-    KT_GK_PTR, &gt_core_PodSecurityContext, NULL, 0};
+    KT_GK_PTR, &gt_core_PodSecurityContext, NULL, 0, "*v1.PodSecurityContext", 0, 0};
+static const struct kt_godesc gt_core_NodeSelectorOperator = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.NodeSelectorOperator", 0, 0};
 static const struct kt_gofield f_core_NodeSelectorRequirement[] = {
-    {"key", &gt_string, 0},
-    {"operator", &gt_string, 0},
-    {"values", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"key", &gt_string, 0, NULL},
+    {"operator", &gt_core_NodeSelectorOperator, 0, NULL},
+    {"values", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_NodeSelectorRequirement = {
-    KT_GK_STRUCT, NULL, f_core_NodeSelectorRequirement, N(f_core_NodeSelectorRequirement)};
+static const struct kt_godesc gt_core_NodeSelectorRequirement = {KT_GK_STRUCT,
+                                                                 NULL,
+                                                                 f_core_NodeSelectorRequirement,
+                                                                 N(f_core_NodeSelectorRequirement),
+                                                                 "v1.NodeSelectorRequirement",
+                                                                 0,
+                                                                 0};
 static const struct kt_godesc gt_slice_core_NodeSelectorRequirement = {
-    KT_GK_SLICE, &gt_core_NodeSelectorRequirement, NULL, 0};
+    KT_GK_SLICE, &gt_core_NodeSelectorRequirement, NULL, 0, "[]v1.NodeSelectorRequirement", 0, 0};
 static const struct kt_gofield f_core_NodeSelectorTerm[] = {
-    {"matchExpressions", &gt_slice_core_NodeSelectorRequirement, KT_GF_OMITEMPTY},
-    {"matchFields", &gt_slice_core_NodeSelectorRequirement, KT_GF_OMITEMPTY},
+    {"matchExpressions", &gt_slice_core_NodeSelectorRequirement, KT_GF_OMITEMPTY, NULL},
+    {"matchFields", &gt_slice_core_NodeSelectorRequirement, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_NodeSelectorTerm = {
-    KT_GK_STRUCT, NULL, f_core_NodeSelectorTerm, N(f_core_NodeSelectorTerm)};
-static const struct kt_godesc gt_slice_core_NodeSelectorTerm = {KT_GK_SLICE,
-                                                                &gt_core_NodeSelectorTerm, NULL, 0};
+static const struct kt_godesc gt_core_NodeSelectorTerm = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_NodeSelectorTerm,
+                                                          N(f_core_NodeSelectorTerm),
+                                                          "v1.NodeSelectorTerm",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_slice_core_NodeSelectorTerm = {
+    KT_GK_SLICE, &gt_core_NodeSelectorTerm, NULL, 0, "[]v1.NodeSelectorTerm", 0, 0};
 static const struct kt_gofield f_core_NodeSelector[] = {
-    {"nodeSelectorTerms", &gt_slice_core_NodeSelectorTerm, 0},
+    {"nodeSelectorTerms", &gt_slice_core_NodeSelectorTerm, 0, NULL},
 };
-static const struct kt_godesc gt_core_NodeSelector = {KT_GK_STRUCT, NULL, f_core_NodeSelector,
-                                                      N(f_core_NodeSelector)};
-static const struct kt_godesc gt_ptr_core_NodeSelector = {KT_GK_PTR, &gt_core_NodeSelector, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_NodeSelector = {
+    KT_GK_STRUCT, NULL, f_core_NodeSelector, N(f_core_NodeSelector), "v1.NodeSelector", 0, 0};
+static const struct kt_godesc gt_ptr_core_NodeSelector = {
+    KT_GK_PTR, &gt_core_NodeSelector, NULL, 0, "*v1.NodeSelector", 0, 0};
 static const struct kt_gofield f_core_PreferredSchedulingTerm[] = {
-    {"weight", &gt_int, 0},
-    {"preference", &gt_core_NodeSelectorTerm, 0},
+    {"weight", &gt_int32, 0, NULL},
+    {"preference", &gt_core_NodeSelectorTerm, 0, NULL},
 };
-static const struct kt_godesc gt_core_PreferredSchedulingTerm = {
-    KT_GK_STRUCT, NULL, f_core_PreferredSchedulingTerm, N(f_core_PreferredSchedulingTerm)};
+static const struct kt_godesc gt_core_PreferredSchedulingTerm = {KT_GK_STRUCT,
+                                                                 NULL,
+                                                                 f_core_PreferredSchedulingTerm,
+                                                                 N(f_core_PreferredSchedulingTerm),
+                                                                 "v1.PreferredSchedulingTerm",
+                                                                 0,
+                                                                 0};
 static const struct kt_godesc gt_slice_core_PreferredSchedulingTerm = {
-    KT_GK_SLICE, &gt_core_PreferredSchedulingTerm, NULL, 0};
+    KT_GK_SLICE, &gt_core_PreferredSchedulingTerm, NULL, 0, "[]v1.PreferredSchedulingTerm", 0, 0};
 static const struct kt_gofield f_core_NodeAffinity[] = {
-    {"requiredDuringSchedulingIgnoredDuringExecution", &gt_ptr_core_NodeSelector, KT_GF_OMITEMPTY},
+    {"requiredDuringSchedulingIgnoredDuringExecution", &gt_ptr_core_NodeSelector, KT_GF_OMITEMPTY,
+     NULL},
     {"preferredDuringSchedulingIgnoredDuringExecution", &gt_slice_core_PreferredSchedulingTerm,
-     KT_GF_OMITEMPTY},
+     KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_NodeAffinity = {KT_GK_STRUCT, NULL, f_core_NodeAffinity,
-                                                      N(f_core_NodeAffinity)};
-static const struct kt_godesc gt_ptr_core_NodeAffinity = {KT_GK_PTR, &gt_core_NodeAffinity, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_NodeAffinity = {
+    KT_GK_STRUCT, NULL, f_core_NodeAffinity, N(f_core_NodeAffinity), "v1.NodeAffinity", 0, 0};
+static const struct kt_godesc gt_ptr_core_NodeAffinity = {
+    KT_GK_PTR, &gt_core_NodeAffinity, NULL, 0, "*v1.NodeAffinity", 0, 0};
 static const struct kt_gofield f_core_PodAffinityTerm[] = {
-    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"namespaces", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"topologyKey", &gt_string, 0},
-    {"namespaceSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"matchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"mismatchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"namespaces", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"topologyKey", &gt_string, 0, NULL},
+    {"namespaceSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"matchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"mismatchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodAffinityTerm = {KT_GK_STRUCT, NULL, f_core_PodAffinityTerm,
-                                                         N(f_core_PodAffinityTerm)};
-static const struct kt_godesc gt_slice_core_PodAffinityTerm = {KT_GK_SLICE,
-                                                               &gt_core_PodAffinityTerm, NULL, 0};
+static const struct kt_godesc gt_core_PodAffinityTerm = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_PodAffinityTerm,
+                                                         N(f_core_PodAffinityTerm),
+                                                         "v1.PodAffinityTerm",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_slice_core_PodAffinityTerm = {
+    KT_GK_SLICE, &gt_core_PodAffinityTerm, NULL, 0, "[]v1.PodAffinityTerm", 0, 0};
 static const struct kt_gofield f_core_WeightedPodAffinityTerm[] = {
-    {"weight", &gt_int, 0},
-    {"podAffinityTerm", &gt_core_PodAffinityTerm, 0},
+    {"weight", &gt_int32, 0, NULL},
+    {"podAffinityTerm", &gt_core_PodAffinityTerm, 0, NULL},
 };
-static const struct kt_godesc gt_core_WeightedPodAffinityTerm = {
-    KT_GK_STRUCT, NULL, f_core_WeightedPodAffinityTerm, N(f_core_WeightedPodAffinityTerm)};
+static const struct kt_godesc gt_core_WeightedPodAffinityTerm = {KT_GK_STRUCT,
+                                                                 NULL,
+                                                                 f_core_WeightedPodAffinityTerm,
+                                                                 N(f_core_WeightedPodAffinityTerm),
+                                                                 "v1.WeightedPodAffinityTerm",
+                                                                 0,
+                                                                 0};
 static const struct kt_godesc gt_slice_core_WeightedPodAffinityTerm = {
-    KT_GK_SLICE, &gt_core_WeightedPodAffinityTerm, NULL, 0};
+    KT_GK_SLICE, &gt_core_WeightedPodAffinityTerm, NULL, 0, "[]v1.WeightedPodAffinityTerm", 0, 0};
 static const struct kt_gofield f_core_PodAffinity[] = {
     {"requiredDuringSchedulingIgnoredDuringExecution", &gt_slice_core_PodAffinityTerm,
-     KT_GF_OMITEMPTY},
+     KT_GF_OMITEMPTY, NULL},
     {"preferredDuringSchedulingIgnoredDuringExecution", &gt_slice_core_WeightedPodAffinityTerm,
-     KT_GF_OMITEMPTY},
+     KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodAffinity = {KT_GK_STRUCT, NULL, f_core_PodAffinity,
-                                                     N(f_core_PodAffinity)};
-static const struct kt_godesc gt_ptr_core_PodAffinity = {KT_GK_PTR, &gt_core_PodAffinity, NULL, 0};
+static const struct kt_godesc gt_core_PodAffinity = {
+    KT_GK_STRUCT, NULL, f_core_PodAffinity, N(f_core_PodAffinity), "v1.PodAffinity", 0, 0};
+static const struct kt_godesc gt_ptr_core_PodAffinity = {
+    KT_GK_PTR, &gt_core_PodAffinity, NULL, 0, "*v1.PodAffinity", 0, 0};
 static const struct kt_gofield f_core_PodAntiAffinity[] = {
     {"requiredDuringSchedulingIgnoredDuringExecution", &gt_slice_core_PodAffinityTerm,
-     KT_GF_OMITEMPTY},
+     KT_GF_OMITEMPTY, NULL},
     {"preferredDuringSchedulingIgnoredDuringExecution", &gt_slice_core_WeightedPodAffinityTerm,
-     KT_GF_OMITEMPTY},
+     KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodAntiAffinity = {KT_GK_STRUCT, NULL, f_core_PodAntiAffinity,
-                                                         N(f_core_PodAntiAffinity)};
-static const struct kt_godesc gt_ptr_core_PodAntiAffinity = {KT_GK_PTR, &gt_core_PodAntiAffinity,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_PodAntiAffinity = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_PodAntiAffinity,
+                                                         N(f_core_PodAntiAffinity),
+                                                         "v1.PodAntiAffinity",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_PodAntiAffinity = {
+    KT_GK_PTR, &gt_core_PodAntiAffinity, NULL, 0, "*v1.PodAntiAffinity", 0, 0};
 static const struct kt_gofield f_core_Affinity[] = {
-    {"nodeAffinity", &gt_ptr_core_NodeAffinity, KT_GF_OMITEMPTY},
-    {"podAffinity", &gt_ptr_core_PodAffinity, KT_GF_OMITEMPTY},
-    {"podAntiAffinity", &gt_ptr_core_PodAntiAffinity, KT_GF_OMITEMPTY},
+    {"nodeAffinity", &gt_ptr_core_NodeAffinity, KT_GF_OMITEMPTY, NULL},
+    {"podAffinity", &gt_ptr_core_PodAffinity, KT_GF_OMITEMPTY, NULL},
+    {"podAntiAffinity", &gt_ptr_core_PodAntiAffinity, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_Affinity = {KT_GK_STRUCT, NULL, f_core_Affinity,
-                                                  N(f_core_Affinity)};
-static const struct kt_godesc gt_ptr_core_Affinity = {KT_GK_PTR, &gt_core_Affinity, NULL, 0};
+static const struct kt_godesc gt_core_Affinity = {
+    KT_GK_STRUCT, NULL, f_core_Affinity, N(f_core_Affinity), "v1.Affinity", 0, 0};
+static const struct kt_godesc gt_ptr_core_Affinity = {
+    KT_GK_PTR, &gt_core_Affinity, NULL, 0, "*v1.Affinity", 0, 0};
+static const struct kt_godesc gt_core_TolerationOperator = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.TolerationOperator", 0, 0};
+static const struct kt_godesc gt_core_TaintEffect = {KT_GK_STRING,     NULL, NULL, 0,
+                                                     "v1.TaintEffect", 0,    0};
 static const struct kt_gofield f_core_Toleration[] = {
-    {"key", &gt_string, KT_GF_OMITEMPTY},
-    {"operator", &gt_string, KT_GF_OMITEMPTY},
-    {"value", &gt_string, KT_GF_OMITEMPTY},
-    {"effect", &gt_string, KT_GF_OMITEMPTY},
-    {"tolerationSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"key", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"operator", &gt_core_TolerationOperator, KT_GF_OMITEMPTY, NULL},
+    {"value", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"effect", &gt_core_TaintEffect, KT_GF_OMITEMPTY, NULL},
+    {"tolerationSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_Toleration = {KT_GK_STRUCT, NULL, f_core_Toleration,
-                                                    N(f_core_Toleration)};
-static const struct kt_godesc gt_slice_core_Toleration = {KT_GK_SLICE, &gt_core_Toleration, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_Toleration = {
+    KT_GK_STRUCT, NULL, f_core_Toleration, N(f_core_Toleration), "v1.Toleration", 0, 0};
+static const struct kt_godesc gt_slice_core_Toleration = {
+    KT_GK_SLICE, &gt_core_Toleration, NULL, 0, "[]v1.Toleration", 0, 0};
 static const struct kt_gofield f_core_PodSchedulingGate[] = {
-    {"name", &gt_string, 0},
+    {"name", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_PodSchedulingGate = {
-    KT_GK_STRUCT, NULL, f_core_PodSchedulingGate, N(f_core_PodSchedulingGate)};
+static const struct kt_godesc gt_core_PodSchedulingGate = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_core_PodSchedulingGate,
+                                                           N(f_core_PodSchedulingGate),
+                                                           "v1.PodSchedulingGate",
+                                                           0,
+                                                           0};
 static const struct kt_godesc gt_slice_core_PodSchedulingGate = {
-    KT_GK_SLICE, &gt_core_PodSchedulingGate, NULL, 0};
+    KT_GK_SLICE, &gt_core_PodSchedulingGate, NULL, 0, "[]v1.PodSchedulingGate", 0, 0};
 static const struct kt_gofield f_trainer_PodSpecPatch[] = {
-    {"serviceAccountName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"volumes", &gt_slice_core_Volume, KT_GF_OMITEMPTY},
-    {"initContainers", &gt_slice_trainer_ContainerPatch, KT_GF_OMITEMPTY},
-    {"containers", &gt_slice_trainer_ContainerPatch, KT_GF_OMITEMPTY},
-    {"imagePullSecrets", &gt_slice_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"securityContext", &gt_ptr_core_PodSecurityContext, KT_GF_OMITEMPTY},
-    {"nodeSelector", &gt_map_string, KT_GF_OMITEMPTY},
-    {"affinity", &gt_ptr_core_Affinity, KT_GF_OMITEMPTY},
-    {"tolerations", &gt_slice_core_Toleration, KT_GF_OMITEMPTY},
-    {"schedulingGates", &gt_slice_core_PodSchedulingGate, KT_GF_OMITEMPTY},
-    {"terminationGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"serviceAccountName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"volumes", &gt_slice_core_Volume, KT_GF_OMITEMPTY, NULL},
+    {"initContainers", &gt_slice_trainer_ContainerPatch, KT_GF_OMITEMPTY, NULL},
+    {"containers", &gt_slice_trainer_ContainerPatch, KT_GF_OMITEMPTY, NULL},
+    {"imagePullSecrets", &gt_slice_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"securityContext", &gt_ptr_core_PodSecurityContext, KT_GF_OMITEMPTY, NULL},
+    {"nodeSelector", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"affinity", &gt_ptr_core_Affinity, KT_GF_OMITEMPTY, NULL},
+    {"tolerations", &gt_slice_core_Toleration, KT_GF_OMITEMPTY, NULL},
+    {"schedulingGates", &gt_slice_core_PodSchedulingGate, KT_GF_OMITEMPTY, NULL},
+    {"terminationGracePeriodSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_PodSpecPatch = {KT_GK_STRUCT, NULL, f_trainer_PodSpecPatch,
-                                                         N(f_trainer_PodSpecPatch)};
-static const struct kt_godesc gt_ptr_trainer_PodSpecPatch = {KT_GK_PTR, &gt_trainer_PodSpecPatch,
-                                                             NULL, 0};
+static const struct kt_godesc gt_trainer_PodSpecPatch = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_trainer_PodSpecPatch,
+                                                         N(f_trainer_PodSpecPatch),
+                                                         "v1alpha1.PodSpecPatch",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_trainer_PodSpecPatch = {
+    KT_GK_PTR, &gt_trainer_PodSpecPatch, NULL, 0, "*v1alpha1.PodSpecPatch", 0, 0};
 static const struct kt_gofield f_trainer_PodTemplatePatch[] = {
-    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_ptr_trainer_PodSpecPatch, KT_GF_OMITEMPTY},
+    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_ptr_trainer_PodSpecPatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_PodTemplatePatch = {
-    KT_GK_STRUCT, NULL, f_trainer_PodTemplatePatch, N(f_trainer_PodTemplatePatch)};
+static const struct kt_godesc gt_trainer_PodTemplatePatch = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_trainer_PodTemplatePatch,
+                                                             N(f_trainer_PodTemplatePatch),
+                                                             "v1alpha1.PodTemplatePatch",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_trainer_PodTemplatePatch = {
-    KT_GK_PTR, &gt_trainer_PodTemplatePatch, NULL, 0};
+    KT_GK_PTR, &gt_trainer_PodTemplatePatch, NULL, 0, "*v1alpha1.PodTemplatePatch", 0, 0};
 static const struct kt_gofield f_trainer_JobSpecPatch[] = {
-    {"template", &gt_ptr_trainer_PodTemplatePatch, KT_GF_OMITEMPTY},
+    {"template", &gt_ptr_trainer_PodTemplatePatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobSpecPatch = {KT_GK_STRUCT, NULL, f_trainer_JobSpecPatch,
-                                                         N(f_trainer_JobSpecPatch)};
-static const struct kt_godesc gt_ptr_trainer_JobSpecPatch = {KT_GK_PTR, &gt_trainer_JobSpecPatch,
-                                                             NULL, 0};
+static const struct kt_godesc gt_trainer_JobSpecPatch = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_trainer_JobSpecPatch,
+                                                         N(f_trainer_JobSpecPatch),
+                                                         "v1alpha1.JobSpecPatch",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_trainer_JobSpecPatch = {
+    KT_GK_PTR, &gt_trainer_JobSpecPatch, NULL, 0, "*v1alpha1.JobSpecPatch", 0, 0};
 static const struct kt_gofield f_trainer_JobTemplatePatch[] = {
-    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_ptr_trainer_JobSpecPatch, KT_GF_OMITEMPTY},
+    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_ptr_trainer_JobSpecPatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobTemplatePatch = {
-    KT_GK_STRUCT, NULL, f_trainer_JobTemplatePatch, N(f_trainer_JobTemplatePatch)};
+static const struct kt_godesc gt_trainer_JobTemplatePatch = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_trainer_JobTemplatePatch,
+                                                             N(f_trainer_JobTemplatePatch),
+                                                             "v1alpha1.JobTemplatePatch",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_ptr_trainer_JobTemplatePatch = {
-    KT_GK_PTR, &gt_trainer_JobTemplatePatch, NULL, 0};
+    KT_GK_PTR, &gt_trainer_JobTemplatePatch, NULL, 0, "*v1alpha1.JobTemplatePatch", 0, 0};
 static const struct kt_gofield f_trainer_ReplicatedJobPatch[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"template", &gt_ptr_trainer_JobTemplatePatch, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"template", &gt_ptr_trainer_JobTemplatePatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_ReplicatedJobPatch = {
-    KT_GK_STRUCT, NULL, f_trainer_ReplicatedJobPatch, N(f_trainer_ReplicatedJobPatch)};
+static const struct kt_godesc gt_trainer_ReplicatedJobPatch = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_trainer_ReplicatedJobPatch,
+                                                               N(f_trainer_ReplicatedJobPatch),
+                                                               "v1alpha1.ReplicatedJobPatch",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_slice_trainer_ReplicatedJobPatch = {
-    KT_GK_SLICE, &gt_trainer_ReplicatedJobPatch, NULL, 0};
+    KT_GK_SLICE, &gt_trainer_ReplicatedJobPatch, NULL, 0, "[]v1alpha1.ReplicatedJobPatch", 0, 0};
 static const struct kt_gofield f_trainer_JobSetSpecPatch[] = {
-    {"replicatedJobs", &gt_slice_trainer_ReplicatedJobPatch, KT_GF_OMITEMPTY},
+    {"replicatedJobs", &gt_slice_trainer_ReplicatedJobPatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobSetSpecPatch = {
-    KT_GK_STRUCT, NULL, f_trainer_JobSetSpecPatch, N(f_trainer_JobSetSpecPatch)};
+static const struct kt_godesc gt_trainer_JobSetSpecPatch = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_trainer_JobSetSpecPatch,
+                                                            N(f_trainer_JobSetSpecPatch),
+                                                            "v1alpha1.JobSetSpecPatch",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_trainer_JobSetSpecPatch = {
-    KT_GK_PTR, &gt_trainer_JobSetSpecPatch, NULL, 0};
+    KT_GK_PTR, &gt_trainer_JobSetSpecPatch, NULL, 0, "*v1alpha1.JobSetSpecPatch", 0, 0};
 static const struct kt_gofield f_trainer_JobSetTemplatePatch[] = {
-    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_ptr_trainer_JobSetSpecPatch, KT_GF_OMITEMPTY},
+    {"metadata", &gt_ptr_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_ptr_trainer_JobSetSpecPatch, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobSetTemplatePatch = {
-    KT_GK_STRUCT, NULL, f_trainer_JobSetTemplatePatch, N(f_trainer_JobSetTemplatePatch)};
+static const struct kt_godesc gt_trainer_JobSetTemplatePatch = {KT_GK_STRUCT,
+                                                                NULL,
+                                                                f_trainer_JobSetTemplatePatch,
+                                                                N(f_trainer_JobSetTemplatePatch),
+                                                                "v1alpha1.JobSetTemplatePatch",
+                                                                0,
+                                                                0};
 static const struct kt_godesc gt_ptr_trainer_JobSetTemplatePatch = {
-    KT_GK_PTR, &gt_trainer_JobSetTemplatePatch, NULL, 0};
+    KT_GK_PTR, &gt_trainer_JobSetTemplatePatch, NULL, 0, "*v1alpha1.JobSetTemplatePatch", 0, 0};
 static const struct kt_gofield f_trainer_TrainingRuntimeSpecPatch[] = {
-    {"template", &gt_ptr_trainer_JobSetTemplatePatch, KT_GF_OMITEMPTY},
+    {"template", &gt_ptr_trainer_JobSetTemplatePatch, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_trainer_TrainingRuntimeSpecPatch = {
-    KT_GK_STRUCT, NULL, f_trainer_TrainingRuntimeSpecPatch, N(f_trainer_TrainingRuntimeSpecPatch)};
+    KT_GK_STRUCT,
+    NULL,
+    f_trainer_TrainingRuntimeSpecPatch,
+    N(f_trainer_TrainingRuntimeSpecPatch),
+    "v1alpha1.TrainingRuntimeSpecPatch",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_trainer_TrainingRuntimeSpecPatch = {
-    KT_GK_PTR, &gt_trainer_TrainingRuntimeSpecPatch, NULL, 0};
+    KT_GK_PTR, &gt_trainer_TrainingRuntimeSpecPatch, NULL,
+    0,         "*v1alpha1.TrainingRuntimeSpecPatch", 0,
+    0};
 static const struct kt_gofield f_trainer_RuntimePatch[] = {
-    {"manager", &gt_string, KT_GF_OMITEMPTY},
-    {"time", &gt_ptr_time, KT_GF_OMITEMPTY},
-    {"trainingRuntimeSpec", &gt_ptr_trainer_TrainingRuntimeSpecPatch, KT_GF_OMITEMPTY},
+    {"manager", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"time", &gt_ptr_time, KT_GF_OMITEMPTY, NULL},
+    {"trainingRuntimeSpec", &gt_ptr_trainer_TrainingRuntimeSpecPatch, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_RuntimePatch = {KT_GK_STRUCT, NULL, f_trainer_RuntimePatch,
-                                             N(f_trainer_RuntimePatch)};
-static const struct kt_godesc gt_slice_trainer_RuntimePatch = {KT_GK_SLICE, &kt_go_RuntimePatch,
-                                                               NULL, 0};
+const struct kt_godesc kt_go_RuntimePatch = {KT_GK_STRUCT,
+                                             NULL,
+                                             f_trainer_RuntimePatch,
+                                             N(f_trainer_RuntimePatch),
+                                             "v1alpha1.RuntimePatch",
+                                             0,
+                                             0};
+static const struct kt_godesc gt_slice_trainer_RuntimePatch = {
+    KT_GK_SLICE, &kt_go_RuntimePatch, NULL, 0, "[]v1alpha1.RuntimePatch", 0, 0};
 static const struct kt_gofield f_trainer_TrainJobSpec[] = {
-    {"runtimeRef", &kt_go_RuntimeRef, KT_GF_OMITZERO},
-    {"initializer", &gt_ptr_trainer_Initializer, KT_GF_OMITEMPTY},
-    {"trainer", &gt_ptr_trainer_Trainer, KT_GF_OMITEMPTY},
-    {"runtimePatches", &gt_slice_trainer_RuntimePatch, KT_GF_OMITEMPTY},
-    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"activeDeadlineSeconds", &gt_int, KT_GF_OMITEMPTY},
-    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"runtimeRef", &kt_go_RuntimeRef, KT_GF_OMITZERO, NULL},
+    {"initializer", &gt_ptr_trainer_Initializer, KT_GF_OMITEMPTY, NULL},
+    {"trainer", &gt_ptr_trainer_Trainer, KT_GF_OMITEMPTY, NULL},
+    {"runtimePatches", &gt_slice_trainer_RuntimePatch, KT_GF_OMITEMPTY, NULL},
+    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"activeDeadlineSeconds", &gt_int64, KT_GF_OMITEMPTY, NULL},
+    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_TrainJobSpec = {KT_GK_STRUCT, NULL, f_trainer_TrainJobSpec,
-                                             N(f_trainer_TrainJobSpec)};
+const struct kt_godesc kt_go_TrainJobSpec = {KT_GK_STRUCT,
+                                             NULL,
+                                             f_trainer_TrainJobSpec,
+                                             N(f_trainer_TrainJobSpec),
+                                             "v1alpha1.TrainJobSpec",
+                                             0,
+                                             0};
+static const struct kt_godesc gt_meta_ConditionStatus = {KT_GK_STRING,         NULL, NULL, 0,
+                                                         "v1.ConditionStatus", 0,    0};
 static const struct kt_gofield f_meta_Condition[] = {
-    {"type", &gt_string, 0},
-    {"status", &gt_string, 0},
-    {"observedGeneration", &gt_int, KT_GF_OMITEMPTY},
-    {"lastTransitionTime", &gt_time, 0},
-    {"reason", &gt_string, 0},
-    {"message", &gt_string, 0},
+    {"type", &gt_string, 0, NULL},
+    {"status", &gt_meta_ConditionStatus, 0, NULL},
+    {"observedGeneration", &gt_int64, KT_GF_OMITEMPTY, NULL},
+    {"lastTransitionTime", &gt_time, 0, NULL},
+    {"reason", &gt_string, 0, NULL},
+    {"message", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_meta_Condition = {KT_GK_STRUCT, NULL, f_meta_Condition,
-                                                   N(f_meta_Condition)};
-static const struct kt_godesc gt_slice_meta_Condition = {KT_GK_SLICE, &gt_meta_Condition, NULL, 0};
+static const struct kt_godesc gt_meta_Condition = {
+    KT_GK_STRUCT, NULL, f_meta_Condition, N(f_meta_Condition), "v1.Condition", 0, 0};
+static const struct kt_godesc gt_slice_meta_Condition = {
+    KT_GK_SLICE, &gt_meta_Condition, NULL, 0, "[]v1.Condition", 0, 0};
 static const struct kt_gofield f_trainer_JobStatus[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},       {"ready", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"succeeded", &gt_ptr_int, KT_GF_OMITEMPTY}, {"failed", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"active", &gt_ptr_int, KT_GF_OMITEMPTY},    {"suspended", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"ready", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"succeeded", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"failed", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"active", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"suspended", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobStatus = {KT_GK_STRUCT, NULL, f_trainer_JobStatus,
-                                                      N(f_trainer_JobStatus)};
-static const struct kt_godesc gt_slice_trainer_JobStatus = {KT_GK_SLICE, &gt_trainer_JobStatus,
-                                                            NULL, 0};
+static const struct kt_godesc gt_trainer_JobStatus = {
+    KT_GK_STRUCT, NULL, f_trainer_JobStatus, N(f_trainer_JobStatus), "v1alpha1.JobStatus", 0, 0};
+static const struct kt_godesc gt_slice_trainer_JobStatus = {
+    KT_GK_SLICE, &gt_trainer_JobStatus, NULL, 0, "[]v1alpha1.JobStatus", 0, 0};
 static const struct kt_gofield f_trainer_Metric[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"value", &gt_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"value", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_Metric = {KT_GK_STRUCT, NULL, f_trainer_Metric,
-                                                   N(f_trainer_Metric)};
-static const struct kt_godesc gt_slice_trainer_Metric = {KT_GK_SLICE, &gt_trainer_Metric, NULL, 0};
+static const struct kt_godesc gt_trainer_Metric = {
+    KT_GK_STRUCT, NULL, f_trainer_Metric, N(f_trainer_Metric), "v1alpha1.Metric", 0, 0};
+static const struct kt_godesc gt_slice_trainer_Metric = {
+    KT_GK_SLICE, &gt_trainer_Metric, NULL, 0, "[]v1alpha1.Metric", 0, 0};
 static const struct kt_gofield f_trainer_TrainerStatus[] = {
-    {"progressPercentage", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"estimatedRemainingSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"metrics", &gt_slice_trainer_Metric, KT_GF_OMITEMPTY},
-    {"lastUpdatedTime", &gt_time, KT_GF_OMITEMPTY},
+    {"progressPercentage", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"estimatedRemainingSeconds", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"metrics", &gt_slice_trainer_Metric, KT_GF_OMITEMPTY, NULL},
+    {"lastUpdatedTime", &gt_time, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_TrainerStatus = {
-    KT_GK_STRUCT, NULL, f_trainer_TrainerStatus, N(f_trainer_TrainerStatus)};
-static const struct kt_godesc gt_ptr_trainer_TrainerStatus = {KT_GK_PTR, &gt_trainer_TrainerStatus,
-                                                              NULL, 0};
+static const struct kt_godesc gt_trainer_TrainerStatus = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_trainer_TrainerStatus,
+                                                          N(f_trainer_TrainerStatus),
+                                                          "v1alpha1.TrainerStatus",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_ptr_trainer_TrainerStatus = {
+    KT_GK_PTR, &gt_trainer_TrainerStatus, NULL, 0, "*v1alpha1.TrainerStatus", 0, 0};
 static const struct kt_gofield f_trainer_TrainJobStatus[] = {
-    {"conditions", &gt_slice_meta_Condition, KT_GF_OMITEMPTY},
-    {"jobsStatus", &gt_slice_trainer_JobStatus, KT_GF_OMITEMPTY},
-    {"trainerStatus", &gt_ptr_trainer_TrainerStatus, KT_GF_OMITEMPTY},
+    {"conditions", &gt_slice_meta_Condition, KT_GF_OMITEMPTY, NULL},
+    {"jobsStatus", &gt_slice_trainer_JobStatus, KT_GF_OMITEMPTY, NULL},
+    {"trainerStatus", &gt_ptr_trainer_TrainerStatus, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_TrainJobStatus = {
-    KT_GK_STRUCT, NULL, f_trainer_TrainJobStatus, N(f_trainer_TrainJobStatus)};
+static const struct kt_godesc gt_trainer_TrainJobStatus = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_trainer_TrainJobStatus,
+                                                           N(f_trainer_TrainJobStatus),
+                                                           "v1alpha1.TrainJobStatus",
+                                                           0,
+                                                           0};
 static const struct kt_gofield f_trainer_TrainJob[] = {
-    {"kind", &gt_string, KT_GF_OMITEMPTY},
-    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &kt_go_TrainJobSpec, KT_GF_OMITZERO},
-    {"status", &gt_trainer_TrainJobStatus, KT_GF_OMITZERO},
+    {"kind", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &kt_go_TrainJobSpec, KT_GF_OMITZERO, NULL},
+    {"status", &gt_trainer_TrainJobStatus, KT_GF_OMITZERO, NULL},
 };
-const struct kt_godesc kt_go_TrainJob = {KT_GK_STRUCT, NULL, f_trainer_TrainJob,
-                                         N(f_trainer_TrainJob)};
+const struct kt_godesc kt_go_TrainJob = {
+    KT_GK_STRUCT, NULL, f_trainer_TrainJob, N(f_trainer_TrainJob), "v1alpha1.TrainJob", 0, 0};
 static const struct kt_gofield f_trainer_EnvInjectionTarget[] = {
-    {"jobName", &gt_string, KT_GF_OMITEMPTY},
-    {"containerNames", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"jobName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"containerNames", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-const struct kt_godesc kt_go_EnvInjectionTarget = {KT_GK_STRUCT, NULL, f_trainer_EnvInjectionTarget,
-                                                   N(f_trainer_EnvInjectionTarget)};
+const struct kt_godesc kt_go_EnvInjectionTarget = {KT_GK_STRUCT,
+                                                   NULL,
+                                                   f_trainer_EnvInjectionTarget,
+                                                   N(f_trainer_EnvInjectionTarget),
+                                                   "v1alpha1.EnvInjectionTarget",
+                                                   0,
+                                                   0};
 static const struct kt_godesc gt_slice_trainer_EnvInjectionTarget = {
-    KT_GK_SLICE, &kt_go_EnvInjectionTarget, NULL, 0};
+    KT_GK_SLICE, &kt_go_EnvInjectionTarget, NULL, 0, "[]v1alpha1.EnvInjectionTarget", 0, 0};
 static const struct kt_gofield f_trainer_EnvInjection[] = {
-    {"targets", &gt_slice_trainer_EnvInjectionTarget, KT_GF_OMITEMPTY},
+    {"targets", &gt_slice_trainer_EnvInjectionTarget, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_EnvInjection = {KT_GK_STRUCT, NULL, f_trainer_EnvInjection,
-                                                         N(f_trainer_EnvInjection)};
-static const struct kt_godesc gt_ptr_trainer_EnvInjection = {KT_GK_PTR, &gt_trainer_EnvInjection,
-                                                             NULL, 0};
+static const struct kt_godesc gt_trainer_EnvInjection = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_trainer_EnvInjection,
+                                                         N(f_trainer_EnvInjection),
+                                                         "v1alpha1.EnvInjection",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_trainer_EnvInjection = {
+    KT_GK_PTR, &gt_trainer_EnvInjection, NULL, 0, "*v1alpha1.EnvInjection", 0, 0};
 static const struct kt_gofield f_trainer_TorchMLPolicySource[] = {
-    {"envInjection", &gt_ptr_trainer_EnvInjection, KT_GF_OMITEMPTY},
+    {"envInjection", &gt_ptr_trainer_EnvInjection, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_TorchMLPolicySource = {
-    KT_GK_STRUCT, NULL, f_trainer_TorchMLPolicySource, N(f_trainer_TorchMLPolicySource)};
+static const struct kt_godesc gt_trainer_TorchMLPolicySource = {KT_GK_STRUCT,
+                                                                NULL,
+                                                                f_trainer_TorchMLPolicySource,
+                                                                N(f_trainer_TorchMLPolicySource),
+                                                                "v1alpha1.TorchMLPolicySource",
+                                                                0,
+                                                                0};
 static const struct kt_godesc gt_ptr_trainer_TorchMLPolicySource = {
-    KT_GK_PTR, &gt_trainer_TorchMLPolicySource, NULL, 0};
+    KT_GK_PTR, &gt_trainer_TorchMLPolicySource, NULL, 0, "*v1alpha1.TorchMLPolicySource", 0, 0};
+static const struct kt_godesc gt_trainer_MPIImplementation = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha1.MPIImplementation", 0, 0};
+static const struct kt_godesc gt_ptr_trainer_MPIImplementation = {
+    KT_GK_PTR, &gt_trainer_MPIImplementation, NULL, 0, "*v1alpha1.MPIImplementation", 0, 0};
 static const struct kt_gofield f_trainer_MPIMLPolicySource[] = {
-    {"numProcPerNode", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"mpiImplementation", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"sshAuthMountPath", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"runLauncherAsNode", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"numProcPerNode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"mpiImplementation", &gt_ptr_trainer_MPIImplementation, KT_GF_OMITEMPTY, NULL},
+    {"sshAuthMountPath", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"runLauncherAsNode", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_MPIMLPolicySource = {
-    KT_GK_STRUCT, NULL, f_trainer_MPIMLPolicySource, N(f_trainer_MPIMLPolicySource)};
+static const struct kt_godesc gt_trainer_MPIMLPolicySource = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_trainer_MPIMLPolicySource,
+                                                              N(f_trainer_MPIMLPolicySource),
+                                                              "v1alpha1.MPIMLPolicySource",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_ptr_trainer_MPIMLPolicySource = {
-    KT_GK_PTR, &gt_trainer_MPIMLPolicySource, NULL, 0};
+    KT_GK_PTR, &gt_trainer_MPIMLPolicySource, NULL, 0, "*v1alpha1.MPIMLPolicySource", 0, 0};
 static const struct kt_gofield f_trainer_FluxMLPolicySource[] = {
-    {"numProcPerNode", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"numProcPerNode", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_FluxMLPolicySource = {
-    KT_GK_STRUCT, NULL, f_trainer_FluxMLPolicySource, N(f_trainer_FluxMLPolicySource)};
+static const struct kt_godesc gt_trainer_FluxMLPolicySource = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_trainer_FluxMLPolicySource,
+                                                               N(f_trainer_FluxMLPolicySource),
+                                                               "v1alpha1.FluxMLPolicySource",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_ptr_trainer_FluxMLPolicySource = {
-    KT_GK_PTR, &gt_trainer_FluxMLPolicySource, NULL, 0};
-static const struct kt_godesc gt_trainer_JAXMLPolicySource = {KT_GK_STRUCT, NULL, NULL, 0};
+    KT_GK_PTR, &gt_trainer_FluxMLPolicySource, NULL, 0, "*v1alpha1.FluxMLPolicySource", 0, 0};
+static const struct kt_godesc gt_trainer_JAXMLPolicySource = {
+    KT_GK_STRUCT, NULL, NULL, 0, "v1alpha1.JAXMLPolicySource", 0, 0};
 static const struct kt_godesc gt_ptr_trainer_JAXMLPolicySource = {
-    KT_GK_PTR, &gt_trainer_JAXMLPolicySource, NULL, 0};
-static const struct kt_godesc gt_trainer_XGBoostMLPolicySource = {KT_GK_STRUCT, NULL, NULL, 0};
+    KT_GK_PTR, &gt_trainer_JAXMLPolicySource, NULL, 0, "*v1alpha1.JAXMLPolicySource", 0, 0};
+static const struct kt_godesc gt_trainer_XGBoostMLPolicySource = {
+    KT_GK_STRUCT, NULL, NULL, 0, "v1alpha1.XGBoostMLPolicySource", 0, 0};
 static const struct kt_godesc gt_ptr_trainer_XGBoostMLPolicySource = {
-    KT_GK_PTR, &gt_trainer_XGBoostMLPolicySource, NULL, 0};
+    KT_GK_PTR, &gt_trainer_XGBoostMLPolicySource, NULL, 0, "*v1alpha1.XGBoostMLPolicySource", 0, 0};
 static const struct kt_gofield f_trainer_MLPolicy[] = {
-    {"numNodes", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"torch", &gt_ptr_trainer_TorchMLPolicySource, KT_GF_OMITEMPTY},
-    {"mpi", &gt_ptr_trainer_MPIMLPolicySource, KT_GF_OMITEMPTY},
-    {"flux", &gt_ptr_trainer_FluxMLPolicySource, KT_GF_OMITEMPTY},
-    {"jax", &gt_ptr_trainer_JAXMLPolicySource, KT_GF_OMITEMPTY},
-    {"xgboost", &gt_ptr_trainer_XGBoostMLPolicySource, KT_GF_OMITEMPTY},
+    {"numNodes", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"torch", &gt_ptr_trainer_TorchMLPolicySource, KT_GF_OMITEMPTY, "MLPolicySource"},
+    {"mpi", &gt_ptr_trainer_MPIMLPolicySource, KT_GF_OMITEMPTY, "MLPolicySource"},
+    {"flux", &gt_ptr_trainer_FluxMLPolicySource, KT_GF_OMITEMPTY, "MLPolicySource"},
+    {"jax", &gt_ptr_trainer_JAXMLPolicySource, KT_GF_OMITEMPTY, "MLPolicySource"},
+    {"xgboost", &gt_ptr_trainer_XGBoostMLPolicySource, KT_GF_OMITEMPTY, "MLPolicySource"},
 };
-static const struct kt_godesc gt_trainer_MLPolicy = {KT_GK_STRUCT, NULL, f_trainer_MLPolicy,
-                                                     N(f_trainer_MLPolicy)};
-static const struct kt_godesc gt_ptr_trainer_MLPolicy = {KT_GK_PTR, &gt_trainer_MLPolicy, NULL, 0};
+static const struct kt_godesc gt_trainer_MLPolicy = {
+    KT_GK_STRUCT, NULL, f_trainer_MLPolicy, N(f_trainer_MLPolicy), "v1alpha1.MLPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_trainer_MLPolicy = {
+    KT_GK_PTR, &gt_trainer_MLPolicy, NULL, 0, "*v1alpha1.MLPolicy", 0, 0};
 static const struct kt_gofield f_trainer_CoschedulingPodGroupPolicySource[] = {
-    {"scheduleTimeoutSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"scheduleTimeoutSeconds", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_trainer_CoschedulingPodGroupPolicySource = {
-    KT_GK_STRUCT, NULL, f_trainer_CoschedulingPodGroupPolicySource,
-    N(f_trainer_CoschedulingPodGroupPolicySource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_trainer_CoschedulingPodGroupPolicySource,
+    N(f_trainer_CoschedulingPodGroupPolicySource),
+    "v1alpha1.CoschedulingPodGroupPolicySource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_trainer_CoschedulingPodGroupPolicySource = {
-    KT_GK_PTR, &gt_trainer_CoschedulingPodGroupPolicySource, NULL, 0};
+    KT_GK_PTR, &gt_trainer_CoschedulingPodGroupPolicySource, NULL,
+    0,         "*v1alpha1.CoschedulingPodGroupPolicySource", 0,
+    0};
+static const struct kt_godesc gt_scheduling_NetworkTopologyMode = {
+    KT_GK_STRING, NULL, NULL, 0, "v1beta1.NetworkTopologyMode", 0, 0};
+static const struct kt_godesc gt_ptr_int = {KT_GK_PTR, &gt_int, NULL, 0, "*int", 0, 0};
 static const struct kt_gofield f_scheduling_NetworkTopologySpec[] = {
-    {"mode", &gt_string, KT_GF_OMITEMPTY},
-    {"highestTierAllowed", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"mode", &gt_scheduling_NetworkTopologyMode, KT_GF_OMITEMPTY, NULL},
+    {"highestTierAllowed", &gt_ptr_int, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_scheduling_NetworkTopologySpec = {
-    KT_GK_STRUCT, NULL, f_scheduling_NetworkTopologySpec, N(f_scheduling_NetworkTopologySpec)};
+    KT_GK_STRUCT,
+    NULL,
+    f_scheduling_NetworkTopologySpec,
+    N(f_scheduling_NetworkTopologySpec),
+    "v1beta1.NetworkTopologySpec",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_scheduling_NetworkTopologySpec = {
-    KT_GK_PTR, &gt_scheduling_NetworkTopologySpec, NULL, 0};
+    KT_GK_PTR, &gt_scheduling_NetworkTopologySpec, NULL, 0, "*v1beta1.NetworkTopologySpec", 0, 0};
 static const struct kt_gofield f_trainer_VolcanoPodGroupPolicySource[] = {
-    {"networkTopology", &gt_ptr_scheduling_NetworkTopologySpec, KT_GF_OMITEMPTY},
+    {"networkTopology", &gt_ptr_scheduling_NetworkTopologySpec, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_trainer_VolcanoPodGroupPolicySource = {
-    KT_GK_STRUCT, NULL, f_trainer_VolcanoPodGroupPolicySource,
-    N(f_trainer_VolcanoPodGroupPolicySource)};
+    KT_GK_STRUCT,
+    NULL,
+    f_trainer_VolcanoPodGroupPolicySource,
+    N(f_trainer_VolcanoPodGroupPolicySource),
+    "v1alpha1.VolcanoPodGroupPolicySource",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_trainer_VolcanoPodGroupPolicySource = {
-    KT_GK_PTR, &gt_trainer_VolcanoPodGroupPolicySource, NULL, 0};
+    KT_GK_PTR, &gt_trainer_VolcanoPodGroupPolicySource, NULL,
+    0,         "*v1alpha1.VolcanoPodGroupPolicySource", 0,
+    0};
 static const struct kt_gofield f_trainer_PodGroupPolicy[] = {
-    {"coscheduling", &gt_ptr_trainer_CoschedulingPodGroupPolicySource, KT_GF_OMITEMPTY},
-    {"volcano", &gt_ptr_trainer_VolcanoPodGroupPolicySource, KT_GF_OMITEMPTY},
+    {"coscheduling", &gt_ptr_trainer_CoschedulingPodGroupPolicySource, KT_GF_OMITEMPTY,
+     "PodGroupPolicySource"},
+    {"volcano", &gt_ptr_trainer_VolcanoPodGroupPolicySource, KT_GF_OMITEMPTY,
+     "PodGroupPolicySource"},
 };
-static const struct kt_godesc gt_trainer_PodGroupPolicy = {
-    KT_GK_STRUCT, NULL, f_trainer_PodGroupPolicy, N(f_trainer_PodGroupPolicy)};
-static const struct kt_godesc gt_ptr_trainer_PodGroupPolicy = {KT_GK_PTR,
-                                                               &gt_trainer_PodGroupPolicy, NULL, 0};
+static const struct kt_godesc gt_trainer_PodGroupPolicy = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_trainer_PodGroupPolicy,
+                                                           N(f_trainer_PodGroupPolicy),
+                                                           "v1alpha1.PodGroupPolicy",
+                                                           0,
+                                                           0};
+static const struct kt_godesc gt_ptr_trainer_PodGroupPolicy = {
+    KT_GK_PTR, &gt_trainer_PodGroupPolicy, NULL, 0, "*v1alpha1.PodGroupPolicy", 0, 0};
+static const struct kt_godesc gt_batch_PodFailurePolicyAction = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PodFailurePolicyAction", 0, 0};
+static const struct kt_godesc gt_batch_PodFailurePolicyOnExitCodesOperator = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PodFailurePolicyOnExitCodesOperator", 0, 0};
+static const struct kt_godesc gt_slice_int32 = {KT_GK_SLICE, &gt_int32, NULL, 0, "[]int32", 0, 0};
 static const struct kt_gofield f_batch_PodFailurePolicyOnExitCodesRequirement[] = {
-    {"containerName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"operator", &gt_string, 0},
-    {"values", &gt_slice_int, 0},
+    {"containerName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"operator", &gt_batch_PodFailurePolicyOnExitCodesOperator, 0, NULL},
+    {"values", &gt_slice_int32, 0, NULL},
 };
 static const struct kt_godesc gt_batch_PodFailurePolicyOnExitCodesRequirement = {
-    KT_GK_STRUCT, NULL, f_batch_PodFailurePolicyOnExitCodesRequirement,
-    N(f_batch_PodFailurePolicyOnExitCodesRequirement)};
+    KT_GK_STRUCT,
+    NULL,
+    f_batch_PodFailurePolicyOnExitCodesRequirement,
+    N(f_batch_PodFailurePolicyOnExitCodesRequirement),
+    "v1.PodFailurePolicyOnExitCodesRequirement",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_batch_PodFailurePolicyOnExitCodesRequirement = {
-    KT_GK_PTR, &gt_batch_PodFailurePolicyOnExitCodesRequirement, NULL, 0};
+    KT_GK_PTR, &gt_batch_PodFailurePolicyOnExitCodesRequirement, NULL,
+    0,         "*v1.PodFailurePolicyOnExitCodesRequirement",     0,
+    0};
+static const struct kt_godesc gt_core_PodConditionType = {KT_GK_STRING,          NULL, NULL, 0,
+                                                          "v1.PodConditionType", 0,    0};
+static const struct kt_godesc gt_core_ConditionStatus = {KT_GK_STRING,         NULL, NULL, 0,
+                                                         "v1.ConditionStatus", 0,    0};
 static const struct kt_gofield f_batch_PodFailurePolicyOnPodConditionsPattern[] = {
-    {"type", &gt_string, 0},
-    {"status", &gt_string, 0},
+    {"type", &gt_core_PodConditionType, 0, NULL},
+    {"status", &gt_core_ConditionStatus, 0, NULL},
 };
 static const struct kt_godesc gt_batch_PodFailurePolicyOnPodConditionsPattern = {
-    KT_GK_STRUCT, NULL, f_batch_PodFailurePolicyOnPodConditionsPattern,
-    N(f_batch_PodFailurePolicyOnPodConditionsPattern)};
+    KT_GK_STRUCT,
+    NULL,
+    f_batch_PodFailurePolicyOnPodConditionsPattern,
+    N(f_batch_PodFailurePolicyOnPodConditionsPattern),
+    "v1.PodFailurePolicyOnPodConditionsPattern",
+    0,
+    0};
 static const struct kt_godesc gt_slice_batch_PodFailurePolicyOnPodConditionsPattern = {
-    KT_GK_SLICE, &gt_batch_PodFailurePolicyOnPodConditionsPattern, NULL, 0};
+    KT_GK_SLICE,
+    &gt_batch_PodFailurePolicyOnPodConditionsPattern,
+    NULL,
+    0,
+    "[]v1.PodFailurePolicyOnPodConditionsPattern",
+    0,
+    0};
 static const struct kt_gofield f_batch_PodFailurePolicyRule[] = {
-    {"action", &gt_string, 0},
-    {"onExitCodes", &gt_ptr_batch_PodFailurePolicyOnExitCodesRequirement, KT_GF_OMITEMPTY},
-    {"onPodConditions", &gt_slice_batch_PodFailurePolicyOnPodConditionsPattern, KT_GF_OMITEMPTY},
+    {"action", &gt_batch_PodFailurePolicyAction, 0, NULL},
+    {"onExitCodes", &gt_ptr_batch_PodFailurePolicyOnExitCodesRequirement, KT_GF_OMITEMPTY, NULL},
+    {"onPodConditions", &gt_slice_batch_PodFailurePolicyOnPodConditionsPattern, KT_GF_OMITEMPTY,
+     NULL},
 };
-static const struct kt_godesc gt_batch_PodFailurePolicyRule = {
-    KT_GK_STRUCT, NULL, f_batch_PodFailurePolicyRule, N(f_batch_PodFailurePolicyRule)};
+static const struct kt_godesc gt_batch_PodFailurePolicyRule = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_batch_PodFailurePolicyRule,
+                                                               N(f_batch_PodFailurePolicyRule),
+                                                               "v1.PodFailurePolicyRule",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_slice_batch_PodFailurePolicyRule = {
-    KT_GK_SLICE, &gt_batch_PodFailurePolicyRule, NULL, 0};
+    KT_GK_SLICE, &gt_batch_PodFailurePolicyRule, NULL, 0, "[]v1.PodFailurePolicyRule", 0, 0};
 static const struct kt_gofield f_batch_PodFailurePolicy[] = {
-    {"rules", &gt_slice_batch_PodFailurePolicyRule, 0},
+    {"rules", &gt_slice_batch_PodFailurePolicyRule, 0, NULL},
 };
-static const struct kt_godesc gt_batch_PodFailurePolicy = {
-    KT_GK_STRUCT, NULL, f_batch_PodFailurePolicy, N(f_batch_PodFailurePolicy)};
-static const struct kt_godesc gt_ptr_batch_PodFailurePolicy = {KT_GK_PTR,
-                                                               &gt_batch_PodFailurePolicy, NULL, 0};
+static const struct kt_godesc gt_batch_PodFailurePolicy = {KT_GK_STRUCT,
+                                                           NULL,
+                                                           f_batch_PodFailurePolicy,
+                                                           N(f_batch_PodFailurePolicy),
+                                                           "v1.PodFailurePolicy",
+                                                           0,
+                                                           0};
+static const struct kt_godesc gt_ptr_batch_PodFailurePolicy = {
+    KT_GK_PTR, &gt_batch_PodFailurePolicy, NULL, 0, "*v1.PodFailurePolicy", 0, 0};
 static const struct kt_gofield f_batch_SuccessPolicyRule[] = {
-    {"succeededIndexes", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"succeededCount", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"succeededIndexes", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"succeededCount", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_batch_SuccessPolicyRule = {
-    KT_GK_STRUCT, NULL, f_batch_SuccessPolicyRule, N(f_batch_SuccessPolicyRule)};
+static const struct kt_godesc gt_batch_SuccessPolicyRule = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_batch_SuccessPolicyRule,
+                                                            N(f_batch_SuccessPolicyRule),
+                                                            "v1.SuccessPolicyRule",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_slice_batch_SuccessPolicyRule = {
-    KT_GK_SLICE, &gt_batch_SuccessPolicyRule, NULL, 0};
+    KT_GK_SLICE, &gt_batch_SuccessPolicyRule, NULL, 0, "[]v1.SuccessPolicyRule", 0, 0};
 static const struct kt_gofield f_batch_SuccessPolicy[] = {
-    {"rules", &gt_slice_batch_SuccessPolicyRule, 0},
+    {"rules", &gt_slice_batch_SuccessPolicyRule, 0, NULL},
 };
-static const struct kt_godesc gt_batch_SuccessPolicy = {KT_GK_STRUCT, NULL, f_batch_SuccessPolicy,
-                                                        N(f_batch_SuccessPolicy)};
-static const struct kt_godesc gt_ptr_batch_SuccessPolicy = {KT_GK_PTR, &gt_batch_SuccessPolicy,
-                                                            NULL, 0};
+static const struct kt_godesc gt_batch_SuccessPolicy = {
+    KT_GK_STRUCT, NULL, f_batch_SuccessPolicy, N(f_batch_SuccessPolicy), "v1.SuccessPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_batch_SuccessPolicy = {
+    KT_GK_PTR, &gt_batch_SuccessPolicy, NULL, 0, "*v1.SuccessPolicy", 0, 0};
+static const struct kt_godesc gt_core_Protocol = {KT_GK_STRING, NULL, NULL, 0, "v1.Protocol", 0, 0};
 static const struct kt_gofield f_core_ContainerPort[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},   {"hostPort", &gt_int, KT_GF_OMITEMPTY},
-    {"containerPort", &gt_int, 0},           {"protocol", &gt_string, KT_GF_OMITEMPTY},
-    {"hostIP", &gt_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"hostPort", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"containerPort", &gt_int32, 0, NULL},
+    {"protocol", &gt_core_Protocol, KT_GF_OMITEMPTY, NULL},
+    {"hostIP", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ContainerPort = {KT_GK_STRUCT, NULL, f_core_ContainerPort,
-                                                       N(f_core_ContainerPort)};
-static const struct kt_godesc gt_slice_core_ContainerPort = {KT_GK_SLICE, &gt_core_ContainerPort,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_ContainerPort = {
+    KT_GK_STRUCT, NULL, f_core_ContainerPort, N(f_core_ContainerPort), "v1.ContainerPort", 0, 0};
+static const struct kt_godesc gt_slice_core_ContainerPort = {
+    KT_GK_SLICE, &gt_core_ContainerPort, NULL, 0, "[]v1.ContainerPort", 0, 0};
 static const struct kt_gofield f_core_ConfigMapEnvSource[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ConfigMapEnvSource = {
-    KT_GK_STRUCT, NULL, f_core_ConfigMapEnvSource, N(f_core_ConfigMapEnvSource)};
+static const struct kt_godesc gt_core_ConfigMapEnvSource = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_ConfigMapEnvSource,
+                                                            N(f_core_ConfigMapEnvSource),
+                                                            "v1.ConfigMapEnvSource",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_ConfigMapEnvSource = {
-    KT_GK_PTR, &gt_core_ConfigMapEnvSource, NULL, 0};
+    KT_GK_PTR, &gt_core_ConfigMapEnvSource, NULL, 0, "*v1.ConfigMapEnvSource", 0, 0};
 static const struct kt_gofield f_core_SecretEnvSource[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"name", &gt_string, KT_GF_OMITEMPTY, "LocalObjectReference"},
+    {"optional", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_SecretEnvSource = {KT_GK_STRUCT, NULL, f_core_SecretEnvSource,
-                                                         N(f_core_SecretEnvSource)};
-static const struct kt_godesc gt_ptr_core_SecretEnvSource = {KT_GK_PTR, &gt_core_SecretEnvSource,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_SecretEnvSource = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_SecretEnvSource,
+                                                         N(f_core_SecretEnvSource),
+                                                         "v1.SecretEnvSource",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_SecretEnvSource = {
+    KT_GK_PTR, &gt_core_SecretEnvSource, NULL, 0, "*v1.SecretEnvSource", 0, 0};
 static const struct kt_gofield f_core_EnvFromSource[] = {
-    {"prefix", &gt_string, KT_GF_OMITEMPTY},
-    {"configMapRef", &gt_ptr_core_ConfigMapEnvSource, KT_GF_OMITEMPTY},
-    {"secretRef", &gt_ptr_core_SecretEnvSource, KT_GF_OMITEMPTY},
+    {"prefix", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"configMapRef", &gt_ptr_core_ConfigMapEnvSource, KT_GF_OMITEMPTY, NULL},
+    {"secretRef", &gt_ptr_core_SecretEnvSource, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_EnvFromSource = {KT_GK_STRUCT, NULL, f_core_EnvFromSource,
-                                                       N(f_core_EnvFromSource)};
-static const struct kt_godesc gt_slice_core_EnvFromSource = {KT_GK_SLICE, &gt_core_EnvFromSource,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_EnvFromSource = {
+    KT_GK_STRUCT, NULL, f_core_EnvFromSource, N(f_core_EnvFromSource), "v1.EnvFromSource", 0, 0};
+static const struct kt_godesc gt_slice_core_EnvFromSource = {
+    KT_GK_SLICE, &gt_core_EnvFromSource, NULL, 0, "[]v1.EnvFromSource", 0, 0};
+static const struct kt_godesc gt_core_ResourceResizeRestartPolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ResourceResizeRestartPolicy", 0, 0};
 static const struct kt_gofield f_core_ContainerResizePolicy[] = {
-    {"resourceName", &gt_string, 0},
-    {"restartPolicy", &gt_string, 0},
+    {"resourceName", &gt_core_ResourceName, 0, NULL},
+    {"restartPolicy", &gt_core_ResourceResizeRestartPolicy, 0, NULL},
 };
-static const struct kt_godesc gt_core_ContainerResizePolicy = {
-    KT_GK_STRUCT, NULL, f_core_ContainerResizePolicy, N(f_core_ContainerResizePolicy)};
+static const struct kt_godesc gt_core_ContainerResizePolicy = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_ContainerResizePolicy,
+                                                               N(f_core_ContainerResizePolicy),
+                                                               "v1.ContainerResizePolicy",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_slice_core_ContainerResizePolicy = {
-    KT_GK_SLICE, &gt_core_ContainerResizePolicy, NULL, 0};
+    KT_GK_SLICE, &gt_core_ContainerResizePolicy, NULL, 0, "[]v1.ContainerResizePolicy", 0, 0};
+static const struct kt_godesc gt_core_ContainerRestartPolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ContainerRestartPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_core_ContainerRestartPolicy = {
+    KT_GK_PTR, &gt_core_ContainerRestartPolicy, NULL, 0, "*v1.ContainerRestartPolicy", 0, 0};
+static const struct kt_godesc gt_core_ContainerRestartRuleAction = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ContainerRestartRuleAction", 0, 0};
+static const struct kt_godesc gt_core_ContainerRestartRuleOnExitCodesOperator = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ContainerRestartRuleOnExitCodesOperator", 0, 0};
 static const struct kt_gofield f_core_ContainerRestartRuleOnExitCodes[] = {
-    {"operator", &gt_string, KT_GF_OMITEMPTY},
-    {"values", &gt_slice_int, KT_GF_OMITEMPTY},
+    {"operator", &gt_core_ContainerRestartRuleOnExitCodesOperator, KT_GF_OMITEMPTY, NULL},
+    {"values", &gt_slice_int32, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_ContainerRestartRuleOnExitCodes = {
-    KT_GK_STRUCT, NULL, f_core_ContainerRestartRuleOnExitCodes,
-    N(f_core_ContainerRestartRuleOnExitCodes)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_ContainerRestartRuleOnExitCodes,
+    N(f_core_ContainerRestartRuleOnExitCodes),
+    "v1.ContainerRestartRuleOnExitCodes",
+    0,
+    0};
 static const struct kt_godesc gt_ptr_core_ContainerRestartRuleOnExitCodes = {
-    KT_GK_PTR, &gt_core_ContainerRestartRuleOnExitCodes, NULL, 0};
+    KT_GK_PTR, &gt_core_ContainerRestartRuleOnExitCodes, NULL,
+    0,         "*v1.ContainerRestartRuleOnExitCodes",    0,
+    0};
 static const struct kt_gofield f_core_ContainerRestartRule[] = {
-    {"action", &gt_string, KT_GF_OMITEMPTY},
-    {"exitCodes", &gt_ptr_core_ContainerRestartRuleOnExitCodes, KT_GF_OMITEMPTY},
+    {"action", &gt_core_ContainerRestartRuleAction, KT_GF_OMITEMPTY, NULL},
+    {"exitCodes", &gt_ptr_core_ContainerRestartRuleOnExitCodes, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ContainerRestartRule = {
-    KT_GK_STRUCT, NULL, f_core_ContainerRestartRule, N(f_core_ContainerRestartRule)};
+static const struct kt_godesc gt_core_ContainerRestartRule = {KT_GK_STRUCT,
+                                                              NULL,
+                                                              f_core_ContainerRestartRule,
+                                                              N(f_core_ContainerRestartRule),
+                                                              "v1.ContainerRestartRule",
+                                                              0,
+                                                              0};
 static const struct kt_godesc gt_slice_core_ContainerRestartRule = {
-    KT_GK_SLICE, &gt_core_ContainerRestartRule, NULL, 0};
+    KT_GK_SLICE, &gt_core_ContainerRestartRule, NULL, 0, "[]v1.ContainerRestartRule", 0, 0};
 static const struct kt_gofield f_core_VolumeDevice[] = {
-    {"name", &gt_string, 0},
-    {"devicePath", &gt_string, 0},
+    {"name", &gt_string, 0, NULL},
+    {"devicePath", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_VolumeDevice = {KT_GK_STRUCT, NULL, f_core_VolumeDevice,
-                                                      N(f_core_VolumeDevice)};
-static const struct kt_godesc gt_slice_core_VolumeDevice = {KT_GK_SLICE, &gt_core_VolumeDevice,
-                                                            NULL, 0};
+static const struct kt_godesc gt_core_VolumeDevice = {
+    KT_GK_STRUCT, NULL, f_core_VolumeDevice, N(f_core_VolumeDevice), "v1.VolumeDevice", 0, 0};
+static const struct kt_godesc gt_slice_core_VolumeDevice = {
+    KT_GK_SLICE, &gt_core_VolumeDevice, NULL, 0, "[]v1.VolumeDevice", 0, 0};
 static const struct kt_gofield f_core_ExecAction[] = {
-    {"command", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"command", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_ExecAction = {KT_GK_STRUCT, NULL, f_core_ExecAction,
-                                                    N(f_core_ExecAction)};
-static const struct kt_godesc gt_ptr_core_ExecAction = {KT_GK_PTR, &gt_core_ExecAction, NULL, 0};
+static const struct kt_godesc gt_core_ExecAction = {
+    KT_GK_STRUCT, NULL, f_core_ExecAction, N(f_core_ExecAction), "v1.ExecAction", 0, 0};
+static const struct kt_godesc gt_ptr_core_ExecAction = {
+    KT_GK_PTR, &gt_core_ExecAction, NULL, 0, "*v1.ExecAction", 0, 0};
+static const struct kt_godesc gt_core_URIScheme = {KT_GK_STRING,   NULL, NULL, 0,
+                                                   "v1.URIScheme", 0,    0};
 static const struct kt_gofield f_core_HTTPHeader[] = {
-    {"name", &gt_string, 0},
-    {"value", &gt_string, 0},
+    {"name", &gt_string, 0, NULL},
+    {"value", &gt_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_HTTPHeader = {KT_GK_STRUCT, NULL, f_core_HTTPHeader,
-                                                    N(f_core_HTTPHeader)};
-static const struct kt_godesc gt_slice_core_HTTPHeader = {KT_GK_SLICE, &gt_core_HTTPHeader, NULL,
-                                                          0};
+static const struct kt_godesc gt_core_HTTPHeader = {
+    KT_GK_STRUCT, NULL, f_core_HTTPHeader, N(f_core_HTTPHeader), "v1.HTTPHeader", 0, 0};
+static const struct kt_godesc gt_slice_core_HTTPHeader = {
+    KT_GK_SLICE, &gt_core_HTTPHeader, NULL, 0, "[]v1.HTTPHeader", 0, 0};
 static const struct kt_gofield f_core_HTTPGetAction[] = {
-    {"path", &gt_string, KT_GF_OMITEMPTY},
-    {"port", &gt_intorstr, 0},
-    {"host", &gt_string, KT_GF_OMITEMPTY},
-    {"scheme", &gt_string, KT_GF_OMITEMPTY},
-    {"httpHeaders", &gt_slice_core_HTTPHeader, KT_GF_OMITEMPTY},
+    {"path", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"port", &gt_intorstr, 0, NULL},
+    {"host", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"scheme", &gt_core_URIScheme, KT_GF_OMITEMPTY, NULL},
+    {"httpHeaders", &gt_slice_core_HTTPHeader, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_HTTPGetAction = {KT_GK_STRUCT, NULL, f_core_HTTPGetAction,
-                                                       N(f_core_HTTPGetAction)};
-static const struct kt_godesc gt_ptr_core_HTTPGetAction = {KT_GK_PTR, &gt_core_HTTPGetAction, NULL,
-                                                           0};
+static const struct kt_godesc gt_core_HTTPGetAction = {
+    KT_GK_STRUCT, NULL, f_core_HTTPGetAction, N(f_core_HTTPGetAction), "v1.HTTPGetAction", 0, 0};
+static const struct kt_godesc gt_ptr_core_HTTPGetAction = {
+    KT_GK_PTR, &gt_core_HTTPGetAction, NULL, 0, "*v1.HTTPGetAction", 0, 0};
 static const struct kt_gofield f_core_TCPSocketAction[] = {
-    {"port", &gt_intorstr, 0},
-    {"host", &gt_string, KT_GF_OMITEMPTY},
+    {"port", &gt_intorstr, 0, NULL},
+    {"host", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_TCPSocketAction = {KT_GK_STRUCT, NULL, f_core_TCPSocketAction,
-                                                         N(f_core_TCPSocketAction)};
-static const struct kt_godesc gt_ptr_core_TCPSocketAction = {KT_GK_PTR, &gt_core_TCPSocketAction,
-                                                             NULL, 0};
+static const struct kt_godesc gt_core_TCPSocketAction = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_TCPSocketAction,
+                                                         N(f_core_TCPSocketAction),
+                                                         "v1.TCPSocketAction",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_core_TCPSocketAction = {
+    KT_GK_PTR, &gt_core_TCPSocketAction, NULL, 0, "*v1.TCPSocketAction", 0, 0};
 static const struct kt_gofield f_core_GRPCAction[] = {
-    {"port", &gt_int, 0},
-    {"service", &gt_ptr_string, 0},
+    {"port", &gt_int32, 0, NULL},
+    {"service", &gt_ptr_string, 0, NULL},
 };
-static const struct kt_godesc gt_core_GRPCAction = {KT_GK_STRUCT, NULL, f_core_GRPCAction,
-                                                    N(f_core_GRPCAction)};
-static const struct kt_godesc gt_ptr_core_GRPCAction = {KT_GK_PTR, &gt_core_GRPCAction, NULL, 0};
+static const struct kt_godesc gt_core_GRPCAction = {
+    KT_GK_STRUCT, NULL, f_core_GRPCAction, N(f_core_GRPCAction), "v1.GRPCAction", 0, 0};
+static const struct kt_godesc gt_ptr_core_GRPCAction = {
+    KT_GK_PTR, &gt_core_GRPCAction, NULL, 0, "*v1.GRPCAction", 0, 0};
 static const struct kt_gofield f_core_Probe[] = {
-    {"exec", &gt_ptr_core_ExecAction, KT_GF_OMITEMPTY},
-    {"httpGet", &gt_ptr_core_HTTPGetAction, KT_GF_OMITEMPTY},
-    {"tcpSocket", &gt_ptr_core_TCPSocketAction, KT_GF_OMITEMPTY},
-    {"grpc", &gt_ptr_core_GRPCAction, KT_GF_OMITEMPTY},
-    {"initialDelaySeconds", &gt_int, KT_GF_OMITEMPTY},
-    {"timeoutSeconds", &gt_int, KT_GF_OMITEMPTY},
-    {"periodSeconds", &gt_int, KT_GF_OMITEMPTY},
-    {"successThreshold", &gt_int, KT_GF_OMITEMPTY},
-    {"failureThreshold", &gt_int, KT_GF_OMITEMPTY},
-    {"terminationGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
+    {"exec", &gt_ptr_core_ExecAction, KT_GF_OMITEMPTY, "ProbeHandler"},
+    {"httpGet", &gt_ptr_core_HTTPGetAction, KT_GF_OMITEMPTY, "ProbeHandler"},
+    {"tcpSocket", &gt_ptr_core_TCPSocketAction, KT_GF_OMITEMPTY, "ProbeHandler"},
+    {"grpc", &gt_ptr_core_GRPCAction, KT_GF_OMITEMPTY, "ProbeHandler"},
+    {"initialDelaySeconds", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"timeoutSeconds", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"periodSeconds", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"successThreshold", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"failureThreshold", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"terminationGracePeriodSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_Probe = {KT_GK_STRUCT, NULL, f_core_Probe, N(f_core_Probe)};
-static const struct kt_godesc gt_ptr_core_Probe = {KT_GK_PTR, &gt_core_Probe, NULL, 0};
+static const struct kt_godesc gt_core_Probe = {
+    KT_GK_STRUCT, NULL, f_core_Probe, N(f_core_Probe), "v1.Probe", 0, 0};
+static const struct kt_godesc gt_ptr_core_Probe = {
+    KT_GK_PTR, &gt_core_Probe, NULL, 0, "*v1.Probe", 0, 0};
 static const struct kt_gofield f_core_SleepAction[] = {
-    {"seconds", &gt_int, 0},
+    {"seconds", &gt_int64, 0, NULL},
 };
-static const struct kt_godesc gt_core_SleepAction = {KT_GK_STRUCT, NULL, f_core_SleepAction,
-                                                     N(f_core_SleepAction)};
-static const struct kt_godesc gt_ptr_core_SleepAction = {KT_GK_PTR, &gt_core_SleepAction, NULL, 0};
+static const struct kt_godesc gt_core_SleepAction = {
+    KT_GK_STRUCT, NULL, f_core_SleepAction, N(f_core_SleepAction), "v1.SleepAction", 0, 0};
+static const struct kt_godesc gt_ptr_core_SleepAction = {
+    KT_GK_PTR, &gt_core_SleepAction, NULL, 0, "*v1.SleepAction", 0, 0};
 static const struct kt_gofield f_core_LifecycleHandler[] = {
-    {"exec", &gt_ptr_core_ExecAction, KT_GF_OMITEMPTY},
-    {"httpGet", &gt_ptr_core_HTTPGetAction, KT_GF_OMITEMPTY},
-    {"tcpSocket", &gt_ptr_core_TCPSocketAction, KT_GF_OMITEMPTY},
-    {"sleep", &gt_ptr_core_SleepAction, KT_GF_OMITEMPTY},
+    {"exec", &gt_ptr_core_ExecAction, KT_GF_OMITEMPTY, NULL},
+    {"httpGet", &gt_ptr_core_HTTPGetAction, KT_GF_OMITEMPTY, NULL},
+    {"tcpSocket", &gt_ptr_core_TCPSocketAction, KT_GF_OMITEMPTY, NULL},
+    {"sleep", &gt_ptr_core_SleepAction, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_LifecycleHandler = {
-    KT_GK_STRUCT, NULL, f_core_LifecycleHandler, N(f_core_LifecycleHandler)};
-static const struct kt_godesc gt_ptr_core_LifecycleHandler = {KT_GK_PTR, &gt_core_LifecycleHandler,
-                                                              NULL, 0};
-static const struct kt_gofield f_core_Lifecycle[] = {
-    {"postStart", &gt_ptr_core_LifecycleHandler, KT_GF_OMITEMPTY},
-    {"preStop", &gt_ptr_core_LifecycleHandler, KT_GF_OMITEMPTY},
-    {"stopSignal", &gt_ptr_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_Lifecycle = {KT_GK_STRUCT, NULL, f_core_Lifecycle,
-                                                   N(f_core_Lifecycle)};
-static const struct kt_godesc gt_ptr_core_Lifecycle = {KT_GK_PTR, &gt_core_Lifecycle, NULL, 0};
-static const struct kt_gofield f_core_Container[] = {
-    {"name", &gt_string, 0},
-    {"image", &gt_string, KT_GF_OMITEMPTY},
-    {"command", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"args", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"workingDir", &gt_string, KT_GF_OMITEMPTY},
-    {"ports", &gt_slice_core_ContainerPort, KT_GF_OMITEMPTY},
-    {"envFrom", &gt_slice_core_EnvFromSource, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"resources", &kt_go_ResourceRequirements, KT_GF_OMITEMPTY},
-    {"resizePolicy", &gt_slice_core_ContainerResizePolicy, KT_GF_OMITEMPTY},
-    {"restartPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"restartPolicyRules", &gt_slice_core_ContainerRestartRule, KT_GF_OMITEMPTY},
-    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY},
-    {"volumeDevices", &gt_slice_core_VolumeDevice, KT_GF_OMITEMPTY},
-    {"livenessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"readinessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"startupProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"lifecycle", &gt_ptr_core_Lifecycle, KT_GF_OMITEMPTY},
-    {"terminationMessagePath", &gt_string, KT_GF_OMITEMPTY},
-    {"terminationMessagePolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"imagePullPolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY},
-    {"stdin", &gt_bool, KT_GF_OMITEMPTY},
-    {"stdinOnce", &gt_bool, KT_GF_OMITEMPTY},
-    {"tty", &gt_bool, KT_GF_OMITEMPTY},
-};
-const struct kt_godesc kt_go_Container = {KT_GK_STRUCT, NULL, f_core_Container,
-                                          N(f_core_Container)};
-static const struct kt_godesc gt_slice_core_Container = {KT_GK_SLICE, &kt_go_Container, NULL, 0};
-static const struct kt_gofield f_core_EphemeralContainer[] = {
-    {"name", &gt_string, 0},
-    {"image", &gt_string, KT_GF_OMITEMPTY},
-    {"command", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"args", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"workingDir", &gt_string, KT_GF_OMITEMPTY},
-    {"ports", &gt_slice_core_ContainerPort, KT_GF_OMITEMPTY},
-    {"envFrom", &gt_slice_core_EnvFromSource, KT_GF_OMITEMPTY},
-    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY},
-    {"resources", &kt_go_ResourceRequirements, KT_GF_OMITEMPTY},
-    {"resizePolicy", &gt_slice_core_ContainerResizePolicy, KT_GF_OMITEMPTY},
-    {"restartPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"restartPolicyRules", &gt_slice_core_ContainerRestartRule, KT_GF_OMITEMPTY},
-    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY},
-    {"volumeDevices", &gt_slice_core_VolumeDevice, KT_GF_OMITEMPTY},
-    {"livenessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"readinessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"startupProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY},
-    {"lifecycle", &gt_ptr_core_Lifecycle, KT_GF_OMITEMPTY},
-    {"terminationMessagePath", &gt_string, KT_GF_OMITEMPTY},
-    {"terminationMessagePolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"imagePullPolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY},
-    {"stdin", &gt_bool, KT_GF_OMITEMPTY},
-    {"stdinOnce", &gt_bool, KT_GF_OMITEMPTY},
-    {"tty", &gt_bool, KT_GF_OMITEMPTY},
-    {"targetContainerName", &gt_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_EphemeralContainer = {
-    KT_GK_STRUCT, NULL, f_core_EphemeralContainer, N(f_core_EphemeralContainer)};
-static const struct kt_godesc gt_slice_core_EphemeralContainer = {
-    KT_GK_SLICE, &gt_core_EphemeralContainer, NULL, 0};
-static const struct kt_gofield f_core_HostAlias[] = {
-    {"ip", &gt_string, 0},
-    {"hostnames", &gt_slice_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_HostAlias = {KT_GK_STRUCT, NULL, f_core_HostAlias,
-                                                   N(f_core_HostAlias)};
-static const struct kt_godesc gt_slice_core_HostAlias = {KT_GK_SLICE, &gt_core_HostAlias, NULL, 0};
-static const struct kt_gofield f_core_PodDNSConfigOption[] = {
-    {"name", &gt_string, KT_GF_OMITEMPTY},
-    {"value", &gt_ptr_string, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_PodDNSConfigOption = {
-    KT_GK_STRUCT, NULL, f_core_PodDNSConfigOption, N(f_core_PodDNSConfigOption)};
-static const struct kt_godesc gt_slice_core_PodDNSConfigOption = {
-    KT_GK_SLICE, &gt_core_PodDNSConfigOption, NULL, 0};
-static const struct kt_gofield f_core_PodDNSConfig[] = {
-    {"nameservers", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"searches", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"options", &gt_slice_core_PodDNSConfigOption, KT_GF_OMITEMPTY},
-};
-static const struct kt_godesc gt_core_PodDNSConfig = {KT_GK_STRUCT, NULL, f_core_PodDNSConfig,
-                                                      N(f_core_PodDNSConfig)};
-static const struct kt_godesc gt_ptr_core_PodDNSConfig = {KT_GK_PTR, &gt_core_PodDNSConfig, NULL,
+static const struct kt_godesc gt_core_LifecycleHandler = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_LifecycleHandler,
+                                                          N(f_core_LifecycleHandler),
+                                                          "v1.LifecycleHandler",
+                                                          0,
                                                           0};
-static const struct kt_gofield f_core_PodReadinessGate[] = {
-    {"conditionType", &gt_string, 0},
+static const struct kt_godesc gt_ptr_core_LifecycleHandler = {
+    KT_GK_PTR, &gt_core_LifecycleHandler, NULL, 0, "*v1.LifecycleHandler", 0, 0};
+static const struct kt_godesc gt_core_Signal = {KT_GK_STRING, NULL, NULL, 0, "v1.Signal", 0, 0};
+static const struct kt_godesc gt_ptr_core_Signal = {
+    KT_GK_PTR, &gt_core_Signal, NULL, 0, "*v1.Signal", 0, 0};
+static const struct kt_gofield f_core_Lifecycle[] = {
+    {"postStart", &gt_ptr_core_LifecycleHandler, KT_GF_OMITEMPTY, NULL},
+    {"preStop", &gt_ptr_core_LifecycleHandler, KT_GF_OMITEMPTY, NULL},
+    {"stopSignal", &gt_ptr_core_Signal, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodReadinessGate = {
-    KT_GK_STRUCT, NULL, f_core_PodReadinessGate, N(f_core_PodReadinessGate)};
-static const struct kt_godesc gt_slice_core_PodReadinessGate = {KT_GK_SLICE,
-                                                                &gt_core_PodReadinessGate, NULL, 0};
+static const struct kt_godesc gt_core_Lifecycle = {
+    KT_GK_STRUCT, NULL, f_core_Lifecycle, N(f_core_Lifecycle), "v1.Lifecycle", 0, 0};
+static const struct kt_godesc gt_ptr_core_Lifecycle = {
+    KT_GK_PTR, &gt_core_Lifecycle, NULL, 0, "*v1.Lifecycle", 0, 0};
+static const struct kt_godesc gt_core_TerminationMessagePolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.TerminationMessagePolicy", 0, 0};
+static const struct kt_gofield f_core_Container[] = {
+    {"name", &gt_string, 0, NULL},
+    {"image", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"command", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"args", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"workingDir", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"ports", &gt_slice_core_ContainerPort, KT_GF_OMITEMPTY, NULL},
+    {"envFrom", &gt_slice_core_EnvFromSource, KT_GF_OMITEMPTY, NULL},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, NULL},
+    {"resources", &kt_go_ResourceRequirements, KT_GF_OMITEMPTY, NULL},
+    {"resizePolicy", &gt_slice_core_ContainerResizePolicy, KT_GF_OMITEMPTY, NULL},
+    {"restartPolicy", &gt_ptr_core_ContainerRestartPolicy, KT_GF_OMITEMPTY, NULL},
+    {"restartPolicyRules", &gt_slice_core_ContainerRestartRule, KT_GF_OMITEMPTY, NULL},
+    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY, NULL},
+    {"volumeDevices", &gt_slice_core_VolumeDevice, KT_GF_OMITEMPTY, NULL},
+    {"livenessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, NULL},
+    {"readinessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, NULL},
+    {"startupProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, NULL},
+    {"lifecycle", &gt_ptr_core_Lifecycle, KT_GF_OMITEMPTY, NULL},
+    {"terminationMessagePath", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"terminationMessagePolicy", &gt_core_TerminationMessagePolicy, KT_GF_OMITEMPTY, NULL},
+    {"imagePullPolicy", &gt_core_PullPolicy, KT_GF_OMITEMPTY, NULL},
+    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY, NULL},
+    {"stdin", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"stdinOnce", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"tty", &gt_bool, KT_GF_OMITEMPTY, NULL},
+};
+const struct kt_godesc kt_go_Container = {
+    KT_GK_STRUCT, NULL, f_core_Container, N(f_core_Container), "v1.Container", 0, 0};
+static const struct kt_godesc gt_slice_core_Container = {
+    KT_GK_SLICE, &kt_go_Container, NULL, 0, "[]v1.Container", 0, 0};
+static const struct kt_gofield f_core_EphemeralContainer[] = {
+    {"name", &gt_string, 0, "EphemeralContainerCommon"},
+    {"image", &gt_string, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"command", &gt_slice_string, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"args", &gt_slice_string, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"workingDir", &gt_string, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"ports", &gt_slice_core_ContainerPort, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"envFrom", &gt_slice_core_EnvFromSource, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"env", &gt_slice_core_EnvVar, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"resources", &kt_go_ResourceRequirements, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"resizePolicy", &gt_slice_core_ContainerResizePolicy, KT_GF_OMITEMPTY,
+     "EphemeralContainerCommon"},
+    {"restartPolicy", &gt_ptr_core_ContainerRestartPolicy, KT_GF_OMITEMPTY,
+     "EphemeralContainerCommon"},
+    {"restartPolicyRules", &gt_slice_core_ContainerRestartRule, KT_GF_OMITEMPTY,
+     "EphemeralContainerCommon"},
+    {"volumeMounts", &gt_slice_core_VolumeMount, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"volumeDevices", &gt_slice_core_VolumeDevice, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"livenessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"readinessProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"startupProbe", &gt_ptr_core_Probe, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"lifecycle", &gt_ptr_core_Lifecycle, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"terminationMessagePath", &gt_string, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"terminationMessagePolicy", &gt_core_TerminationMessagePolicy, KT_GF_OMITEMPTY,
+     "EphemeralContainerCommon"},
+    {"imagePullPolicy", &gt_core_PullPolicy, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"securityContext", &gt_ptr_core_SecurityContext, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"stdin", &gt_bool, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"stdinOnce", &gt_bool, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"tty", &gt_bool, KT_GF_OMITEMPTY, "EphemeralContainerCommon"},
+    {"targetContainerName", &gt_string, KT_GF_OMITEMPTY, NULL},
+};
+static const struct kt_godesc gt_core_EphemeralContainer = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_EphemeralContainer,
+                                                            N(f_core_EphemeralContainer),
+                                                            "v1.EphemeralContainer",
+                                                            0,
+                                                            0};
+static const struct kt_godesc gt_slice_core_EphemeralContainer = {
+    KT_GK_SLICE, &gt_core_EphemeralContainer, NULL, 0, "[]v1.EphemeralContainer", 0, 0};
+static const struct kt_godesc gt_core_RestartPolicy = {KT_GK_STRING,       NULL, NULL, 0,
+                                                       "v1.RestartPolicy", 0,    0};
+static const struct kt_godesc gt_core_DNSPolicy = {KT_GK_STRING,   NULL, NULL, 0,
+                                                   "v1.DNSPolicy", 0,    0};
+static const struct kt_gofield f_core_HostAlias[] = {
+    {"ip", &gt_string, 0, NULL},
+    {"hostnames", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+};
+static const struct kt_godesc gt_core_HostAlias = {
+    KT_GK_STRUCT, NULL, f_core_HostAlias, N(f_core_HostAlias), "v1.HostAlias", 0, 0};
+static const struct kt_godesc gt_slice_core_HostAlias = {
+    KT_GK_SLICE, &gt_core_HostAlias, NULL, 0, "[]v1.HostAlias", 0, 0};
+static const struct kt_gofield f_core_PodDNSConfigOption[] = {
+    {"name", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"value", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+};
+static const struct kt_godesc gt_core_PodDNSConfigOption = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_PodDNSConfigOption,
+                                                            N(f_core_PodDNSConfigOption),
+                                                            "v1.PodDNSConfigOption",
+                                                            0,
+                                                            0};
+static const struct kt_godesc gt_slice_core_PodDNSConfigOption = {
+    KT_GK_SLICE, &gt_core_PodDNSConfigOption, NULL, 0, "[]v1.PodDNSConfigOption", 0, 0};
+static const struct kt_gofield f_core_PodDNSConfig[] = {
+    {"nameservers", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"searches", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"options", &gt_slice_core_PodDNSConfigOption, KT_GF_OMITEMPTY, NULL},
+};
+static const struct kt_godesc gt_core_PodDNSConfig = {
+    KT_GK_STRUCT, NULL, f_core_PodDNSConfig, N(f_core_PodDNSConfig), "v1.PodDNSConfig", 0, 0};
+static const struct kt_godesc gt_ptr_core_PodDNSConfig = {
+    KT_GK_PTR, &gt_core_PodDNSConfig, NULL, 0, "*v1.PodDNSConfig", 0, 0};
+static const struct kt_gofield f_core_PodReadinessGate[] = {
+    {"conditionType", &gt_core_PodConditionType, 0, NULL},
+};
+static const struct kt_godesc gt_core_PodReadinessGate = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_PodReadinessGate,
+                                                          N(f_core_PodReadinessGate),
+                                                          "v1.PodReadinessGate",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_slice_core_PodReadinessGate = {
+    KT_GK_SLICE, &gt_core_PodReadinessGate, NULL, 0, "[]v1.PodReadinessGate", 0, 0};
+static const struct kt_godesc gt_core_PreemptionPolicy = {KT_GK_STRING,          NULL, NULL, 0,
+                                                          "v1.PreemptionPolicy", 0,    0};
+static const struct kt_godesc gt_ptr_core_PreemptionPolicy = {
+    KT_GK_PTR, &gt_core_PreemptionPolicy, NULL, 0, "*v1.PreemptionPolicy", 0, 0};
+static const struct kt_godesc gt_core_UnsatisfiableConstraintAction = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.UnsatisfiableConstraintAction", 0, 0};
+static const struct kt_godesc gt_core_NodeInclusionPolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.NodeInclusionPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_core_NodeInclusionPolicy = {
+    KT_GK_PTR, &gt_core_NodeInclusionPolicy, NULL, 0, "*v1.NodeInclusionPolicy", 0, 0};
 static const struct kt_gofield f_core_TopologySpreadConstraint[] = {
-    {"maxSkew", &gt_int, 0},
-    {"topologyKey", &gt_string, 0},
-    {"whenUnsatisfiable", &gt_string, 0},
-    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"minDomains", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"nodeAffinityPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"nodeTaintsPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"matchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"maxSkew", &gt_int32, 0, NULL},
+    {"topologyKey", &gt_string, 0, NULL},
+    {"whenUnsatisfiable", &gt_core_UnsatisfiableConstraintAction, 0, NULL},
+    {"labelSelector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"minDomains", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"nodeAffinityPolicy", &gt_ptr_core_NodeInclusionPolicy, KT_GF_OMITEMPTY, NULL},
+    {"nodeTaintsPolicy", &gt_ptr_core_NodeInclusionPolicy, KT_GF_OMITEMPTY, NULL},
+    {"matchLabelKeys", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_TopologySpreadConstraint = {
-    KT_GK_STRUCT, NULL, f_core_TopologySpreadConstraint, N(f_core_TopologySpreadConstraint)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_TopologySpreadConstraint,
+    N(f_core_TopologySpreadConstraint),
+    "v1.TopologySpreadConstraint",
+    0,
+    0};
 static const struct kt_godesc gt_slice_core_TopologySpreadConstraint = {
-    KT_GK_SLICE, &gt_core_TopologySpreadConstraint, NULL, 0};
+    KT_GK_SLICE, &gt_core_TopologySpreadConstraint, NULL, 0, "[]v1.TopologySpreadConstraint", 0, 0};
+static const struct kt_godesc gt_core_OSName = {KT_GK_STRING, NULL, NULL, 0, "v1.OSName", 0, 0};
 static const struct kt_gofield f_core_PodOS[] = {
-    {"name", &gt_string, 0},
+    {"name", &gt_core_OSName, 0, NULL},
 };
-static const struct kt_godesc gt_core_PodOS = {KT_GK_STRUCT, NULL, f_core_PodOS, N(f_core_PodOS)};
-static const struct kt_godesc gt_ptr_core_PodOS = {KT_GK_PTR, &gt_core_PodOS, NULL, 0};
+static const struct kt_godesc gt_core_PodOS = {
+    KT_GK_STRUCT, NULL, f_core_PodOS, N(f_core_PodOS), "v1.PodOS", 0, 0};
+static const struct kt_godesc gt_ptr_core_PodOS = {
+    KT_GK_PTR, &gt_core_PodOS, NULL, 0, "*v1.PodOS", 0, 0};
 static const struct kt_gofield f_core_PodResourceClaim[] = {
-    {"name", &gt_string, 0},
-    {"resourceClaimName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"resourceClaimTemplateName", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, 0, NULL},
+    {"resourceClaimName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"resourceClaimTemplateName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodResourceClaim = {
-    KT_GK_STRUCT, NULL, f_core_PodResourceClaim, N(f_core_PodResourceClaim)};
-static const struct kt_godesc gt_slice_core_PodResourceClaim = {KT_GK_SLICE,
-                                                                &gt_core_PodResourceClaim, NULL, 0};
+static const struct kt_godesc gt_core_PodResourceClaim = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_core_PodResourceClaim,
+                                                          N(f_core_PodResourceClaim),
+                                                          "v1.PodResourceClaim",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_slice_core_PodResourceClaim = {
+    KT_GK_SLICE, &gt_core_PodResourceClaim, NULL, 0, "[]v1.PodResourceClaim", 0, 0};
 static const struct kt_gofield f_core_PodSchedulingGroup[] = {
-    {"podGroupName", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"podGroupName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodSchedulingGroup = {
-    KT_GK_STRUCT, NULL, f_core_PodSchedulingGroup, N(f_core_PodSchedulingGroup)};
+static const struct kt_godesc gt_core_PodSchedulingGroup = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_PodSchedulingGroup,
+                                                            N(f_core_PodSchedulingGroup),
+                                                            "v1.PodSchedulingGroup",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_PodSchedulingGroup = {
-    KT_GK_PTR, &gt_core_PodSchedulingGroup, NULL, 0};
+    KT_GK_PTR, &gt_core_PodSchedulingGroup, NULL, 0, "*v1.PodSchedulingGroup", 0, 0};
 static const struct kt_gofield f_core_PodSpec[] = {
-    {"volumes", &gt_slice_core_Volume, KT_GF_OMITEMPTY},
-    {"initContainers", &gt_slice_core_Container, KT_GF_OMITEMPTY},
-    {"containers", &gt_slice_core_Container, 0},
-    {"ephemeralContainers", &gt_slice_core_EphemeralContainer, KT_GF_OMITEMPTY},
-    {"restartPolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"terminationGracePeriodSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"activeDeadlineSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"dnsPolicy", &gt_string, KT_GF_OMITEMPTY},
-    {"nodeSelector", &gt_map_string, KT_GF_OMITEMPTY},
-    {"serviceAccountName", &gt_string, KT_GF_OMITEMPTY},
-    {"serviceAccount", &gt_string, KT_GF_OMITEMPTY},
-    {"automountServiceAccountToken", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"nodeName", &gt_string, KT_GF_OMITEMPTY},
-    {"hostNetwork", &gt_bool, KT_GF_OMITEMPTY},
-    {"hostPID", &gt_bool, KT_GF_OMITEMPTY},
-    {"hostIPC", &gt_bool, KT_GF_OMITEMPTY},
-    {"shareProcessNamespace", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"securityContext", &gt_ptr_core_PodSecurityContext, KT_GF_OMITEMPTY},
-    {"imagePullSecrets", &gt_slice_core_LocalObjectReference, KT_GF_OMITEMPTY},
-    {"hostname", &gt_string, KT_GF_OMITEMPTY},
-    {"subdomain", &gt_string, KT_GF_OMITEMPTY},
-    {"affinity", &gt_ptr_core_Affinity, KT_GF_OMITEMPTY},
-    {"schedulerName", &gt_string, KT_GF_OMITEMPTY},
-    {"tolerations", &gt_slice_core_Toleration, KT_GF_OMITEMPTY},
-    {"hostAliases", &gt_slice_core_HostAlias, KT_GF_OMITEMPTY},
-    {"priorityClassName", &gt_string, KT_GF_OMITEMPTY},
-    {"priority", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"dnsConfig", &gt_ptr_core_PodDNSConfig, KT_GF_OMITEMPTY},
-    {"readinessGates", &gt_slice_core_PodReadinessGate, KT_GF_OMITEMPTY},
-    {"runtimeClassName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"enableServiceLinks", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"preemptionPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"overhead", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"topologySpreadConstraints", &gt_slice_core_TopologySpreadConstraint, KT_GF_OMITEMPTY},
-    {"setHostnameAsFQDN", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"os", &gt_ptr_core_PodOS, KT_GF_OMITEMPTY},
-    {"hostUsers", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"schedulingGates", &gt_slice_core_PodSchedulingGate, KT_GF_OMITEMPTY},
-    {"resourceClaims", &gt_slice_core_PodResourceClaim, KT_GF_OMITEMPTY},
-    {"resources", &gt_ptr_core_ResourceRequirements, KT_GF_OMITEMPTY},
-    {"hostnameOverride", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"schedulingGroup", &gt_ptr_core_PodSchedulingGroup, KT_GF_OMITEMPTY},
+    {"volumes", &gt_slice_core_Volume, KT_GF_OMITEMPTY, NULL},
+    {"initContainers", &gt_slice_core_Container, KT_GF_OMITEMPTY, NULL},
+    {"containers", &gt_slice_core_Container, 0, NULL},
+    {"ephemeralContainers", &gt_slice_core_EphemeralContainer, KT_GF_OMITEMPTY, NULL},
+    {"restartPolicy", &gt_core_RestartPolicy, KT_GF_OMITEMPTY, NULL},
+    {"terminationGracePeriodSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"activeDeadlineSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"dnsPolicy", &gt_core_DNSPolicy, KT_GF_OMITEMPTY, NULL},
+    {"nodeSelector", &gt_map_string, KT_GF_OMITEMPTY, NULL},
+    {"serviceAccountName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"serviceAccount", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"automountServiceAccountToken", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"nodeName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"hostNetwork", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"hostPID", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"hostIPC", &gt_bool, KT_GF_OMITEMPTY, NULL},
+    {"shareProcessNamespace", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"securityContext", &gt_ptr_core_PodSecurityContext, KT_GF_OMITEMPTY, NULL},
+    {"imagePullSecrets", &gt_slice_core_LocalObjectReference, KT_GF_OMITEMPTY, NULL},
+    {"hostname", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"subdomain", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"affinity", &gt_ptr_core_Affinity, KT_GF_OMITEMPTY, NULL},
+    {"schedulerName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"tolerations", &gt_slice_core_Toleration, KT_GF_OMITEMPTY, NULL},
+    {"hostAliases", &gt_slice_core_HostAlias, KT_GF_OMITEMPTY, NULL},
+    {"priorityClassName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"priority", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"dnsConfig", &gt_ptr_core_PodDNSConfig, KT_GF_OMITEMPTY, NULL},
+    {"readinessGates", &gt_slice_core_PodReadinessGate, KT_GF_OMITEMPTY, NULL},
+    {"runtimeClassName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"enableServiceLinks", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"preemptionPolicy", &gt_ptr_core_PreemptionPolicy, KT_GF_OMITEMPTY, NULL},
+    {"overhead", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"topologySpreadConstraints", &gt_slice_core_TopologySpreadConstraint, KT_GF_OMITEMPTY, NULL},
+    {"setHostnameAsFQDN", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"os", &gt_ptr_core_PodOS, KT_GF_OMITEMPTY, NULL},
+    {"hostUsers", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"schedulingGates", &gt_slice_core_PodSchedulingGate, KT_GF_OMITEMPTY, NULL},
+    {"resourceClaims", &gt_slice_core_PodResourceClaim, KT_GF_OMITEMPTY, NULL},
+    {"resources", &gt_ptr_core_ResourceRequirements, KT_GF_OMITEMPTY, NULL},
+    {"hostnameOverride", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"schedulingGroup", &gt_ptr_core_PodSchedulingGroup, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodSpec = {KT_GK_STRUCT, NULL, f_core_PodSpec,
-                                                 N(f_core_PodSpec)};
+static const struct kt_godesc gt_core_PodSpec = {
+    KT_GK_STRUCT, NULL, f_core_PodSpec, N(f_core_PodSpec), "v1.PodSpec", 0, 0};
 static const struct kt_gofield f_core_PodTemplateSpec[] = {
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_core_PodSpec, KT_GF_OMITEMPTY},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_core_PodSpec, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PodTemplateSpec = {KT_GK_STRUCT, NULL, f_core_PodTemplateSpec,
-                                                         N(f_core_PodTemplateSpec)};
+static const struct kt_godesc gt_core_PodTemplateSpec = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_core_PodTemplateSpec,
+                                                         N(f_core_PodTemplateSpec),
+                                                         "v1.PodTemplateSpec",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_batch_CompletionMode = {KT_GK_STRING,        NULL, NULL, 0,
+                                                         "v1.CompletionMode", 0,    0};
+static const struct kt_godesc gt_ptr_batch_CompletionMode = {
+    KT_GK_PTR, &gt_batch_CompletionMode, NULL, 0, "*v1.CompletionMode", 0, 0};
+static const struct kt_godesc gt_batch_PodReplacementPolicy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PodReplacementPolicy", 0, 0};
+static const struct kt_godesc gt_ptr_batch_PodReplacementPolicy = {
+    KT_GK_PTR, &gt_batch_PodReplacementPolicy, NULL, 0, "*v1.PodReplacementPolicy", 0, 0};
 static const struct kt_gofield f_batch_JobSpec[] = {
-    {"parallelism", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"completions", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"activeDeadlineSeconds", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"podFailurePolicy", &gt_ptr_batch_PodFailurePolicy, KT_GF_OMITEMPTY},
-    {"successPolicy", &gt_ptr_batch_SuccessPolicy, KT_GF_OMITEMPTY},
-    {"backoffLimit", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"backoffLimitPerIndex", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"maxFailedIndexes", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"selector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY},
-    {"manualSelector", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"template", &gt_core_PodTemplateSpec, 0},
-    {"ttlSecondsAfterFinished", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"completionMode", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"podReplacementPolicy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"parallelism", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"completions", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"activeDeadlineSeconds", &gt_ptr_int64, KT_GF_OMITEMPTY, NULL},
+    {"podFailurePolicy", &gt_ptr_batch_PodFailurePolicy, KT_GF_OMITEMPTY, NULL},
+    {"successPolicy", &gt_ptr_batch_SuccessPolicy, KT_GF_OMITEMPTY, NULL},
+    {"backoffLimit", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"backoffLimitPerIndex", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"maxFailedIndexes", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"selector", &gt_ptr_meta_LabelSelector, KT_GF_OMITEMPTY, NULL},
+    {"manualSelector", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"template", &gt_core_PodTemplateSpec, 0, NULL},
+    {"ttlSecondsAfterFinished", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"completionMode", &gt_ptr_batch_CompletionMode, KT_GF_OMITEMPTY, NULL},
+    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"podReplacementPolicy", &gt_ptr_batch_PodReplacementPolicy, KT_GF_OMITEMPTY, NULL},
+    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_batch_JobSpec = {KT_GK_STRUCT, NULL, f_batch_JobSpec,
-                                                  N(f_batch_JobSpec)};
+static const struct kt_godesc gt_batch_JobSpec = {
+    KT_GK_STRUCT, NULL, f_batch_JobSpec, N(f_batch_JobSpec), "v1.JobSpec", 0, 0};
 static const struct kt_gofield f_batch_JobTemplateSpec[] = {
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_batch_JobSpec, KT_GF_OMITEMPTY},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_batch_JobSpec, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_batch_JobTemplateSpec = {
-    KT_GK_STRUCT, NULL, f_batch_JobTemplateSpec, N(f_batch_JobTemplateSpec)};
+static const struct kt_godesc gt_batch_JobTemplateSpec = {KT_GK_STRUCT,
+                                                          NULL,
+                                                          f_batch_JobTemplateSpec,
+                                                          N(f_batch_JobTemplateSpec),
+                                                          "v1.JobTemplateSpec",
+                                                          0,
+                                                          0};
+static const struct kt_godesc gt_jobset_DependsOnStatus = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha2.DependsOnStatus", 0, 0};
 static const struct kt_gofield f_jobset_DependsOn[] = {
-    {"name", &gt_string, 0},
-    {"status", &gt_string, 0},
+    {"name", &gt_string, 0, NULL},
+    {"status", &gt_jobset_DependsOnStatus, 0, NULL},
 };
-static const struct kt_godesc gt_jobset_DependsOn = {KT_GK_STRUCT, NULL, f_jobset_DependsOn,
-                                                     N(f_jobset_DependsOn)};
-static const struct kt_godesc gt_slice_jobset_DependsOn = {KT_GK_SLICE, &gt_jobset_DependsOn, NULL,
-                                                           0};
+static const struct kt_godesc gt_jobset_DependsOn = {
+    KT_GK_STRUCT, NULL, f_jobset_DependsOn, N(f_jobset_DependsOn), "v1alpha2.DependsOn", 0, 0};
+static const struct kt_godesc gt_slice_jobset_DependsOn = {
+    KT_GK_SLICE, &gt_jobset_DependsOn, NULL, 0, "[]v1alpha2.DependsOn", 0, 0};
 static const struct kt_gofield f_jobset_ReplicatedJob[] = {
-    {"name", &gt_string, 0},
-    {"groupName", &gt_string, KT_GF_OMITEMPTY},
-    {"template", &gt_batch_JobTemplateSpec, 0},
-    {"replicas", &gt_int, KT_GF_OMITEMPTY},
-    {"dependsOn", &gt_slice_jobset_DependsOn, KT_GF_OMITEMPTY},
+    {"name", &gt_string, 0, NULL},
+    {"groupName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"template", &gt_batch_JobTemplateSpec, 0, NULL},
+    {"replicas", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"dependsOn", &gt_slice_jobset_DependsOn, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_ReplicatedJob = {KT_GK_STRUCT, NULL, f_jobset_ReplicatedJob,
-                                                         N(f_jobset_ReplicatedJob)};
-static const struct kt_godesc gt_slice_jobset_ReplicatedJob = {KT_GK_SLICE,
-                                                               &gt_jobset_ReplicatedJob, NULL, 0};
+static const struct kt_godesc gt_jobset_ReplicatedJob = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_jobset_ReplicatedJob,
+                                                         N(f_jobset_ReplicatedJob),
+                                                         "v1alpha2.ReplicatedJob",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_slice_jobset_ReplicatedJob = {
+    KT_GK_SLICE, &gt_jobset_ReplicatedJob, NULL, 0, "[]v1alpha2.ReplicatedJob", 0, 0};
 static const struct kt_gofield f_jobset_Network[] = {
-    {"enableDNSHostnames", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"subdomain", &gt_string, KT_GF_OMITEMPTY},
-    {"publishNotReadyAddresses", &gt_ptr_bool, KT_GF_OMITEMPTY},
+    {"enableDNSHostnames", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"subdomain", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"publishNotReadyAddresses", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_Network = {KT_GK_STRUCT, NULL, f_jobset_Network,
-                                                   N(f_jobset_Network)};
-static const struct kt_godesc gt_ptr_jobset_Network = {KT_GK_PTR, &gt_jobset_Network, NULL, 0};
+static const struct kt_godesc gt_jobset_Network = {
+    KT_GK_STRUCT, NULL, f_jobset_Network, N(f_jobset_Network), "v1alpha2.Network", 0, 0};
+static const struct kt_godesc gt_ptr_jobset_Network = {
+    KT_GK_PTR, &gt_jobset_Network, NULL, 0, "*v1alpha2.Network", 0, 0};
+static const struct kt_godesc gt_jobset_Operator = {KT_GK_STRING,        NULL, NULL, 0,
+                                                    "v1alpha2.Operator", 0,    0};
 static const struct kt_gofield f_jobset_SuccessPolicy[] = {
-    {"operator", &gt_string, 0},
-    {"targetReplicatedJobs", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"operator", &gt_jobset_Operator, 0, NULL},
+    {"targetReplicatedJobs", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_SuccessPolicy = {KT_GK_STRUCT, NULL, f_jobset_SuccessPolicy,
-                                                         N(f_jobset_SuccessPolicy)};
-static const struct kt_godesc gt_ptr_jobset_SuccessPolicy = {KT_GK_PTR, &gt_jobset_SuccessPolicy,
-                                                             NULL, 0};
+static const struct kt_godesc gt_jobset_SuccessPolicy = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_jobset_SuccessPolicy,
+                                                         N(f_jobset_SuccessPolicy),
+                                                         "v1alpha2.SuccessPolicy",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_jobset_SuccessPolicy = {
+    KT_GK_PTR, &gt_jobset_SuccessPolicy, NULL, 0, "*v1alpha2.SuccessPolicy", 0, 0};
+static const struct kt_godesc gt_jobset_JobSetRestartStrategy = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha2.JobSetRestartStrategy", 0, 0};
+static const struct kt_godesc gt_jobset_FailurePolicyAction = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha2.FailurePolicyAction", 0, 0};
 static const struct kt_gofield f_jobset_FailurePolicyRule[] = {
-    {"name", &gt_string, 0},
-    {"action", &gt_string, 0},
-    {"onJobFailureReasons", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"onJobFailureMessagePatterns", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"targetReplicatedJobs", &gt_slice_string, KT_GF_OMITEMPTY},
+    {"name", &gt_string, 0, NULL},
+    {"action", &gt_jobset_FailurePolicyAction, 0, NULL},
+    {"onJobFailureReasons", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"onJobFailureMessagePatterns", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
+    {"targetReplicatedJobs", &gt_slice_string, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_FailurePolicyRule = {
-    KT_GK_STRUCT, NULL, f_jobset_FailurePolicyRule, N(f_jobset_FailurePolicyRule)};
+static const struct kt_godesc gt_jobset_FailurePolicyRule = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_jobset_FailurePolicyRule,
+                                                             N(f_jobset_FailurePolicyRule),
+                                                             "v1alpha2.FailurePolicyRule",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_slice_jobset_FailurePolicyRule = {
-    KT_GK_SLICE, &gt_jobset_FailurePolicyRule, NULL, 0};
+    KT_GK_SLICE, &gt_jobset_FailurePolicyRule, NULL, 0, "[]v1alpha2.FailurePolicyRule", 0, 0};
 static const struct kt_gofield f_jobset_FailurePolicy[] = {
-    {"maxRestarts", &gt_int, KT_GF_OMITEMPTY},
-    {"restartStrategy", &gt_string, KT_GF_OMITEMPTY},
-    {"rules", &gt_slice_jobset_FailurePolicyRule, KT_GF_OMITEMPTY},
+    {"maxRestarts", &gt_int32, KT_GF_OMITEMPTY, NULL},
+    {"restartStrategy", &gt_jobset_JobSetRestartStrategy, KT_GF_OMITEMPTY, NULL},
+    {"rules", &gt_slice_jobset_FailurePolicyRule, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_FailurePolicy = {KT_GK_STRUCT, NULL, f_jobset_FailurePolicy,
-                                                         N(f_jobset_FailurePolicy)};
-static const struct kt_godesc gt_ptr_jobset_FailurePolicy = {KT_GK_PTR, &gt_jobset_FailurePolicy,
-                                                             NULL, 0};
+static const struct kt_godesc gt_jobset_FailurePolicy = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_jobset_FailurePolicy,
+                                                         N(f_jobset_FailurePolicy),
+                                                         "v1alpha2.FailurePolicy",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_jobset_FailurePolicy = {
+    KT_GK_PTR, &gt_jobset_FailurePolicy, NULL, 0, "*v1alpha2.FailurePolicy", 0, 0};
+static const struct kt_godesc gt_jobset_StartupPolicyOptions = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha2.StartupPolicyOptions", 0, 0};
 static const struct kt_gofield f_jobset_StartupPolicy[] = {
-    {"startupPolicyOrder", &gt_string, 0},
+    {"startupPolicyOrder", &gt_jobset_StartupPolicyOptions, 0, NULL},
 };
-static const struct kt_godesc gt_jobset_StartupPolicy = {KT_GK_STRUCT, NULL, f_jobset_StartupPolicy,
-                                                         N(f_jobset_StartupPolicy)};
-static const struct kt_godesc gt_ptr_jobset_StartupPolicy = {KT_GK_PTR, &gt_jobset_StartupPolicy,
-                                                             NULL, 0};
+static const struct kt_godesc gt_jobset_StartupPolicy = {KT_GK_STRUCT,
+                                                         NULL,
+                                                         f_jobset_StartupPolicy,
+                                                         N(f_jobset_StartupPolicy),
+                                                         "v1alpha2.StartupPolicy",
+                                                         0,
+                                                         0};
+static const struct kt_godesc gt_ptr_jobset_StartupPolicy = {
+    KT_GK_PTR, &gt_jobset_StartupPolicy, NULL, 0, "*v1alpha2.StartupPolicy", 0, 0};
 static const struct kt_gofield f_jobset_Coordinator[] = {
-    {"replicatedJob", &gt_string, 0},
-    {"jobIndex", &gt_int, KT_GF_OMITEMPTY},
-    {"podIndex", &gt_int, KT_GF_OMITEMPTY},
+    {"replicatedJob", &gt_string, 0, NULL},
+    {"jobIndex", &gt_int, KT_GF_OMITEMPTY, NULL},
+    {"podIndex", &gt_int, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_Coordinator = {KT_GK_STRUCT, NULL, f_jobset_Coordinator,
-                                                       N(f_jobset_Coordinator)};
-static const struct kt_godesc gt_ptr_jobset_Coordinator = {KT_GK_PTR, &gt_jobset_Coordinator, NULL,
-                                                           0};
+static const struct kt_godesc gt_jobset_Coordinator = {KT_GK_STRUCT,
+                                                       NULL,
+                                                       f_jobset_Coordinator,
+                                                       N(f_jobset_Coordinator),
+                                                       "v1alpha2.Coordinator",
+                                                       0,
+                                                       0};
+static const struct kt_godesc gt_ptr_jobset_Coordinator = {
+    KT_GK_PTR, &gt_jobset_Coordinator, NULL, 0, "*v1alpha2.Coordinator", 0, 0};
+static const struct kt_godesc gt_core_PersistentVolumeClaimPhase = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PersistentVolumeClaimPhase", 0, 0};
+static const struct kt_godesc gt_core_PersistentVolumeClaimConditionType = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PersistentVolumeClaimConditionType", 0, 0};
 static const struct kt_gofield f_core_PersistentVolumeClaimCondition[] = {
-    {"type", &gt_string, 0},
-    {"status", &gt_string, 0},
-    {"lastProbeTime", &gt_time, KT_GF_OMITEMPTY},
-    {"lastTransitionTime", &gt_time, KT_GF_OMITEMPTY},
-    {"reason", &gt_string, KT_GF_OMITEMPTY},
-    {"message", &gt_string, KT_GF_OMITEMPTY},
+    {"type", &gt_core_PersistentVolumeClaimConditionType, 0, NULL},
+    {"status", &gt_core_ConditionStatus, 0, NULL},
+    {"lastProbeTime", &gt_time, KT_GF_OMITEMPTY, NULL},
+    {"lastTransitionTime", &gt_time, KT_GF_OMITEMPTY, NULL},
+    {"reason", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"message", &gt_string, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PersistentVolumeClaimCondition = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaimCondition,
-    N(f_core_PersistentVolumeClaimCondition)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PersistentVolumeClaimCondition,
+    N(f_core_PersistentVolumeClaimCondition),
+    "v1.PersistentVolumeClaimCondition",
+    0,
+    0};
 static const struct kt_godesc gt_slice_core_PersistentVolumeClaimCondition = {
-    KT_GK_SLICE, &gt_core_PersistentVolumeClaimCondition, NULL, 0};
+    KT_GK_SLICE,
+    &gt_core_PersistentVolumeClaimCondition,
+    NULL,
+    0,
+    "[]v1.PersistentVolumeClaimCondition",
+    0,
+    0};
+static const struct kt_godesc gt_core_ClaimResourceStatus = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.ClaimResourceStatus", 0, 0};
+static const struct kt_godesc gt_map_core_ResourceName_core_ClaimResourceStatus = {
+    KT_GK_MAP,
+    &gt_core_ClaimResourceStatus,
+    NULL,
+    0,
+    "map[v1.ResourceName]v1.ClaimResourceStatus",
+    0,
+    0};
+static const struct kt_godesc gt_core_PersistentVolumeClaimModifyVolumeStatus = {
+    KT_GK_STRING, NULL, NULL, 0, "v1.PersistentVolumeClaimModifyVolumeStatus", 0, 0};
 static const struct kt_gofield f_core_ModifyVolumeStatus[] = {
-    {"targetVolumeAttributesClassName", &gt_string, KT_GF_OMITEMPTY},
-    {"status", &gt_string, 0},
+    {"targetVolumeAttributesClassName", &gt_string, KT_GF_OMITEMPTY, NULL},
+    {"status", &gt_core_PersistentVolumeClaimModifyVolumeStatus, 0, NULL},
 };
-static const struct kt_godesc gt_core_ModifyVolumeStatus = {
-    KT_GK_STRUCT, NULL, f_core_ModifyVolumeStatus, N(f_core_ModifyVolumeStatus)};
+static const struct kt_godesc gt_core_ModifyVolumeStatus = {KT_GK_STRUCT,
+                                                            NULL,
+                                                            f_core_ModifyVolumeStatus,
+                                                            N(f_core_ModifyVolumeStatus),
+                                                            "v1.ModifyVolumeStatus",
+                                                            0,
+                                                            0};
 static const struct kt_godesc gt_ptr_core_ModifyVolumeStatus = {
-    KT_GK_PTR, &gt_core_ModifyVolumeStatus, NULL, 0};
+    KT_GK_PTR, &gt_core_ModifyVolumeStatus, NULL, 0, "*v1.ModifyVolumeStatus", 0, 0};
 static const struct kt_gofield f_core_PersistentVolumeClaimStatus[] = {
-    {"phase", &gt_string, KT_GF_OMITEMPTY},
-    {"accessModes", &gt_slice_string, KT_GF_OMITEMPTY},
-    {"capacity", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"conditions", &gt_slice_core_PersistentVolumeClaimCondition, KT_GF_OMITEMPTY},
-    {"allocatedResources", &gt_map_quantity, KT_GF_OMITEMPTY},
-    {"allocatedResourceStatuses", &gt_map_string, KT_GF_OMITEMPTY},
-    {"currentVolumeAttributesClassName", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"modifyVolumeStatus", &gt_ptr_core_ModifyVolumeStatus, KT_GF_OMITEMPTY},
+    {"phase", &gt_core_PersistentVolumeClaimPhase, KT_GF_OMITEMPTY, NULL},
+    {"accessModes", &gt_slice_core_PersistentVolumeAccessMode, KT_GF_OMITEMPTY, NULL},
+    {"capacity", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"conditions", &gt_slice_core_PersistentVolumeClaimCondition, KT_GF_OMITEMPTY, NULL},
+    {"allocatedResources", &gt_core_ResourceList, KT_GF_OMITEMPTY, NULL},
+    {"allocatedResourceStatuses", &gt_map_core_ResourceName_core_ClaimResourceStatus,
+     KT_GF_OMITEMPTY, NULL},
+    {"currentVolumeAttributesClassName", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"modifyVolumeStatus", &gt_ptr_core_ModifyVolumeStatus, KT_GF_OMITEMPTY, NULL},
 };
 static const struct kt_godesc gt_core_PersistentVolumeClaimStatus = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaimStatus, N(f_core_PersistentVolumeClaimStatus)};
+    KT_GK_STRUCT,
+    NULL,
+    f_core_PersistentVolumeClaimStatus,
+    N(f_core_PersistentVolumeClaimStatus),
+    "v1.PersistentVolumeClaimStatus",
+    0,
+    0};
 static const struct kt_gofield f_core_PersistentVolumeClaim[] = {
-    {"kind", &gt_string, KT_GF_OMITEMPTY},
-    {"apiVersion", &gt_string, KT_GF_OMITEMPTY},
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_core_PersistentVolumeClaimSpec, KT_GF_OMITEMPTY},
-    {"status", &gt_core_PersistentVolumeClaimStatus, KT_GF_OMITEMPTY},
+    {"kind", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_core_PersistentVolumeClaimSpec, KT_GF_OMITEMPTY, NULL},
+    {"status", &gt_core_PersistentVolumeClaimStatus, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_core_PersistentVolumeClaim = {
-    KT_GK_STRUCT, NULL, f_core_PersistentVolumeClaim, N(f_core_PersistentVolumeClaim)};
+static const struct kt_godesc gt_core_PersistentVolumeClaim = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_core_PersistentVolumeClaim,
+                                                               N(f_core_PersistentVolumeClaim),
+                                                               "v1.PersistentVolumeClaim",
+                                                               0,
+                                                               0};
 static const struct kt_godesc gt_slice_core_PersistentVolumeClaim = {
-    KT_GK_SLICE, &gt_core_PersistentVolumeClaim, NULL, 0};
+    KT_GK_SLICE, &gt_core_PersistentVolumeClaim, NULL, 0, "[]v1.PersistentVolumeClaim", 0, 0};
+static const struct kt_godesc gt_jobset_RetentionPolicyType = {
+    KT_GK_STRING, NULL, NULL, 0, "v1alpha2.RetentionPolicyType", 0, 0};
+static const struct kt_godesc gt_ptr_jobset_RetentionPolicyType = {
+    KT_GK_PTR, &gt_jobset_RetentionPolicyType, NULL, 0, "*v1alpha2.RetentionPolicyType", 0, 0};
 static const struct kt_gofield f_jobset_VolumeRetentionPolicy[] = {
-    {"whenDeleted", &gt_ptr_string, KT_GF_OMITEMPTY},
+    {"whenDeleted", &gt_ptr_jobset_RetentionPolicyType, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_VolumeRetentionPolicy = {
-    KT_GK_STRUCT, NULL, f_jobset_VolumeRetentionPolicy, N(f_jobset_VolumeRetentionPolicy)};
+static const struct kt_godesc gt_jobset_VolumeRetentionPolicy = {KT_GK_STRUCT,
+                                                                 NULL,
+                                                                 f_jobset_VolumeRetentionPolicy,
+                                                                 N(f_jobset_VolumeRetentionPolicy),
+                                                                 "v1alpha2.VolumeRetentionPolicy",
+                                                                 0,
+                                                                 0};
 static const struct kt_godesc gt_ptr_jobset_VolumeRetentionPolicy = {
-    KT_GK_PTR, &gt_jobset_VolumeRetentionPolicy, NULL, 0};
+    KT_GK_PTR, &gt_jobset_VolumeRetentionPolicy, NULL, 0, "*v1alpha2.VolumeRetentionPolicy", 0, 0};
 static const struct kt_gofield f_jobset_VolumeClaimPolicy[] = {
-    {"templates", &gt_slice_core_PersistentVolumeClaim, KT_GF_OMITEMPTY},
-    {"retentionPolicy", &gt_ptr_jobset_VolumeRetentionPolicy, KT_GF_OMITEMPTY},
+    {"templates", &gt_slice_core_PersistentVolumeClaim, KT_GF_OMITEMPTY, NULL},
+    {"retentionPolicy", &gt_ptr_jobset_VolumeRetentionPolicy, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_VolumeClaimPolicy = {
-    KT_GK_STRUCT, NULL, f_jobset_VolumeClaimPolicy, N(f_jobset_VolumeClaimPolicy)};
+static const struct kt_godesc gt_jobset_VolumeClaimPolicy = {KT_GK_STRUCT,
+                                                             NULL,
+                                                             f_jobset_VolumeClaimPolicy,
+                                                             N(f_jobset_VolumeClaimPolicy),
+                                                             "v1alpha2.VolumeClaimPolicy",
+                                                             0,
+                                                             0};
 static const struct kt_godesc gt_slice_jobset_VolumeClaimPolicy = {
-    KT_GK_SLICE, &gt_jobset_VolumeClaimPolicy, NULL, 0};
+    KT_GK_SLICE, &gt_jobset_VolumeClaimPolicy, NULL, 0, "[]v1alpha2.VolumeClaimPolicy", 0, 0};
 static const struct kt_gofield f_jobset_JobSetSpec[] = {
-    {"replicatedJobs", &gt_slice_jobset_ReplicatedJob, KT_GF_OMITEMPTY},
-    {"network", &gt_ptr_jobset_Network, KT_GF_OMITEMPTY},
-    {"successPolicy", &gt_ptr_jobset_SuccessPolicy, KT_GF_OMITEMPTY},
-    {"failurePolicy", &gt_ptr_jobset_FailurePolicy, KT_GF_OMITEMPTY},
-    {"startupPolicy", &gt_ptr_jobset_StartupPolicy, KT_GF_OMITEMPTY},
-    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY},
-    {"coordinator", &gt_ptr_jobset_Coordinator, KT_GF_OMITEMPTY},
-    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY},
-    {"ttlSecondsAfterFinished", &gt_ptr_int, KT_GF_OMITEMPTY},
-    {"volumeClaimPolicies", &gt_slice_jobset_VolumeClaimPolicy, KT_GF_OMITEMPTY},
+    {"replicatedJobs", &gt_slice_jobset_ReplicatedJob, KT_GF_OMITEMPTY, NULL},
+    {"network", &gt_ptr_jobset_Network, KT_GF_OMITEMPTY, NULL},
+    {"successPolicy", &gt_ptr_jobset_SuccessPolicy, KT_GF_OMITEMPTY, NULL},
+    {"failurePolicy", &gt_ptr_jobset_FailurePolicy, KT_GF_OMITEMPTY, NULL},
+    {"startupPolicy", &gt_ptr_jobset_StartupPolicy, KT_GF_OMITEMPTY, NULL},
+    {"suspend", &gt_ptr_bool, KT_GF_OMITEMPTY, NULL},
+    {"coordinator", &gt_ptr_jobset_Coordinator, KT_GF_OMITEMPTY, NULL},
+    {"managedBy", &gt_ptr_string, KT_GF_OMITEMPTY, NULL},
+    {"ttlSecondsAfterFinished", &gt_ptr_int32, KT_GF_OMITEMPTY, NULL},
+    {"volumeClaimPolicies", &gt_slice_jobset_VolumeClaimPolicy, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_jobset_JobSetSpec = {KT_GK_STRUCT, NULL, f_jobset_JobSetSpec,
-                                                      N(f_jobset_JobSetSpec)};
+static const struct kt_godesc gt_jobset_JobSetSpec = {
+    KT_GK_STRUCT, NULL, f_jobset_JobSetSpec, N(f_jobset_JobSetSpec), "v1alpha2.JobSetSpec", 0, 0};
 static const struct kt_gofield f_trainer_JobSetTemplateSpec[] = {
-    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY},
-    {"spec", &gt_jobset_JobSetSpec, KT_GF_OMITEMPTY},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &gt_jobset_JobSetSpec, KT_GF_OMITEMPTY, NULL},
 };
-static const struct kt_godesc gt_trainer_JobSetTemplateSpec = {
-    KT_GK_STRUCT, NULL, f_trainer_JobSetTemplateSpec, N(f_trainer_JobSetTemplateSpec)};
+static const struct kt_godesc gt_trainer_JobSetTemplateSpec = {KT_GK_STRUCT,
+                                                               NULL,
+                                                               f_trainer_JobSetTemplateSpec,
+                                                               N(f_trainer_JobSetTemplateSpec),
+                                                               "v1alpha1.JobSetTemplateSpec",
+                                                               0,
+                                                               0};
 static const struct kt_gofield f_trainer_TrainingRuntimeSpec[] = {
-    {"mlPolicy", &gt_ptr_trainer_MLPolicy, KT_GF_OMITEMPTY},
-    {"podGroupPolicy", &gt_ptr_trainer_PodGroupPolicy, KT_GF_OMITEMPTY},
-    {"template", &gt_trainer_JobSetTemplateSpec, KT_GF_OMITZERO},
+    {"mlPolicy", &gt_ptr_trainer_MLPolicy, KT_GF_OMITEMPTY, NULL},
+    {"podGroupPolicy", &gt_ptr_trainer_PodGroupPolicy, KT_GF_OMITEMPTY, NULL},
+    {"template", &gt_trainer_JobSetTemplateSpec, KT_GF_OMITZERO, NULL},
 };
-const struct kt_godesc kt_go_TrainingRuntimeSpec = {
-    KT_GK_STRUCT, NULL, f_trainer_TrainingRuntimeSpec, N(f_trainer_TrainingRuntimeSpec)};
+const struct kt_godesc kt_go_TrainingRuntimeSpec = {KT_GK_STRUCT,
+                                                    NULL,
+                                                    f_trainer_TrainingRuntimeSpec,
+                                                    N(f_trainer_TrainingRuntimeSpec),
+                                                    "v1alpha1.TrainingRuntimeSpec",
+                                                    0,
+                                                    0};
+static const struct kt_gofield f_trainer_TrainingRuntime[] = {
+    {"kind", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &kt_go_TrainingRuntimeSpec, KT_GF_OMITEMPTY | KT_GF_OMITZERO, NULL},
+};
+const struct kt_godesc kt_go_TrainingRuntime = {KT_GK_STRUCT,
+                                                NULL,
+                                                f_trainer_TrainingRuntime,
+                                                N(f_trainer_TrainingRuntime),
+                                                "v1alpha1.TrainingRuntime",
+                                                0,
+                                                0};
+static const struct kt_gofield f_trainer_ClusterTrainingRuntime[] = {
+    {"kind", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"apiVersion", &gt_string, KT_GF_OMITEMPTY, "TypeMeta"},
+    {"metadata", &gt_meta_ObjectMeta, KT_GF_OMITEMPTY, NULL},
+    {"spec", &kt_go_TrainingRuntimeSpec, KT_GF_OMITZERO, NULL},
+};
+const struct kt_godesc kt_go_ClusterTrainingRuntime = {KT_GK_STRUCT,
+                                                       NULL,
+                                                       f_trainer_ClusterTrainingRuntime,
+                                                       N(f_trainer_ClusterTrainingRuntime),
+                                                       "v1alpha1.ClusterTrainingRuntime",
+                                                       0,
+                                                       0};

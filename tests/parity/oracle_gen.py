@@ -373,6 +373,134 @@ def updates(g, tj, out, n):
         out.append((name, new, tj))
 
 
+def decode_cases():
+    """TrainJobs that do not decode into upstream's Go types (or just do): name -> object. Sent
+    as they are (the API server's CRD schema would refuse most, but only after the mutating
+    webhooks: the defaulter sees them; the validator may, e.g. an int32 out of range)."""
+    def tj(name, **spec):
+        # With the CRD's defaults (the API server adds them before any webhook).
+        s = {"runtimeRef": {"name": "torch-distributed", "apiGroup": "trainer.kubeflow.org",
+                            "kind": "ClusterTrainingRuntime"},
+             "managedBy": "trainer.kubeflow.org/trainjob-controller", "trainer": {"numNodes": 2}}
+        s.update(spec)
+        return {"apiVersion": GROUP, "kind": "TrainJob",
+                "metadata": {"name": "dec-" + name, "namespace": NS}, "spec": s}
+
+    def tr(**kw):
+        t = {"numNodes": 2}
+        t.update(kw)
+        return t
+    patch = {"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {"metadata": {
+        "labels": {"a": "b"}}}}}
+    cases = {
+        "well-typed": tj("well-typed", runtimePatches=[patch]),
+        "well-typed-plain": tj("well-typed-plain"),
+        "numnodes-string": tj("numnodes-string", trainer=tr(numNodes="2")),
+        "numnodes-float15": tj("numnodes-float15", trainer=tr(numNodes=1.5)),
+        "numnodes-float10": tj("numnodes-float10", trainer=tr(numNodes=1.0)),
+        "numnodes-exp": tj("numnodes-exp", trainer=tr(numNodes=2e0)),
+        "numnodes-overflow": tj("numnodes-overflow", trainer=tr(numNodes=2147483648)),
+        "numnodes-negoverflow": tj("numnodes-negoverflow", trainer=tr(numNodes=-2147483649)),
+        "numnodes-bool": tj("numnodes-bool", trainer=tr(numNodes=True)),
+        "numnodes-null": tj("numnodes-null", trainer=tr(numNodes=None)),
+        "numprocpernode-string": tj("numprocpernode-string", trainer=tr(numProcPerNode="auto")),
+        "ads-overflow": tj("ads-overflow", activeDeadlineSeconds=9223372036854775808),
+        "ads-float": tj("ads-float", activeDeadlineSeconds=1.0),
+        "ads-max": tj("ads-max", activeDeadlineSeconds=9223372036854775807),
+        "suspend-string": tj("suspend-string", suspend="true"),
+        "managedby-number": tj("managedby-number", managedBy=7),
+        "image-bool": tj("image-bool", trainer=tr(image=True)),
+        "image-object": tj("image-object", trainer=tr(image={"a": 1})),
+        "image-array": tj("image-array", trainer=tr(image=["x"])),
+        "command-string": tj("command-string", trainer=tr(command="python")),
+        "command-elem-number": tj("command-elem-number", trainer=tr(command=["a", 1])),
+        "env-object": tj("env-object", trainer=tr(env={"name": "A"})),
+        "env-elem-number": tj("env-elem-number", trainer=tr(env=[5])),
+        "env-value-number": tj("env-value-number", trainer=tr(env=[{"name": "A", "value": 1}])),
+        "trainer-array": tj("trainer-array", trainer=[]),
+        "trainer-string": tj("trainer-string", trainer="x"),
+        "trainer-null": tj("trainer-null", trainer=None),
+        "spec-string": tj("spec-string"),
+        "runtimeref-name-number": tj("runtimeref-name-number", runtimeRef={
+            "name": 1, "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}),
+        "resources-quantity-bad": tj("resources-quantity-bad", trainer=tr(
+            resourcesPerNode={"limits": {"cpu": "abc"}})),
+        "resources-quantity-object": tj("resources-quantity-object", trainer=tr(
+            resourcesPerNode={"limits": {"cpu": {"x": 1}}})),
+        "patch-time-bad": tj("patch-time-bad", runtimePatches=[dict(patch, time="garbage")]),
+        "patch-time-number": tj("patch-time-number", runtimePatches=[dict(patch, time=5)]),
+        "patch-time-date": tj("patch-time-date", runtimePatches=[dict(patch, time="2024-01-02")]),
+        "patch-manager-number": tj("patch-manager-number", runtimePatches=[dict(patch, manager=3)]),
+        "patch-labels-number": tj("patch-labels-number", runtimePatches=[
+            {"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {"metadata": {
+                "labels": {"a": 1}}}}}]),
+        "patch-volume-medium-number": tj("patch-volume-medium-number", runtimePatches=[
+            {"manager": "acme.io/x", "trainingRuntimeSpec": {"template": {"spec": {
+                "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": {
+                    "volumes": [{"name": "v", "emptyDir": {"medium": 1}}]}}}}}]}}}}]),
+        "env-configmap-name-number": tj("env-configmap-name-number", trainer=tr(env=[
+            {"name": "A", "valueFrom": {"configMapKeyRef": {"name": 1, "key": "k"}}}])),
+        "labels-number": tj("labels-number"),
+        "labels-array": tj("labels-array"),
+        "creation-timestamp-bad": tj("creation-timestamp-bad"),
+        "status-time-bad": tj("status-time-bad"),
+        "unknown-fields": tj("unknown-fields", foo={"bar": 1}, trainer=tr(NumNodes="x", extra=[1])),
+        "two-errors": tj("two-errors", trainer=tr(numNodes="2", image=5)),
+        "type-then-time": tj("type-then-time", activeDeadlineSeconds="x",
+                             runtimePatches=[dict(patch, time="garbage")]),
+    }
+    cases["spec-string"]["spec"] = "x"
+    cases["labels-number"]["metadata"]["labels"] = {"a": 1}
+    cases["labels-array"]["metadata"]["labels"] = ["a"]
+    cases["creation-timestamp-bad"]["metadata"]["creationTimestamp"] = "yesterday"
+    cases["unknown-fields"]["metadata"]["bogus"] = True
+    cases["status-time-bad"]["status"] = {"conditions": [{
+        "type": "Complete", "status": "True", "reason": "R", "message": "m",
+        "lastTransitionTime": "2024-13-01T00:00:00Z"}]}
+    return cases
+
+
+def decode_runtime_cases(rts):
+    """Runtimes that do not decode into upstream's Go types (or just do): name -> object."""
+    base = rts["torch"][0]
+    cases = {}
+
+    def case(name, f):
+        o = json.loads(json.dumps(base))
+        o["metadata"]["name"] = "dec-" + name
+        f(o)
+        cases[name] = o
+
+    def ml(k, v):
+        return lambda o: o["spec"]["mlPolicy"].__setitem__(k, v)
+
+    def rj(k, v):
+        return lambda o: o["spec"]["template"]["spec"]["replicatedJobs"][0].__setitem__(k, v)
+
+    def ctr(k, v):
+        return lambda o: o["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
+            "template"]["spec"]["containers"][0].__setitem__(k, v)
+    case("rt-well-typed", lambda o: None)
+    case("rt-numnodes-string", ml("numNodes", "1"))
+    case("rt-numnodes-float", ml("numNodes", 1.0))
+    case("rt-torch-numproc-auto", ml("torch", {"numProcPerNode": "auto"}))
+    case("rt-mpi-numproc-float", ml("mpi", {"numProcPerNode": 1.5}))
+    case("rt-mpi-numproc-bool", ml("mpi", {"numProcPerNode": True}))
+    case("rt-mpi-numproc-overflow", ml("mpi", {"numProcPerNode": 2147483648}))
+    case("rt-replicas-string", rj("replicas", "1"))
+    case("rt-image-number", ctr("image", 5))
+    case("rt-port-float", ctr("ports", [{"containerPort": 1.5}]))
+    case("rt-probe-port-float", ctr("livenessProbe", {"httpGet": {"port": 1.5}}))
+    case("rt-probe-port-object", ctr("livenessProbe", {"tcpSocket": {"port": {}}}))
+    case("rt-probe-port-name", ctr("livenessProbe", {"tcpSocket": {"port": "http"}}))
+    case("rt-quantity-bad", ctr("resources", {"requests": {"cpu": "1x"}}))
+    case("rt-labels-number", lambda o: o["metadata"].__setitem__("labels", {"a": 2}))
+    case("rt-created-bad", lambda o: o["metadata"].__setitem__("creationTimestamp", "2024-02-30T00:00:00Z"))
+    case("rt-pgp-timeout-overflow", lambda o: o["spec"].__setitem__(
+        "podGroupPolicy", {"coscheduling": {"scheduleTimeoutSeconds": 4294967296}}))
+    return cases
+
+
 def main():
     seed = int(sys.argv[1])
     out = sys.argv[2]
@@ -407,6 +535,28 @@ def main():
         add("trainjob-update", f"{new['metadata']['name']}-{name}", VALIDATE, review("", "UPDATE", new, old))
         if new["spec"].get("runtimePatches") or old["spec"].get("runtimePatches"):
             add("defaulter", f"{new['metadata']['name']}-{name}", MUTATE, review("", "UPDATE", new, old))
+    # Objects that do not decode into upstream's Go types: both webhooks, sent as they are.
+    for name, obj in decode_cases().items():
+        for path, tag in ((VALIDATE, "validate"), (MUTATE, "default")):
+            add("decode", f"{name}-{tag}", path, review("", "CREATE", obj))
+        # A well-typed object (the same runtimePatches, when they decode) against this old one.
+        good = decode_cases()["well-typed-plain"]
+        good["metadata"]["name"] = obj["metadata"]["name"]
+        if name == "well-typed":
+            good["spec"]["runtimePatches"] = obj["spec"]["runtimePatches"]
+        add("decode", f"{name}-update-old", VALIDATE, review("", "UPDATE", good, obj))
+    for name, obj in decode_runtime_cases(g.rts).items():
+        crt = json.loads(json.dumps(obj))
+        crt["kind"] = "ClusterTrainingRuntime"
+        del crt["metadata"]["namespace"]
+        good = json.loads(json.dumps(g.rts["torch"][0]))
+        good["metadata"]["name"] = obj["metadata"]["name"]
+        add("decode", f"{name}-tr", VRT, review("", "CREATE", obj, kind="TrainingRuntime",
+                                                 resource="trainingruntimes"))
+        add("decode", f"{name}-tr-update-old", VRT, review(
+            "", "UPDATE", good, old=obj, kind="TrainingRuntime", resource="trainingruntimes"))
+        add("decode", f"{name}-ctr", VCRT, review("", "CREATE", crt, kind="ClusterTrainingRuntime",
+                                                   resource="clustertrainingruntimes"))
     # Runtimes: ours as TrainingRuntime and as ClusterTrainingRuntime, some broken.
     for name, (rt, _) in g.rts.items():
         rt = json.loads(json.dumps(rt))

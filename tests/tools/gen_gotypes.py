@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tests/tools/gen_gotypes.py - writes common/base/gotypes.c, the table of Go JSON field facts
-(key, order, omitempty/omitzero, nested type) that kt_go_marshal (common/base/fielderr.c) uses to
-print a bad value the way upstream's field.Error does: json.Marshal of the decoded Go struct.
+(key, order, omitempty/omitzero, nested type; each type's Go name as reflect prints it and an
+integer's width) that kt_go_marshal (common/base/fielderr.c) uses to print a bad value the way
+upstream's field.Error does (json.Marshal of the decoded Go struct) and kt_go_decode_error
+(common/base/godecode.c) to give the decoder's error for a value that does not decode.
 
 Reads the Go type declarations (not code) of the API packages upstream Kubeflow Trainer v2.3.0
 builds against, from the Go module cache, at the versions its go.mod requires:
@@ -27,6 +29,8 @@ OUT = "common/base/gotypes.c"
 # Root types: (package, Go type name, exported C name).
 ROOTS = [
     (TRAINER_PKG, "TrainJob", "kt_go_TrainJob"),
+    (TRAINER_PKG, "TrainingRuntime", "kt_go_TrainingRuntime"),
+    (TRAINER_PKG, "ClusterTrainingRuntime", "kt_go_ClusterTrainingRuntime"),
     (TRAINER_PKG, "TrainJobSpec", "kt_go_TrainJobSpec"),
     (TRAINER_PKG, "TrainingRuntimeSpec", "kt_go_TrainingRuntimeSpec"),
     (TRAINER_PKG, "RuntimeRef", "kt_go_RuntimeRef"),
@@ -47,12 +51,16 @@ SPECIAL = {
     ("k8s.io/apimachinery/pkg/apis/meta/v1", "FieldsV1"): "RAW",
     ("k8s.io/apimachinery/pkg/runtime", "RawExtension"): "RAW",
 }
+# Basic Go types: name -> (kind, bits, unsigned); byte and rune are Go's aliases of uint8/int32.
 BASIC = {
-    "string": "STRING", "bool": "BOOL", "byte": "INT", "rune": "INT",
-    "float32": "FLOAT", "float64": "FLOAT",
-    **{t: "INT" for t in ("int", "int8", "int16", "int32", "int64",
-                          "uint", "uint8", "uint16", "uint32", "uint64", "uintptr")},
+    "string": ("STRING", 0, 0), "bool": ("BOOL", 0, 0),
+    "float32": ("FLOAT", 32, 0), "float64": ("FLOAT", 64, 0),
+    "int": ("INT", 64, 0), "int8": ("INT", 8, 0), "int16": ("INT", 16, 0),
+    "int32": ("INT", 32, 0), "int64": ("INT", 64, 0), "uint": ("INT", 64, 1),
+    "uint8": ("INT", 8, 1), "uint16": ("INT", 16, 1), "uint32": ("INT", 32, 1),
+    "uint64": ("INT", 64, 1), "uintptr": ("INT", 64, 1),
 }
+ALIAS = {"byte": "uint8", "rune": "int32"}
 
 
 def die(msg):
@@ -117,6 +125,7 @@ class Package:
 
     def __init__(self, path, directory):
         self.path, self.structs, self.named, self.marshalers = path, {}, {}, set()
+        self.name = path.rsplit("/", 1)[-1]
         for f in sorted(os.listdir(directory)):
             if f.endswith(".go") and not f.endswith("_test.go"):
                 self.parse(strip_comments(open(os.path.join(directory, f)).read()))
@@ -137,13 +146,17 @@ class Package:
             self.structs[m.group(1)] = (body, imports)
         for m in re.finditer(r"(?m)^type\s+(\w+)\s+(=\s*)?([^\s{][^\n{]*)$", src):
             if not m.group(3).startswith(("struct", "interface", "func")):
-                self.named[m.group(1)] = (m.group(3).strip(), imports)
+                self.named[m.group(1)] = (m.group(3).strip(), imports, bool(m.group(2)))
+        m = re.search(r"(?m)^package\s+(\w+)", src)
+        if m:
+            self.name = m.group(1)
 
 
 class Gen:
     def __init__(self, modcache):
         self.modcache, self.vers = modcache, module_versions(modcache)
         self.pkgs, self.descs, self.order, self.done = {}, {}, [], set()
+        self.gonames = {}  # descriptor -> (Go's reflect Type.String(), bits, unsigned)
 
     def pkg(self, path):
         if path not in self.pkgs:
@@ -161,9 +174,10 @@ class Gen:
         if expr.startswith("*"):
             return self.composite("PTR", self.resolve(expr[1:], pkgpath, imports))
         if expr.startswith("[]"):
-            inner = self.resolve(expr[2:], pkgpath, imports)
-            return "gt_bytes" if inner == "gt_int" and expr[2:].strip() in ("byte", "uint8") \
-                else self.composite("SLICE", inner)
+            if expr[2:].strip() in ("byte", "uint8"):
+                self.gonames["gt_bytes"] = ("[]uint8", 0, 0)
+                return "gt_bytes"
+            return self.composite("SLICE", self.resolve(expr[2:], pkgpath, imports))
         if expr.startswith("map["):
             depth, j = 0, 3
             while True:
@@ -171,11 +185,17 @@ class Gen:
                 if depth == 0:
                     break
                 j += 1
-            return self.composite("MAP", self.resolve(expr[j + 1:], pkgpath, imports))
+            key = self.resolve(expr[4:j], pkgpath, imports)
+            return self.composite("MAP", self.resolve(expr[j + 1:], pkgpath, imports), key)
         if expr in ("interface{}", "any") or expr.startswith("interface"):
+            self.gonames["gt_any"] = ("interface {}", 0, 0)
             return "gt_any"
+        expr = ALIAS.get(expr, expr)
         if expr in BASIC:
-            return "gt_" + BASIC[expr].lower()
+            kind, bits, uns = BASIC[expr]
+            self.gonames["gt_" + expr] = (expr, bits, uns)
+            self.descs.setdefault("gt_" + expr, (kind, None, None))
+            return "gt_" + expr
         if "." in expr:
             alias, name = expr.split(".", 1)
             if alias not in imports:
@@ -183,27 +203,46 @@ class Gen:
             return self.named_type(imports[alias], name)
         return self.named_type(pkgpath, expr)
 
-    def composite(self, kind, elem):
-        name = f"gt_{kind.lower()}_{elem[3:]}"
+    def composite(self, kind, elem, key=None):
+        keyed = key and key != "gt_string"
+        name = f"gt_{kind.lower()}_{key[3:] + '_' if keyed else ''}{elem[3:]}"
         if name not in self.descs:
             self.descs[name] = (kind, elem, None)
             self.order.append(name)
+            ego = self.gonames[elem][0]
+            self.gonames[name] = ({"PTR": "*", "SLICE": "[]"}.get(kind) or
+                                  f"map[{self.gonames[key][0]}]") + ego, 0, 0
         return name
 
     def named_type(self, pkgpath, name):
         if (pkgpath, name) in SPECIAL:
-            return "gt_" + SPECIAL[(pkgpath, name)].lower()
+            kind = SPECIAL[(pkgpath, name)]
+            cname = "gt_" + kind.lower() + ("_" + name if kind == "RAW" else "")
+            self.descs.setdefault(cname, (kind, None, None))
+            self.gonames[cname] = (pkgpath.rsplit("/", 1)[-1] + "." + name, 0, 0)
+            return cname
         if pkgpath == "time" and name == "Duration":
-            return "gt_int"
+            self.descs.setdefault("gt_time_Duration", ("INT", None, None))
+            self.gonames["gt_time_Duration"] = ("time.Duration", 64, 0)
+            return "gt_time_Duration"
         p = self.pkg(pkgpath)
         if name in p.marshalers:
             die(f"{pkgpath}.{name} has its own MarshalJSON: add it to SPECIAL")
+        cname = f"gt_{short(pkgpath)}_{name}"
         if name in p.named:
-            expr, imports = p.named[name]
-            return self.resolve(expr, pkgpath, imports)
+            expr, imports, alias = p.named[name]
+            under = self.resolve(expr, pkgpath, imports)
+            if alias:
+                return under
+            if cname not in self.descs:
+                kind, elem, fields = self.descs[under]
+                self.descs[cname] = (kind, elem, fields)
+                self.order.append(cname)
+                self.gonames[cname] = (p.name + "." + name,) + self.gonames[under][1:]
+            return cname
         if name not in p.structs:
             die(f"{pkgpath}.{name}: no such type")
-        cname = f"gt_{short(pkgpath)}_{name}"
+        self.gonames[cname] = (p.name + "." + name, 0, 0)
         if cname not in self.done:
             self.done.add(cname)
             self.descs[cname] = ("STRUCT", None, self.fields(pkgpath, name))
@@ -212,7 +251,8 @@ class Gen:
 
     # ---- struct fields ------------------------------------------------------------------------
     def fields(self, pkgpath, name):
-        """[(json key, descriptor, flags)] in encoding/json's order, embedded structs promoted."""
+        """[(json key, descriptor, flags, embedded Go field names or None)] in encoding/json's
+        order, embedded structs promoted."""
         body, imports = self.pkg(pkgpath).structs[name]
         out = []
         for line in body.split("\n"):
@@ -233,12 +273,14 @@ class Gen:
                 if not opts[0] and self.is_struct(texpr, pkgpath, imports):
                     if texpr.startswith("*"):
                         die(f"{pkgpath}.{name}: embedded pointer {texpr} not supported")
-                    out.extend(self.promoted(texpr, pkgpath, imports))
+                    # The decoder's error path names the embedded field (its Go name).
+                    out.extend((k, d, fl, base + ("." + via if via else ""))
+                               for k, d, fl, via in self.promoted(texpr, pkgpath, imports))
                     continue
                 names = base
             for n in (x.strip() for x in names.split(",")):
                 if n[0].isupper():
-                    out.append((opts[0] or n, self.resolve(texpr, pkgpath, imports), flags))
+                    out.append((opts[0] or n, self.resolve(texpr, pkgpath, imports), flags, None))
         keys = [f[0] for f in out]
         dup = {k for k in keys if keys.count(k) > 1}
         if dup:
@@ -273,13 +315,29 @@ def emit(gen, roots):
              "omitempty/omitzero and nested types\n * (common/base/gotypes.h). */")
     o.append('#include "common/base/gotypes.h"\n')
     o.append("#define N(a) (sizeof(a) / sizeof((a)[0]))\n")
-    used = {d for _, d, _ in gen.descs.values()} | {
-        f[1] for _, _, fs in gen.descs.values() for f in fs or []}
-    for k in ("ANY", "STRING", "INT", "FLOAT", "BOOL", "BYTES", "QUANTITY", "INTORSTR", "TIME",
-              "MICROTIME", "DURATION", "RAW"):
-        if "gt_" + k.lower() in used:
-            o.append(f"static const struct kt_godesc gt_{k.lower()} = {{KT_GK_{k}, NULL, NULL, 0}};")
+    emitted = set()
     exported = {c: e for e, c in roots}
+    # Only what a root reaches (a named type copies its underlying one, which may then be unused).
+    used, todo = set(), list(exported)
+    while todo:
+        n = todo.pop()
+        if n and n not in used:
+            used.add(n)
+            _, elem, fields = gen.descs.get(n, (None, None, None))
+            todo += [elem] + [f[1] for f in fields or []]
+    gen.order = [n for n in gen.order if n in used]
+    leaves = sorted(n for n in used if n not in gen.order)
+    for n in ("gt_any", "gt_bytes"):
+        if n in used:
+            gen.descs[n] = (n[3:].upper(), None, None)
+
+    def tail(name):
+        go, bits, uns = gen.gonames[name]
+        return f'"{go}", {bits}, {uns}'
+    for name in leaves:
+        kind = gen.descs[name][0]
+        o.append(f"static const struct kt_godesc {name} = {{KT_GK_{kind}, NULL, NULL, 0, "
+                 f"{tail(name)}}};")
     for name in gen.order:
         o.append(f"{linkage(name, exported)}const struct kt_godesc {exported.get(name, name)};")
     for name in gen.order:
@@ -287,18 +345,22 @@ def emit(gen, roots):
         ref = lambda n: "&" + exported.get(n, n)
         if kind != "STRUCT":
             o.append(f"{linkage(name, exported)}const struct kt_godesc {exported.get(name, name)} = "
-                     f"{{KT_GK_{kind}, {ref(elem)}, NULL, 0}};")
+                     f"{{KT_GK_{kind}, {ref(elem) if elem else 'NULL'}, NULL, 0, {tail(name)}}};")
             continue
         if not fields:
             o.append(f"{linkage(name, exported)}const struct kt_godesc {exported.get(name, name)} = "
-                     f"{{KT_GK_STRUCT, NULL, NULL, 0}};")
+                     f"{{KT_GK_STRUCT, NULL, NULL, 0, {tail(name)}}};")
             continue
-        o.append(f"static const struct kt_gofield f_{name[3:]}[] = {{")
-        for key, desc, flags in fields:
-            o.append(f'    {{"{key}", {ref(desc)}, {" | ".join(flags) or "0"}}},')
-        o.append("};")
+        fname = "f_" + name[3:]
+        if fname not in emitted:
+            emitted.add(fname)
+            o.append(f"static const struct kt_gofield {fname}[] = {{")
+            for key, desc, flags, via in fields:
+                o.append(f'    {{"{key}", {ref(desc)}, {" | ".join(flags) or "0"}, '
+                         f'{chr(34) + via + chr(34) if via else "NULL"}}},')
+            o.append("};")
         o.append(f"{linkage(name, exported)}const struct kt_godesc {exported.get(name, name)} = "
-                 f"{{KT_GK_STRUCT, NULL, f_{name[3:]}, N(f_{name[3:]})}};")
+                 f"{{KT_GK_STRUCT, NULL, {fname}, N({fname}), {tail(name)}}};")
     return "\n".join(o) + "\n"
 
 
