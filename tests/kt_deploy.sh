@@ -88,6 +88,15 @@ ktd_start_reconciler() {
     done
 }
 
+# KTD_PROBE - a TrainJob every validating webhook of Trainer denies (a reserved env var): sent
+# with --dry-run=server, its denial proves the API server really calls the webhook.
+KTD_PROBE='apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: kt-probe, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer: {env: [{name: PET_NNODES, value: "1"}]}'
+
 # ktd_register_webhooks PROBE_YAML - deploy/webhook's configurations with url clientConfig;
 # waits until the leader injected caBundle and the validator denies PROBE_YAML (a TrainJob that
 # must be refused), i.e. until the API server really calls kt-webhook.

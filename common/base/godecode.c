@@ -49,8 +49,7 @@ static void put(struct msg *m, const char *fmt, ...)
     m->len += (size_t)n;
 }
 
-/* The name of a value in "cannot unmarshal X": encoding/json's words. */
-static const char *kind_word(const json_t *v)
+const char *kt_go_json_kind(const json_t *v)
 {
     switch (json_typeof(v)) {
     case JSON_OBJECT:
@@ -116,7 +115,7 @@ static void save(struct dec *d, const json_t *v, const struct kt_godesc *t)
         snprintf(what, sizeof(what), "number ");
         number_literal(v, what + 7, sizeof(what) - 7);
     } else {
-        snprintf(what, sizeof(what), "%s", kind_word(v));
+        snprintf(what, sizeof(what), "%s", kt_go_json_kind(v));
     }
     d->saved = type_error(d, what, t->go);
 }
@@ -193,7 +192,7 @@ static int walk_string_unmarshaler(struct dec *d, const json_t *v, const struct 
 {
     static const struct kt_godesc str = {KT_GK_STRING, NULL, NULL, 0, "string", 0, 0};
     if (!json_is_string(v)) {
-        char *what = kt_xstrdup(kind_word(v));
+        char *what = kt_xstrdup(kt_go_json_kind(v));
         d->abort = type_error(d, what, str.go);
         free(what);
         return -1;

@@ -25,6 +25,10 @@
  * (free()). Does not retain v. */
 char *kt_go_decode_error(const json_t *v, const struct kt_godesc *d);
 
+/* encoding/json's word for v's JSON kind in "cannot unmarshal X" (object, array, string, bool,
+ * number). A static string; not owned by the caller. */
+const char *kt_go_json_kind(const json_t *v);
+
 /* time.Parse(time.RFC3339, s)'s error text, or NULL when s parses. Caller owns the result. */
 char *kt_go_time_error(const char *s);
 

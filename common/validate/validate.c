@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/godecode.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
 #include "common/validate/validate.h"
@@ -28,29 +29,12 @@ bool kt_validate_is_ours(const json_t *obj)
     return false;
 }
 
-static const char *go_json_type(const json_t *x)
-{
-    switch (json_typeof(x)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "bool";
-    default:
-        return "number";
-    }
-}
-
 static void unmarshal_error(struct kt_vresult *r, const json_t *x, const char *field,
                             const char *gotype, const char *ptr)
 {
     char *t =
         kt_xasprintf("json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
-                     go_json_type(x), field, gotype);
+                     kt_go_json_kind(x), field, gotype);
     kt_vresult_add(r, KT_VSTAGE_DECODE, field, "", t, ptr);
     free(t);
 }

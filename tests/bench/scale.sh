@@ -90,12 +90,6 @@ rules:
     resources: [{group: "", resources: [nodes, nodes/status]}]
   - level: Metadata
 EOF
-PROBE='apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: scale-probe, namespace: default}
-spec:
-  runtimeRef: {name: torch-distributed}
-  trainer: {env: [{name: PET_NNODES, value: "1"}]}'
 
 # register_upstream_webhooks - deploy/webhook's configurations with url clientConfig pointing at
 # upstream's manager and its CA; wait until the validator denies the probe.
@@ -111,7 +105,7 @@ register_upstream_webhooks() {
         kc apply --server-side --force-conflicts -f "$D/webhooks.json" >"$D/apply-webhooks.log" 2>&1 ||
         die "registering the webhook configurations for upstream failed"
     deadline=$((SECONDS + 30))
-    until [[ "$(echo "$PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
+    until [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
         [ $SECONDS -lt $deadline ] || die "the API server does not call upstream's webhook after 30s"
         sleep 0.1
     done
@@ -140,7 +134,7 @@ one() {
         ktd_certs >/dev/null
         ktd_start_webhook
         ktd_start_reconciler
-        ktd_register_webhooks "$PROBE"
+        ktd_register_webhooks "$KTD_PROBE"
         pid=$RPID
         who="user:system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
         who+=",user:system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook"

@@ -28,12 +28,6 @@
 # finished TrainJobs, and new pods against the held ones, only.
 
 SW_NS=e2e-switch
-SW_PROBE='apiVersion: trainer.kubeflow.org/v1alpha1
-kind: TrainJob
-metadata: {name: e2e-probe, namespace: default}
-spec:
-  runtimeRef: {name: torch-distributed}
-  trainer: {env: [{name: PET_NNODES, value: "1"}]}'
 SW_UP_OUT=""
 SW_HELD=(run mpi gang init)
 
@@ -129,7 +123,7 @@ sw_register_up() {
         kc apply --server-side --force-conflicts --field-manager=kt-e2e-switch -f "$D/webhooks-up.json" \
             >"$T/sw-reg.log" 2>&1 || return 1
     deadline=$((SECONDS + 30))
-    until [[ "$(echo "$SW_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
+    until [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
         [ $SECONDS -lt $deadline ] || return 1
         sleep 0.1
     done
@@ -177,7 +171,7 @@ sw_launch() {
 sw_register() {
     case $1 in
     up) sw_register_up ;;
-    *) ktd_register_webhooks "$SW_PROBE" ;;
+    *) ktd_register_webhooks "$KTD_PROBE" ;;
     esac
 }
 
