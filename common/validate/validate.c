@@ -121,6 +121,80 @@ static json_t *decode_stored(const struct kt_validator *v, const char *kind, con
     return copy;
 }
 
+/* kt-webhook (as upstream's) decodes the object into its Go type before anything else and
+ * denies 400 with the decoder's text when that fails (webhook/routes.c): a webhook-stage problem
+ * carrying that text. False when it did not decode. */
+static bool real_is_int64(double d)
+{
+    return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && (double)(int64_t)d == d;
+}
+
+/* The API server holds a request's numbers as int64 or float64 and writes a float64 with an
+ * integral value without a fraction ("2.0" reaches the webhook as 2): the same on v in place. */
+static void api_numbers(json_t *v)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    void *tmp;
+    if (json_is_object(v)) {
+        json_object_foreach_safe(v, tmp, k, x)
+        {
+            if (json_is_real(x) && real_is_int64(json_real_value(x))) {
+                json_object_set_new(v, k, json_integer((json_int_t)json_real_value(x)));
+            } else {
+                api_numbers(x);
+            }
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x)
+        {
+            if (json_is_real(x) && real_is_int64(json_real_value(x))) {
+                json_array_set_new(v, i, json_integer((json_int_t)json_real_value(x)));
+            } else {
+                api_numbers(x);
+            }
+        }
+    }
+}
+
+/* What a webhook receives of o: the API server's numbers, and its keys in sorted order (it
+ * writes the object from a Go map), which decides which decoding error comes first. */
+static json_t *as_sent(const json_t *o)
+{
+    json_t *copy = json_deep_copy(o);
+    api_numbers(copy);
+    char *text = json_dumps(copy, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(copy);
+    KT_ASSERT(text);
+    json_t *sent = json_loads(text, JSON_DECODE_ANY, NULL);
+    free(text);
+    KT_ASSERT(sent);
+    return sent;
+}
+
+static bool go_decodes(const json_t *o, const struct kt_godesc *type, struct kt_vresult *r)
+{
+    json_t *sent = as_sent(o);
+    char *msg = kt_go_decode_error(sent, type);
+    json_decref(sent);
+    if (!msg) {
+        return true;
+    }
+    kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "", msg, "");
+    free(msg);
+    return false;
+}
+
+static const struct kt_godesc *go_type_of(const char *kind)
+{
+    if (strcmp(kind, "TrainJob") == 0) {
+        return &kt_go_TrainJob;
+    }
+    return strcmp(kind, "TrainingRuntime") == 0 ? &kt_go_TrainingRuntime
+                                                : &kt_go_ClusterTrainingRuntime;
+}
+
 int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
                        const json_t *obj, const json_t *old, time_t now,
                        const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
@@ -144,17 +218,24 @@ int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_fr
     if (!o) {
         goto out;
     }
+    /* The API server calls TrainJob's mutating defaulter before its schema validation, so a
+     * TrainJob that does not decode is denied by the defaulter first; the runtimes have only
+     * validators, called after the schema. */
+    bool tj = strcmp(kind, "TrainJob") == 0;
+    if (tj && !go_decodes(o, go_type_of(kind), r)) {
+        goto out;
+    }
     if (old) {
         oo = decode_stored(v, kind, old);
     }
-    if (strcmp(kind, "TrainJob") == 0) {
+    if (tj) {
         kt_validate_default_trainjob(o, oo, now);
     }
     kt_validate_schema(v, kind, o, oo, r);
-    if (r->len > before) {
+    if (r->len > before || (!tj && !go_decodes(o, go_type_of(kind), r))) {
         goto out;
     }
-    if (strcmp(kind, "TrainJob") == 0) {
+    if (tj) {
         rc = kt_validate_trainjob_webhook(fw, o, oo, rts, r, err);
     } else {
         kt_validate_runtime_webhook(o, oo, r);
