@@ -669,6 +669,9 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
         fprintf(stderr, "ktctl validate: %s\n", err.msg);
         return KT_EXIT_USAGE;
     }
+    /* Test knob (docs/development.md): a cluster without Trainer's webhooks registered. */
+    const char *nd = getenv("KT_VALIDATE_NO_DEFAULTER");
+    kt_validator_set_no_defaulter(v, nd && strcmp(nd, "1") == 0);
     s.rep = cli_report_new(s.format, stdout, stderr);
     if (s.old_path) {
         load_old(&s);

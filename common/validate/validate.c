@@ -222,7 +222,7 @@ int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_fr
      * TrainJob that does not decode is denied by the defaulter first; the runtimes have only
      * validators, called after the schema. */
     bool tj = strcmp(kind, "TrainJob") == 0;
-    if (tj && !go_decodes(o, go_type_of(kind), r)) {
+    if (tj && !kt_validator_no_defaulter(v) && !go_decodes(o, go_type_of(kind), r)) {
         goto out;
     }
     if (old) {

@@ -6,6 +6,7 @@
 #include "common/validate/validate_schema.h"
 
 #include <regex.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +25,18 @@ struct kt_validator {
         regex_t re;
     } patterns[MAX_PATTERNS];
     size_t npatterns;
+    bool no_defaulter; /* model a cluster without Trainer's mutating defaulter */
 };
+
+void kt_validator_set_no_defaulter(struct kt_validator *v, bool on)
+{
+    v->no_defaulter = on;
+}
+
+bool kt_validator_no_defaulter(const struct kt_validator *v)
+{
+    return v->no_defaulter;
+}
 
 /* ------------------------------------------------------------------ validator */
 

@@ -29,6 +29,11 @@ struct kt_validator;
  * free with kt_validator_free(). */
 struct kt_validator *kt_validator_new(struct kt_err *err);
 void kt_validator_free(struct kt_validator *v);
+/* Off by default. On: model a cluster without Trainer's mutating defaulter — a TrainJob is not
+ * decoded into upstream's Go types before the schema (the API server alone reports schema
+ * errors; the integration tier's CRD-only differential test uses it). */
+void kt_validator_set_no_defaulter(struct kt_validator *v, bool on);
+bool kt_validator_no_defaulter(const struct kt_validator *v);
 
 /* The compiled-in schema of kind, or NULL for other kinds. Borrowed from v. */
 const json_t *kt_validator_schema(const struct kt_validator *v, const char *kind);

@@ -201,7 +201,9 @@ while IFS=$'\t' read -r id tag; do
     f=$IT_TMP/corpus/$id.yaml
     n=$((n + 1))
     kc -n "$ns" apply --dry-run=server -f "$f" 2>&1 | server_elems >"$IT_TMP/s"
-    "$ktctl" validate -o json "$f" 2>/dev/null | ktctl_elems >"$IT_TMP/k"
+    # The harness registers no webhook, so ktctl models a cluster without Trainer's defaulter:
+    # no Go decoding before the schema (webhook_validate_diff.sh compares that with webhooks).
+    KT_VALIDATE_NO_DEFAULTER=1 "$ktctl" validate -o json "$f" 2>/dev/null | ktctl_elems >"$IT_TMP/k"
     if cmp -s "$IT_TMP/s" "$IT_TMP/k"; then
         agree=$((agree + 1))
         [ "$(cat "$IT_TMP/s")" = OK ] && accepted=$((accepted + 1))
