@@ -129,48 +129,33 @@ static bool real_is_int64(double d)
     return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && (double)(int64_t)d == d;
 }
 
-/* The API server holds a request's numbers as int64 or float64 and writes a float64 with an
- * integral value without a fraction ("2.0" reaches the webhook as 2): the same on v in place. */
-static void api_numbers(json_t *v)
+/* v as the API server writes it to a webhook (a new reference): keys in sorted order (it
+ * writes the object from a Go map; the order decides which decoding error comes first) and a
+ * float64 with an integral value without a fraction ("2.0" reaches the webhook as 2). One pass
+ * over v, using the project's sorted-key helper. */
+static json_t *as_sent(const json_t *v)
 {
-    const char *k;
-    json_t *x;
-    size_t i;
-    void *tmp;
-    if (json_is_object(v)) {
-        json_object_foreach_safe(v, tmp, k, x)
-        {
-            if (json_is_real(x) && real_is_int64(json_real_value(x))) {
-                json_object_set_new(v, k, json_integer((json_int_t)json_real_value(x)));
-            } else {
-                api_numbers(x);
-            }
-        }
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x)
-        {
-            if (json_is_real(x) && real_is_int64(json_real_value(x))) {
-                json_array_set_new(v, i, json_integer((json_int_t)json_real_value(x)));
-            } else {
-                api_numbers(x);
-            }
-        }
+    if (json_is_real(v) && real_is_int64(json_real_value(v))) {
+        return json_integer((json_int_t)json_real_value(v));
     }
-}
-
-/* What a webhook receives of o: the API server's numbers, and its keys in sorted order (it
- * writes the object from a Go map), which decides which decoding error comes first. */
-static json_t *as_sent(const json_t *o)
-{
-    json_t *copy = json_deep_copy(o);
-    api_numbers(copy);
-    char *text = json_dumps(copy, JSON_SORT_KEYS | JSON_COMPACT);
-    json_decref(copy);
-    KT_ASSERT(text);
-    json_t *sent = json_loads(text, JSON_DECODE_ANY, NULL);
-    free(text);
-    KT_ASSERT(sent);
-    return sent;
+    if (json_is_array(v)) {
+        json_t *a = json_array();
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_array_append_new(a, as_sent(json_array_get(v, i)));
+        }
+        return a;
+    }
+    if (!json_is_object(v)) {
+        return json_deep_copy(v);
+    }
+    size_t n = 0;
+    const char **keys = kt_json_sorted_keys(v, &n);
+    json_t *o = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_object_set_new(o, keys[i], as_sent(json_object_get(v, keys[i])));
+    }
+    free(keys);
+    return o;
 }
 
 static bool go_decodes(const json_t *o, const struct kt_godesc *type, struct kt_vresult *r)
