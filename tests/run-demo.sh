@@ -173,10 +173,10 @@ if [ "$REAL" = 1 ]; then
     # `images:` points torch-distributed at the locally built image, imported into containerd.
     step "RBAC for both daemons (deploy/rbac), the shipped runtimes (deploy/runtimes, torch image built here), deploy/public"
     info "the torch image (Debian's python3-torch; the first run builds it from Debian packages, ~4 min)"
-    torch_ref=$(tests/cluster/images/build.sh torch 2>"$D/images.log" | awk '$1 == "torch" { print $2 }')
-    [ -n "$torch_ref" ] || die "building the torch image failed (log: $D/images.log)"
-    tests/cluster/images/import.sh "$KT_CONTAINERD_SOCK" torch >>"$D/images.log" 2>&1 ||
-        die "importing the torch image failed (log: $D/images.log)"
+    # import.sh builds when needed, imports, and prints "NAME REF".
+    torch_ref=$(tests/cluster/images/import.sh "$KT_CONTAINERD_SOCK" torch 2>"$D/images.log" |
+        awk '$1 == "torch" { print $2 }')
+    [ -n "$torch_ref" ] || die "building or importing the torch image failed (log: $D/images.log)"
     mkdir -p "$D/runtimes"
     # (kustomize takes no absolute resource paths)
     printf '%s\n' "resources: [$(realpath --relative-to="$D/runtimes" "$root/deploy/runtimes")]" "images:" \
