@@ -4,9 +4,9 @@
 # NAME is fuzz_<target> or <target>; with no NAME every tests/fuzz/fuzz_*.c runs. The
 # library (common/ api/ certs/) is compiled once with clang into build/fuzz/obj, each
 # target links against it with -fsanitize=fuzzer,address,undefined and runs for
-# FUZZ_SECONDS (default 20) on a scratch copy of tests/fuzz/corpus/<target>/ (the
-# committed seeds are never written). A target passes when libFuzzer exits 0; crash
-# inputs land in build/fuzz/artifacts/. Prints "N passed, N failed"; exits 1 on failure.
+# FUZZ_SECONDS (default 20), FUZZ_JOBS (default nproc) targets at a time, on a scratch copy
+# of tests/fuzz/corpus/<target>/ (the committed seeds are never written). A target passes
+# when libFuzzer exits 0; crash inputs land in build/fuzz/artifacts/. Prints "N passed, N failed"; exits 1 on failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -74,39 +74,61 @@ if ! build_lib; then
     exit 1
 fi
 
-for name in "${names[@]}"; do
-    name=$(basename "${name%.c}")
-    name=${name#fuzz_}
-    src="tests/fuzz/fuzz_$name.c"
-    bin="$OUT/fuzz_$name"
-    if [ ! -e "$src" ]; then
-        echo "  fuzz_$name: no $src"
-        fail=$((fail + 1))
-        continue
-    fi
-    # shellcheck disable=SC2086
-    if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer "$src" "$OUT"/obj/*.o $LIBS -o "$bin"; then
-        echo "  fuzz_$name: build failed"
-        fail=$((fail + 1))
-        continue
-    fi
-    work="$OUT/corpus/$name"
+# run_one NAME - fuzz target NAME for FUZZ_SECONDS; its result lines go to $OUT/fuzz_NAME.result
+# and libFuzzer's exit status to $OUT/fuzz_NAME.rc (read back in order below).
+run_one() {
+    local name=$1 bin="$OUT/fuzz_$1" work="$OUT/corpus/$1" log="$OUT/fuzz_$1.log" seeds=() rc runs
     mkdir -p "$work"
-    seeds=()
     [ -d "tests/fuzz/corpus/$name" ] && seeds=("tests/fuzz/corpus/$name")
-    log="$OUT/fuzz_$name.log"
     "$bin" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$OUT/artifacts/fuzz_$name-" "$work" "${seeds[@]}" >"$log" 2>&1
     rc=$?
     runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
     if [ $rc -eq 0 ]; then
         printf '  %-24s ok (%s runs in %ss)\n' "fuzz_$name" "${runs:-?}" "$FUZZ_SECONDS"
-        pass=$((pass + 1))
     else
         printf '  %-24s FAILED (exit %d); log %s\n' "fuzz_$name" "$rc" "$log"
         grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 10
+    fi >"$OUT/fuzz_$name.result"
+    echo "$rc" >"$OUT/fuzz_$name.rc"
+}
+
+# Build every target first, then run FUZZ_JOBS of them at a time (default: one per core; each
+# libFuzzer process is single-threaded, so every target still gets FUZZ_SECONDS of one core).
+FUZZ_JOBS=${FUZZ_JOBS:-$(nproc)}
+built=()
+for name in "${names[@]}"; do
+    name=$(basename "${name%.c}")
+    name=${name#fuzz_}
+    src="tests/fuzz/fuzz_$name.c"
+    if [ ! -e "$src" ]; then
+        echo "  fuzz_$name: no $src"
+        fail=$((fail + 1))
+        continue
+    fi
+    # shellcheck disable=SC2086
+    if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer "$src" "$OUT"/obj/*.o $LIBS -o "$OUT/fuzz_$name"; then
+        echo "  fuzz_$name: build failed"
+        fail=$((fail + 1))
+        continue
+    fi
+    built+=("$name")
+done
+for name in "${built[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$FUZZ_JOBS" ]; do
+        wait -n
+    done
+    rm -f "$OUT/fuzz_$name.rc"
+    run_one "$name" &
+done
+wait
+for name in "${built[@]}"; do
+    if [ "$(cat "$OUT/fuzz_$name.rc" 2>/dev/null)" = 0 ]; then
+        pass=$((pass + 1))
+    else
         fail=$((fail + 1))
     fi
+    cat "$OUT/fuzz_$name.result" 2>/dev/null || echo "  fuzz_$name: no result"
 done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
