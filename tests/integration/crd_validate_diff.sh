@@ -130,47 +130,6 @@ with open(os.path.join(out, "index"), "w") as idx:
         idx.write("%04d\t%s\n" % (i, tag))
 PY
 
-# normalize: the server's elements or "OK", one per line, sorted
-server_elems() {
-    python3 -c '
-import re, sys
-t = sys.stdin.read()
-if "(server dry run)" in t and "rror" not in t:
-    print("OK"); sys.exit()
-m = re.search(r"strict decoding error: (.*)", t)
-if m:
-    for e in re.findall(r"unknown field \"[^\"]*\"", m.group(1)):
-        print("strict decoding error: " + e)
-    sys.exit()
-m = re.search(r"unable to decode .*?: (json: cannot unmarshal .*)", t)
-if m:
-    print(m.group(1).strip()); sys.exit()
-m = re.search(r" is invalid: (.*)", t, re.S)
-if not m:
-    print("OTHER: " + t.strip().replace("\n", " ")); sys.exit()
-body = m.group(1)
-if body.startswith("\n* ") or body.startswith("\n"):
-    items = [l[2:] for l in body.split("\n") if l.startswith("* ")]
-else:
-    items = [body.strip()]
-for e in sorted(set(items)):
-    print(e)
-'
-}
-ktctl_elems() {
-    python3 -c '
-import json, sys
-t = sys.stdin.read()
-try:
-    arr = json.loads(t)
-except Exception:
-    print("OTHER: " + t.strip()); sys.exit()
-es = sorted(set(p["message"] for p in arr
-                if p.get("severity") == "error" and p.get("stage") in ("decode", "schema", "cel")))
-print("\n".join(es) if es else "OK")
-'
-}
-
 # A dry run against an existing object is an UPDATE (transition rules, validation ratcheting),
 # so cluster-scoped runtimes another test left behind under a corpus name would skew the
 # verdict: remove them first.
@@ -194,24 +153,74 @@ if [ -n "$names" ]; then
     kc delete clustertrainingruntimes $names --ignore-not-found >/dev/null 2>&1
 fi
 
-n=0
-agree=0
-accepted=0
-while IFS=$'\t' read -r id tag; do
-    f=$IT_TMP/corpus/$id.yaml
-    n=$((n + 1))
-    kc -n "$ns" apply --dry-run=server -f "$f" 2>&1 | server_elems >"$IT_TMP/s"
-    # The harness registers no webhook, so ktctl models a cluster without Trainer's defaulter:
-    # no Go decoding before the schema (webhook_validate_diff.sh compares that with webhooks).
-    KT_VALIDATE_NO_DEFAULTER=1 "$ktctl" validate -o json "$f" 2>/dev/null | ktctl_elems >"$IT_TMP/k"
-    if cmp -s "$IT_TMP/s" "$IT_TMP/k"; then
-        agree=$((agree + 1))
-        [ "$(cat "$IT_TMP/s")" = OK ] && accepted=$((accepted + 1))
-    else
-        it_fail "diff $tag" "server vs ktctl:
-$(diff "$IT_TMP/s" "$IT_TMP/k" | sed 's/^/    /')"
-    fi
-done <"$IT_TMP/corpus/index"
-echo "diff: $n docs, $agree agree ($accepted accepted and $((agree - accepted)) rejected by both)"
-[ "$n" -gt 0 ] && [ "$agree" -eq "$n" ] && it_ok "validate-diff ($n docs agree)"
+# Each document: `kubectl apply --dry-run=server` and ktctl, both normalised to their elements
+# (or "OK"), one per line, sorted. KT_DIFF_JOBS documents at a time (default 4: each is two
+# short-lived processes, mostly waiting; the verdicts do not depend on the order).
+python3 - "$IT_TMP/corpus" "${KT_DIFF_JOBS:-4}" "$ktctl" "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" \
+    --cache-dir "$KT_CLUSTER_DIR/kubectl-cache" -n "$ns" >"$IT_TMP/diff.out" <<'PY'
+import concurrent.futures, difflib, json, os, re, subprocess, sys
+corpus, jobs, ktctl, kubectl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+
+def server_elems(t):
+    if "(server dry run)" in t and "rror" not in t:
+        return ["OK"]
+    m = re.search(r"strict decoding error: (.*)", t)
+    if m:
+        return ["strict decoding error: " + e
+                for e in re.findall(r"unknown field \"[^\"]*\"", m.group(1))]
+    m = re.search(r"unable to decode .*?: (json: cannot unmarshal .*)", t)
+    if m:
+        return [m.group(1).strip()]
+    m = re.search(r" is invalid: (.*)", t, re.S)
+    if not m:
+        return ["OTHER: " + t.strip().replace("\n", " ")]
+    body = m.group(1)
+    if body.startswith("\n"):
+        items = [l[2:] for l in body.split("\n") if l.startswith("* ")]
+    else:
+        items = [body.strip()]
+    return sorted(set(items))
+
+def ktctl_elems(t):
+    try:
+        arr = json.loads(t)
+    except Exception:
+        return ["OTHER: " + t.strip()]
+    es = sorted(set(p["message"] for p in arr
+                    if p.get("severity") == "error" and p.get("stage") in ("decode", "schema", "cel")))
+    return es or ["OK"]
+
+# The harness registers no webhook, so ktctl models a cluster without Trainer's defaulter:
+# no Go decoding before the schema (webhook_validate_diff.sh compares that with webhooks).
+env = dict(os.environ, KT_VALIDATE_NO_DEFAULTER="1")
+
+def one(entry):
+    ident, tag = entry
+    f = os.path.join(corpus, ident + ".yaml")
+    s = subprocess.run(kubectl + ["apply", "--dry-run=server", "-f", f], capture_output=True, text=True)
+    k = subprocess.run([ktctl, "validate", "-o", "json", f], capture_output=True, text=True, env=env)
+    return tag, server_elems(s.stdout + s.stderr), ktctl_elems(k.stdout)
+
+entries = [l.rstrip("\n").split("\t", 1) for l in open(os.path.join(corpus, "index"))]
+agree = accepted = 0
+with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+    for tag, se, ke in pool.map(one, entries):
+        if se == ke:
+            agree += 1
+            accepted += se == ["OK"]
+            continue
+        d = difflib.unified_diff(se, ke, "server", "ktctl", lineterm="", n=0)
+        print("FAIL diff %s: server vs ktctl:\n%s" % (tag, "\n".join("    " + l for l in d)))
+print("diff: %d docs, %d agree (%d accepted and %d rejected by both)"
+      % (len(entries), agree, accepted, agree - accepted))
+PY
+cat "$IT_TMP/diff.out"
+n=$(sed -n 's/^diff: \([0-9]*\) docs, .*/\1/p' "$IT_TMP/diff.out")
+agree=$(sed -n 's/^diff: [0-9]* docs, \([0-9]*\) agree.*/\1/p' "$IT_TMP/diff.out")
+IT_FAILS=$((IT_FAILS + $(grep -c '^FAIL diff ' "$IT_TMP/diff.out")))
+if [ -z "$n" ]; then
+    it_fail validate-diff "the comparison did not finish"
+elif [ "$n" -gt 0 ] && [ "$agree" -eq "$n" ]; then
+    it_ok "validate-diff ($n docs agree)"
+fi
 it_finish
