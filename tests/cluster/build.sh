@@ -37,12 +37,13 @@ missing() {
 }
 
 # build_module DIR PKG=NAME... - build the main packages PKG of the wrapper module in
-# tests/cluster/DIR into $OUT/NAME (one `go build` per binary; the module's go.sum pins all).
+# tests/cluster/DIR (or the wrapper's own main package, kt.invalid/cluster/DIR) into $OUT/NAME (one `go build` per binary; the module's go.sum pins all).
 build_module() {
     local dir=$1 w spec pkg name
     shift
     w=$(mktemp -d)
     cp "$here/$dir/go.mod" "$here/$dir/go.sum" "$w/"
+    cp "$here/$dir"/*.go "$w/" 2>/dev/null || true # a main package of our own (coredns)
     cd "$w"
     go mod download
     for spec in "$@"; do
@@ -88,8 +89,8 @@ build_full() {
     if [ -n "$(missing "kwok-$KWOK_VERSION")" ]; then
         build_module kwok "sigs.k8s.io/kwok/cmd/kwok=kwok-$KWOK_VERSION"
     fi
-    if [ -n "$(missing "coredns-$COREDNS_VERSION")" ]; then
-        build_module coredns "github.com/coredns/coredns=coredns-$COREDNS_VERSION"
+    if [ -n "$(missing "$COREDNS_BIN")" ]; then
+        build_module coredns "kt.invalid/cluster/coredns=$COREDNS_BIN"
     fi
 }
 

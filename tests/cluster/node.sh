@@ -37,7 +37,7 @@ kt_node_unavailable() {
         command -v "$b" >/dev/null || [ -x "$b" ] ||
             { echo "$b missing (tests/deps.sh installs containerd, runc, containernetworking-plugins)"; return; }
     done
-    for b in kubelet kube-proxy "coredns-$COREDNS_VERSION"; do
+    for b in kubelet kube-proxy "$COREDNS_BIN"; do
         [ -x "$KT_BIN/$b" ] || { echo "$KT_BIN/$b not built (tests/cluster/build.sh --full)"; return; }
     done
 }
@@ -306,7 +306,7 @@ cluster.local:53 in-addr.arpa:53 {
     }
 }
 EOF
-    pid=$(kt_full_spawn coredns "$KT_BIN/coredns-$COREDNS_VERSION" -conf "$n/Corefile")
+    pid=$(kt_full_spawn coredns "$KT_BIN/$COREDNS_BIN" -conf "$n/Corefile")
     kt_wait_http "$pid" "http://127.0.0.1:$hport/health" coredns
 }
 

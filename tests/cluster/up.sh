@@ -56,7 +56,7 @@ fi
 if [ "$REAL" = 1 ]; then
     . "$here/full.sh"
     . "$here/node.sh"
-    for b in kubelet kube-proxy "coredns-$COREDNS_VERSION"; do
+    for b in kubelet kube-proxy "$COREDNS_BIN"; do
         [ -x "$KT_BIN/$b" ] || "$here/build.sh" --full >/dev/null
     done
     no_node=$(kt_node_unavailable)

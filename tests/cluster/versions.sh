@@ -12,8 +12,11 @@ SCHEDPLUGINS_VERSION=v0.35.4-devel
 # build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in volcano/go.mod, the
 # pseudo-version upstream trainer uses) with controller-gen, as volcano's own Makefile does.
 CONTROLLER_TOOLS_VERSION=v0.21.0
-# The real node's cluster DNS (up.sh --real-node), built from its Go module (tests/cluster/coredns).
+# The real node's cluster DNS (up.sh --real-node), built from its Go module (tests/cluster/coredns:
+# our main package with the plugins the Corefile uses; the binary's name carries a hash of it).
 COREDNS_VERSION=v1.14.2
+COREDNS_BIN=coredns-$COREDNS_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/coredns/main.go \
+    "$(dirname "${BASH_SOURCE[0]}")"/coredns/go.sum | sha256sum | cut -c1-8)
 # The binaries live outside the repo, one directory per version.
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
