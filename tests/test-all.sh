@@ -37,6 +37,14 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
     fail=$((fail + f))
     rm -f "$out"
 }
+# The cached builds of the later tiers (cluster binaries, upstream's manager, helm, Prometheus,
+# the SDK venv, the real node's images) start now in the background (tests/prefetch.sh, low
+# priority, the tiers' own builders and locks): cold, they overlap the tiers before the ones
+# that need them; warm, it is a few file checks. Its timings are printed at the end.
+mkdir -p build
+tests/prefetch.sh build/prefetch >build/prefetch.log 2>&1 &
+prefetch_pid=$!
+trap 'kill "$prefetch_pid" 2>/dev/null' EXIT
 step "build (WERROR=1)" make -s -j"$jobs" WERROR=1 all
 step "tiers (plain)" make -s -j"$jobs" WERROR=1 unit
 step "tiers (ASan+UBSan)" make -s -j"$jobs" WERROR=1 SANITIZER=address,undefined unit
@@ -74,6 +82,9 @@ fi
 if [ -n "$(ls tests/fuzz/fuzz_*.c 2>/dev/null)" ]; then
     step "fuzz" make -s fuzz
 fi
+wait "$prefetch_pid"
+echo "== background builds (tests/prefetch.sh; logs in build/prefetch/)"
+cat build/prefetch.log
 echo "== total"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

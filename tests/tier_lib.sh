@@ -26,14 +26,19 @@ tier_finish() { # print the closing line; the tier's exit status
 # version; used by the e2e and real-node tiers.
 KT_SDK_VERSION=0.5.0
 # sdk_python - print the venv's python, making the venv when missing (pip's log: $T/pip.log).
+# One maker at a time (flock on VENV.lock: tests/prefetch.sh may be making it in the background).
 sdk_python() {
-    local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION"
-    if [ ! -x "$v/bin/python" ] || ! "$v/bin/python" -c 'import kubeflow.trainer' 2>/dev/null; then
+    local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION" rc=0
+    mkdir -p "$(dirname "$v")"
+    exec 6>"$v.lock"
+    flock -w 1800 6 || rc=1
+    if [ $rc = 0 ] && { [ ! -x "$v/bin/python" ] || ! "$v/bin/python" -c 'import kubeflow.trainer' 2>/dev/null; }; then
         rm -rf "$v"
         { python3 -m venv "$v" && "$v/bin/pip" install -q "kubeflow==$KT_SDK_VERSION"; } >"$T/pip.log" 2>&1 ||
-            return 1
+            rc=1
     fi
-    echo "$v/bin/python"
+    exec 6>&-
+    [ $rc = 0 ] && echo "$v/bin/python"
 }
 
 # ---- helpers of the tiers on a cluster (e2e, real node): they call kc (kubectl as admin,
