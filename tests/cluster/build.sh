@@ -37,9 +37,11 @@ missing() {
 }
 
 # build_module DIR PKG=NAME... - build the main packages PKG of the wrapper module in
-# tests/cluster/DIR (or the wrapper's own main package, kt.invalid/cluster/DIR) into $OUT/NAME (one `go build` per binary; the module's go.sum pins all).
+# tests/cluster/DIR (or the wrapper's own main package, kt.invalid/cluster/DIR) into $OUT/NAME,
+# all in one `go build` (the packages they share compile once and the links run side by side);
+# the module's go.sum pins all.
 build_module() {
-    local dir=$1 w spec pkg name
+    local dir=$1 w spec pkgs=() names=() i t0
     shift
     w=$(mktemp -d)
     cp "$here/$dir/go.mod" "$here/$dir/go.sum" "$w/"
@@ -47,14 +49,18 @@ build_module() {
     cd "$w"
     go mod download
     for spec in "$@"; do
-        pkg=${spec%%=*}
-        name=${spec#*=}
-        log "building $name ($pkg; cold: minutes on 2 cores)"
-        local t0=$SECONDS
-        go build -trimpath -tags selinux,notest -ldflags "$LDF" -o "$OUT/$name.tmp" "$pkg"
-        mv "$OUT/$name.tmp" "$OUT/$name"
-        log "built $name in $((SECONDS - t0))s"
+        pkgs+=("${spec%%=*}")
+        names+=("${spec#*=}")
     done
+    log "building ${names[*]} (${pkgs[*]}; cold: minutes on 2 cores)"
+    t0=$SECONDS
+    mkdir "$w/out"
+    go build -trimpath -tags selinux,notest -ldflags "$LDF" -o "$w/out/" "${pkgs[@]}"
+    for i in "${!pkgs[@]}"; do
+        cp "$w/out/$(basename "${pkgs[$i]}")" "$OUT/${names[$i]}.tmp"
+        mv "$OUT/${names[$i]}.tmp" "$OUT/${names[$i]}"
+    done
+    log "built ${names[*]} in $((SECONDS - t0))s"
     cd /
     rm -rf "$w"
 }
