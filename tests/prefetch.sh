@@ -67,6 +67,8 @@ upstream() {
 }
 
 lane_go() {
+    # In the order make test's tiers first need them: integration, its run-demo test (the
+    # full chain, run last in that tier), parity, helm, e2e (Prometheus), the real node.
     step go cluster tests/cluster/build.sh
     step go cluster-full tests/cluster/build.sh --full
     step go upstream upstream

@@ -61,7 +61,9 @@ step "ktctl CI formats (JUnit XSD, SARIF schema, pre-commit)" tests/validate/for
 step "docs (links, flags, runnable blocks)" tests/docs/run.sh
 # The cluster's binaries, built once from Go modules and cached per version outside the repo
 # (cold on a fresh machine: the slow part of the budget; warm: a few file checks).
-step "cluster binaries (Go builds, cached)" tests/cluster/build.sh --full
+# Only what the integration tier's plane needs (etcd, kube-apiserver, kubectl): the rest of the
+# chain goes on building in the background, and the tiers that need it wait for it.
+step "cluster binaries (Go builds, cached)" tests/cluster/build.sh
 if [ -x tests/integration/run.sh ]; then
     step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
 fi
