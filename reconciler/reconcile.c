@@ -569,6 +569,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     }
     r->kinds = kt_rec_kinds_new();
     r->applied = kt_applied_new();
+    r->written = kt_written_new();
     if (r->metrics) {
         r->tjm = kt_tjm_new(r->metrics, r->start_time, runtime_framework, r);
     }
@@ -666,6 +667,8 @@ void kt_rec_release(struct kt_rec *r)
     kt_applied_free(r->applied);
     kt_tjm_free(r->tjm);
     r->applied = NULL;
+    kt_written_free(r->written);
+    r->written = NULL;
     kt_unlabelled_free(r->unlabelled);
     r->unlabelled = NULL;
     r->loop = NULL;
@@ -1010,15 +1013,41 @@ static void delete_jobset(struct rview *v)
     }
 }
 
-static int patch_status(struct rview *v, json_t *orig, json_t *st, struct kt_err *err)
+static const char *cached_tj_rv(const struct kt_trainjob *tj)
+{
+    return kt_json_str(json_object_get(tj->obj, "metadata"), "resourceVersion", "");
+}
+
+/* The status this reconcile starts from: the one this process wrote last when the cache does
+ * not show it yet (written.h), else the cache's. Caller owns the result. */
+static json_t *start_status(struct kt_rec *r, const char *owner, const struct kt_trainjob *tj)
+{
+    json_t *w = kt_written_get(r->written, owner, tj->uid, cached_tj_rv(tj));
+    const json_t *from = w ? w : tj->status;
+    json_t *orig = json_is_object(from) ? json_deep_copy(from) : json_object();
+    json_decref(w);
+    return orig;
+}
+
+/* The merge patch from orig to st, when they differ; the server's answer is recorded for the
+ * reconciles that read the cache before its watch delivers it (written.h). */
+static int patch_status(struct rview *v, const char *owner, json_t *orig, json_t *st,
+                        struct kt_err *err)
 {
     if (kt_json_equal(orig, st)) {
         return 0;
     }
     json_t *patch = json_pack("{s:o}", "status", kt_rec_merge_patch(orig, st));
+    json_t *resp = NULL;
     int rc = kt_kube_merge_patch(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, "status",
-                                 patch, NULL, err);
+                                 patch, &resp, err);
     json_decref(patch);
+    if (rc == 0 && resp) {
+        kt_written_put(v->r->written, owner, v->tj->uid, cached_tj_rv(v->tj), resp);
+    } else {
+        kt_written_forget(v->r->written, owner);
+    }
+    json_decref(resp);
     if (rc != 0 && err->code == KT_ENOENT) {
         return 0; /* deleted meanwhile */
     }
@@ -1181,7 +1210,7 @@ static void status_step(struct rview *v, struct kt_trainjob *tj, const char *own
         join_err(errs, &e);
     }
     e.code = KT_OK;
-    if (gone <= 0 && patch_status(v, orig, st, &e) != 0) {
+    if (gone <= 0 && patch_status(v, owner, orig, st, &e) != 0) {
         join_err(errs, &e);
     }
     json_decref(st);
@@ -1196,6 +1225,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     int rc = 0;
     if (!raw) {
         kt_applied_forget(r->applied, owner); /* deleted */
+        kt_written_forget(r->written, owner);
         goto out;
     }
     if (kt_trainjob_decode(raw, &tj, err) != 0) {
@@ -1214,7 +1244,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     struct kt_view view = {view_get, &v, view_keygen, NULL};
     struct kt_err errs = {0};
     v.view = &view;
-    json_t *orig = json_is_object(tj.status) ? json_deep_copy(tj.status) : json_object();
+    json_t *orig = start_status(r, owner, &tj);
     json_t *st = json_deep_copy(orig);
     bool supported = build_step(&v, owner, st, now, &errs);
     status_step(&v, &tj, owner, orig, st, supported, now, requeue_s, &errs);
