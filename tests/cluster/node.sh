@@ -333,7 +333,10 @@ kt_node_start() {
 kt_node_drain() {
     local d=$1 deadline=$((SECONDS + 60))
     kt_alive "$(kt_env_get "$d" KT_KUBELET_PID)" && kt_alive "$(kt_env_get "$d" KT_APISERVER_PID)" || return 0
-    kt_node_k delete pods -A --field-selector "spec.nodeName=$KT_NODE_NAME" --wait=false >/dev/null 2>&1 || true
+    # A 1 s grace: the node is going away, and a container that ignores SIGTERM (a shell
+    # sleeping as PID 1) would otherwise hold the teardown for the default 30 s.
+    kt_node_k delete pods -A --field-selector "spec.nodeName=$KT_NODE_NAME" --grace-period=1 --wait=false \
+        >/dev/null 2>&1 || true
     while [ -n "$(kt_node_k get pods -A --field-selector "spec.nodeName=$KT_NODE_NAME" -o name 2>/dev/null)" ]; do
         [ "$SECONDS" -lt "$deadline" ] || { kt_log "pods still on $KT_NODE_NAME after 60s"; return 1; }
         sleep 0.2
