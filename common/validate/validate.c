@@ -121,9 +121,7 @@ static json_t *decode_stored(const struct kt_validator *v, const char *kind, con
     return copy;
 }
 
-/* kt-webhook (as upstream's) decodes the object into its Go type before anything else and
- * denies 400 with the decoder's text when that fails (webhook/routes.c): a webhook-stage problem
- * carrying that text. False when it did not decode. */
+/* Whether d is an integral value an int64 holds. */
 static bool real_is_int64(double d)
 {
     return d >= -9223372036854775808.0 && d < 9223372036854775808.0 && (double)(int64_t)d == d;
@@ -158,6 +156,9 @@ static json_t *as_sent(const json_t *v)
     return o;
 }
 
+/* kt-webhook (as upstream's) decodes the object into its Go type before anything else and
+ * denies 400 with the decoder's text when that fails (webhook/routes.c): a webhook-stage problem
+ * carrying that text. False when it did not decode. */
 static bool go_decodes(const json_t *o, const struct kt_godesc *type, struct kt_vresult *r)
 {
     json_t *sent = as_sent(o);
