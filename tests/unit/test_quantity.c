@@ -64,6 +64,10 @@ static const struct parse_case PARSE_CASES[] = {
     {"1024Ki", "1Mi", NULL},
     {"1000Ki", "1000Ki", NULL},
     {"1.5Ki", "1536", NULL},
+    /* A BinarySI value that is no multiple of 1024 prints bare; parsed again it is
+     * DecimalSI and prints differently (apimachinery v0.35.4, found by fuzz_quantity). */
+    {"99999012937.5Ki", "102398989248000", NULL},
+    {"102398989248000", "102398989248k", NULL},
     {"1.0Ki", "1Ki", NULL},
     {"1Ti", "1Ti", NULL},
     {"100Ti", "100Ti", NULL},
