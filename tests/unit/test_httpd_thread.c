@@ -216,6 +216,35 @@ static void request(uint16_t port, const char *prio, const char *raw, struct res
     cli_close(&c);
 }
 
+/* Like request(), for a request the server answers before reading it all (a 431 for a
+ * header too big). The server closes with our bytes unread, which draws a TCP reset; the
+ * answer is still readable if the whole request was queued in the kernel before it came
+ * and we read after a failed send. So: a send buffer that holds the request, one write
+ * (TLS records corked), and a read whatever the send said. */
+static void request_refused_early(uint16_t port, const char *prio, const char *raw, struct resp *r)
+{
+    struct cli c;
+    int big = 1 << 20;
+
+    memset(r, 0, sizeof(*r));
+    r->status = -1;
+    if (cli_open(&c, port, prio) == 0) {
+        setsockopt(c.fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+        if (c.s) {
+            gnutls_record_cork(c.s);
+        }
+        int sent = cli_send(&c, raw, strlen(raw));
+        if (c.s && sent == 0) {
+            int rc;
+            do {
+                rc = gnutls_record_uncork(c.s, GNUTLS_RECORD_WAIT);
+            } while (rc == GNUTLS_E_AGAIN || rc == GNUTLS_E_INTERRUPTED);
+        }
+        cli_read(&c, r);
+    }
+    cli_close(&c);
+}
+
 static int get_status(uint16_t port, const char *prio, const char *path, char **body)
 {
     struct resp r;
@@ -392,7 +421,7 @@ static void test_routing(uint16_t port, const char *prio)
     CHECK(r.status == 400 || r.status == -1); /* not HTTP: closed */
     resp_release(&r);
     char *huge = kt_xasprintf("GET /echo HTTP/1.1\r\nHost: a\r\nX: %070000d\r\n\r\n", 0);
-    request(port, prio, huge, &r);
+    request_refused_early(port, prio, huge, &r);
     CHECK_EQ_INT(r.status, 431);
     resp_release(&r);
     free(huge);
