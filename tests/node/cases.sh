@@ -59,16 +59,42 @@ EOF
         sed 's/^spec:/spec:\n  hostname: web-0\n  subdomain: web/' | kc apply -f - >/dev/null
     wait_for "pod web Ready" kq '.status.conditions[]? | select(.type == "Ready") | .status == "True"' pod web -n nn ||
         { bad node-network "pod web not Ready"; return; }
-    local probe='import sys, urllib.request
+    # Both names answer only once the EndpointSlice controller has listed the pod ready and
+    # CoreDNS and kube-proxy have seen it: wait for the slices, and let the client retry a
+    # failed request for up to 30 s (printing each failure) for the watches behind them.
+    check node-dns-endpoints wait_for "EndpointSlices of web and web-vip list web-0 ready" \
+        endpoints_ready nn web web-vip
+    local probe='import sys, time, urllib.request
 for u in sys.argv[1:]:
-    print(u, urllib.request.urlopen(u, timeout=5).status)'
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            print(u, urllib.request.urlopen(u, timeout=5).status, flush=True)
+            break
+        except OSError as e:
+            print("retry", u, e, flush=True)
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)'
     pod_yaml client nn python3 -c "$probe" http://web-0.web.nn.svc.cluster.local:8080/ http://web-vip.nn.svc:80/ |
         kc apply -f - >/dev/null
     pod_yaml nxclient nn python3 -c 'import socket; socket.gethostbyname("nobody-0.web.nn.svc.cluster.local")' |
         kc apply -f - >/dev/null
-    check node-dns-headless-and-clusterip wait_for "pod client Succeeded" kq '.status.phase == "Succeeded"' pod client -n nn
+    check node-dns-headless-and-clusterip pod_wait nn client Succeeded
     check node-dns-client-log bash -c "'$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' logs -n nn client | grep -c ' 200$' | grep -qx 2"
-    check node-dns-unknown-name-fails wait_for "pod nxclient Failed" kq '.status.phase == "Failed"' pod nxclient -n nn
+    check node-dns-unknown-name-fails pod_wait nn nxclient Failed
+    echo "node: network client retries: $(kc logs -n nn client 2>/dev/null | grep -c '^retry')"
+}
+
+# endpoints_ready NS SERVICE... - every SERVICE's EndpointSlices hold a ready endpoint.
+endpoints_ready() {
+    local ns=$1 svc
+    shift
+    for svc in "$@"; do
+        kc get endpointslices -n "$ns" -l "kubernetes.io/service-name=$svc" -o json |
+            jq -e '[.items[].endpoints[]? | select(.conditions.ready == true)] | length > 0' >/dev/null ||
+            return 1
+    done
 }
 
 # ---- kt installed by Helm from its own image ---------------------------------------------

@@ -36,6 +36,25 @@ tj_logs() {
 }
 
 
+# pod_wait NS NAME WANT - bounded poll until the pod reaches phase WANT (Succeeded or Failed);
+# fails early on the other terminal phase, printing the pod, its log and its events.
+pod_wait() {
+    local ph deadline=$((SECONDS + WAIT))
+    while :; do
+        ph=$(kc get pod "$2" -n "$1" -o jsonpath='{.status.phase}' 2>/dev/null)
+        [ "$ph" = "$3" ] && return 0
+        case $ph in Succeeded | Failed) break ;; esac
+        [ $SECONDS -lt $deadline ] || break
+        sleep 0.5
+    done
+    echo "pod $1/$2: phase '${ph:-none}', wanted $3"
+    kc logs -n "$1" "$2" --tail=20 2>&1
+    kc get events -n "$1" --field-selector "involvedObject.name=$2" \
+        -o custom-columns=REASON:.reason,MESSAGE:.message --no-headers 2>&1 | tail -n 8
+    return 1
+}
+
+
 # leader - the holder of kt-reconciler's Lease (a pod name).
 leader() {
     kc -n "$NS" get lease trainer.kubeflow.org -o jsonpath='{.spec.holderIdentity}' 2>/dev/null |

@@ -27,7 +27,7 @@ DOWN_DONE=0
 teardown() {
     [ -z "$LOOP_PID" ] || kill "$LOOP_PID" 2>/dev/null
     if [ "$fail" -ne 0 ]; then
-        for f in "$D"/kubelet.log "$D"/containerd.log "$D"/jobset.log; do
+        for f in "$D"/kubelet.log "$D"/containerd.log "$D"/jobset.log "$D"/coredns.log "$D"/kube-proxy.log; do
             [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
         done
         [ -n "${KT_KUBECTL:-}" ] && kc -n "$NS" logs -l app.kubernetes.io/component=controller-manager \
