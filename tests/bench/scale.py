@@ -4,8 +4,10 @@
   gen N                     the N TrainJobs both sides get (JSON list on stdout; fixed seed)
   drive ARGS                watch JobSets and TrainJobs, create the inputs at a steady rate,
                             wait until every TrainJob is Complete or Failed; per-TrainJob times
-  metrics BEFORE AFTER      the API server's /metrics diff: apiserver_request_total by verb and
-                            resource (all clients) and the admission webhooks' latency
+  metrics BEFORE AFTER [OWN_BEFORE OWN_AFTER]
+                            the API server's /metrics diff: apiserver_request_total by verb and
+                            resource (all clients) and the admission webhooks' latency; with the
+                            webhook server's own /metrics, its controller_runtime_webhook_latency
   audit LOG WHO             the controller's own requests from the API server's audit log
   report RESULT.json...     the side-by-side table and the growth chart (SVG, hand-written)
 """
@@ -243,7 +245,7 @@ def quantile(buckets, q):
     return prev_le
 
 
-def metrics(before, after):
+def metrics(before, after, own_before=None, own_after=None):
     b, a = prom(before), prom(after)
     d = {k: v - b.get(k, 0.0) for k, v in a.items()}
     req = {}
@@ -279,8 +281,31 @@ def metrics(before, after):
             continue
         wh[n] = {"count": bk[-1][1], "p50_ms": quantile(bk, 0.5) * 1000,
                  "p99_ms": quantile(bk, 0.99) * 1000, "rejected": h["rejected"], "errors": h["errors"]}
-    json.dump({"requests_all_clients": req, "webhooks": wh, "watch_bytes": wbytes}, sys.stdout, indent=1)
+    json.dump({"requests_all_clients": req, "webhooks": wh, "watch_bytes": wbytes,
+               "webhooks_own": own_latency(own_before, own_after)}, sys.stdout, indent=1)
     return 0
+
+
+def own_latency(before, after):
+    """The webhook server's own controller_runtime_webhook_latency_seconds, after - before, by
+    path (only the trainer's validate paths); {} without the files."""
+    if not before or not after or not os.path.exists(before) or not os.path.exists(after):
+        return {}
+    b, a = prom(before), prom(after)
+    hooks = {}
+    for (name, labels), v in a.items():
+        l = dict(labels)
+        if name != "controller_runtime_webhook_latency_seconds_bucket" or "trainer" not in l.get("webhook", ""):
+            continue
+        le = float("inf") if l["le"] == "+Inf" else float(l["le"])
+        h = hooks.setdefault(l["webhook"], {})
+        h[le] = h.get(le, 0) + v - b.get((name, labels), 0.0)
+    out = {}
+    for path, h in hooks.items():
+        bk = sorted(h.items())
+        if bk and bk[-1][1] > 0:
+            out[path] = {"count": bk[-1][1], "p50_ms": quantile(bk, 0.5) * 1000, "p99_ms": quantile(bk, 0.99) * 1000}
+    return out
 
 
 # ---- the audit log: requests of the controller only ----
@@ -349,6 +374,7 @@ def summarize(r):
     s["ctl_req_total"] = sum(s["ctl_req"].values())
     s["all_req_total"] = sum(r.get("metrics", {}).get("requests_all_clients", {}).values())
     s["webhooks"] = r.get("metrics", {}).get("webhooks", {})
+    s["webhooks_own"] = r.get("metrics", {}).get("webhooks_own", {})
     wb = r.get("metrics", {}).get("watch_bytes", {})
     s["watch_kb_owned"] = sum(wb.get(k, 0) for k in ("trainjobs", "jobsets", "configmaps", "secrets")) / 1024 / n if wb else None
     s["ok"] = complete == n and one == n and s["orphans"] == 0
@@ -377,6 +403,8 @@ def report(a):
                "identities system:serviceaccount:kubeflow-system:kubeflow-trainer-{controller-manager,webhook}, "
                "upstream (controller and webhooks in one process, run as admin) by its User-Agent trainer-controller-manager/*",
         "all": "API server /metrics apiserver_request_total, after - before the creates, every client",
+        "wh_own": "the webhook server's own /metrics controller_runtime_webhook_latency_seconds, after - before "
+                  "(bucket-interpolated, each server's own bounds; kt's first is 0.1 ms)",
         "wh": "API server /metrics apiserver_admission_webhook_admission_duration_seconds, "
               "trainer.kubeflow.org webhooks, after - before (bucket-interpolated)",
     }
@@ -426,6 +454,11 @@ def report(a):
                          ["-" if x is None else "%.1f/%.1f (%d, %d denied, %d err)" % (
                              x["p50_ms"], x["p99_ms"], x["count"], x["rejected"], x["errors"]) for x in v]
                          + [cmd["wh"]])
+        for h in sorted({h for c in cols for h in row[c]["webhooks_own"]}):
+            v = [row[c]["webhooks_own"].get(h) for c in cols]
+            lines.append(["  its own %s p50/p99 (ms)" % h] +
+                         ["-" if x is None else "%.1f/%.1f (%d)" % (x["p50_ms"], x["p99_ms"], x["count"]) for x in v]
+                         + [cmd["wh_own"]])
         lines.append(["correct: Complete / one JobSet / orphans"] +
                      ["%d/%d / %d/%d / %d" % (row[c]["complete"], n, row[c]["one_jobset"], n, row[c]["orphans"])
                       for c in cols] + ["every TrainJob Complete, exactly one JobSet (one ADDED, no DELETED, one owned)"])
@@ -505,6 +538,8 @@ def main():
     m = sp.add_parser("metrics")
     m.add_argument("before")
     m.add_argument("after")
+    m.add_argument("own_before", nargs="?")
+    m.add_argument("own_after", nargs="?")
     au = sp.add_parser("audit")
     au.add_argument("log")
     au.add_argument("who")
@@ -519,7 +554,7 @@ def main():
     if a.cmd == "drive":
         return drive(a)
     if a.cmd == "metrics":
-        return metrics(a.before, a.after)
+        return metrics(a.before, a.after, a.own_before, a.own_after)
     if a.cmd == "audit":
         return audit(a.log, a.who, a.since)
     return report(a)

@@ -72,6 +72,15 @@ CLK=$(getconf CLK_TCK)
 # kb PID FIELD, cpu PID: JSON numbers, or null when the process is gone (the table shows "-")
 kb() { awk -v k="$2:" '$1 == k {v = $2} END {print v == "" ? "null" : v}' "/proc/$1/status" 2>/dev/null || echo null; }
 cpu() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat" 2>/dev/null || echo null; }
+# own_metrics SIDE FILE - the webhook server's own /metrics (kt-webhook's TLS port; upstream's
+# manager's plain one), for its controller_runtime_webhook_latency_seconds.
+own_metrics() {
+    if [ "$1" = kt ]; then
+        curl -sk --max-time 10 "https://127.0.0.1:$WMPORT/metrics" >"$2"
+    else
+        curl -s --max-time 10 "http://127.0.0.1:$(sed -n 's/^UP_METRICS_PORT=//p' "$W/up/env")/metrics" >"$2"
+    fi || echo "scale: $1's own /metrics could not be read" >&2
+}
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 
 # The same Configuration for kt as upstream_lib.sh gives upstream: client QPS 500 / burst 1000.
@@ -156,6 +165,7 @@ one() {
     local rss_idle metrics_b="$D/metrics.before" metrics_a="$D/metrics.after"
     rss_idle=$(kb "$pid" VmRSS)
     kc get --raw /metrics >"$metrics_b"
+    own_metrics "$side" "$D/own.before"
     cert=$D/admin.crt key=$D/admin.key
     echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (controller pid $pid)"
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
@@ -165,12 +175,13 @@ one() {
     rss_drain=$(kb "$pid" VmRSS)
     sleep "$SETTLE"
     kc get --raw /metrics >"$metrics_a"
+    own_metrics "$side" "$D/own.after"
     c=$(cpu "$pid")
     if [ "$side" = kt ]; then
         wc=$(cpu "$WPID")
         wh=$(kb "$WPID" VmHWM)
     fi
-    $PY metrics "$metrics_b" "$metrics_a" >"$W/metrics.json"
+    $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$D/audit.log" "$who" >"$W/audit.json"
     jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
         --argjson nodes "$nodes" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
