@@ -365,7 +365,13 @@ def summarize(r):
         "jobsets_listed": d["jobsets_listed"],
         "watch_kb": sum(d["watch_bytes"].values()) / 1024,
     }
-    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "rate", "run_ms")})
+    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "rate", "run_ms", "replicas")})
+    fo, sb = r.get("failover"), r.get("standby")
+    s["failover_s"] = fo["seconds"] if fo and fo.get("moved") else None
+    s["failover_sig"] = fo["signal"] if fo else None
+    s["standby_rss"] = (fo or {}).get("standby_rss", (sb or {}).get("rss"))
+    s["standby_rss"] = s["standby_rss"] / 1024 if s["standby_rss"] is not None else None
+    s["standby_cpu"] = (fo or {}).get("standby_cpu", (sb or {}).get("cpu"))
     for k in ("rss_idle", "rss_drain", "rss_steady", "hwm", "wh_hwm"):  # KB in, MB out
         s[k] = r[k] / 1024 if r.get(k) is not None else None
     if r.get("rss_steady") is not None and r.get("rss_idle") is not None:
@@ -436,6 +442,15 @@ def report(a):
         add("controller RSS peak (MB)", "hwm", "%.1f", cmd["hwm"])
         add("KB per TrainJob", "kb_per_tj", "%.1f", "(RSS steady - RSS idle) * 1024 / N")
         add("controller CPU (s)", "cpu", "%.2f", cmd["cpu"])
+        if any((row[c].get("replicas") or 1) > 1 for c in cols):
+            add("reconciler replicas", "replicas", "%d", "SCALE_RECONCILERS (one Lease)")
+            add("standby RSS (MB)", "standby_rss", "%.1f",
+                "the replica not leading: VmRSS at the failover, else at the drain")
+            add("standby CPU (s)", "standby_cpu", "%.2f", "same moment, utime+stime")
+            sig = next((row[c]["failover_sig"] for c in cols if row[c].get("failover_sig")), None)
+            if sig:
+                add("failover: SIG%s leader -> Lease moved (s)" % sig, "failover_s", "%.2f",
+                    "N/2 / rate seconds into the creates; controller CPU is then both replicas' sum")
         add("webhook RSS peak (MB)", "wh_hwm", "%.1f", "kt-webhook VmHWM (upstream: in its manager)")
         add("webhook CPU (s)", "wh_cpu", "%.2f", "kt-webhook utime+stime")
         add("trainer requests / TrainJob", "ctl_per", "%.2f", cmd["req"])

@@ -18,6 +18,11 @@
 # TrainJobs/s from one keep-alive client and times each TrainJob from its watches; the
 # controller's /proc figures, the API server's /metrics before/after and its audit log give the
 # rest. Results: build/scale/N-SIDE.json; table on stdout; chart build/scale/growth.svg.
+# Beyond one process (kt side): SCALE_RECONCILERS=2 starts a second kt-reconciler (a standby on
+# the same Lease; its RSS and CPU are reported), and SCALE_FAILOVER=KILL|TERM sends that signal
+# to the leading replica once half the TrainJobs are created (N/2 / SCALE_RATE seconds into the
+# creates) and times the move of the Lease to the other; correctness still needs every TrainJob
+# Complete with exactly one JobSet, and controller CPU is then both replicas' sum.
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
@@ -28,6 +33,10 @@ b=${1:-build/plain}
 SIZES=${N:-100}
 SIDES=${SIDES:-kt,upstream}
 RATE=${SCALE_RATE:-20}
+REPLICAS=${SCALE_RECONCILERS:-1}
+FAILOVER=${SCALE_FAILOVER:-}
+case $FAILOVER in "" | KILL | TERM) ;; *) echo "scale: SCALE_FAILOVER: KILL or TERM" >&2; exit 2 ;; esac
+[ -z "$FAILOVER" ] || [ "$REPLICAS" -ge 2 ] || { echo "scale: SCALE_FAILOVER needs SCALE_RECONCILERS=2" >&2; exit 2; }
 RUN_MS=${SCALE_RUN_MS:-2000}
 SETTLE=${SCALE_SETTLE_S:-5}
 OUT=${SCALE_OUT:-$ROOT/build/scale}
@@ -45,16 +54,20 @@ echo "scale: work folder $W; results in $OUT"
 D=""
 WPID=""
 RPID=""
+SPID=""
+FPID=""
 die() {
     echo "scale: $*" >&2
     exit 1
 }
 stop_all() { # the daemons of the current plane (by PID), then the plane
     local p
-    for p in $RPID $WPID; do
-        kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+    [ -z "$FPID" ] || kill "$FPID" 2>/dev/null
+    for p in $RPID $SPID $WPID; do
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
     done
-    RPID="" WPID=""
+    RPID="" SPID="" WPID="" FPID=""
     [ -f "$W/up/env" ] && up_stop "$W/up" 2>/dev/null
     rm -rf "$W/up"
     [ -n "$D" ] && [ -f "$D/env" ] && tests/cluster/down.sh "$D" >/dev/null 2>&1
@@ -80,6 +93,43 @@ own_metrics() {
     else
         curl -s --max-time 10 "http://127.0.0.1:$(sed -n 's/^UP_METRICS_PORT=//p' "$W/up/env")/metrics" >"$2"
     fi || echo "scale: $1's own /metrics could not be read" >&2
+}
+# start_standby - a second kt-reconciler on the same Lease (SPID); ready without leading.
+start_standby() {
+    setsid "$RECONCILER" --config "$KT_CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+        --cert-dir "$D/certs" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+        --portfile "$D/kt-reconciler-2.ports" </dev/null >>"$D/kt-reconciler-2.log" 2>&1 &
+    SPID=$!
+    ktd_record_pid "$SPID"
+    ktd_wait_ready kt-reconciler-2 "$SPID" "$D/kt-reconciler-2.ports"
+}
+# leads PORTFILE - the reconciler of PORTFILE reports leader_election_master_status 1.
+leads() {
+    curl -sk --max-time 5 "https://127.0.0.1:$(jq -r .metrics "$1")/metrics" |
+        grep -q '^leader_election_master_status{.*} 1$'
+}
+# failover N - (background) N/2 / RATE seconds into the creates, signal the leading replica and
+# time the Lease's move to the other; writes $W/failover.json (survivor PID, figures).
+failover() {
+    local lpid spid lport old h t0 t1 deadline
+    sleep "$(awk -v n="$1" -v r="$RATE" 'BEGIN { print n / 2 / r }')"
+    if leads "$D/kt-reconciler.ports"; then lpid=$RPID spid=$SPID; else lpid=$SPID spid=$RPID; fi
+    old=$(ktd_lease_holder)
+    local lcpu scpu srss
+    lcpu=$(cpu "$lpid") scpu=$(cpu "$spid") srss=$(kb "$spid" VmRSS)
+    t0=$(date +%s.%N)
+    kill -"$FAILOVER" "$lpid"
+    deadline=$((SECONDS + 120))
+    until h=$(ktd_lease_holder) && [ -n "$h" ] && [ "$h" != "$old" ]; do
+        [ $SECONDS -lt $deadline ] || break
+        sleep 0.05
+    done
+    t1=$(date +%s.%N)
+    jq -n --arg sig "$FAILOVER" --argjson lpid "$lpid" --argjson spid "$spid" --argjson lcpu "$lcpu" \
+        --argjson scpu "$scpu" --argjson srss "$srss" --arg moved "$([ "$h" != "$old" ] && echo yes)" \
+        --argjson s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
+        '{signal: $sig, leader_pid: $lpid, survivor_pid: $spid, leader_cpu: $lcpu,
+          standby_cpu: $scpu, standby_rss: $srss, moved: ($moved == "yes"), seconds: $s}' >"$W/failover.json"
 }
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 
@@ -143,6 +193,7 @@ one() {
         ktd_certs >/dev/null
         ktd_start_webhook
         ktd_start_reconciler
+        [ "$REPLICAS" -lt 2 ] || start_standby
         ktd_register_webhooks "$KTD_PROBE"
         pid=$RPID
         who="user:system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
@@ -168,15 +219,30 @@ one() {
     own_metrics "$side" "$D/own.before"
     cert=$D/admin.crt key=$D/admin.key
     echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (controller pid $pid)"
+    rm -f "$W/failover.json"
+    if [ "$side" = kt ] && [ -n "$FAILOVER" ]; then
+        failover "$n" &
+        FPID=$!
+    fi
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
         --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
         --out "$W/drive.json" || die "scale.py drive failed"
-    local rss_drain c wc=null wh=null
+    local rss_drain c wc=null wh=null fo=null sb=null
+    if [ -n "$FPID" ]; then
+        wait "$FPID"
+        FPID=""
+        [ -s "$W/failover.json" ] || die "the failover did not happen"
+        fo=$(cat "$W/failover.json")
+        pid=$(jq .survivor_pid "$W/failover.json")
+    elif [ -n "$SPID" ]; then
+        sb="{\"rss\": $(kb "$SPID" VmRSS), \"cpu\": $(cpu "$SPID")}"
+    fi
     rss_drain=$(kb "$pid" VmRSS)
     sleep "$SETTLE"
     kc get --raw /metrics >"$metrics_a"
     own_metrics "$side" "$D/own.after"
     c=$(cpu "$pid")
+    [ "$fo" = null ] || c=$(jq -n --argjson a "$c" --argjson f "$fo" '$a + $f.leader_cpu')
     if [ "$side" = kt ]; then
         wc=$(cpu "$WPID")
         wh=$(kb "$WPID" VmHWM)
@@ -187,11 +253,13 @@ one() {
         --argjson nodes "$nodes" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
         --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
-        --argjson wh_hwm "$wh" --slurpfile drive "$W/drive.json" \
+        --argjson wh_hwm "$wh" --argjson failover "$fo" --argjson standby "$sb" \
+        --argjson replicas "$([ "$side" = kt ] && echo "$REPLICAS" || echo 1)" --slurpfile drive "$W/drive.json" \
         --slurpfile metrics "$W/metrics.json" --slurpfile audit "$W/audit.json" \
         '{side: $side, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, rss_idle: $rss_idle,
           rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
-          cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, drive: $drive[0], metrics: $metrics[0],
+          cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, replicas: $replicas, failover: $failover,
+          standby: $standby, drive: $drive[0], metrics: $metrics[0],
           audit: $audit[0]}' >"$OUT/$n-$side.json" || die "writing $OUT/$n-$side.json failed"
     stop_all
 }
