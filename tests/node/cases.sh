@@ -2,7 +2,7 @@
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.
 NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail torch-pod-deleted mpi-allreduce xgboost sdk
-leader-failover helm-upgrade helm-uninstall kustomize"
+leader-failover helm-upgrade webhook-replicas helm-uninstall kustomize"
 
 # A pod that runs COMMAND in the torch image on the real node; no restarts.
 pod_yaml() { # NAME NS COMMAND...
@@ -431,6 +431,40 @@ case_helm_upgrade() {
     # (the replaced pods finish their preStop sleep after helm's --wait)
     check helm-upgrade-new-image wait_for "only pods of kt:$next" \
         kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" pods -n "$NS"
+}
+
+# Three kt-webhook replicas behind the Service, under the create loop: a pod deleted the normal
+# way (its preStop sleep keeps it serving while the endpoints drop it) refuses no admission; a
+# pod force-deleted (no grace: calls in flight to it fail, failurePolicy Fail refuses them) is
+# counted and printed, and the Service recovers: the last ten creates are admitted, nothing lost.
+case_webhook_replicas() {
+    check webhook-replicas-three helm upgrade kt "$CHART" -n "$NS" --reuse-values \
+        --set webhook.replicas=3 --wait --timeout 180s
+    check webhook-replicas-three-ready wait_for "3 kt-webhook pods Ready" webhook_pods_ready 3
+    under_load webhook-pod-deleted "a kt-webhook pod deleted" delete_webhook_pod
+    local name=webhook-pod-killed refused
+    loop_start "$name"
+    wait_for "10 TrainJobs created" created_at_least "$name" 10
+    kc -n "$NS" delete pod "$(webhook_pod)" --grace-period=0 --force >/dev/null 2>&1
+    wait_for "10 more TrainJobs" created_at_least "$name" $(($(created "$name") + 10))
+    loop_stop
+    refused=$(grep -c '^err ' "$T/$name.results")
+    echo "node: a kt-webhook pod force-deleted: $(created "$name") admitted, $refused refused or failed"
+    check "$name-recovers" test "$(tail -n 10 "$T/$name.results" | grep -c '^ok ')" = 10
+    check "$name-nothing-lost" wait_for "a JobSet for every TrainJob" every_created_has_jobset "$name"
+    check webhook-replicas-back-to-three wait_for "3 kt-webhook pods Ready" webhook_pods_ready 3
+}
+
+webhook_pod() {
+    kc -n "$NS" get pods -l app.kubernetes.io/component=webhook -o jsonpath='{.items[0].metadata.name}'
+}
+webhook_pods_ready() {
+    kq "[.items[] | select(.metadata.deletionTimestamp == null) | select(.status.conditions[]? |
+        .type == \"Ready\" and .status == \"True\")] | length == $1" pods -n "$NS" -l app.kubernetes.io/component=webhook
+}
+delete_webhook_pod() {
+    kc -n "$NS" delete pod "$(webhook_pod)" --wait=false >/dev/null
+    check webhook-pod-deleted-replaced wait_for "3 kt-webhook pods Ready again" webhook_pods_ready 3
 }
 
 case_helm_uninstall() {
