@@ -7,15 +7,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/base/version.h"
 #include "common/framework/framework.h"
 
 #define KT_EXIT_OK 0
 #define KT_EXIT_INVALID 1
 #define KT_EXIT_USAGE 2
-
-/* kt's release (the Helm chart's version) and the upstream release whose API it serves. */
-#define KT_RELEASE "0.1.0"
-#define KT_UPSTREAM_RELEASE "v2.3.0"
 
 /* fw: the plugin table (built-ins + --plugin externals), borrowed for the call. */
 int cli_render(int argc, char **argv, const struct kt_framework *fw);

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/base/version.h"
+
 #define KT_METRICS_MAX_LABELS 6
 #define KT_METRICS_MAX_BUCKETS 24
 #define KT_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -61,12 +63,13 @@ void kt_metric_observe(struct kt_metric *h, const char *const *label_values, dou
  * series (0 when the series does not exist yet). For tests and readiness logic. */
 double kt_metric_value(struct kt_metric *mt, const char *const *label_values);
 
-/* The version this binary reports in kubeflow_trainer_build_info (-DKT_BUILD_VERSION=...). */
+/* The version this binary reports in kubeflow_trainer_build_info and --version: kt's release
+ * (common/base/version.h) unless built with -DKT_BUILD_VERSION=... */
 #ifndef KT_BUILD_VERSION
-#define KT_BUILD_VERSION "dev"
+#define KT_BUILD_VERSION KT_RELEASE
 #endif
 /* The upstream release whose API and behaviour kt implements. */
-#define KT_UPSTREAM_VERSION "v2.3.0"
+#define KT_UPSTREAM_VERSION KT_UPSTREAM_RELEASE
 
 /* Register kubeflow_trainer_build_info{component,git_version,upstream_version,api_version} = 1
  * (component: "reconciler" or "webhook"; a static string). Does not retain component. */
