@@ -83,7 +83,8 @@ struct app {
     struct kt_kube_config *lease_cfg; /* the elector's own QPS budget: renewals never queue
                                        * behind the workers' requests (client-go's elector
                                        * has its own client and limiter too) */
-    char *metrics_tmp;  /* owned: folder of a self-signed metrics certificate, or NULL */
+    struct kt_certs metrics_self;     /* owned: a self-signed metrics pair in memory (tls_crt and
+                                       * tls_key set only when used) */
     char *tls_priority; /* owned: GnuTLS priorities from the Configuration's tls options */
     struct kt_status_server status; /* feature gate TrainJobStatus: where trainer pods report */
     pthread_t loop_thread, workers[MAX_WORKERS];
@@ -389,65 +390,47 @@ static bool has_pair(const char *dir)
 }
 
 /* A self-signed CA and serving certificate (the webhook Service's name, localhost and
- * 127.0.0.1) written to a private temporary folder, for metrics.secureServing without a
- * certificate folder: controller-runtime does the same in memory. */
+ * 127.0.0.1), kept in memory for metrics.secureServing without a certificate folder, as
+ * controller-runtime does: nothing on disk to leave behind, no TMPDIR needed. */
 static int self_signed(struct app *a, struct kt_err *err)
 {
     static const char *const sans[] = {"DNS:localhost", "IP:127.0.0.1"};
-    const char *tmp = getenv("TMPDIR");
     const char *ns = kt_kube_config_namespace(a->kcfg);
     struct kt_certs_opts o = {.service = a->conf.cert_management.webhook_service_name,
                               .namespace = *ns ? ns : DEFAULT_NAMESPACE,
                               .extra_sans = sans,
                               .n_extra_sans = 2};
-    struct kt_certs certs = {0};
-    char *dir = kt_xasprintf("%s/kt-metrics-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        kt_err_set(err, KT_EIO,
-                   "cannot create %s for the self-signed metrics certificate "
-                   "(give --metrics-cert-dir or a writable TMPDIR)",
-                   dir);
-        free(dir);
+
+    if (kt_certs_generate(&o, (int64_t)time(NULL), &a->metrics_self, err) != 0) {
+        kt_certs_release(&a->metrics_self);
         return -1;
     }
-    a->metrics_tmp = dir;
-    if (kt_certs_generate(&o, (int64_t)time(NULL), &certs, err) != 0) {
-        return -1;
-    }
-    explicit_bzero(certs.ca_key, strlen(certs.ca_key)); /* only the serving pair is written */
-    free(certs.ca_key);
-    certs.ca_key = NULL;
-    int rc = kt_certs_write_dir(&certs, dir, err);
-    kt_certs_release(&certs);
-    return rc;
+    explicit_bzero(a->metrics_self.ca_key, strlen(a->metrics_self.ca_key)); /* not needed */
+    return 0;
 }
 
-static void remove_self_signed(struct app *a)
+static void release_self_signed(struct app *a)
 {
-    static const char *const files[] = {"ca.crt", "tls.crt", "tls.key"};
-    if (!a->metrics_tmp) {
-        return;
+    if (a->metrics_self.tls_key) {
+        explicit_bzero(a->metrics_self.tls_key, strlen(a->metrics_self.tls_key));
     }
-    for (size_t i = 0; i < 3; i++) {
-        char *f = kt_xasprintf("%s/%s", a->metrics_tmp, files[i]);
-        unlink(f);
-        free(f);
-    }
-    rmdir(a->metrics_tmp);
-    free(a->metrics_tmp);
-    a->metrics_tmp = NULL;
+    kt_certs_release(&a->metrics_self);
 }
 
-/* The folder of the metrics certificate pair; see the file comment. Borrowed from a. */
-static const char *metrics_cert_dir(struct app *a, struct kt_err *err)
+/* The folder of the metrics certificate pair (see the file comment; borrowed from a), or
+ * NULL with *self set when a self-signed pair in memory serves instead (NULL and *self false:
+ * it could not be made, err says why). */
+static const char *metrics_cert_dir(struct app *a, bool *self, struct kt_err *err)
 {
+    *self = false;
     if (a->fl.metrics_cert_dir) {
         return a->fl.metrics_cert_dir;
     }
     if (a->fl.cert_dir && has_pair(a->fl.cert_dir)) {
         return a->fl.cert_dir;
     }
-    return self_signed(a, err) == 0 ? a->metrics_tmp : NULL;
+    *self = self_signed(a, err) == 0;
+    return NULL;
 }
 
 /* The metrics server: TLS with metrics.secureServing; with metrics.auth.enabled every
@@ -464,14 +447,20 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
     };
     char *crt = NULL, *key = NULL;
     if (a->conf.metrics.secure_serving) {
-        const char *dir = metrics_cert_dir(a, err);
-        if (!dir) {
+        bool self;
+        const char *dir = metrics_cert_dir(a, &self, err);
+        if (!dir && !self) {
             return NULL;
         }
-        crt = kt_xasprintf("%s/tls.crt", dir);
-        key = kt_xasprintf("%s/tls.key", dir);
-        o.cert_file = crt;
-        o.key_file = key;
+        if (dir) {
+            crt = kt_xasprintf("%s/tls.crt", dir);
+            key = kt_xasprintf("%s/tls.key", dir);
+            o.cert_file = crt;
+            o.key_file = key;
+        } else {
+            o.cert_pem = a->metrics_self.tls_crt;
+            o.key_pem = a->metrics_self.tls_key;
+        }
         struct kt_strv warn;
         kt_strv_init(&warn);
         a->tls_priority = kt_tls_priority(&a->conf.tls, &warn);
@@ -481,8 +470,11 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
         kt_strv_release(&warn);
         o.https_priority = a->tls_priority;
         o.threads = 2; /* a scrape's handshake need not queue behind a flood's handshakes */
-        kt_log_info(LOG, "metrics over TLS with %s/tls.crt%s", dir,
-                    dir == a->metrics_tmp ? " (self-signed)" : "");
+        if (dir) {
+            kt_log_info(LOG, "metrics over TLS with %s/tls.crt", dir);
+        } else {
+            kt_log_info(LOG, "metrics over TLS with a self-signed certificate (in memory)");
+        }
     }
     if (a->conf.metrics.auth_enabled) {
         a->mauth_cfg = kt_kube_config_load_rated(a->fl.kubeconfig, a->conf.client_connection.qps,
@@ -747,7 +739,7 @@ static void shutdown_all(struct app *a)
     kt_httpd_free(a->health_srv);
     kt_mauth_free(a->mauth);
     kt_kube_config_free(a->mauth_cfg);
-    remove_self_signed(a);
+    release_self_signed(a);
     free(a->tls_priority);
     kt_leader_free(a->leader);
     kt_kube_config_free(a->lease_cfg);

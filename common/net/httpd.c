@@ -67,7 +67,8 @@ struct kt_httpd {
     char *name;
     struct sockaddr_storage addr;
     socklen_t addrlen;
-    char *cert_file; /* NULL in plain HTTP mode */
+    bool tls;        /* certificate files, or a PEM pair given in memory */
+    char *cert_file; /* NULL in plain HTTP mode and with an in-memory pair (never reloaded) */
     char *key_file;
     char *priority; /* GnuTLS priority string (TLS mode) */
     size_t max_body;
@@ -273,6 +274,32 @@ out:
     return rc;
 }
 
+/* The in-memory pair of kt_httpd_opts.cert_pem/key_pem, loaded once. */
+static int creds_from_pem(struct kt_httpd *h, const char *crt_pem, const char *key_pem,
+                          struct kt_err *err)
+{
+    struct kt_buf crt, key;
+    struct creds *c = NULL;
+
+    kt_buf_init(&crt, MAX_PEM);
+    kt_buf_init(&key, MAX_PEM);
+    if (kt_buf_append(&crt, crt_pem, strlen(crt_pem), err) == 0 &&
+        kt_buf_append(&key, key_pem, strlen(key_pem), err) == 0) {
+        c = creds_parse(&crt, &key, err);
+    }
+    kt_buf_release(&crt);
+    if (key.data) {
+        memset(key.data, 0, key.len);
+    }
+    kt_buf_release(&key);
+    if (!c) {
+        kt_err_prefix(err, "%s: the certificate pair given in memory", h->name);
+        return -1;
+    }
+    h->creds = c;
+    return 0;
+}
+
 /* Stat both files, remember what was seen, and say whether it differs from the last look. */
 static bool creds_changed(struct kt_httpd *h)
 {
@@ -400,7 +427,7 @@ static unsigned evict_at(const struct kt_httpd *h)
  * first in TLS mode), if any. */
 static bool conns_evict_oldest(struct kt_httpd *h)
 {
-    for (int pass = h->cert_file ? 0 : 1; pass < 2; pass++) {
+    for (int pass = h->tls ? 0 : 1; pass < 2; pass++) {
         for (struct conn_ctx *cc = h->conns_oldest; cc; cc = cc->prev) {
             if (!cc->in_request && !cc->cut && cc->fd >= 0 && (pass == 1 || !cc->hello)) {
                 shutdown(cc->fd, SHUT_RDWR);
@@ -1061,12 +1088,20 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     if (parse_listen(h, opts->listen, err) < 0) {
         goto fail;
     }
-    if (!opts->cert_file != !opts->key_file) {
+    if (!opts->cert_file != !opts->key_file || !opts->cert_pem != !opts->key_pem) {
         kt_err_set(err, KT_EINVAL, "a TLS server needs both a certificate and a key file");
+        goto fail;
+    }
+    if (opts->cert_file && opts->cert_pem) {
+        kt_err_set(err, KT_EINVAL, "a TLS server takes certificate files or a PEM pair, not both");
         goto fail;
     }
     h->cert_file = opts->cert_file ? kt_xstrdup(opts->cert_file) : NULL;
     h->key_file = opts->key_file ? kt_xstrdup(opts->key_file) : NULL;
+    if (opts->cert_pem && creds_from_pem(h, opts->cert_pem, opts->key_pem, err) < 0) {
+        goto fail;
+    }
+    h->tls = h->cert_file || h->creds;
     if (check_priority(opts->https_priority, err) < 0) {
         goto fail;
     }
@@ -1149,7 +1184,7 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
 {
     unsigned flags =
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    bool tls = h->cert_file != NULL;
+    bool tls = h->tls;
 
     if (tls) {
         flags |= MHD_USE_TLS;
@@ -1193,7 +1228,7 @@ int kt_httpd_start(struct kt_httpd *h, struct kt_err *err)
     }
     h->watcher_running = true;
     kt_log_info(LOG, "listening server=%s port=%u tls=%s", h->name, (unsigned)h->port,
-                h->cert_file ? "true" : "false");
+                h->tls ? "true" : "false");
     return 0;
 }
 
@@ -1206,7 +1241,7 @@ bool kt_httpd_certs_ready(struct kt_httpd *h)
 {
     bool ready;
 
-    if (!h->cert_file) {
+    if (!h->tls) {
         return true;
     }
     pthread_mutex_lock(&h->mu);
@@ -1218,7 +1253,8 @@ bool kt_httpd_certs_ready(struct kt_httpd *h)
 int kt_httpd_reload_now(struct kt_httpd *h, struct kt_err *err)
 {
     if (!h->cert_file) {
-        return kt_err_set(err, KT_EINVAL, "%s serves plain HTTP", h->name);
+        return kt_err_set(err, KT_EINVAL, "%s %s", h->name,
+                          h->tls ? "has no certificate files to reload" : "serves plain HTTP");
     }
     (void)creds_changed(h); /* the watcher need not load the same files again */
     return creds_load(h, err);

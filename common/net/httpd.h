@@ -100,6 +100,8 @@ struct kt_httpd_opts {
     const char *listen;         /* "ADDR:PORT", ":PORT" (all IPv4), "[V6ADDR]:PORT"; port 0 = any */
     const char *cert_file;      /* PEM certificate (chain); with key_file enables TLS */
     const char *key_file;       /* PEM private key */
+    const char *cert_pem;       /* or, instead of the files, the PEM certificate (chain) and */
+    const char *key_pem;        /* key themselves: parsed by kt_httpd_new(), never reloaded */
     size_t max_body;            /* 0 = KT_HTTPD_DEFAULT_MAX_BODY */
     size_t max_inflight_body;   /* body bytes buffered across connections; 0 = the default */
     unsigned max_conns;         /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
@@ -118,8 +120,9 @@ struct kt_httpd_opts {
 struct kt_httpd; /* opaque */
 
 /* Create a server (not yet listening). KT_EINVAL for a bad listen address, only one of
- * cert_file/key_file or an https_priority GnuTLS rejects. Caller owns the result; free with
- * kt_httpd_free(). Does not retain opts' strings. */
+ * cert_file/key_file (or of cert_pem/key_pem, or both kinds) or an https_priority GnuTLS
+ * rejects; KT_EPARSE for a cert_pem/key_pem pair that does not parse. Caller owns the result; free
+ * with kt_httpd_free(). Does not retain opts' strings. */
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err);
 
 /* Route method+path (exact match) to fn. Call before kt_httpd_start(). A second handler for

@@ -1048,6 +1048,48 @@ static void test_bad_options(void)
     kt_httpd_free(c);
 }
 
+/* A PEM pair given in memory: TLS served from it, nothing to reload; a pair that does not
+ * parse, half a pair, or files and a pair together are refused by kt_httpd_new(). */
+static void test_pem_in_memory(const struct kt_certs *c)
+{
+    struct kt_err err = {0};
+    struct kt_httpd_opts o = {.name = "mem",
+                              .listen = "127.0.0.1:0",
+                              .cert_pem = c->tls_crt,
+                              .key_pem = c->tls_key,
+                              .timeout_s = 1};
+    struct kt_httpd *h = start(&o);
+    struct cli cl;
+    char *want = pem_serial(c->tls_crt), *got = NULL;
+
+    CHECK(kt_httpd_certs_ready(h));
+    CHECK_EQ_INT(get_status(kt_httpd_port(h), TLS13, "/echo", NULL), 200);
+    if (cli_open(&cl, kt_httpd_port(h), TLS13) == 0) {
+        got = peer_serial(&cl);
+    }
+    cli_close(&cl);
+    CHECK_EQ_STR(got, want);
+    CHECK_EQ_INT(kt_httpd_reload_now(h, &err), -1);
+    CHECK_CONTAINS(err.msg, "no certificate files");
+    CHECK_EQ_INT(get_status(kt_httpd_port(h), NULL, "/echo", NULL), -1); /* TLS only */
+    kt_httpd_free(h);
+    free(want);
+    free(got);
+
+    o.key_pem = "-----BEGIN RSA PRIVATE KEY-----\nnot a key\n-----END RSA PRIVATE KEY-----\n";
+    CHECK(kt_httpd_new(&o, &err) == NULL);
+    CHECK_EQ_INT(err.code, KT_EPARSE);
+    CHECK_CONTAINS(err.msg, "the certificate pair given in memory");
+    o.key_pem = NULL;
+    CHECK(kt_httpd_new(&o, &err) == NULL);
+    CHECK_CONTAINS(err.msg, "both");
+    o.key_pem = c->tls_key;
+    o.cert_file = cert_path;
+    o.key_file = key_path;
+    CHECK(kt_httpd_new(&o, &err) == NULL);
+    CHECK_CONTAINS(err.msg, "not both");
+}
+
 int main(void)
 {
     struct kt_certs a = {0};
@@ -1093,6 +1135,7 @@ int main(void)
     test_graceful_stop();
     test_portfile();
     test_bad_options();
+    test_pem_in_memory(&a);
     kt_certs_release(&a);
     char cmd[128];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
