@@ -23,6 +23,9 @@
 # to the leading replica once half the TrainJobs are created (N/2 / SCALE_RATE seconds into the
 # creates) and times the move of the Lease to the other; correctness still needs every TrainJob
 # Complete with exactly one JobSet, and controller CPU is then both replicas' sum.
+# The chain's own clients (kube-controller-manager, the schedulers) get SCALE_CHAIN_QPS (5000;
+# burst twice that: kwokctl's --disable-qps-limits) so that they, not their default 20-50 QPS
+# limiters, set how fast pods come and go; both sides get the same chain (empty: their defaults).
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
@@ -34,6 +37,7 @@ SIZES=${N:-100}
 SIDES=${SIDES:-kt,upstream}
 RATE=${SCALE_RATE:-20}
 REPLICAS=${SCALE_RECONCILERS:-1}
+CHAIN_QPS=${SCALE_CHAIN_QPS-5000}
 FAILOVER=${SCALE_FAILOVER:-}
 case $FAILOVER in "" | KILL | TERM) ;; *) echo "scale: SCALE_FAILOVER: KILL or TERM" >&2; exit 2 ;; esac
 [ -z "$FAILOVER" ] || [ "$REPLICAS" -ge 2 ] || { echo "scale: SCALE_FAILOVER needs SCALE_RECONCILERS=2" >&2; exit 2; }
@@ -178,7 +182,7 @@ one() {
     echo "scale: N=$n $side: plane with $nodes KWOK nodes (up.sh --full)"
     # Three tries: on a shared machine the port lock (cluster/lib.sh) may be held for minutes.
     for i in 1 2 3; do
-        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS tests/cluster/up.sh --full "$D" -- \
+        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS tests/cluster/up.sh --full "$D" -- \
             --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$D/audit.log" \
             >"$W/up-$side-$n.log" 2>&1 && break
         tests/cluster/down.sh "$D" >/dev/null 2>&1

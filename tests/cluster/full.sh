@@ -7,6 +7,9 @@
 #   KT_NODES (4), KT_NODE_CPU (16), KT_NODE_MEMORY (64Gi), KT_NODE_GPU (8 nvidia.com/gpu)
 #   KT_POD_STEP_MS (100)  delay of each simulated step before Running (create, init, ready)
 #   KT_POD_RUN_MS (3000)  how long a Job's pod stays Running before it completes
+#   KT_CHAIN_QPS (unset)  client QPS of kube-controller-manager and both schedulers (burst
+#                         twice that); unset keeps their defaults (kcm 20/30, scheduler 50/100).
+#                         `make scale` lifts them as kwokctl's --disable-qps-limits does.
 # Pod markers (see docs/development.md "The full chain"): a container env var KT_SIM_EXIT_CODE=N (N != 0) makes
 # the pod fail with exit code N instead of succeeding; the annotation kt.kubeflow.org/sim-run or
 # a container env var KT_SIM_RUN (a Go duration: "90s", "10m") overrides KT_POD_RUN_MS for one pod.
@@ -31,11 +34,16 @@ kt_full_kube_flags() { # PORT
         --secure-port="$1" --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics
 }
 
+# kt_full_qps_flags - --kube-api-qps/--kube-api-burst from KT_CHAIN_QPS (nothing when unset).
+kt_full_qps_flags() {
+    [ -z "${KT_CHAIN_QPS:-}" ] || echo --kube-api-qps="$KT_CHAIN_QPS" --kube-api-burst="$((KT_CHAIN_QPS * 2))"
+}
+
 kt_full_kcm() {
     local port pid
     kt_pick_port port
     # shellcheck disable=SC2046
-    pid=$(kt_full_spawn kcm "$KT_BIN/kube-controller-manager" $(kt_full_kube_flags "$port") \
+    pid=$(kt_full_spawn kcm "$KT_BIN/kube-controller-manager" $(kt_full_kube_flags "$port") $(kt_full_qps_flags) \
         --root-ca-file="$D/ca.crt" --service-account-private-key-file="$D/sa.key" \
         --controllers='*' --use-service-account-credentials=false \
         --concurrent-job-syncs=10 --concurrent-gc-syncs=20)
@@ -47,7 +55,7 @@ kt_full_scheduler() {
     local port pid
     kt_pick_port port
     # shellcheck disable=SC2046
-    pid=$(kt_full_spawn scheduler "$KT_BIN/kube-scheduler" $(kt_full_kube_flags "$port"))
+    pid=$(kt_full_spawn scheduler "$KT_BIN/kube-scheduler" $(kt_full_kube_flags "$port") $(kt_full_qps_flags))
     kt_env_set "$D" KT_SCHEDULER_PORT "$port"
     kt_wait_http "$pid" "https://127.0.0.1:$port/healthz" scheduler -k
 }
@@ -64,6 +72,7 @@ leaderElection:
   leaderElect: false
 clientConnection:
   kubeconfig: $D/admin.kubeconfig
+$([ -z "${KT_CHAIN_QPS:-}" ] || printf '  qps: %s\n  burst: %s' "$KT_CHAIN_QPS" "$((KT_CHAIN_QPS * 2))")
 profiles:
 - schedulerName: scheduler-plugins-scheduler
   plugins:
