@@ -406,15 +406,9 @@ static int self_signed(struct app *a, struct kt_err *err)
         return -1;
     }
     explicit_bzero(a->metrics_self.ca_key, strlen(a->metrics_self.ca_key)); /* not needed */
+    free(a->metrics_self.ca_key);
+    a->metrics_self.ca_key = NULL;
     return 0;
-}
-
-static void release_self_signed(struct app *a)
-{
-    if (a->metrics_self.tls_key) {
-        explicit_bzero(a->metrics_self.tls_key, strlen(a->metrics_self.tls_key));
-    }
-    kt_certs_release(&a->metrics_self);
 }
 
 /* The folder of the metrics certificate pair (see the file comment; borrowed from a), or
@@ -739,7 +733,7 @@ static void shutdown_all(struct app *a)
     kt_httpd_free(a->health_srv);
     kt_mauth_free(a->mauth);
     kt_kube_config_free(a->mauth_cfg);
-    release_self_signed(a);
+    kt_certs_release(&a->metrics_self); /* zeroes the key */
     free(a->tls_priority);
     kt_leader_free(a->leader);
     kt_kube_config_free(a->lease_cfg);
