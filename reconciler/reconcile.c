@@ -203,7 +203,7 @@ static bool trainjob_uses_class(struct kt_rec *r, json_t *tj_obj, const char *rc
     char *snap = kt_xasprintf("%s%s", tj.name, KT_SNAPSHOT_SUFFIX);
     json_t *cm = kt_informer_get(r->configmaps, tj.namespace_, snap);
     free(snap);
-    if (cm && kt_snapshot_read(cm, &tj, &rt, &err) == 0) {
+    if (cm && kt_snapshot_read(cm, &tj, NULL, &rt, &err) == 0) {
         uses = runtime_uses_class(rt.obj, rc);
     } else if (!cm) {
         bool cluster = strcmp(tj.runtime_ref.kind, "ClusterTrainingRuntime") == 0;
@@ -570,6 +570,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     r->kinds = kt_rec_kinds_new();
     r->applied = kt_applied_new();
     r->written = kt_written_new();
+    r->snaps = kt_snapcache_new();
     if (r->metrics) {
         r->tjm = kt_tjm_new(r->metrics, r->start_time, runtime_framework, r);
     }
@@ -669,6 +670,8 @@ void kt_rec_release(struct kt_rec *r)
     r->applied = NULL;
     kt_written_free(r->written);
     r->written = NULL;
+    kt_snapcache_free(r->snaps);
+    r->snaps = NULL;
     kt_unlabelled_free(r->unlabelled);
     r->unlabelled = NULL;
     r->loop = NULL;
@@ -841,6 +844,13 @@ static int view_keygen(void *ctx, char **private_pem, char **public_line, struct
     *private_pem = key.private_pem;
     *public_line = key.public_line;
     return 0;
+}
+
+/* The view's snapshot_parse: the process's cache of parsed snapshots (snapcache.h). */
+static json_t *view_snapshot_parse(void *ctx, const char *text, struct kt_err *err)
+{
+    struct rview *v = ctx;
+    return kt_snapcache_parse(v->r->snaps, text, err);
 }
 
 /* ---- build and apply (SPEC §5.1 step 5) ---- */
@@ -1075,7 +1085,7 @@ static void run_policy(struct rview *v, bool supported, struct kt_run_policy *ou
         /* Parsing the snapshot's YAML on every reconcile for a field few runtimes have would
          * double the cost of a reconcile: only a runtime that names it is parsed. */
         const char *text = kt_json_str(json_object_get(cm, "data"), "runtime", "");
-        rc = strstr(text, "runPolicy") ? kt_snapshot_read(cm, tj, &rt, &err) : -1;
+        rc = strstr(text, "runPolicy") ? kt_snapshot_read(cm, tj, v->view, &rt, &err) : -1;
     } else {
         bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
         json_t *obj = kt_informer_get(cluster ? v->r->cluster_runtimes : v->r->runtimes,
@@ -1241,7 +1251,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
     struct rview v = {
         r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
-    struct kt_view view = {view_get, &v, view_keygen, NULL};
+    struct kt_view view = {view_get, &v, view_keygen, NULL, view_snapshot_parse};
     struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);

@@ -23,6 +23,7 @@
 #include "common/kube/kube.h"
 #include "common/net/metrics.h"
 #include "applied.h"
+#include "snapcache.h"
 #include "written.h"
 #include "apply.h"
 #include "queue.h"
@@ -67,6 +68,7 @@ struct kt_rec {
     struct kt_rec_kinds *kinds; /* discovered kinds (plugin watches, applied objects) */
     struct kt_applied *applied; /* what this process applied last (applied.h) */
     struct kt_written *written; /* statuses written that the cache lacks yet (written.h) */
+    struct kt_snapcache *snaps; /* runtime snapshots parsed (snapcache.h) */
     /* Owned: the unlabelled objects TrainJobs controlled when the workers started
      * (unlabelled.h, kt_rec_scan_unlabelled); NULL = no scan (or it failed): a legacy
      * TrainJob then reads live every object its informer lacks. */

@@ -13,6 +13,7 @@
 #include "common/base/mem.h"
 #include "common/framework/runtime_info.h"
 #include "common/base/yaml.h"
+#include "common/framework/framework.h"
 
 #define SNAPSHOT_MAX (8u << 20)
 
@@ -80,7 +81,7 @@ static bool owned_by(const json_t *cm, const char *uid)
     return false;
 }
 
-static json_t *parse_runtime_yaml(const char *text, struct kt_err *err)
+json_t *kt_snapshot_parse(const char *text, struct kt_err *err)
 {
     struct kt_yaml_limits lim;
     struct kt_yaml_stream s = {0};
@@ -134,8 +135,8 @@ static int check_ref(const struct kt_runtime *rt, const struct kt_trainjob *tj, 
     return bad ? -1 : 0;
 }
 
-int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, struct kt_runtime *out,
-                     struct kt_err *err)
+int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, const struct kt_view *view,
+                     struct kt_runtime *out, struct kt_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (!owned_by(cm, tj->uid)) {
@@ -149,7 +150,9 @@ int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, struct kt_r
                           "invalid runtime snapshot: snapshot ConfigMap missing \"%s\" data key",
                           KT_SNAPSHOT_KEY);
     }
-    json_t *root = parse_runtime_yaml(json_string_value(text), err);
+    json_t *root = view && view->snapshot_parse
+                       ? view->snapshot_parse(view->ctx, json_string_value(text), err)
+                       : kt_snapshot_parse(json_string_value(text), err);
     if (!root) {
         return -1;
     }

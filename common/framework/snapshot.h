@@ -21,13 +21,22 @@
 json_t *kt_snapshot_build(const struct kt_trainjob *tj, const struct kt_runtime *rt,
                           struct kt_err *err);
 
+struct kt_view;
+
+/* The runtime object a snapshot's data.runtime text holds (YAML). Caller owns the result;
+ * free with json_decref(). NULL + err (KT_EINVAL, "invalid runtime snapshot: unable to
+ * unmarshal the snapshot: <err>") when the text is not a YAML object. */
+json_t *kt_snapshot_parse(const char *text, struct kt_err *err);
+
 /* Decode the runtime held by ConfigMap cm for tj into *out (caller releases with
- * kt_runtime_release). Errors (KT_EINVAL), texts as upstream: "invalid runtime snapshot: a
- * snapshot configmap exists but is owned by another object", "... snapshot ConfigMap
- * missing \"runtime\" data key", "... unable to unmarshal the snapshot: <err>", "... the
- * snapshot refers to the wrong runtime: ...". On failure *out is zeroed. Does not retain
- * cm. */
+ * kt_runtime_release). The text is parsed by view->snapshot_parse when view has one (e.g. a
+ * cache), else by kt_snapshot_parse; view may be NULL. Errors (KT_EINVAL), texts as
+ * upstream: "invalid runtime snapshot: a snapshot configmap exists but is owned by another
+ * object", "... snapshot ConfigMap missing \"runtime\" data key", "... unable to unmarshal
+ * the snapshot: <err>", "... the snapshot refers to the wrong runtime: ...". On failure *out
+ * is zeroed. Does not retain cm or view. */
 KT_MUST_CHECK int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj,
-                                   struct kt_runtime *out, struct kt_err *err);
+                                   const struct kt_view *view, struct kt_runtime *out,
+                                   struct kt_err *err);
 
 #endif

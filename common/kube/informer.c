@@ -580,11 +580,14 @@ static json_t *prepare(struct kt_informer *inf, json_t *obj)
     if (inf->strip_managed_fields) {
         json_t *md = json_object_get(obj, "metadata");
         if (json_is_object(md) && json_object_get(md, "managedFields")) {
-            /* The object may be shared with the caller's list: copy before changing it. */
+            /* The object may be shared with the caller's list: copy before changing it.
+             * Shallow copies: only the two objects changed here are new; their other
+             * members stay shared (nothing below changes them in place), and managedFields
+             * is dropped without being copied. */
             json_t *copy = json_copy(obj);
             json_decref(obj);
             obj = copy;
-            md = json_deep_copy(json_object_get(obj, "metadata"));
+            md = json_copy(json_object_get(obj, "metadata"));
             json_object_del(md, "managedFields");
             json_object_set_new(obj, "metadata", md);
         }

@@ -55,7 +55,8 @@ struct kt_informer_opts {
                                   < 0 = none (the server's --min-request-timeout rule) */
     bool strip_managed_fields; /* drop metadata.managedFields before storing */
     /* Called on every object before it is stored (after managedFields stripping). Steals obj;
-     * returns the object to store (may be obj itself). NULL = none. */
+     * returns the object to store (may be obj itself). obj's nested values may be shared with
+     * a LIST page: copy one before changing it. NULL = none. */
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;
 };

@@ -101,7 +101,7 @@ static void test_build(void)
     struct kt_runtime rt = {0};
     struct kt_err err = {0};
     json_t *objs = json_array();
-    struct kt_view view = {get, objs, NULL, NULL};
+    struct kt_view view = {get, objs, NULL, NULL, NULL};
     json_t *out = NULL;
     kt_framework_default(&fw);
     decode_tj(TJ, &tj);
@@ -167,7 +167,7 @@ static void test_status(void)
     struct kt_trainjob tj = {0};
     struct kt_err err = {0};
     json_t *objs = json_array();
-    struct kt_view view = {get, objs, NULL, NULL};
+    struct kt_view view = {get, objs, NULL, NULL, NULL};
     json_t *st = NULL;
     kt_framework_default(&fw);
     decode_tj("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
@@ -310,7 +310,7 @@ static void check_snapshot_error(const char *cm_text, const char *want)
     struct kt_err err = {0};
     json_t *cm = parse(cm_text);
     decode_tj(TJ, &tj);
-    CHECK_EQ_INT(kt_snapshot_read(cm, &tj, &rt, &err), -1);
+    CHECK_EQ_INT(kt_snapshot_read(cm, &tj, NULL, &rt, &err), -1);
     CHECK_CONTAINS(err.msg, want);
     CHECK(rt.obj == NULL);
     json_decref(cm);

@@ -1,0 +1,113 @@
+/* reconciler/snapcache.c - see snapcache.h. A fixed array searched linearly (a cluster has a
+ * handful of runtimes), replaced round-robin. */
+#include "snapcache.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/mem.h"
+#include "common/framework/snapshot.h"
+
+struct slot {
+    uint64_t hash;
+    size_t len;
+    char *text;   /* owned; NULL = empty slot */
+    json_t *root; /* owned; never changed after it is stored, only copied */
+};
+
+struct kt_snapcache {
+    pthread_mutex_t mu;
+    struct slot s[KT_SNAPCACHE_MAX];
+    size_t next; /* the slot the next new text takes */
+    size_t hits, misses;
+};
+
+struct kt_snapcache *kt_snapcache_new(void)
+{
+    struct kt_snapcache *c = kt_xcalloc(1, sizeof(*c));
+    pthread_mutex_init(&c->mu, NULL);
+    return c;
+}
+
+void kt_snapcache_free(struct kt_snapcache *c)
+{
+    if (!c) {
+        return;
+    }
+    for (size_t i = 0; i < KT_SNAPCACHE_MAX; i++) {
+        free(c->s[i].text);
+        json_decref(c->s[i].root);
+    }
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static uint64_t hash_of(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The slot holding text, or NULL. Under c->mu. */
+static struct slot *find(struct kt_snapcache *c, uint64_t h, const char *text, size_t len)
+{
+    for (size_t i = 0; i < KT_SNAPCACHE_MAX; i++) {
+        struct slot *s = &c->s[i];
+        if (s->text && s->hash == h && s->len == len && memcmp(s->text, text, len) == 0) {
+            return s;
+        }
+    }
+    return NULL;
+}
+
+json_t *kt_snapcache_parse(struct kt_snapcache *c, const char *text, struct kt_err *err)
+{
+    size_t len = strlen(text);
+    uint64_t h = hash_of(text, len);
+    json_t *root;
+
+    pthread_mutex_lock(&c->mu);
+    struct slot *s = find(c, h, text, len);
+    root = s ? json_deep_copy(s->root) : NULL;
+    c->hits += s ? 1 : 0;
+    c->misses += s ? 0 : 1;
+    pthread_mutex_unlock(&c->mu);
+    if (root) {
+        return root;
+    }
+    /* Parsed outside the lock; two workers missing the same text at once both parse it, and
+     * the second finds it stored. */
+    root = kt_snapshot_parse(text, err);
+    if (!root) {
+        return NULL;
+    }
+    json_t *keep = json_deep_copy(root);
+    pthread_mutex_lock(&c->mu);
+    if (!find(c, h, text, len)) {
+        s = &c->s[c->next];
+        c->next = (c->next + 1) % KT_SNAPCACHE_MAX;
+        free(s->text);
+        json_decref(s->root);
+        s->hash = h;
+        s->len = len;
+        s->text = kt_xstrdup(text);
+        s->root = keep;
+        keep = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    json_decref(keep);
+    return root;
+}
+
+void kt_snapcache_stats(struct kt_snapcache *c, size_t *hits, size_t *misses)
+{
+    pthread_mutex_lock(&c->mu);
+    *hits = c->hits;
+    *misses = c->misses;
+    pthread_mutex_unlock(&c->mu);
+}
