@@ -396,7 +396,7 @@ static int render_all(const struct kt_framework *fw, const struct render_cfg *c,
                      rts,
                      json_copy(rts->objs),
                      kt_xcalloc(rts->len ? rts->len : 1, sizeof(int)),
-                     {kt_render_objects_get, (void *)(uintptr_t)objects, NULL, NULL, NULL}};
+                     {kt_render_objects_get, (void *)(uintptr_t)objects, NULL, NULL, {NULL, NULL}}};
     json_t *items = json_array();
     int rc = 0;
     for (size_t i = 0; i < tjs->len; i++) {

@@ -1085,7 +1085,9 @@ static void run_policy(struct rview *v, bool supported, struct kt_run_policy *ou
         /* Parsing the snapshot's YAML on every reconcile for a field few runtimes have would
          * double the cost of a reconcile: only a runtime that names it is parsed. */
         const char *text = kt_json_str(json_object_get(cm, "data"), "runtime", "");
-        rc = strstr(text, "runPolicy") ? kt_snapshot_read(cm, tj, v->view, &rt, &err) : -1;
+        rc = strstr(text, "runPolicy")
+                 ? kt_snapshot_read(cm, tj, &v->view->snapshot_parser, &rt, &err)
+                 : -1;
     } else {
         bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
         json_t *obj = kt_informer_get(cluster ? v->r->cluster_runtimes : v->r->runtimes,
@@ -1251,7 +1253,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
     struct rview v = {
         r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
-    struct kt_view view = {view_get, &v, view_keygen, NULL, view_snapshot_parse};
+    struct kt_view view = {view_get, &v, view_keygen, NULL, {view_snapshot_parse, &v}};
     struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);

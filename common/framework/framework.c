@@ -151,7 +151,7 @@ static int resolve_runtime(const struct kt_trainjob *tj, const struct kt_runtime
     const json_t *cm = kt_view_get(view, "v1", "ConfigMap", tj->namespace_, name);
     free(name);
     if (cm) {
-        if (kt_snapshot_read(cm, tj, view, snap, err) != 0) {
+        if (kt_snapshot_read(cm, tj, view ? &view->snapshot_parser : NULL, snap, err) != 0) {
             return -1;
         }
         *use = snap;

@@ -73,6 +73,7 @@
 #include "common/base/err.h"
 #include "common/base/fielderr.h"
 #include "common/framework/runtime_info.h"
+#include "common/framework/snapshot.h"
 #include "common/base/str.h"
 
 #define KT_PLUGIN_ABI 1
@@ -90,10 +91,10 @@ struct kt_view {
      * owns both strings; free with free(). */
     int (*ssh_keygen)(void *ctx, char **private_pem, char **public_line, struct kt_err *err);
     void *keygen_ctx;
-    /* Optional (NULL: kt_snapshot_parse): what kt_snapshot_parse(text) returns, with the
-     * same contract (a new reference the caller owns, or NULL + err), e.g. from a cache of
-     * parsed snapshots; called with ctx. */
-    json_t *(*snapshot_parse)(void *ctx, const char *text, struct kt_err *err);
+    /* Optional (parse NULL: kt_snapshot_parse): what kt_snapshot_parse(text) returns, with
+     * the same contract (a new reference the caller owns, or NULL + err), e.g. from a cache
+     * of parsed snapshots. */
+    struct kt_snapshot_parser snapshot_parser;
 };
 
 /* Lookup through the view; NULL when the view or its get is NULL. */

@@ -189,7 +189,7 @@ int kt_render_trainjob(const struct kt_framework *fw, const json_t *tj_raw, cons
     struct kt_trainjob tj = {0};
     struct kt_runtime rt = {0};
     struct view_ctx vctx = {objects, opts->ssh_key_pem};
-    struct kt_view view = {view_get, &vctx, view_keygen, &vctx, NULL};
+    struct kt_view view = {view_get, &vctx, view_keygen, &vctx, {NULL, NULL}};
     json_t *out = NULL;
     int rc = -1, found;
 

@@ -13,7 +13,6 @@
 #include "common/base/mem.h"
 #include "common/framework/runtime_info.h"
 #include "common/base/yaml.h"
-#include "common/framework/framework.h"
 
 #define SNAPSHOT_MAX (8u << 20)
 
@@ -135,8 +134,9 @@ static int check_ref(const struct kt_runtime *rt, const struct kt_trainjob *tj, 
     return bad ? -1 : 0;
 }
 
-int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, const struct kt_view *view,
-                     struct kt_runtime *out, struct kt_err *err)
+int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj,
+                     const struct kt_snapshot_parser *parser, struct kt_runtime *out,
+                     struct kt_err *err)
 {
     memset(out, 0, sizeof(*out));
     if (!owned_by(cm, tj->uid)) {
@@ -150,8 +150,8 @@ int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj, const struc
                           "invalid runtime snapshot: snapshot ConfigMap missing \"%s\" data key",
                           KT_SNAPSHOT_KEY);
     }
-    json_t *root = view && view->snapshot_parse
-                       ? view->snapshot_parse(view->ctx, json_string_value(text), err)
+    json_t *root = parser && parser->parse
+                       ? parser->parse(parser->ctx, json_string_value(text), err)
                        : kt_snapshot_parse(json_string_value(text), err);
     if (!root) {
         return -1;

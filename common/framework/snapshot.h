@@ -21,7 +21,12 @@
 json_t *kt_snapshot_build(const struct kt_trainjob *tj, const struct kt_runtime *rt,
                           struct kt_err *err);
 
-struct kt_view;
+/* Another parser of snapshot texts than kt_snapshot_parse (e.g. a cache of parsed ones): the
+ * same contract, called with ctx. */
+struct kt_snapshot_parser {
+    json_t *(*parse)(void *ctx, const char *text, struct kt_err *err);
+    void *ctx;
+};
 
 /* The runtime object a snapshot's data.runtime text holds (YAML). Caller owns the result;
  * free with json_decref(). NULL + err (KT_EINVAL, "invalid runtime snapshot: unable to
@@ -29,14 +34,14 @@ struct kt_view;
 json_t *kt_snapshot_parse(const char *text, struct kt_err *err);
 
 /* Decode the runtime held by ConfigMap cm for tj into *out (caller releases with
- * kt_runtime_release). The text is parsed by view->snapshot_parse when view has one (e.g. a
- * cache), else by kt_snapshot_parse; view may be NULL. Errors (KT_EINVAL), texts as
+ * kt_runtime_release). The text is parsed by parser when it has a parse function (e.g. a
+ * cache), else by kt_snapshot_parse; parser may be NULL. Errors (KT_EINVAL), texts as
  * upstream: "invalid runtime snapshot: a snapshot configmap exists but is owned by another
  * object", "... snapshot ConfigMap missing \"runtime\" data key", "... unable to unmarshal
  * the snapshot: <err>", "... the snapshot refers to the wrong runtime: ...". On failure *out
- * is zeroed. Does not retain cm or view. */
+ * is zeroed. Does not retain cm or parser. */
 KT_MUST_CHECK int kt_snapshot_read(const json_t *cm, const struct kt_trainjob *tj,
-                                   const struct kt_view *view, struct kt_runtime *out,
+                                   const struct kt_snapshot_parser *parser, struct kt_runtime *out,
                                    struct kt_err *err);
 
 #endif

@@ -101,7 +101,7 @@ static void test_build(void)
     struct kt_runtime rt = {0};
     struct kt_err err = {0};
     json_t *objs = json_array();
-    struct kt_view view = {get, objs, NULL, NULL, NULL};
+    struct kt_view view = {get, objs, NULL, NULL, {NULL, NULL}};
     json_t *out = NULL;
     kt_framework_default(&fw);
     decode_tj(TJ, &tj);
@@ -167,7 +167,7 @@ static void test_status(void)
     struct kt_trainjob tj = {0};
     struct kt_err err = {0};
     json_t *objs = json_array();
-    struct kt_view view = {get, objs, NULL, NULL, NULL};
+    struct kt_view view = {get, objs, NULL, NULL, {NULL, NULL}};
     json_t *st = NULL;
     kt_framework_default(&fw);
     decode_tj("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","

@@ -83,7 +83,7 @@ static void run_init(struct run *r, const char *tj, const char *rt, const char *
     CHECK_OK(kt_trainjob_decode(js(tj), &r->tj, NULL));
     CHECK_OK(kt_runtime_decode(js(rt), &r->rt, NULL));
     r->fake.objects = js(objects ? objects : "[]");
-    r->view = (struct kt_view){fake_get, &r->fake, fake_keygen, &r->fake, NULL};
+    r->view = (struct kt_view){fake_get, &r->fake, fake_keygen, &r->fake, {NULL, NULL}};
 }
 
 static int run_build(struct run *r)
