@@ -412,18 +412,17 @@ static int self_signed(struct app *a, struct kt_err *err)
 }
 
 /* The folder of the metrics certificate pair (see the file comment; borrowed from a), or
- * NULL with *self set when a self-signed pair in memory serves instead (NULL and *self false:
- * it could not be made, err says why). */
-static const char *metrics_cert_dir(struct app *a, bool *self, struct kt_err *err)
+ * NULL when a self-signed pair in memory serves instead (then in a->metrics_self; when it
+ * could not be made, a->metrics_self.tls_crt stays NULL and err says why). */
+static const char *metrics_cert_dir(struct app *a, struct kt_err *err)
 {
-    *self = false;
     if (a->fl.metrics_cert_dir) {
         return a->fl.metrics_cert_dir;
     }
     if (a->fl.cert_dir && has_pair(a->fl.cert_dir)) {
         return a->fl.cert_dir;
     }
-    *self = self_signed(a, err) == 0;
+    (void)self_signed(a, err);
     return NULL;
 }
 
@@ -441,9 +440,8 @@ static struct kt_httpd *serve_metrics(struct app *a, const char *listen, struct 
     };
     char *crt = NULL, *key = NULL;
     if (a->conf.metrics.secure_serving) {
-        bool self;
-        const char *dir = metrics_cert_dir(a, &self, err);
-        if (!dir && !self) {
+        const char *dir = metrics_cert_dir(a, err);
+        if (!dir && !a->metrics_self.tls_crt) {
             return NULL;
         }
         if (dir) {

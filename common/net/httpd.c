@@ -241,6 +241,15 @@ static bool sig_eq(const struct file_sig *a, const struct file_sig *b)
 
 /* Read both files and publish the pair if it is good. The files are read without the lock;
  * the swap happens under it. */
+/* Release a buffer that held a private key, zeroing it first. */
+static void key_buf_release(struct kt_buf *key)
+{
+    if (key->data) {
+        memset(key->data, 0, key->len);
+    }
+    kt_buf_release(key);
+}
+
 static int creds_load(struct kt_httpd *h, struct kt_err *err)
 {
     struct kt_buf crt, key;
@@ -267,10 +276,7 @@ static int creds_load(struct kt_httpd *h, struct kt_err *err)
     rc = 0;
 out:
     kt_buf_release(&crt);
-    if (key.data) {
-        memset(key.data, 0, key.len);
-    }
-    kt_buf_release(&key);
+    key_buf_release(&key);
     return rc;
 }
 
@@ -288,10 +294,7 @@ static int creds_from_pem(struct kt_httpd *h, const char *crt_pem, const char *k
         c = creds_parse(&crt, &key, err);
     }
     kt_buf_release(&crt);
-    if (key.data) {
-        memset(key.data, 0, key.len);
-    }
-    kt_buf_release(&key);
+    key_buf_release(&key);
     if (!c) {
         kt_err_prefix(err, "%s: the certificate pair given in memory", h->name);
         return -1;
