@@ -800,6 +800,21 @@ sw_step() { # sw_step JOBSET_STATUS_JSON JSONPATH WANT
 jobs_json() { # jobs_json READY SUCCEEDED ACTIVE
     printf '"replicatedJobsStatus":[{"name":"node","ready":%s,"succeeded":%s,"failed":0,"active":%s,"suspended":0}]' "$1" "$2" "$3"
 }
+# sw_watching - the watch on $SW is live: a probe TrainJob created after kubectl started may
+# still come before its watch does, so each try creates a new probe until the watch reports one.
+sw_watching() {
+    local k
+    for k in $(seq 1 20); do
+        trainjob_yaml "$SW" "sw0-$k" torch-distributed ClusterTrainingRuntime "  suspend: true" |
+            kc apply -f - >/dev/null || return 1
+        if IT_POLL_S=3 poll grep -q "ADDED sw0-$k" "$IT_TMP/sw.watch"; then
+            kc delete trainjobs -n "$SW" --all >/dev/null
+            return 0
+        fi
+    done
+    echo "the kubectl watch on $SW never reported a probe TrainJob"
+    return 1
+}
 status_writes() {
     local i p0 p1 wpid mod
     SW=$(it_ns writes) && p0=$(api_count PATCH trainjobs status) || return 1
@@ -808,8 +823,7 @@ status_writes() {
         --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$IT_TMP/sw.watch" 2>&1 &
     wpid=$!
     PIDS+=("$wpid")
-    trainjob_yaml "$SW" sw0 torch-distributed ClusterTrainingRuntime "  suspend: true" | kc apply -f - >/dev/null &&
-        poll grep -q 'ADDED sw0' "$IT_TMP/sw.watch" && kc delete trainjob sw0 -n "$SW" >/dev/null || return 1
+    sw_watching || return 1
     start_rec sw --workers 5 --namespaces "$SW" || return 1
     for i in $(seq 1 "$SW_N"); do
         trainjob_yaml "$SW" "sw$i" torch-distributed ClusterTrainingRuntime ""
