@@ -69,17 +69,25 @@ ktd_lease_holder() {
     kc get lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.holderIdentity}' 2>/dev/null
 }
 
-# ktd_start_reconciler - kt-reconciler as its ServiceAccount (certificate folder: local mode,
-# so its leader injects caBundle); sets RPID, RHPORT; waits until some replica holds the Lease.
-ktd_start_reconciler() {
-    local deadline
-    rm -f "$D/kt-reconciler.ports"
+# ktd_spawn_reconciler NAME - one kt-reconciler as its ServiceAccount (certificate folder: local
+# mode, so a leader injects caBundle), logging to $D/NAME.log, ports in $D/NAME.ports; sets
+# KTD_PID; waits until it is ready (it need not lead).
+ktd_spawn_reconciler() {
+    rm -f "$D/$1.ports"
     setsid "$RECONCILER" --config "$KT_CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
         --cert-dir "$D/certs" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-        --portfile "$D/kt-reconciler.ports" </dev/null >>"$D/kt-reconciler.log" 2>&1 &
-    RPID=$!
-    ktd_record_pid "$RPID"
-    ktd_wait_ready kt-reconciler "$RPID" "$D/kt-reconciler.ports"
+        --portfile "$D/$1.ports" </dev/null >>"$D/$1.log" 2>&1 &
+    KTD_PID=$!
+    ktd_record_pid "$KTD_PID"
+    ktd_wait_ready "$1" "$KTD_PID" "$D/$1.ports"
+}
+
+# ktd_start_reconciler - the kt-reconciler (ktd_spawn_reconciler kt-reconciler); sets RPID,
+# RHPORT; waits until some replica holds the Lease.
+ktd_start_reconciler() {
+    local deadline
+    ktd_spawn_reconciler kt-reconciler
+    RPID=$KTD_PID
     RHPORT=$(jq -r .health "$D/kt-reconciler.ports")
     deadline=$((SECONDS + 60))
     until [ -n "$(ktd_lease_holder)" ]; do

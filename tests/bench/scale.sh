@@ -100,12 +100,8 @@ own_metrics() {
 }
 # start_standby - a second kt-reconciler on the same Lease (SPID); ready without leading.
 start_standby() {
-    setsid "$RECONCILER" --config "$KT_CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
-        --cert-dir "$D/certs" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-        --portfile "$D/kt-reconciler-2.ports" </dev/null >>"$D/kt-reconciler-2.log" 2>&1 &
-    SPID=$!
-    ktd_record_pid "$SPID"
-    ktd_wait_ready kt-reconciler-2 "$SPID" "$D/kt-reconciler-2.ports"
+    ktd_spawn_reconciler kt-reconciler-2
+    SPID=$KTD_PID
 }
 # leads PORTFILE - the reconciler of PORTFILE reports leader_election_master_status 1.
 leads() {
@@ -115,7 +111,7 @@ leads() {
 # failover N - (background) N/2 / RATE seconds into the creates, signal the leading replica and
 # time the Lease's move to the other; writes $W/failover.json (survivor PID, figures).
 failover() {
-    local lpid spid lport old h t0 t1 deadline
+    local lpid spid old h t0 t1 deadline
     sleep "$(awk -v n="$1" -v r="$RATE" 'BEGIN { print n / 2 / r }')"
     if leads "$D/kt-reconciler.ports"; then lpid=$RPID spid=$SPID; else lpid=$SPID spid=$RPID; fi
     old=$(ktd_lease_holder)
