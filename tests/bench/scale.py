@@ -8,7 +8,7 @@
                             the API server's /metrics diff: apiserver_request_total by verb and
                             resource (all clients) and the admission webhooks' latency; with the
                             webhook server's own /metrics, its controller_runtime_webhook_latency
-  audit LOG WHO             the controller's own requests from the API server's audit log
+  audit WHO LOG...          the controller's own requests from the API server's audit log (and its rotated parts)
   report RESULT.json...     the side-by-side table and the growth chart (SVG, hand-written)
 """
 import argparse
@@ -110,6 +110,17 @@ class Watch(threading.Thread):
             c.close()
 
 
+def progress(jobs, lock, t0):
+    """One line a minute on stderr for long runs: how far the creates and the chain got."""
+    with lock:
+        sent = sum(1 for j in jobs.values() if "t_send" in j)
+        js = sum(1 for j in jobs.values() if "t_jobset" in j)
+        term = sum(1 for j in jobs.values() if "terminal" in j)
+    el = time.time() - t0
+    print("drive: %4.0f s: %d created (%.1f/s), %d with a JobSet, %d terminal, %d in flight" % (
+        el, sent, sent / el if el else 0, js, term, sent - term), file=sys.stderr, flush=True)
+
+
 def drive(a):
     cl = Client(a.server, a.ca, a.cert, a.key)
     inputs = json.load(open(a.inputs))
@@ -154,11 +165,15 @@ def drive(a):
     c = cl.conn()
     path = base % ("trainer.kubeflow.org/v1alpha1", NS, "trainjobs")
     t0 = time.time()
+    shown = [t0]
     for i, tj in enumerate(inputs):
         due = t0 + i / a.rate
         now = time.time()
         if due > now:
             time.sleep(due - now)
+        if time.time() - shown[0] >= 60:
+            shown[0] = time.time()
+            progress(jobs, lock, t0)
         body = json.dumps(tj)
         j = jobs[tj["metadata"]["name"]]
         for attempt in range(2):
@@ -183,7 +198,9 @@ def drive(a):
                 if left[0] == 0:
                     done.set()
     t_created = time.time()
-    done.wait(a.timeout)
+    deadline = t_created + a.timeout
+    while not done.wait(max(0.1, min(60, deadline - time.time()))) and time.time() < deadline:
+        progress(jobs, lock, t0)
     t_end = time.time()
     wj.stop = wt.stop = True
     # What exists now: every JobSet and the TrainJob it belongs to (controller ownerReference).
@@ -309,14 +326,15 @@ def own_latency(before, after):
 
 
 # ---- the audit log: requests of the controller only ----
-def audit(path, who, since):
-    """who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
+def audit(paths, who, since):
+    """paths: the audit log and its rotated parts (the API server starts a new file every 100 MB:
+    lumberjack's default, about 3,000 TrainJobs here). who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
     start); only requests the API server received at or after SINCE (epoch seconds: the first
     create)."""
     users = {w[5:] for w in who.split(",") if w.startswith("user:")}
     agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
     req = {}
-    for line in open(path, errors="replace"):
+    for line in (ln for p in paths for ln in open(p, errors="replace")):
         try:
             e = json.loads(line)
             ts = e["requestReceivedTimestamp"].rstrip("Z")
@@ -556,8 +574,8 @@ def main():
     m.add_argument("own_before", nargs="?")
     m.add_argument("own_after", nargs="?")
     au = sp.add_parser("audit")
-    au.add_argument("log")
     au.add_argument("who")
+    au.add_argument("logs", nargs="+")
     au.add_argument("--since", type=float, default=0)
     r = sp.add_parser("report")
     r.add_argument("--svg")
@@ -571,7 +589,7 @@ def main():
     if a.cmd == "metrics":
         return metrics(a.before, a.after, a.own_before, a.own_after)
     if a.cmd == "audit":
-        return audit(a.log, a.who, a.since)
+        return audit(a.logs, a.who, a.since)
     return report(a)
 
 

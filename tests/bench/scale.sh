@@ -248,7 +248,7 @@ one() {
         wh=$(kb "$WPID" VmHWM)
     fi
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
-    $PY audit --since "$(jq .t0 "$W/drive.json")" "$D/audit.log" "$who" >"$W/audit.json"
+    $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
     jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
         --argjson nodes "$nodes" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
