@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/bench/scale.py - the measuring half of tests/bench/scale.sh (stdlib only).
 
-  gen N                     the N TrainJobs both sides get (JSON list on stdout; fixed seed)
+  gen N [--namespaces K]    the N TrainJobs both sides get (JSON list on stdout; fixed seed),
+                            in namespace scale, or spread over scale-00 .. scale-(K-1)
   drive ARGS                watch JobSets and TrainJobs, create the inputs at a steady rate,
                             wait until every TrainJob is Complete or Failed; per-TrainJob times
   metrics BEFORE AFTER [OWN_BEFORE OWN_AFTER]
@@ -39,7 +40,10 @@ MIX = [
 NS = "scale"
 
 
-def gen(n):
+def gen(n, namespaces=1):
+    """N TrainJobs (fixed seed), spread round-robin over NAMESPACES namespaces: "scale" for one,
+    else scale-00, scale-01, ... (several keep each namespace's pods and Services fewer, as
+    teams' namespaces do; the Job and EndpointSlice controllers scan a namespace's pods)."""
     rng = random.Random(28)
     names = [r for r, w, _ in MIX for _ in range(w)]
     nodes = {r: c for r, _, c in MIX}
@@ -48,7 +52,8 @@ def gen(n):
         rt = rng.choice(names)
         out.append({
             "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-            "metadata": {"name": "tj-%05d" % i, "namespace": NS},
+            "metadata": {"name": "tj-%05d" % i,
+                         "namespace": NS if namespaces <= 1 else "%s-%02d" % (NS, i % namespaces)},
             "spec": {"runtimeRef": {"name": rt}, "trainer": {"numNodes": rng.choice(nodes[rt])}},
         })
     return out
@@ -124,16 +129,20 @@ def progress(jobs, lock, t0):
 def drive(a):
     cl = Client(a.server, a.ca, a.cert, a.key)
     inputs = json.load(open(a.inputs))
-    jobs = {j["metadata"]["name"]: {"runtime": j["spec"]["runtimeRef"]["name"],
+    jobs = {j["metadata"]["name"]: {"ns": j["metadata"]["namespace"], "runtime": j["spec"]["runtimeRef"]["name"],
                                    "numNodes": j["spec"]["trainer"]["numNodes"],
                                    "jobset_added": 0, "jobset_deleted": 0} for j in inputs}
     lock = threading.Lock()
     done = threading.Event()
     left = [len(jobs)]
 
+    def mine(obj):  # the input of that name and namespace, or None
+        j = jobs.get(obj["metadata"]["name"])
+        return j if j is not None and j["ns"] == obj["metadata"].get("namespace") else None
+
     def on_jobset(typ, obj, t):
         with lock:
-            j = jobs.get(obj["metadata"]["name"])
+            j = mine(obj)
             if j is None:
                 return
             if typ == "ADDED":
@@ -144,7 +153,7 @@ def drive(a):
 
     def on_trainjob(typ, obj, t):
         with lock:
-            j = jobs.get(obj["metadata"]["name"])
+            j = mine(obj)
             if j is None or "terminal" in j:
                 return
             for c in obj.get("status", {}).get("conditions", []) or []:
@@ -155,15 +164,16 @@ def drive(a):
                         done.set()
                     return
 
+    # Watched and listed across namespaces; mine() keeps the inputs' objects.
     base = "/apis/%s/namespaces/%s/%s"
-    wj = Watch(cl, base % ("jobset.x-k8s.io/v1alpha2", NS, "jobsets"), on_jobset)
-    wt = Watch(cl, base % ("trainer.kubeflow.org/v1alpha1", NS, "trainjobs"), on_trainjob)
+    all_js, all_tj = "/apis/jobset.x-k8s.io/v1alpha2/jobsets", "/apis/trainer.kubeflow.org/v1alpha1/trainjobs"
+    wj = Watch(cl, all_js, on_jobset)
+    wt = Watch(cl, all_tj, on_trainjob)
     for w in (wj, wt):
         w.start()
         w.ready.wait(30)
     # Creates at a steady rate on one keep-alive connection (a slow answer delays the next).
     c = cl.conn()
-    path = base % ("trainer.kubeflow.org/v1alpha1", NS, "trainjobs")
     t0 = time.time()
     shown = [t0]
     for i, tj in enumerate(inputs):
@@ -179,7 +189,7 @@ def drive(a):
         for attempt in range(2):
             try:
                 j["t_send"] = time.time()
-                c.request("POST", path, body, {"Content-Type": "application/json", "User-Agent": "kt-scale-driver"})
+                c.request("POST", base % ("trainer.kubeflow.org/v1alpha1", j["ns"], "trainjobs"), body, {"Content-Type": "application/json", "User-Agent": "kt-scale-driver"})
                 r = c.getresponse()
                 rb = r.read()
                 break
@@ -204,8 +214,9 @@ def drive(a):
     t_end = time.time()
     wj.stop = wt.stop = True
     # What exists now: every JobSet and the TrainJob it belongs to (controller ownerReference).
-    tjs = cl.get(path)["items"]
-    jss = cl.get(base % ("jobset.x-k8s.io/v1alpha2", NS, "jobsets"))["items"]
+    nss = {j["ns"] for j in jobs.values()}
+    tjs = [t for t in cl.get(all_tj)["items"] if t["metadata"]["namespace"] in nss]
+    jss = [x for x in cl.get(all_js)["items"] if x["metadata"]["namespace"] in nss]
     uid_name = {t["metadata"]["uid"]: t["metadata"]["name"] for t in tjs}
     owned = {}
     orphans = 0
@@ -444,8 +455,8 @@ def report(a):
             row[c]["ctl_per"] = row[c]["ctl_req_total"] / n if row[c]["ctl_req_total"] else None
             row[c]["all_per"] = row[c]["all_req_total"] / n if row[c]["all_req_total"] else None
         any_ = next(iter(row.values()))
-        print("\nscale: N=%d TrainJobs, %s KWOK nodes, created at %s/s, pods run %s ms" % (
-            n, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
+        print("\nscale: N=%d TrainJobs in %s namespace(s), %s KWOK nodes, created at %s/s, pods run %s ms" % (
+            n, any_.get("namespaces", 1), any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
         add("create -> JobSet p50 (ms)", "js_p50", "%.0f", cmd["lat"])
         add("create -> JobSet p99 (ms)", "js_p99", "%.0f", "same")
         add("create -> JobSet max (ms)", "js_max", "%.0f", "same")
@@ -563,6 +574,7 @@ def main():
     sp = p.add_subparsers(dest="cmd", required=True)
     g = sp.add_parser("gen")
     g.add_argument("n", type=int)
+    g.add_argument("--namespaces", type=int, default=1)
     d = sp.add_parser("drive")
     for k in ("server", "ca", "cert", "key", "inputs", "out"):
         d.add_argument("--" + k, required=True)
@@ -582,7 +594,7 @@ def main():
     r.add_argument("results", nargs="+")
     a = p.parse_args()
     if a.cmd == "gen":
-        json.dump(gen(a.n), sys.stdout)
+        json.dump(gen(a.n, a.namespaces), sys.stdout)
         return 0
     if a.cmd == "drive":
         return drive(a)

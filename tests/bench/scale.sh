@@ -27,7 +27,9 @@
 # burst twice that: kwokctl's --disable-qps-limits) so that they, not their default 20-50 QPS
 # limiters, set how fast pods come and go; both sides get the same chain (empty: their defaults).
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
-# SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
+# SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
+# Job and EndpointSlice controllers scan a namespace's pods, so one namespace of thousands slows the
+# chain for both sides), SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -204,8 +206,9 @@ one() {
         pid=$(sed -n 's/^UP_PID=//p' "$W/up/env")
         who="agent:trainer-controller-manager/"
     fi
-    kc create namespace scale >/dev/null || die "kubectl create namespace failed"
-    $PY gen "$n" >"$W/inputs-$n.json"
+    $PY gen "$n" --namespaces "${SCALE_NAMESPACES:-1}" >"$W/inputs-$n.json"
+    jq -r '[.[].metadata.namespace] | unique[] | "---\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"\(.)\"}}"' \
+        "$W/inputs-$n.json" | kc create -f - >/dev/null || die "creating the namespaces failed"
     # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
     tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
     for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
@@ -250,13 +253,13 @@ one() {
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
     jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
-        --argjson nodes "$nodes" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
+        --argjson nodes "$nodes" --argjson nss "${SCALE_NAMESPACES:-1}" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
         --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
         --argjson wh_hwm "$wh" --argjson failover "$fo" --argjson standby "$sb" \
         --argjson replicas "$([ "$side" = kt ] && echo "$REPLICAS" || echo 1)" --slurpfile drive "$W/drive.json" \
         --slurpfile metrics "$W/metrics.json" --slurpfile audit "$W/audit.json" \
-        '{side: $side, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, rss_idle: $rss_idle,
+        '{side: $side, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, namespaces: $nss, rss_idle: $rss_idle,
           rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
           cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, replicas: $replicas, failover: $failover,
           standby: $standby, drive: $drive[0], metrics: $metrics[0],
