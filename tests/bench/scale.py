@@ -394,7 +394,7 @@ def summarize(r):
         "jobsets_listed": d["jobsets_listed"],
         "watch_kb": sum(d["watch_bytes"].values()) / 1024,
     }
-    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "rate", "run_ms", "replicas")})
+    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "namespaces", "rate", "run_ms", "replicas")})
     fo, sb = r.get("failover"), r.get("standby")
     s["failover_s"] = fo["seconds"] if fo and fo.get("moved") else None
     s["failover_sig"] = fo["signal"] if fo else None
@@ -456,7 +456,7 @@ def report(a):
             row[c]["all_per"] = row[c]["all_req_total"] / n if row[c]["all_req_total"] else None
         any_ = next(iter(row.values()))
         print("\nscale: N=%d TrainJobs in %s namespace(s), %s KWOK nodes, created at %s/s, pods run %s ms" % (
-            n, any_.get("namespaces", 1), any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
+            n, any_.get("namespaces") or 1, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
         add("create -> JobSet p50 (ms)", "js_p50", "%.0f", cmd["lat"])
         add("create -> JobSet p99 (ms)", "js_p99", "%.0f", "same")
         add("create -> JobSet max (ms)", "js_max", "%.0f", "same")
