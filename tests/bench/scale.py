@@ -43,7 +43,8 @@ NS = "scale"
 def gen(n, namespaces=1):
     """N TrainJobs (fixed seed), spread round-robin over NAMESPACES namespaces: "scale" for one,
     else scale-00, scale-01, ... (several keep each namespace's pods and Services fewer, as
-    teams' namespaces do; the Job and EndpointSlice controllers scan a namespace's pods)."""
+    teams' namespaces do: the Endpoints and EndpointSlice controllers match every pod change
+    against the Services of its namespace, and JobSet makes one per JobSet)."""
     rng = random.Random(28)
     names = [r for r, w, _ in MIX for _ in range(w)]
     nodes = {r: c for r, _, c in MIX}

@@ -28,8 +28,8 @@
 # limiters, set how fast pods come and go; both sides get the same chain (empty: their defaults).
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
-# Job and EndpointSlice controllers scan a namespace's pods, so one namespace of thousands slows the
-# chain for both sides), SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
+# Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
+# per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
