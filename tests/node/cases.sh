@@ -135,14 +135,14 @@ case_kt_helm() {
 # with NEWTAG also tag it docker.io/library/kt:NEWTAG.
 node_import_kt() {
     node_ctr images import --base-name docker.io/library/kt build/image/kt.oci.tar >>"$D/images.log" 2>&1 &&
-        node_ctr images ls -q | grep -qx "docker.io/library/kt:$1" || return 1
+        node_ctr images ls -q | grep -x "docker.io/library/kt:$1" >/dev/null || return 1
     [ -z "${2:-}" ] || node_ctr images tag --force "docker.io/library/kt:$1" "docker.io/library/kt:$2" >/dev/null
 }
 
 # node_image_user_is REF USER - the image's config runs as USER.
 node_image_user_is() {
     node_ctr images export - "$1" 2>/dev/null | tar -xO --wildcards 'blobs/sha256/*' 2>/dev/null |
-        grep -a -o '"User":"[^"]*"' | grep -q "\"User\":\"$2\""
+        grep -a -o '"User":"[^"]*"' | grep "\"User\":\"$2\"" >/dev/null
 }
 
 leader_is_a_pod() {
