@@ -29,7 +29,8 @@
 # Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
-# per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5), SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
+# per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5),
+# SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
 # keeps the planes (logs, audit log) in the work folder printed at the start.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +39,7 @@ b=${1:-build/plain}
 SIZES=${N:-100}
 SIDES=${SIDES:-kt,upstream}
 RATE=${SCALE_RATE:-20}
+NSS=${SCALE_NAMESPACES:-1}
 REPLICAS=${SCALE_RECONCILERS:-1}
 CHAIN_QPS=${SCALE_CHAIN_QPS-5000}
 FAILOVER=${SCALE_FAILOVER:-}
@@ -206,9 +208,10 @@ one() {
         pid=$(sed -n 's/^UP_PID=//p' "$W/up/env")
         who="agent:trainer-controller-manager/"
     fi
-    $PY gen "$n" --namespaces "${SCALE_NAMESPACES:-1}" >"$W/inputs-$n.json"
-    jq -r '[.[].metadata.namespace] | unique[] | "---\n{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"\(.)\"}}"' \
-        "$W/inputs-$n.json" | kc create -f - >/dev/null || die "creating the namespaces failed"
+    $PY gen "$n" --namespaces "$NSS" >"$W/inputs-$n.json"
+    for i in $(jq -r '[.[].metadata.namespace] | unique[]' "$W/inputs-$n.json"); do
+        kc create namespace "$i" >/dev/null || die "kubectl create namespace $i failed"
+    done
     # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
     tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
     for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
@@ -253,7 +256,7 @@ one() {
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
     jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
-        --argjson nodes "$nodes" --argjson nss "${SCALE_NAMESPACES:-1}" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
+        --argjson nodes "$nodes" --argjson nss "$NSS" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
         --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
         --argjson wh_hwm "$wh" --argjson failover "$fo" --argjson standby "$sb" \
