@@ -9,6 +9,8 @@
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
+# kt's release: common/base/version.h is the one source (docs/releasing.md).
+VERSION := $(shell sed -n 's/^\#define KT_RELEASE "\(.*\)"$$/\1/p' common/base/version.h)
 CC ?= cc
 SANITIZER ?=
 WERROR ?=
@@ -71,7 +73,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests
+.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -179,3 +181,6 @@ clean:
 	rm -rf build bin
 
 -include $(DEPS)
+
+print-version:
+	@echo $(VERSION)
