@@ -6,6 +6,7 @@
 #   make run        the local demo (see README)
 #   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
 #   make man        build/man/*.1 *.8, man pages written by help2man from each binary's --help
+#   make precommit  the pre-commit hooks with the real pre-commit, ktctl built in pre-commit's cache
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
@@ -73,7 +74,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests
+.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -145,6 +146,12 @@ bench: all
 # side (tests/bench/scale.sh; figures, a growth chart in build/scale/, correctness checked).
 scale: all
 	$(Q)N="$(N)" SIDES="$(SIDES)" tests/bench/scale.sh $(B)
+
+# The hook ktctl-validate as a user meets it: the real pre-commit (PyPI) on a scratch repository,
+# no ktctl on PATH, ktctl built from source in pre-commit's cache (about a minute; make test runs
+# the cheap part: the same commits through ktctl-validate-system, the build's failures).
+precommit:
+	$(Q)tests/validate/precommit.sh --from-source
 
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 fuzz:

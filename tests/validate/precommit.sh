@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# tests/validate/precommit.sh [BUILD_DIR] - kt's pre-commit hooks (.pre-commit-hooks.yaml,
-# deploy/pre-commit/ktctl-validate) run by the real pre-commit (PyPI, pinned in ci_venv.sh) as a
-# user runs them: `pre-commit install` in a scratch git repository whose .pre-commit-config.yaml
-# names a git copy of this work tree at its commit, then `git commit`, with NO ktctl on PATH.
-#   - hook ktctl-validate: missing build packages refuse the commit with the apt-get line; a
-#     failing build refuses it with the build log; then the first commit builds ktctl in
-#     pre-commit's cache (its time is printed) and passes good manifests next to a Helm chart,
-#     values files, kustomization.yaml, a GitHub workflow and other YAML, which plain ktctl
-#     refuses; a commit with an invalid TrainJob is refused with FILE:LINE and the error, also in
-#     a templates/ folder that is no chart's; the second run does not rebuild (the stamp), an
-#     edited source does; two runs at once build once (the lock).
-#   - hook ktctl-validate-system: fails clearly without a ktctl on PATH, checks with BUILD_DIR's.
-#   - pre-commit try-repo on this work tree (uncommitted changes included), README.md not passed.
+# tests/validate/precommit.sh [--from-source] [BUILD_DIR] - kt's pre-commit hooks
+# (.pre-commit-hooks.yaml, deploy/pre-commit/ktctl-validate) run by the real pre-commit (PyPI,
+# pinned in ci_venv.sh) as a user runs them: `pre-commit install` in a scratch git repository whose
+# .pre-commit-config.yaml names a git copy of this work tree at its commit, then `git commit`.
+# NO ktctl on PATH. The repository holds manifests, a Helm chart (Chart.yaml, values files,
+# templates with {{ }}), kustomization.yaml, a GitHub workflow, other YAML and README.md.
+#   --from-source (`make precommit`, about a minute): hook ktctl-validate. Missing build packages
+#     refuse the commit with the apt-get line, a failing build with the build log (no stamp); the
+#     first commit builds ktctl in pre-commit's cache (its time printed) and passes; plain ktctl
+#     refuses the 6 non-Kubernetes files that passed the hook; an invalid TrainJob is refused with
+#     FILE:LINE and the error, also in a templates/ folder that is no chart's; the second run
+#     does not rebuild (stamp), an edited source does; two runs at once build once (lock);
+#     ktctl-validate-system without a ktctl on PATH fails and says so.
+#   default (`make test`, seconds): the build's two failures through `pre-commit try-repo ...
+#     ktctl-validate` (they fail before a build), then the same commits through
+#     ktctl-validate-system with BUILD_DIR's ktctl (default build/plain) on PATH; try-repo on this
+#     work tree (uncommitted changes included) passes no README.md.
 # Last line: N passed, N failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-b=$(cd "${1:-$root/build/plain}" && pwd)
+hook="ktctl-validate-system"
+if [ "${1:-}" = --from-source ]; then
+    hook="ktctl-validate"
+    shift
+fi
+b=$(cd "${1:-$root/build/plain}" 2>/dev/null && pwd) # used by ktctl-validate-system only
 # shellcheck source=tests/validate/ci_venv.sh
 . "$here/ci_venv.sh" # PINS, venv, setup_venv
 # shellcheck source=tests/tier_lib.sh
@@ -86,100 +95,118 @@ EOF
         >"$r/.github/workflows/ci.yml"
     printf 'settings:\n  retries: 3\n  hosts: [a, b]\n' >"$r/config/app.yaml"
     printf '# notes\nnot: [yaml\n' >"$r/README.md"
-    printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: ktctl-validate\n' \
-        "$T/kt" "$(git -C "$T/kt" rev-parse HEAD)" >"$r/.pre-commit-config.yaml"
+    printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: %s\n' \
+        "$T/kt" "$(git -C "$T/kt" rev-parse HEAD)" "$hook" >"$r/.pre-commit-config.yaml"
     (cd "$r" && git_q init && git config user.name kt && git config user.email kt@example.invalid &&
         PATH="$nokt" "$venv/bin/pre-commit" install >/dev/null && git add -A)
 }
 
+# expect LABEL CONDITION... - ok when CONDITION holds, else bad with the output of the last run.
+expect() {
+    local label=$1
+    shift
+    if "$@"; then ok "$label"; else bad "$label" "$(tail -12 "$T/out")"; fi
+}
+
+# The build's failures, before any build succeeded: missing Debian packages (pkg-config finds
+# none of kt's libraries) and a compiler that fails. Through `git commit` (from source) or
+# `pre-commit try-repo` on the hook repository (the cheap run).
+check_build_failures() {
+    local how=("$@")
+    mkdir -p "$T/no-pc"
+    run "ktctl-validate: missing build packages refuse it with the apt-get line" fail \
+        "apt-get install libmicrohttpd-dev libgnutls28-dev nettle-dev libcurl4-gnutls-dev libjansson-dev libyaml-dev" \
+        env PKG_CONFIG_LIBDIR="$T/no-pc" "${how[@]}"
+    run "ktctl-validate: a failing build (CC=false) refuses it with the end of the build log" fail \
+        "building ktctl failed (make exit 2); the end of " env CC=false "${how[@]}"
+    expect "... the log names the failed compile" grep -qF "make: *** [Makefile:" "$T/out"
+    expect "... and no commit was made" head_is 0
+}
+
+no_ktctl() { ! PATH="$nokt" command -v ktctl >/dev/null; }
+not_rebuilt() { [ "$(builds)" = 1 ] && [ "$(stat -c %Y.%i "$ktctl")" = "$1" ]; } # one build, same file
+
 check_hooks() {
-    local t0 secs mtime
-    if PATH="$nokt" command -v ktctl >/dev/null; then
-        bad "no ktctl on PATH" "$(PATH="$nokt" command -v ktctl)"
-    else
-        ok "no ktctl on PATH for the hooks"
-    fi
-    hook_repo || {
+    local t0 secs mtime f rc refused=0 ktctl="$b/bin/ktctl"
+    expect "no ktctl on PATH for the hooks" no_ktctl
+    if ! hook_repo; then
         bad "hook repository" "could not copy $root"
         return
-    }
+    fi
     sample_repo
-    mkdir -p "$T/no-pc"
-    # Missing Debian packages: pkg-config finds none of kt's libraries.
-    run "ktctl-validate: missing build packages refuse the commit with the apt-get line" fail \
-        "apt-get install libmicrohttpd-dev libgnutls28-dev nettle-dev libcurl4-gnutls-dev libjansson-dev libyaml-dev" \
-        env PKG_CONFIG_LIBDIR="$T/no-pc" git commit -qm first
-    head_is 0 && ok "... and no commit was made" || bad "no commit" "$(git -C "$T/repo" log --oneline)"
-    clone=$(dirname "$(dirname "$(dirname "$(ls "$PRE_COMMIT_HOME"/repo*/deploy/pre-commit/ktctl-validate)")")")
-    # A build that fails (the compiler fails) fails the hook, and no ktctl is left to run.
-    run "ktctl-validate: a failing build refuses the commit with the build log" fail \
-        "building ktctl failed (make exit 2); the end of $clone/build/pre-commit/build.log:" \
-        env CC=false git commit -qm first
-    head_is 0 && [ ! -e "$clone/build/pre-commit/ktctl.stamp" ] && ok "... no commit, no stamp" ||
-        bad "failed build" "a commit or a stamp was made"
-    # The first real commit: pre-commit's clone builds ktctl; chart and other YAML pass.
+    if [ "$hook" = ktctl-validate ]; then
+        check_build_failures git commit -qm first
+        clone=$(ls -d "$PRE_COMMIT_HOME"/repo*/deploy/pre-commit/ktctl-validate)
+        clone=${clone%/deploy/pre-commit/ktctl-validate}
+        ktctl="$clone/build/pre-commit/bin/ktctl"
+        expect "... nor a stamp" test ! -e "$clone/build/pre-commit/ktctl.stamp"
+    else
+        check_build_failures "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate --files deploy/valid.yaml
+        nokt="$b/bin:$nokt" # ktctl-validate-system runs BUILD_DIR's ktctl
+    fi
+    # The first commit: manifests, a Helm chart, values, kustomization, CI and other YAML pass.
     t0=$(date +%s)
-    run "ktctl-validate: the first commit builds ktctl and passes manifests, a Helm chart, values, kustomization, CI and other YAML" \
+    run "$hook: the first commit passes manifests, a Helm chart, values, kustomization, CI and other YAML" \
         pass "ktctl validate" git commit -qm first
     secs=$(($(date +%s) - t0))
-    echo "   (first commit, ktctl built from source in pre-commit's cache: ${secs}s; $(tail -1 "$clone/build/pre-commit/builds.log" 2>/dev/null))"
-    head_is 1 || bad "first commit" "not made"
-    local f rc refused=0
+    if [ "$hook" = ktctl-validate ]; then
+        echo "   (first commit, ktctl built from source in pre-commit's cache: ${secs}s; builds.log: $(tail -1 "$clone/build/pre-commit/builds.log" 2>/dev/null))"
+    fi
+    expect "... the commit was made" head_is 1
     for f in charts/demo/templates/trainjob.yaml charts/demo/Chart.yaml charts/demo/values.yaml \
         .github/workflows/ci.yml config/app.yaml .pre-commit-config.yaml; do
         rc=0
-        (cd "$T/repo" && "$clone/build/pre-commit/bin/ktctl" validate "$f") >/dev/null 2>&1 || rc=$?
-        [ $rc -eq 1 ] && refused=$((refused + 1))
+        (cd "$T/repo" && "$ktctl" validate "$f") >/dev/null 2>&1 || rc=$?
+        [ $rc -ne 1 ] || refused=$((refused + 1))
     done
-    [ $refused = 6 ] && ok "... and plain ktctl refuses those 6 non-Kubernetes files (the hook's filtering is what passed them)" ||
-        bad "plain ktctl on non-Kubernetes YAML" "refused $refused of 6"
+    expect "... and plain ktctl refuses those 6 non-Kubernetes files (the hooks' filtering passed them)" \
+        test $refused = 6
     # A bad commit: the file and line of the problem.
     cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
     git -C "$T/repo" add deploy/job.yaml
-    mtime=$(stat -c %Y.%i "$clone/build/pre-commit/bin/ktctl")
-    run "ktctl-validate: an invalid TrainJob refuses the commit with its file and line" fail \
+    mtime=$(stat -c %Y.%i "$ktctl")
+    run "$hook: an invalid TrainJob refuses the commit with its file and line" fail \
         "deploy/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes: Invalid value: -1" git commit -qm bad
-    head_is 1 || bad "bad commit" "was made"
-    [ "$(builds)" = 1 ] && [ "$(stat -c %Y.%i "$clone/build/pre-commit/bin/ktctl")" = "$mtime" ] &&
-        ok "... the second run did not rebuild ktctl (stamp)" || bad "stamp" "$(cat "$clone/build/pre-commit/builds.log")"
+    expect "... no commit was made" head_is 1
+    if [ "$hook" = ktctl-validate ]; then
+        expect "... and the second run did not rebuild ktctl (stamp)" \
+            not_rebuilt "$mtime"
+    fi
     # In a templates/ folder that is no Helm chart's, a manifest is still checked.
     git -C "$T/repo" mv deploy/job.yaml k8s/templates/job.yaml
-    run "ktctl-validate: the same TrainJob in k8s/templates/ (no Chart.yaml) is still refused" fail \
+    run "$hook: the same TrainJob in k8s/templates/ (no Chart.yaml) is still refused" fail \
         "k8s/templates/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes" git commit -qm bad
     git -C "$T/repo" rm -qf k8s/templates/job.yaml
     sed -i 's/^  name: job$/  name: job2/' "$T/repo/deploy/valid.yaml"
     git -C "$T/repo" add deploy/valid.yaml
-    run "ktctl-validate: the fixed commit passes" pass "ktctl validate" git commit -qm good
-    head_is 2 || bad "good commit" "not made"
-    # The stamp's negative: a source newer than the stamp rebuilds (make recompiles that file).
-    touch "$clone/cli/main.c"
-    run "ktctl-validate: after a source changed in the clone, the next run rebuilds" pass "ktctl validate" \
-        "$venv/bin/pre-commit" run --all-files
-    [ "$(builds)" = 2 ] && ok "... one more build" || bad "rebuild" "$(builds) builds"
-    # The lock: two runs at once with no stamp build once.
-    rm -f "$clone/build/pre-commit/ktctl.stamp"
-    (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l1" 2>&1 &
-    local p1=$!
-    (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l2" 2>&1
-    local r2=$? r1=0
-    wait $p1 || r1=$?
-    [ $r1 = 0 ] && [ $r2 = 0 ] && [ "$(builds)" = 3 ] && ok "two runs at once: both pass, one build (lock)" ||
-        bad "lock" "exits $r1 $r2, $(builds) builds: $(cat "$T/l1" "$T/l2")"
-    # ktctl-validate-system: the ktctl on PATH.
-    cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
-    run "ktctl-validate-system: without a ktctl on PATH it fails and says so" fail "no ktctl on PATH" \
-        "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate-system --files deploy/job.yaml
-    nokt="$b/bin:$nokt"
-    run "ktctl-validate-system: with BUILD_DIR's ktctl on PATH, the same file and line" fail \
-        "deploy/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes: Invalid value: -1" \
-        "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate-system --files deploy/job.yaml
-    run "ktctl-validate-system: valid manifests and the chart pass" pass "Passed" \
-        "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate-system --all-files
-    run "pre-commit try-repo on this work tree: the hook sees no other file types (README.md not passed)" \
-        pass "(no files to check)Skipped" "$venv/bin/pre-commit" try-repo "$root" ktctl-validate-system --files README.md
+    run "$hook: the fixed commit passes" pass "ktctl validate" git commit -qm good
+    expect "... the commit was made" head_is 2
+    if [ "$hook" = ktctl-validate ]; then
+        # The stamp's negative: a source newer than the stamp rebuilds (make recompiles that file).
+        touch "$clone/cli/main.c"
+        run "ktctl-validate: after a source changed in the clone, the next run rebuilds" pass \
+            "ktctl validate" "$venv/bin/pre-commit" run --all-files
+        expect "... one more build" test "$(builds)" = 2
+        # The lock: two runs at once with no stamp build once.
+        rm -f "$clone/build/pre-commit/ktctl.stamp"
+        (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l1" 2>&1 &
+        local p1=$! r1=0 r2=0
+        (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l2" 2>&1 || r2=$?
+        wait $p1 || r1=$?
+        cat "$T/l1" "$T/l2" >"$T/out"
+        expect "two runs at once: both pass, one build (lock)" test "$r1$r2 $(builds)" = "00 3"
+        # ktctl-validate-system without a ktctl on PATH.
+        cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
+        run "ktctl-validate-system: without a ktctl on PATH it fails and says so" fail "no ktctl on PATH" \
+            "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate-system --files deploy/job.yaml
+        rm "$T/repo/deploy/job.yaml"
+    else
+        run "pre-commit try-repo on this work tree: the hook sees no other file types (README.md not passed)" \
+            pass "(no files to check)Skipped" "$venv/bin/pre-commit" try-repo "$root" "$hook" --files README.md
+    fi
 }
 
-if [ ! -x "$b/bin/ktctl" ]; then
+if [ "$hook" = ktctl-validate-system ] && [ ! -x "$b/bin/ktctl" ]; then
     bad "ktctl" "$b/bin/ktctl not built"
 elif ! setup_venv >"$T/venv.log" 2>&1; then
     bad "venv $venv" "$(tail -5 "$T/venv.log")"
