@@ -181,6 +181,13 @@ check_hooks() {
     git -C "$T/repo" add deploy/valid.yaml
     run "$hook: the fixed commit passes" pass "ktctl validate" git commit -qm good
     expect "... the commit was made" head_is 2
+    # With the user's own `exclude:` replacing the hook's, the script still skips the chart's
+    # files and YAML without apiVersion/kind.
+    printf '        exclude: "^$"\n' >>"$T/repo/.pre-commit-config.yaml"
+    run "$hook: with exclude overridden, all files still pass (the script skips the chart and other YAML)" \
+        pass "skipped charts/demo/Chart.yaml (a Helm chart's" \
+        env KT_HOOK_VERBOSE=1 "$venv/bin/pre-commit" run --all-files --verbose
+    expect "... and lists what it skipped" grep -qF "skipped .github/workflows/ci.yml (no apiVersion or kind" "$T/out"
     if [ "$hook" = ktctl-validate ]; then
         # The stamp's negative: a source newer than the stamp rebuilds (make recompiles that file).
         touch "$clone/cli/main.c"
