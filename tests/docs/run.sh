@@ -160,5 +160,26 @@ planted "a missing subcommand page fails" "man: ktctl-status.1: missing" --man "
 cp "$T/man/ktctl.1" "$T/neg/docs/ktctl.1"
 planted "a generated page in the source tree fails" "man: pages are build output: .*docs/ktctl.1" --man "$T/man"
 
+# NOTICE is deploy/release/notice.sh's output on this machine (ldd of bin/, dpkg, the copyright
+# files), byte for byte; then a tampered copy (a licence changed, a package dropped) must fail.
+if deploy/release/notice.sh --check NOTICE bin >"$T/notice.out" 2>&1; then
+    ok "NOTICE is deploy/release/notice.sh's output"
+else
+    bad "NOTICE is deploy/release/notice.sh's output" "$(tail -c 600 "$T/notice.out")"
+fi
+# notice_tampered NAME SED WANT: NOTICE edited by SED must fail --check with a diff line matching WANT
+notice_tampered() {
+    sed "$2" NOTICE >"$T/NOTICE.bad"
+    if deploy/release/notice.sh --check "$T/NOTICE.bad" bin >"$T/notice.out" 2>&1; then
+        bad "negative: $1" "--check passed"
+    elif grep -qE -- "$3" "$T/notice.out"; then
+        ok "negative: $1"
+    else
+        bad "negative: $1" "no diff line matching '$3': $(tail -c 400 "$T/notice.out")"
+    fi
+}
+notice_tampered "a NOTICE with a licence changed fails" '0,/^  Expat$/s//  MIT/' '^\+  Expat$'
+notice_tampered "a NOTICE without a library of kt-webhook fails" '0,/^  libjansson4$/{//d}' '^\+  libjansson4$'
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
