@@ -7,6 +7,7 @@
 #   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
 #   make man        build/man/*.1 *.8, man pages written by help2man from each binary's --help
 #   make precommit  the pre-commit hooks with the real pre-commit, ktctl built in pre-commit's cache
+#   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
@@ -74,7 +75,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit
+.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -183,6 +184,23 @@ man: all
 # no registry base image (docs/install.md "The image"); tests/image/run.sh checks it.
 image: all
 	$(Q)deploy/image/build.sh $(B) build/image/kt.oci.tar
+
+# make install / make uninstall (GNU conventions; deploy/release/install.sh, docs/install.md
+# "From source"): the plain build's binaries and kubectl-kt, the man pages, the CRDs and
+# manifests under DATADIR/kt, LICENSE, NOTICE and the docs under DOCDIR. DESTDIR stages the
+# install elsewhere; uninstall removes exactly what install listed in DATADIR/kt/installed-files.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/kt
+INSTALL_VARS = PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" DATADIR="$(DATADIR)" MANDIR="$(MANDIR)" \
+               DOCDIR="$(DOCDIR)" DESTDIR="$(DESTDIR)"
+install: all
+	$(Q)$(INSTALL_VARS) deploy/release/install.sh install $(B)
+
+uninstall:
+	$(Q)$(INSTALL_VARS) deploy/release/install.sh uninstall
 
 clean:
 	rm -rf build bin

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27) and the
-# layering of common/ (tests/layers.py, common/README.md), with the layering check's self-test.
+# tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27), the
+# layering of common/ (tests/layers.py, common/README.md) and the SPDX licence line of every source
+# file (deploy/release/spdx.sh), each of the last two after its self-test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -33,6 +34,16 @@ else
     echo "lint: layering (see common/README.md)"
     fail=$((fail + 1))
 fi
+# SPDX: every source file kt owns names its licence (docs/releasing.md). The self-test first proves
+# the check finds a file without the line and that --fix adds it in the right place.
+if deploy/release/spdx.sh --self-test >"${TMPDIR:-/tmp}/kt-spdx.$$" 2>&1 && deploy/release/spdx.sh --check; then
+    pass=$((pass + 1))
+else
+    grep -v ' 0 failed' "${TMPDIR:-/tmp}/kt-spdx.$$" || true
+    echo "lint: SPDX-License-Identifier missing (deploy/release/spdx.sh --fix adds it)"
+    fail=$((fail + 1))
+fi
+rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
 if command -v clang-format >/dev/null; then
     bad=""
     for f in $files; do

@@ -160,5 +160,72 @@ planted "a missing subcommand page fails" "man: ktctl-status.1: missing" --man "
 cp "$T/man/ktctl.1" "$T/neg/docs/ktctl.1"
 planted "a generated page in the source tree fails" "man: pages are build output: .*docs/ktctl.1" --man "$T/man"
 
+# NOTICE is deploy/release/notice.sh's output on this machine (ldd of bin/, dpkg, the copyright
+# files), byte for byte; then a tampered copy (a licence changed, a package dropped) must fail.
+if deploy/release/notice.sh --check NOTICE bin >"$T/notice.out" 2>&1; then
+    ok "NOTICE is deploy/release/notice.sh's output"
+else
+    bad "NOTICE is deploy/release/notice.sh's output" "$(tail -c 600 "$T/notice.out")"
+fi
+# notice_tampered NAME SED WANT: NOTICE edited by SED must fail --check with a diff line matching WANT
+notice_tampered() {
+    sed "$2" NOTICE >"$T/NOTICE.bad"
+    if deploy/release/notice.sh --check "$T/NOTICE.bad" bin >"$T/notice.out" 2>&1; then
+        bad "negative: $1" "--check passed"
+    elif grep -qE -- "$3" "$T/notice.out"; then
+        ok "negative: $1"
+    else
+        bad "negative: $1" "no diff line matching '$3': $(tail -c 400 "$T/notice.out")"
+    fi
+}
+notice_tampered "a NOTICE with a licence changed fails" '0,/^  Expat$/s//  MIT/' '^\+  Expat$'
+notice_tampered "a NOTICE without a library of kt-webhook fails" '0,/^  libjansson4$/{//d}' '^\+  libjansson4$'
+
+# CHANGELOG.md (tests/docs/changelog.sh): its form, the newest release = version.h = chart =
+# deploy's tag, and that it moved when code moved; then each rule broken in a scratch git repo.
+tests/docs/changelog.sh "$ROOT" >"$T/cl.out" 2>&1
+cl_rc=$?
+grep -E '^(ok|FAIL|skip) ' "$T/cl.out"
+pass=$((pass + $(grep -c '^ok ' "$T/cl.out")))
+fail=$((fail + $(grep -c '^FAIL ' "$T/cl.out")))
+[ $cl_rc -eq 0 ] || [ "$(grep -c '^FAIL ' "$T/cl.out")" -gt 0 ] || bad "changelog.sh" "exit $cl_rc"
+G=$T/clrepo
+g() { git -C "$G" -c user.name=kt-test -c user.email=kt-test@localhost -c commit.gpgsign=false "$@" >/dev/null 2>&1; }
+rm -rf "$G" && mkdir -p "$G/common/base" "$G/deploy/helm/kt" "$G/docs"
+cp CHANGELOG.md "$G/" && cp common/base/version.h "$G/common/base/" && cp deploy/kustomization.yaml "$G/deploy/"
+cp deploy/helm/kt/Chart.yaml "$G/deploy/helm/kt/" && echo 'int x;' >"$G/common/base/x.c"
+g init -q -b main && g add -A && g commit -q -m "first"
+# changelog_case NAME WANT: the checker on $G; WANT "pass", or a FAIL text it must print
+changelog_case() {
+    if tests/docs/changelog.sh "$G" >"$T/cln.out" 2>&1; then
+        if [ "$2" = pass ]; then ok "$1"; else bad "$1" "the check passed"; fi
+    elif [ "$2" != pass ] && grep -qE "^FAIL .*$2" "$T/cln.out"; then
+        ok "$1"
+    else
+        bad "$1" "$(grep '^FAIL' "$T/cln.out" | head -c 400)"
+    fi
+}
+changelog_case "changelog: a repo whose last commit adds code and changelog passes" pass
+echo 'int y;' >>"$G/common/base/x.c" && g commit -qam "code, no changelog"
+changelog_case "negative: changelog: code moved, the changelog did not" "moved when code moved: 1 commit"
+printf -- '- y.\n' >>"$G/CHANGELOG.md" && g commit -qam "changelog"
+changelog_case "changelog: a later changelog commit covers the code commit" pass
+echo 'int z;' >>"$G/common/base/x.c" && g commit -qam "reformat" -m "Changelog: none"
+changelog_case "changelog: a code commit with the trailer 'Changelog: none' passes" pass
+echo "notes" >>"$G/docs/notes.md" && g add -A && g commit -qm "docs only"
+changelog_case "changelog: a commit outside the product folders needs no changelog" pass
+g checkout -qb side && echo 'int v;' >>"$G/common/base/x.c" && g commit -qam "side: code"
+g checkout -q main && printf -- '- w.\n' >>"$G/CHANGELOG.md" && g commit -qam "main: changelog"
+g merge -q --no-edit side
+changelog_case "negative: changelog: a merged branch's code, the changelog changed only on the other side" "moved when code moved: 1 commit.*side: code"
+sed -i 's/KT_RELEASE "[^"]*"/KT_RELEASE "9.9.9"/' "$G/common/base/version.h"
+changelog_case "negative: changelog: version.h differs from the newest release" "KT_RELEASE .*version.h '9.9.9'"
+git -C "$G" checkout -q -- . && sed -i '0,/^## \[Unreleased\]$/s//## Unreleased/' "$G/CHANGELOG.md"
+changelog_case "negative: changelog: [Unreleased] missing at the top" "Unreleased\] comes first"
+git -C "$G" checkout -q -- . && rm -rf "$G/.git" && printf -- '- v.\n' >>"$G/CHANGELOG.md"
+tests/docs/changelog.sh "$G" >"$T/cln.out" 2>&1
+check "changelog: a tarball (no .git) skips the history rule with a note" \
+    grep -q '^skip changelog: moved when code moved: not a git checkout' "$T/cln.out"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tests/docs/changelog.sh [ROOT] - the checks of CHANGELOG.md (docs/releasing.md "The
+# changelog"), for the docs tier; prints `ok NAME` / `FAIL NAME: why` / `skip NAME: why` and
+# "N passed, N failed"; exits 1 on a failure.
+#   form:    the first version heading is `## [Unreleased]`, then `## [X.Y.Z] - YYYY-MM-DD`.
+#   version: the newest released version equals KT_RELEASE (common/base/version.h), the Helm
+#            chart's version (deploy/helm/kt/Chart.yaml) and deploy/'s image newTag.
+#   moved:   in a git checkout, every commit reachable from HEAD that touches product code
+#            (PRODUCT below: common/ webhook/ reconciler/ cli/ api/ certs/ deploy/) is an ancestor of (or is) a commit touching CHANGELOG.md, unless
+#            its message has the trailer line `Changelog: none`. In other words: after the
+#            last change to the code, the changelog changed. Without .git (a source tarball)
+#            this one is skipped with a note.
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+cd "$root" || exit 1
+PRODUCT=(common webhook reconciler cli api certs deploy)
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+
+c=CHANGELOG.md
+if [ ! -f "$c" ]; then
+    bad "changelog: exists" "no $c"
+    echo "$pass passed, $fail failed"
+    exit 1
+fi
+heads=$(grep -E '^## ' "$c")
+first=$(sed -n 1p <<<"$heads")
+if [ "$first" = "## [Unreleased]" ]; then
+    ok "changelog: ## [Unreleased] comes first"
+else
+    bad "changelog: ## [Unreleased] comes first" "the first ## heading is '$first'"
+fi
+badform=$(sed 1d <<<"$heads" | grep -vE '^## \[[0-9]+\.[0-9]+\.[0-9]+\] - [0-9]{4}-[0-9]{2}-[0-9]{2}$' || true)
+if [ -z "$badform" ]; then
+    ok "changelog: every release heading is ## [X.Y.Z] - YYYY-MM-DD"
+else
+    bad "changelog: every release heading is ## [X.Y.Z] - YYYY-MM-DD" "$(head -n 1 <<<"$badform")"
+fi
+
+top=$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\] - .*/\1/p' "$c" | head -n 1)
+h=$(sed -n 's/^#define KT_RELEASE "\(.*\)"$/\1/p' common/base/version.h 2>/dev/null)
+chart=$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' deploy/helm/kt/Chart.yaml 2>/dev/null)
+tag=$(sed -n 's/^[[:space:]]*newTag:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' deploy/kustomization.yaml 2>/dev/null)
+if [ -n "$top" ] && [ "$top" = "$h" ] && [ "$top" = "$chart" ] && [ "$top" = "$tag" ]; then
+    ok "changelog: newest release $top = KT_RELEASE = Chart.yaml version = deploy newTag"
+else
+    bad "changelog: newest release = KT_RELEASE = Chart.yaml version = deploy newTag" \
+        "CHANGELOG.md '$top', common/base/version.h '$h', deploy/helm/kt/Chart.yaml '$chart', deploy/kustomization.yaml newTag '$tag'"
+fi
+
+if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
+    [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then
+    echo "skip changelog: moved when code moved: not a git checkout (a source tarball?)"
+else
+    # The commits touching product code that no CHANGELOG.md commit has after them.
+    late=$({
+        echo HEAD
+        git rev-list HEAD -- "$c" | sed 's/^/^/'
+    } | git rev-list --stdin -- "${PRODUCT[@]}")
+    stray=""
+    for x in $late; do
+        msg=$(git log -1 --format=%B "$x")
+        if ! grep -qiE '^Changelog:[[:space:]]*none[[:space:]]*$' <<<"$msg"; then
+            stray="$stray $x"
+        fi
+    done
+    if [ -z "$stray" ]; then
+        ok "changelog: moved when code moved (no product commit after the last CHANGELOG.md commit)"
+    else
+        n=$(wc -w <<<"$stray")
+        bad "changelog: moved when code moved" "$n commit(s) change ${PRODUCT[*]} after the last change to $c (add a line under ## [Unreleased], or the trailer 'Changelog: none'): $(for x in $stray; do git log -1 --format='%h %s' "$x" | cut -c1-80; done | head -n 5 | tr '\n' ';')"
+    fi
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
