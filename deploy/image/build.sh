@@ -27,6 +27,7 @@ b=$1
 out=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # SOURCE_DATE_EPOCH (the last commit) and rel_source_url
+# shellcheck source=deploy/release/lib.sh
 . "$root/deploy/release/lib.sh"
 tag=${KT_IMAGE_TAG:-}
 sbom=${KT_IMAGE_SBOM:-}

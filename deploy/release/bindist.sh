@@ -15,6 +15,7 @@
 # Reproducible: sorted, owner 0, mtime of the last commit, gzip -n.
 # Knob: KT_VERSION (default: kt's release from common/base/version.h).
 set -euo pipefail
+# shellcheck source=deploy/release/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || {
     echo "usage: $0 BUILD_DIR OUTDIR" >&2
@@ -79,6 +80,7 @@ pkgs=$(sort -u "$stage/pkgs")
     exit 1
 }
 pkgline=$(echo "$pkgs" | tr '\n' ' ' | sed 's/ $//')
+# shellcheck disable=SC1091 # the build machine's
 os=$(. /etc/os-release && echo "$PRETTY_NAME")
 cat >"$p/share/doc/kt/README.binary" <<EOF
 kt $version for Linux ($arch): kt-webhook, kt-reconciler and ktctl, built on $os.

@@ -16,6 +16,7 @@
 # Knobs: KT_MAINTAINER ("Name <email>", default: the last commit's author), KT_SOURCE_URL (the
 # copyright file's Source:, default: the origin remote), KT_LINTIAN=0 skips lintian.
 set -euo pipefail
+# shellcheck source=deploy/release/lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || {
     echo "usage: $0 BUILD_DIR OUTDIR" >&2

@@ -6,6 +6,7 @@
 # name and time, so the same commit gives the same bytes. `make` builds it after extraction
 # (it needs no .git). Knob: KT_DIST_REF (default HEAD) packs another commit or tag.
 set -euo pipefail
+# shellcheck source=deploy/release/lib.sh
 . "$(dirname "$0")/lib.sh"
 out=${1:?usage: deploy/release/dist.sh OUTDIR}
 ref=${KT_DIST_REF:-HEAD}

@@ -19,6 +19,7 @@
 # Knobs: KT_SOURCE_URL (the image's org.opencontainers.image.source and the .deb's Homepage;
 # default: the origin remote), KT_MAINTAINER, KT_DEBIAN_MIRROR, KT_HELM.
 set -euo pipefail
+# shellcheck source=deploy/release/lib.sh
 . "$(dirname "$0")/lib.sh"
 here="$rel_root/deploy/release"
 v=$rel_version
@@ -47,6 +48,8 @@ fi
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+w=$(mktemp -d)
+trap 'rm -rf "$w"' EXIT
 if [ "$all" = 1 ]; then
     find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
 fi
@@ -58,7 +61,7 @@ if want bindist || want deb || want image; then
     ldflags="$(dpkg-buildflags --get LDFLAGS) -Wl,--as-needed"
     echo "release: building the binaries in $obj ($cflags; $ldflags)" >&2
     nice -n 10 make -C "$rel_root" -s -j"$(nproc)" B="$obj" CFLAGS="$cflags" LDFLAGS="$ldflags" \
-        "$obj/bin/kt-webhook" "$obj/bin/kt-reconciler" "$obj/bin/ktctl"
+        "$obj/bin/kt-webhook" "$obj/bin/kt-reconciler" "$obj/bin/ktctl" >/dev/null
     got=$("$obj/bin/ktctl" --version | awk '{ print $2 }')
     [ "$got" = "$v" ] || {
         echo "release: $obj/bin/ktctl --version says $got, not $v" >&2
@@ -86,7 +89,8 @@ fi
 if [ "$all" = 1 ]; then
     (
         cd "$out"
-        find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs sha256sum >SHA256SUMS
+        find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort >"$w/files"
+        xargs sha256sum <"$w/files" >SHA256SUMS
         sha256sum --quiet -c SHA256SUMS
     )
     echo "release: $out"

@@ -22,6 +22,7 @@
 # Needs root (mmdebstrap --mode=root, chroot) and a Debian mirror; several minutes, so it is
 # `make release-test`, not a step of `make test`. Prints `N passed, N failed`.
 # Knob: KT_KEEP_RELEASE=DIR copies the artefacts there.
+# shellcheck disable=SC2016 # jq and awk programs, in single quotes on purpose
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -120,7 +121,7 @@ dpkg-deb -x "$out/$deb" "$T/debroot"
 for b in kt-webhook kt-reconciler ktctl; do
     objdump -p "$T/debroot/usr/bin/$b" | awk '$1 == "NEEDED" { print $2 }' | while read -r lib; do
         p=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
-        dpkg -S "$(readlink -f "$p")" 2>/dev/null || dpkg -S "$p" 2>/dev/null || dpkg -S "/usr$p"
+        dpkg -S "$(readlink -f "$p")" 2>/dev/null || dpkg -S "$p" 2>/dev/null || dpkg -S "/usr$p" 2>/dev/null
     done | cut -d: -f1 >>"$T/needed-pkgs"
 done
 sort -u "$T/needed-pkgs" -o "$T/needed-pkgs"
@@ -196,7 +197,7 @@ sed 's/name: EPOCHS$/name: PET_NNODES/' "$root/tests/run/example-trainjob.yaml" 
 t2=$(now)
 r="$T/debian"
 if mmdebstrap --quiet --mode=root --variant=apt --format=directory \
-    --customize-hook="copy-in '$out/$deb' '$T/bad.yaml' /tmp" \
+    --customize-hook="copy-in $out/$deb $T/bad.yaml /tmp" \
     --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$deb" \
     bookworm "$r" ${KT_DEBIAN_MIRROR:+"$KT_DEBIAN_MIRROR"} >"$T/mmdebstrap.log" 2>&1; then
     ok deb-installs-in-clean-bookworm
