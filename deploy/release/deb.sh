@@ -70,7 +70,8 @@ first=$(git -C "$rel_root" log --reverse --format=%cd --date=format:%Y 2>/dev/nu
 last=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
 years=${first:-$last}
 [ "$years" = "$last" ] || years="$years-$last"
-sed -e "s|@MAINTAINER@|$maint|" -e "s|@SOURCE@|$source|" -e "s|@YEARS@|$years|" "$here/copyright" >"$p/usr/share/doc/kt/copyright"
+sed -e "s|@MAINTAINER@|$maint|" -e "s|@SOURCE@|$source|" -e "s|@YEARS@|$years|" \
+    -e '/^Source: $/d' "$here/copyright" >"$p/usr/share/doc/kt/copyright"
 gzip -n -9 -c "$s/debian/changelog" >"$p/usr/share/doc/kt/changelog.Debian.gz"
 [ -f CHANGELOG.md ] && gzip -n -9 -c CHANGELOG.md >"$p/usr/share/doc/kt/changelog.gz"
 # Apache-2.0 section 4(d): a NOTICE file travels with the work.

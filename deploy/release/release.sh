@@ -35,7 +35,7 @@ want() { [[ " ${parts[*]} " == *" $1 "* ]]; }
 obj=${KT_RELEASE_BUILD:-$rel_root/build/release-obj}
 
 "$here/check-versions.sh" "$rel_root" >&2
-if want image || want deb; then
+if want image; then
     [ -n "$(rel_source_url)" ] || {
         echo "release: no source URL for the image's org.opencontainers.image.source label:" \
             "set KT_SOURCE_URL or add a git remote named origin" >&2

@@ -197,7 +197,7 @@ sed 's/name: EPOCHS$/name: PET_NNODES/' "$root/tests/run/example-trainjob.yaml" 
 t2=$(now)
 r="$T/debian"
 if mmdebstrap --quiet --mode=root --variant=apt --format=directory \
-    --customize-hook="copy-in $out/$deb $T/bad.yaml /tmp" \
+    --customize-hook="copy-in $out/$deb /tmp" \
     --customize-hook="chroot \"\$1\" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q /tmp/$deb" \
     bookworm "$r" ${KT_DEBIAN_MIRROR:+"$KT_DEBIAN_MIRROR"} >"$T/mmdebstrap.log" 2>&1; then
     ok deb-installs-in-clean-bookworm
@@ -206,6 +206,7 @@ else
     finish
 fi
 echo "time: clean root + apt-get install $(($(now) - t2)) s"
+cp "$T/bad.yaml" "$r/srv/bad.yaml" # mmdebstrap empties /tmp at its end
 in_root() { chroot "$r" "$@"; }
 check root-kt-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status} \${Version}' kt | grep -qx 'install ok installed $v-1'"
 check root-depends-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status}' libjansson4 libmicrohttpd12 | grep -c 'install ok installed' | grep -qx 2"
@@ -214,7 +215,7 @@ check root-ktctl-version bash -c "chroot '$r' ktctl --version | grep -qw '$v'"
 check root-webhook-version bash -c "chroot '$r' kt-webhook --version | grep -qw '$v'"
 check root-reconciler-version bash -c "chroot '$r' kt-reconciler --version | grep -qw '$v'"
 check root-ktctl-validate-runtime in_root ktctl validate /usr/share/kt/deploy/runtimes/torch-distributed.yaml
-in_root ktctl validate /tmp/bad.yaml /usr/share/kt/deploy/runtimes/torch-distributed.yaml >"$T/badout" 2>&1
+in_root ktctl validate /srv/bad.yaml /usr/share/kt/deploy/runtimes/torch-distributed.yaml >"$T/badout" 2>&1
 rc=$?
 check root-ktctl-validate-bad-exit-1 test "$rc" -eq 1
 check root-ktctl-validate-bad-says-why grep -q 'must not have reserved envs' "$T/badout"
