@@ -9,7 +9,8 @@
 #   kt-VERSION.sbom.cdx.json         the image's CycloneDX SBOM (sbom.py, from its .debs)
 #   kt-VERSION.tgz                   the Helm chart (helm package deploy/helm/kt)
 #   SHA256SUMS                       sha256sum of all of the above (`sha256sum -c SHA256SUMS`)
-# PARTS (default: all of them, then SHA256SUMS; the folder is emptied first): dist bindist deb
+# PARTS (default: all of them, then SHA256SUMS, after removing an earlier run's kt-* kt_* and
+# SHA256SUMS from OUTDIR): dist bindist deb
 # image chart. First it checks that the chart, its values and deploy/ name VERSION
 # (check-versions.sh) and that the image has a source URL; then it builds the binaries once,
 # with Debian's hardening flags (dpkg-buildflags, hardening=+all, and --as-needed) in
@@ -51,7 +52,8 @@ out=$(cd "$out" && pwd)
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
 if [ "$all" = 1 ]; then
-    find "$out" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+    # an earlier run's artefacts (only names a release writes: OUTDIR may be any folder)
+    find "$out" -mindepth 1 -maxdepth 1 -type f \( -name 'kt-*' -o -name 'kt_*' -o -name SHA256SUMS \) -delete
 fi
 
 if want bindist || want deb || want image; then

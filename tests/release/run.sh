@@ -209,7 +209,7 @@ echo "time: clean root + apt-get install $(($(now) - t2)) s"
 cp "$T/bad.yaml" "$r/srv/bad.yaml" # mmdebstrap empties /tmp at its end
 in_root() { chroot "$r" "$@"; }
 check root-kt-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status} \${Version}' kt | grep -qx 'install ok installed $v-1'"
-check root-depends-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status}' libjansson4 libmicrohttpd12 | grep -c 'install ok installed' | grep -qx 2"
+check root-depends-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status}\n' libjansson4 libmicrohttpd12 | grep -c 'install ok installed' | grep -qx 2"
 check root-dpkg-verify in_root dpkg --verify kt
 check root-ktctl-version bash -c "chroot '$r' ktctl --version | grep -qw '$v'"
 check root-webhook-version bash -c "chroot '$r' kt-webhook --version | grep -qw '$v'"
