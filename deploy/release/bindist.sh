@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/bindist.sh BUILD_DIR OUTDIR - `make bindist`: the binary tarball
 # OUTDIR/kt-VERSION-linux-ARCH.tar.gz (ARCH: dpkg --print-architecture, e.g. amd64), a prefix
 # layout under one top folder kt-VERSION-linux-ARCH/:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/check-versions.sh [ROOT] - every place that names kt's release agrees with
 # common/base/version.h (KT_RELEASE; KT_UPSTREAM_RELEASE for the upstream one): the chart's
 # version and appVersion (deploy/helm/kt/Chart.yaml), its image.tag default (values.yaml: empty,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/deb.sh BUILD_DIR OUTDIR - `make deb`: the Debian package
 # OUTDIR/kt_VERSION-1_ARCH.deb of the binaries in BUILD_DIR/bin, made with the Debian tools:
 #   dpkg-shlibdeps   Depends: from the libraries the binaries really link (their shlibs/symbols

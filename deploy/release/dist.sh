@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/dist.sh OUTDIR - `make dist`: the source tarball OUTDIR/kt-VERSION.tar.gz, the
 # committed tree of HEAD (`git archive`) under one top folder kt-VERSION/. What is not committed
 # is not in it (a dirty work tree is reported, not packed). Reproducible: git archive writes

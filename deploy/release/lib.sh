@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/lib.sh - sourced by the release scripts (not run): the repository root, kt's
 # release, SOURCE_DATE_EPOCH and a helper that installs missing Debian tools with apt-get.
 # shellcheck shell=bash

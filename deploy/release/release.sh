@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/release.sh [OUTDIR [PART...]] - `make release`: kt's release artefacts in one
 # folder, OUTDIR (default build/release/VERSION), each name carrying VERSION (KT_RELEASE of
 # common/base/version.h):

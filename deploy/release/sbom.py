@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """deploy/release/sbom.py - a CycloneDX 1.5 JSON SBOM of kt's image, read from what the image
 is made of (deploy/image/build.sh calls it with KT_IMAGE_SBOM set, before it deletes the
 documentation from the root filesystem):

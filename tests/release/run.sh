@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/release/run.sh - `make release` (deploy/release/) end to end, into a temporary folder:
 #  - every artefact is there, its name carrying the version, and nothing else is;
 #  - SHA256SUMS verifies them all, and a corrupted copy fails;
