@@ -8,6 +8,7 @@
 #   make man        build/man/*.1 *.8, man pages written by help2man from each binary's --help
 #   make precommit  the pre-commit hooks with the real pre-commit, ktctl built in pre-commit's cache
 #   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR
+#   make release    build/release/VERSION/: source and binary tarballs, .deb, image, SBOM, chart, SHA256SUMS
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 
 comma := ,
@@ -75,7 +76,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall
+.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -168,8 +169,30 @@ format:
 analyze:
 	$(Q)$(MAKE) --no-print-directory B=build/analyze CFLAGS=-fanalyzer WERROR=1 build/analyze/libkt.a
 
-dist: all
-	$(Q)tests/dist.sh $(B)
+# The release (docs/install.md "From a release"; deploy/release/): every artefact in
+# build/release/$(VERSION)/ (RELEASE_DIR), each name carrying the version. `make release` makes
+# all of them and SHA256SUMS; dist, bindist and deb one each. The binaries of bindist, deb and the
+# release's image are built with Debian's hardening flags in build/release-obj.
+RELEASE_DIR ?= build/release/$(VERSION)
+release:
+	$(Q)deploy/release/release.sh $(RELEASE_DIR)
+
+# kt-VERSION.tar.gz: the source of HEAD (git archive), reproducible.
+dist:
+	$(Q)deploy/release/dist.sh $(RELEASE_DIR)
+
+# kt-VERSION-linux-amd64.tar.gz: binaries, man pages, manifests, LICENSE/NOTICE, README.binary.
+bindist:
+	$(Q)deploy/release/release.sh $(RELEASE_DIR) bindist
+
+# kt_VERSION-1_amd64.deb: dpkg-shlibdeps, dpkg-gencontrol, dpkg-deb, lintian.
+deb:
+	$(Q)deploy/release/release.sh $(RELEASE_DIR) deb
+
+# tests/release/run.sh: make release into a temp folder, check every artefact, install the .deb
+# into a clean Debian root (mmdebstrap) and run it there. Needs root and a Debian mirror.
+release-test:
+	$(Q)tests/release/run.sh
 
 # build/man: help2man turns each binary's own --help and --version into its page
 # (docs/man/build.sh; docs/man/*.h2m add ENVIRONMENT, FILES, SEE ALSO), so a page cannot

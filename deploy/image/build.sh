@@ -6,8 +6,14 @@
 # ktctl in /usr/local/bin, then umoci assembles the image (one layer; user 65532:65532;
 # Cmd `ktctl --help`, the Deployments set the command). Both tools are Debian packages,
 # installed here when missing. Reproducible inputs: SOURCE_DATE_EPOCH = the last commit.
+# Labels (OCI annotation keys): org.opencontainers.image.title, .description, .version (the
+# tag), .revision (the git commit), .source (deploy/release/lib.sh rel_source_url: KT_SOURCE_URL
+# or the origin remote; left out when neither exists), .licenses (Apache-2.0), .created (the last
+# commit's time, like the config's created).
 # Knobs: KT_IMAGE_TAG (default: kt's release, `ktctl --version`, which the chart and deploy/ name),
-# KT_DEBIAN_MIRROR (default: the system's apt sources).
+# KT_DEBIAN_MIRROR (default: the system's apt sources), KT_IMAGE_SBOM=FILE also writes a
+# CycloneDX SBOM of the image (deploy/release/sbom.py: the .debs mmdebstrap unpacked, read with
+# dpkg-deb, and their copyright files, read before they are deleted; `make release` sets it).
 #
 # Load / push (docs/install.md "The image"):
 #   podman load -i build/image/kt.oci.tar
@@ -20,7 +26,12 @@ set -euo pipefail
 b=$1
 out=$2
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# SOURCE_DATE_EPOCH (the last commit) and rel_source_url
+# shellcheck source=deploy/release/lib.sh
+. "$root/deploy/release/lib.sh"
 tag=${KT_IMAGE_TAG:-}
+sbom=${KT_IMAGE_SBOM:-}
+case "$sbom" in "" | /*) ;; *) sbom="$PWD/$sbom" ;; esac
 # The runtime libraries of the binaries (ldd of build/plain/bin/*), by package; apt adds
 # their dependencies (libp11-kit0, libidn2-0, libnghttp2-14, libssh2-1, ...).
 pkgs=libc6,libmicrohttpd12,libgnutls30,libnettle8,libhogweed6,libjansson4,libcurl3-gnutls,libyaml-0-2
@@ -48,18 +59,29 @@ for bin in kt-webhook kt-reconciler ktctl; do
 done
 # The tag: kt's release as the binary says it (the chart version and deploy/'s newTag).
 [ -n "$tag" ] || tag=$("$b/bin/ktctl" --version | awk '{ print $2 }')
-SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct 2>/dev/null || echo 0)
-export SOURCE_DATE_EPOCH
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+source_url=$(rel_source_url)
+created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+source_label=()
+[ -n "$source_url" ] && source_label=(--config.label "org.opencontainers.image.source=$source_url")
 
 mirror=()
 [ -n "${KT_DEBIAN_MIRROR:-}" ] && mirror=("$KT_DEBIAN_MIRROR")
 # --variant=extract: the packages named and what they depend on, unpacked without dpkg or
 # maintainer scripts (none of these libraries needs one; customize hooks do not run in this
 # variant, so the tree is finished here): the binaries, a passwd/group naming the non-root
-# user, the loader cache; no documentation, no apt/dpkg state.
+# user, the loader cache; no documentation, no apt/dpkg state. The extract hook keeps a copy
+# of the unpacked .debs for the SBOM (this variant leaves no dpkg database to read).
+mkdir -p "$w/debs"
 mmdebstrap --quiet --mode=root --variant=extract --include="$pkgs" --format=directory \
+    --extract-hook="cp \"\$1\"/var/cache/apt/archives/*.deb '$w/debs/'" \
     bookworm "$w/rootfs" "${mirror[@]}"
 r="$w/rootfs"
+if [ -n "$sbom" ]; then
+    mkdir -p "$(dirname "$sbom")"
+    python3 "$root/deploy/release/sbom.py" --debs "$w/debs" --rootfs "$r" --version "$tag" \
+        --revision "$revision" --source "$source_url" --out "$sbom"
+fi
 rm -rf "$r/usr/share/doc" "$r/usr/share/man" "$r/usr/share/locale" "$r/usr/share/lintian" \
     "$r/usr/share/bug" "$r/usr/share/info" "$r/etc/apt" "$r/etc/dpkg" "$r/var/lib/apt" \
     "$r/var/lib/dpkg" "$r/var/cache" "$r/var/log"
@@ -84,9 +106,13 @@ umoci config --image "$L:$tag" --config.user 65532:65532 --config.workingdir / \
     --config.exposedports 9443/tcp --config.exposedports 8081/tcp --config.exposedports 8443/tcp \
     --config.exposedports 10443/tcp --config.env PATH=/usr/local/bin \
     --config.label org.opencontainers.image.title=kt \
+    --config.label "org.opencontainers.image.description=Kubeflow Trainer v2 control plane: kt-webhook, kt-reconciler, ktctl" \
     --config.label "org.opencontainers.image.version=$tag" \
-    --architecture amd64 --os linux \
-    --created "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)"
+    --config.label "org.opencontainers.image.revision=$revision" \
+    "${source_label[@]}" \
+    --config.label org.opencontainers.image.licenses=Apache-2.0 \
+    --config.label "org.opencontainers.image.created=$created" \
+    --architecture amd64 --os linux --created "$created"
 umoci gc --layout "$L"
 mkdir -p "$(dirname "$out")"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# tests/dist/tier.sh BUILD_DIR - `make dist` end to end, outside the repo: build the tarball
-# from BUILD_DIR into a temp folder, install it into a temp prefix, and from a folder outside
+# tests/dist/tier.sh BUILD_DIR - the binary tarball (`make bindist`, deploy/release/bindist.sh)
+# end to end, outside the repo: build it from BUILD_DIR into a temp folder, check its README
+# names the Debian packages of the libraries the binaries link, install it into a temp prefix, and from a folder outside
 # the work tree run the installed ktctl (validate the shipped runtimes and an example, refuse
 # a bad one, issue certificates), the daemons' usage and the man pages (share/man/man1, man8:
 # each one there, groff renders it without a warning, `man -M PREFIX/share/man` finds it).
@@ -12,16 +13,17 @@ b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 . "$root/tests/tier_lib.sh"
 
-if KT_VERSION=test KT_DIST_DIR="$T/dist" "$root/tests/dist.sh" "$b" >"$T/dist.log" 2>&1; then
+n="kt-test-linux-$(dpkg --print-architecture)"
+if KT_VERSION=test "$root/deploy/release/bindist.sh" "$b" "$T/dist" >"$T/dist.log" 2>&1; then
     ok dist-builds
 else
     bad dist-builds "$(cat "$T/dist.log")"
     echo "$pass passed, $fail failed"
     exit 1
 fi
-tgz="$T/dist/kt-test.tar.gz"
+tgz="$T/dist/$n.tar.gz"
 tar -tzf "$tgz" | sort >"$T/list"
-for f in kt-test/bin/ktctl kt-test/bin/kt-webhook kt-test/bin/kt-reconciler \
+for f in kt-test/share/doc/kt/LICENSE kt-test/share/doc/kt/README.binary kt-test/bin/ktctl kt-test/bin/kt-webhook kt-test/bin/kt-reconciler \
     kt-test/share/kt/api/kustomization.yaml kt-test/share/kt/api/trainer.kubeflow.org_trainjobs.yaml \
     kt-test/share/kt/deploy/kustomization.yaml kt-test/share/kt/deploy/runtimes/torch-distributed.yaml \
     kt-test/share/kt/deploy/manager/controller_manager_config.yaml kt-test/share/doc/kt/README.md \
@@ -29,15 +31,23 @@ for f in kt-test/bin/ktctl kt-test/bin/kt-webhook kt-test/bin/kt-reconciler \
     kt-test/share/man/man1/ktctl.1 kt-test/share/man/man1/ktctl-validate.1 \
     kt-test/share/man/man1/ktctl-render.1 kt-test/share/man/man1/ktctl-certs.1 \
     kt-test/share/man/man1/ktctl-status.1; do
+    f=$n/${f#kt-test/}
     if grep -qx "$f" "$T/list"; then ok "dist-has $f"; else bad "dist-has $f" "not in the tarball"; fi
 done
-check dist-one-top-folder test "$(grep -vc '^kt-test/' "$T/list")" -eq 0
+check dist-one-top-folder test "$(grep -vc "^$n/" "$T/list")" -eq 0
+check dist-no-chart-or-scripts test "$(grep -cE '/deploy/(helm|image|release)/' "$T/list")" -eq 0
 check dist-no-build-junk test "$(grep -cE '\.(o|d|a)$|/build/' "$T/list")" -eq 0
 
 P="$T/prefix"
 mkdir -p "$P" "$T/elsewhere"
 check dist-installs tar -xzf "$tgz" -C "$P" --strip-components=1
 cd "$T/elsewhere" || exit 1
+# README.binary's apt-get line: the package of each library a binary links (NEEDED), never one
+# it does not (ldd -> dpkg -S, so it follows the build).
+grep '^    apt-get install ' "$P/share/doc/kt/README.binary" >apt-line
+check dist-readme-names-jansson grep -qw libjansson4 apt-line
+check dist-readme-names-microhttpd grep -qw libmicrohttpd12 apt-line
+check dist-readme-not-unlinked bash -c "! grep -qw -e libssl3 -e libsystemd0 apt-line"
 check dist-ktctl-validate-runtimes bash -c "'$P/bin/ktctl' validate '$P/share/kt/deploy/runtimes' 2>&1 | grep -q '8 objects checked, 0 invalid'"
 cp "$root/tests/run/example-trainjob.yaml" job.yaml
 check dist-ktctl-validate-example "$P/bin/ktctl" validate job.yaml "$P/share/kt/deploy/runtimes/torch-distributed.yaml"

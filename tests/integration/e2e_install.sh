@@ -108,10 +108,10 @@ bad_config() {
 }
 check install-bad-config-refused bad_config
 
-# The tarball's copy (make dist, installed into a prefix) builds to the same objects.
+# The binary tarball's copy (make bindist, installed into a prefix) builds to the same objects.
 dist_same() {
-    KT_VERSION=t KT_DIST_DIR="$W/dist" "$it_root/tests/dist.sh" "$it_root/build/plain" >/dev/null &&
-        mkdir -p "$W/prefix" && tar -xzf "$W/dist/kt-t.tar.gz" -C "$W/prefix" --strip-components=1 &&
+    KT_VERSION=t "$it_root/deploy/release/bindist.sh" "$it_root/build/plain" "$W/dist" >/dev/null &&
+        mkdir -p "$W/prefix" && tar -xzf "$W/dist"/kt-t-linux-*.tar.gz -C "$W/prefix" --strip-components=1 &&
         kc kustomize "$W/prefix/share/kt/deploy" >"$W/dist.yaml" && cmp "$W/all.yaml" "$W/dist.yaml"
 }
 check install-dist-tarball-same-manifests dist_same
