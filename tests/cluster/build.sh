@@ -13,6 +13,13 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
 OUT=$(kt_cluster_bindir)
+# A release needs its pinned wrapper module (KT_K8S_VERSION, versions.sh); refused before anything
+# is built or a cache directory made.
+if ! grep -q "^[[:space:]]k8s.io/kubernetes v$K8S_VERSION\( \|$\)" "$here/$(kt_k8s_module)/go.mod" 2>/dev/null; then
+    echo "cluster-build: no wrapper module pins k8s.io/kubernetes v$K8S_VERSION" \
+        "(tests/cluster/$(kt_k8s_module)/go.mod); make one with tests/cluster/k8s-wrapper.sh $K8S_VERSION" >&2
+    exit 1
+fi
 mkdir -p "$OUT"
 # -mod=readonly: the committed go.sum files pin every module, so a fresh machine resolves the
 # same versions (a missing checksum is an error instead of a silent new resolution).
@@ -105,15 +112,8 @@ build_k8s() {
         LDF="$LDF -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
         LDF="$LDF -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
     done
-    local mod
-    mod=$(kt_k8s_module)
-    if ! grep -q "^[[:space:]]k8s.io/kubernetes v$K8S_VERSION\( \|$\)" "$here/$mod/go.mod" 2>/dev/null; then
-        log "no wrapper module pins k8s.io/kubernetes v$K8S_VERSION (tests/cluster/$mod/go.mod);" \
-            "make one with tests/cluster/k8s-wrapper.sh $K8S_VERSION"
-        exit 1
-    fi
-    log "k8s.io/kubernetes v$K8S_VERSION (tests/cluster/$mod)"
-    build_module "$mod" "${want[@]}"
+    log "k8s.io/kubernetes v$K8S_VERSION (tests/cluster/$(kt_k8s_module))"
+    build_module "$(kt_k8s_module)" "${want[@]}"
 }
 
 # The rest of the full chain (--full): the coscheduling scheduler of scheduler-plugins (same
