@@ -58,7 +58,7 @@ reuse() {
             continue
         fi
         ln "$f" "$OUT/$1" 2>/dev/null || cp "$f" "$OUT/$1"
-        log "$1: reused from $(basename "$(dirname "$f")")"
+        log "$1: reused from $(basename "${f%/"$1"}")"
         return 0
     done
     return 1
