@@ -76,7 +76,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test
+.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test compat
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -136,6 +136,11 @@ test: deps
 
 cluster:
 	$(Q)tests/cluster/build.sh --full
+
+# make compat COMPAT_VERSIONS="1.34.4 1.37.2": the API-server-dependent tiers against each
+# supported Kubernetes release (tests/compat/run.sh; not part of make test).
+compat: all
+	$(Q)COMPAT_VERSIONS="$(COMPAT_VERSIONS)" tests/compat/run.sh
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

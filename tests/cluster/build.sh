@@ -1,31 +1,67 @@
 #!/usr/bin/env bash
-# tests/cluster/build.sh [--full] - build kube-apiserver, kubectl and etcd from Go modules into a
-# per-version cache outside the repo (each binary skipped when present); with --full also the rest
-# of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the JobSet
-# controller, KWOK, the real node's kubelet, kube-proxy and CoreDNS). It also copies the external CRDs
-# (JobSet, scheduler-plugins PodGroup, Volcano PodGroup when obtainable) from the module cache.
+# tests/cluster/build.sh [--full|--chain] - build kube-apiserver, kubectl and etcd from Go modules
+# into a per-version cache outside the repo (each binary skipped when present); with --full also
+# the rest of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the
+# JobSet controller, KWOK, the real node's kubelet, kube-proxy and CoreDNS); --chain is --full
+# without the real node's three. It also copies the external CRDs (JobSet, scheduler-plugins
+# PodGroup, Volcano PodGroup when obtainable) from the module cache.
+# KT_K8S_VERSION (versions.sh) selects the Kubernetes release; the binaries that do not depend on
+# it (etcd, JobSet, KWOK, scheduler-plugins, CoreDNS, the CRDs) are hard-linked from another
+# release's cache directory when one has them, else built.
 # Prints the cache directory on its last line. See shared/CLUSTER.md for the why.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"
 OUT=$(kt_cluster_bindir)
+# A release needs its pinned wrapper module (KT_K8S_VERSION, versions.sh); refused before anything
+# is built or a cache directory made.
+if ! grep -q "^[[:space:]]k8s.io/kubernetes v$K8S_VERSION\( \|$\)" "$here/$(kt_k8s_module)/go.mod" 2>/dev/null; then
+    echo "cluster-build: no wrapper module pins k8s.io/kubernetes v$K8S_VERSION" \
+        "(tests/cluster/$(kt_k8s_module)/go.mod); make one with tests/cluster/k8s-wrapper.sh $K8S_VERSION" >&2
+    exit 1
+fi
 mkdir -p "$OUT"
 # -mod=readonly: the committed go.sum files pin every module, so a fresh machine resolves the
 # same versions (a missing checksum is an error instead of a silent new resolution).
 export GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=readonly
 FULL=0
-if [ "${1:-}" = "--full" ]; then
-    FULL=1
-fi
+NODE=0
+case "${1:-}" in
+--full) FULL=1 NODE=1 ;;
+--chain) FULL=1 ;;
+"") ;;
+*)
+    echo "usage: $0 [--full|--chain]" >&2
+    exit 2
+    ;;
+esac
 log() { echo "cluster-build: $*" >&2; }
 
 # k8s_bins - the k8s.io/kubernetes binaries to build: the API server and kubectl always; with
-# --full also kube-controller-manager, kube-scheduler, and the real node's kubelet and kube-proxy
-# (same module, same version; CLUSTER.md section 7).
+# --full/--chain also kube-controller-manager and kube-scheduler, with --full the real node's
+# kubelet and kube-proxy (same module, same version; CLUSTER.md section 7).
 k8s_bins() {
     echo kube-apiserver kubectl
-    [ "$FULL" = 1 ] && echo kube-controller-manager kube-scheduler kubelet kube-proxy
+    [ "$FULL" = 0 ] || echo kube-controller-manager kube-scheduler
+    [ "$NODE" = 0 ] || echo kubelet kube-proxy
     return 0
+}
+
+# reuse NAME - hard-link (or copy) $OUT/NAME from a sibling cache directory (another Kubernetes
+# release, same etcd) that has it; false when none does. For the binaries that do not depend on
+# the Kubernetes release.
+reuse() {
+    local f
+    [ ! -e "$OUT/$1" ] || return 0
+    for f in "$(dirname "$OUT")"/k8s-*-etcd-"$ETCD_VERSION"/"$1"; do
+        if [ ! -f "$f" ] || [ "$f" = "$OUT/$1" ]; then
+            continue
+        fi
+        ln "$f" "$OUT/$1" 2>/dev/null || cp "$f" "$OUT/$1"
+        log "$1: reused from $(basename "${f%/"$1"}")"
+        return 0
+    done
+    return 1
 }
 
 # missing BIN... - print the names among BIN... that are not yet in $OUT.
@@ -76,8 +112,8 @@ build_k8s() {
         LDF="$LDF -X $p.gitVersion=v$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$K8S_MINOR"
         LDF="$LDF -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
     done
-    log "k8s.io/kubernetes v$K8S_VERSION"
-    build_module k8s "${want[@]}"
+    log "k8s.io/kubernetes v$K8S_VERSION (tests/cluster/$(kt_k8s_module))"
+    build_module "$(kt_k8s_module)" "${want[@]}"
 }
 
 # The rest of the full chain (--full): the coscheduling scheduler of scheduler-plugins (same
@@ -86,22 +122,25 @@ build_k8s() {
 build_full() {
     [ "$FULL" = 1 ] || return 0
     LDF="-s -w"
-    if [ -n "$(missing "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION")" ]; then
+    # scheduler-plugins is built from the default release's wrapper (tests/cluster/k8s) whatever
+    # KT_K8S_VERSION says: its pinned build talks to the API server like JobSet and KWOK do.
+    if ! reuse "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION"; then
         build_module k8s "sigs.k8s.io/scheduler-plugins/cmd/scheduler=kube-scheduler-plugins-$SCHEDPLUGINS_VERSION"
     fi
-    if [ -n "$(missing "jobset-$JOBSET_VERSION")" ]; then
+    if ! reuse "jobset-$JOBSET_VERSION"; then
         build_module jobset "sigs.k8s.io/jobset=jobset-$JOBSET_VERSION"
     fi
-    if [ -n "$(missing "kwok-$KWOK_VERSION")" ]; then
+    if ! reuse "kwok-$KWOK_VERSION"; then
         build_module kwok "sigs.k8s.io/kwok/cmd/kwok=kwok-$KWOK_VERSION"
     fi
-    if [ -n "$(missing "$COREDNS_BIN")" ]; then
+    [ "$NODE" = 1 ] || return 0
+    if ! reuse "$COREDNS_BIN"; then
         build_module coredns "kt.invalid/cluster/coredns=$COREDNS_BIN"
     fi
 }
 
 build_etcd() {
-    if [ -x "$OUT/etcd" ]; then
+    if reuse etcd; then
         return 0
     fi
     local w
@@ -154,7 +193,7 @@ build_certgen() {
 # Optional: when it cannot be built the Volcano tests skip.
 volcano_crd() {
     local f="$OUT/crds/scheduling.volcano.sh_podgroups.yaml" w
-    if [ -f "$f" ]; then
+    if [ -f "$f" ] || reuse crds/scheduling.volcano.sh_podgroups.yaml; then
         return 0
     fi
     w=$(mktemp -d)

@@ -48,7 +48,7 @@ if [ "$FULL" = 1 ]; then
     for b in kube-controller-manager kube-scheduler "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION" \
         "jobset-$JOBSET_VERSION" "kwok-$KWOK_VERSION"; do
         if [ ! -x "$KT_BIN/$b" ]; then
-            "$here/build.sh" --full >/dev/null
+            "$here/build.sh" --chain >/dev/null
             break
         fi
     done

@@ -1,6 +1,12 @@
 # tests/cluster/versions.sh - the pinned versions of the test control plane (sourced).
-K8S_VERSION=1.35.4
-K8S_MINOR=35
+# KT_K8S_VERSION=X.Y.Z selects another Kubernetes release for the control plane (make compat,
+# docs/compatibility.md): its wrapper module is tests/cluster/k8s-X.Y/ (made by k8s-wrapper.sh),
+# its binaries a cache directory of their own. The default's wrapper is tests/cluster/k8s/.
+# Everything else below (etcd, JobSet, KWOK, scheduler-plugins) stays pinned for every release.
+K8S_DEFAULT_VERSION=1.35.4
+K8S_VERSION=${KT_K8S_VERSION:-$K8S_DEFAULT_VERSION}
+K8S_MINOR=${K8S_VERSION#1.}
+K8S_MINOR=${K8S_MINOR%%.*}
 ETCD_VERSION=v3.6.6
 # The full chain (up.sh --full): JobSet controller (what trainer v2.3.0 pins), KWOK, and the
 # coscheduling scheduler of scheduler-plugins (same k8s.io/kubernetes as above). Their binaries
@@ -17,6 +23,14 @@ CONTROLLER_TOOLS_VERSION=v0.21.0
 COREDNS_VERSION=v1.14.2
 COREDNS_BIN=coredns-$COREDNS_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/coredns/main.go \
     "$(dirname "${BASH_SOURCE[0]}")"/coredns/go.sum | sha256sum | cut -c1-8)
+# kt_k8s_module - the wrapper module (a directory under tests/cluster) of K8S_VERSION.
+kt_k8s_module() {
+    if [ "$K8S_VERSION" = "$K8S_DEFAULT_VERSION" ]; then
+        echo k8s
+    else
+        echo "k8s-1.$K8S_MINOR"
+    fi
+}
 # The binaries live outside the repo, one directory per version.
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
