@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kt - Kubeflow Trainer v2 control plane in C. One non-recursive Makefile (STYLE rule 35).
 #
 #   make            build bin/kt-webhook bin/kt-reconciler bin/ktctl and libkt.a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/field.c - typed member access, CRD defaulting and write-back for the API codecs.
  *
  * Only what the codecs need: JSON type checks with field paths, int32 range checks, the

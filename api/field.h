@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/field.h - typed access to the members of our kinds, shared by the API codecs.
  *
  * Getters check a member's JSON type and fail with the field path

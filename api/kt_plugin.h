@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/kt_plugin.h - the public, versioned plugin ABI of kt (Kubeflow Trainer control plane in C).
  *
  * A platform administrator writes a shared object against THIS HEADER ONLY, and kt-webhook,

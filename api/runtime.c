@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/runtime.c - the TrainingRuntime / ClusterTrainingRuntime codec.
  *
  * Mirrors the kubebuilder:default markers of pkg/apis/trainer/v1alpha1/trainingruntime_types.go

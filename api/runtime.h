@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/runtime.h - decode and encode TrainingRuntime / ClusterTrainingRuntime (SPEC §1.3).
  *
  * Decoding checks apiVersion/kind and the JSON types of the typed fields, applies the

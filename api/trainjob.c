@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/trainjob.c - the TrainJob codec: type checks, CRD defaults, typed view, write-back.
  *
  * Mirrors the defaults of upstream's TrainJob CRD (pkg/apis/trainer/v1alpha1/trainjob_types.go

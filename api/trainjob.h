@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/trainjob.h - decode and encode TrainJob (trainer.kubeflow.org/v1alpha1, SPEC §1.2).
  *
  * Decoding checks apiVersion/kind and the JSON types of the typed fields, applies the CRD

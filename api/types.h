@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* api/types.h - the C types of our kinds (trainer.kubeflow.org/v1alpha1, SPEC §1).
  *
  * Typed fields for what the framework reasons about; json_t for embedded Kubernetes

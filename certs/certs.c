@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* certs/certs.c - issue, check and store the webhook certificates (SPEC §7.2).
  *
  * Follows open-policy-agent cert-controller's rotator (names, validity, the

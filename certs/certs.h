@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* certs/certs.h - the webhook's CA and serving certificate (SPEC §7.2).
  *
  * Generation, the rotation decision and the four-file folder layout of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* certs/rotator.c - Secret storage, rotation and caBundle injection (SPEC §7.2).
  *
  * Mirrors open-policy-agent cert-controller's rotator (fill the Secret, rotate inside the

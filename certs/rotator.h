@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* certs/rotator.h - the cluster side of the webhook certificates (SPEC §7.2).
  *
  * One stateless pass (a "tick") that the reconciler's leader runs periodically: keep the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* certs/rotator_run.c - the thread that ticks certs/rotator.c for a daemon.
  *
  * Only scheduling and logging: each pass is kt_certs_rotator_tick with the wall clock. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/certs.c - `ktctl certs`: a CA and a serving certificate for kt-webhook in a folder
  * (ca.crt, ca.key, tls.crt, tls.key; the layout of the kubeflow-trainer-webhook-cert
  * Secret), e.g. for local runs where no kubelet mounts the Secret. Argument handling only;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/cli.h - ktctl subcommands. Each takes the arguments after its name and returns the
  * process exit code (0 ok, 1 invalid input or denial, 2 usage error or unreadable input). */
 #ifndef KT_CLI_H

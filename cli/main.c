@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/main.c - ktctl: dispatch to a subcommand. Only wiring: every subcommand lives in its
  * own cli/<name>.c and is one entry of the table below (validate and certs join it).
  * `-h`/`--help` among a subcommand's options (or `ktctl help CMD`) prints its usage to stdout

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/report.c - the output formats of `ktctl validate` (cli/report.h). Problems are kept as
  * the -o json objects, in the order they were found; testcases (JUnit) are the objects the
  * caller opened with cli_report_begin, each holding a contiguous run of problems. */

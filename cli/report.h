@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/report.h - `ktctl validate`'s output formats, in one place: text (one line per problem,
  * printed as it is found), json (the array of DESIGN.md "Interfaces"), junit (JUnit XML: a
  * testsuite per file, a testcase per object), sarif (SARIF 2.1.0) and github (GitHub Actions

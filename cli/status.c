@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/status.c - `ktctl status NAME`: read a TrainJob, its JobSet, Jobs, pods and events
  * from the API server and print one view of it (cli/status_view.h). Kubeconfig and
  * namespace are chosen like kubectl's: --kubeconfig, else the first file of $KUBECONFIG,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/status_view.c - the view of `ktctl status`; see status_view.h. */
 #include "cli/status_view.h"
 

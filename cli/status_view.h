@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/status_view.h - the pure part of `ktctl status`: one view of a TrainJob built from the
  * objects read (TrainJob, JobSet, Jobs, pods, events), the line that says what it waits for,
  * and the text rendering. No I/O but the FILE written to; the clock is a parameter. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli/validate.c - `ktctl validate`: the API server's and the webhooks' verdict on manifests,
  * offline (DESIGN.md "Interfaces"). File handling and output only; the rules live in
  * common/validate*.c. All inputs are read first; the runtimes are checked before the

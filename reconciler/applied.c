@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/applied.c - see applied.h. A chained hash table whose bucket is chosen by the
  * owner's hash, so that forgetting an owner walks one chain. */
 #include "applied.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/applied.h - what this process last applied, so that an unchanged object is not
  * applied again.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/apply.c - see apply.h. */
 #include "apply.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/leader.c - see leader.h. */
 #include "leader.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/leader.h - leader election with a coordination.k8s.io/v1 Lease, as client-go's
  * leaderelection does (SPEC §5.7: Lease `trainer.kubeflow.org`, 15 s / 10 s / 2 s).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/main.c - kt-reconciler: flags, signals, wiring (STYLE rule 5).
  *
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/podevents.c - see podevents.h. */
 #include "podevents.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/podevents.h - "why is my TrainJob Pending?": the scheduler's verdict on a
  * TrainJob's pods, re-posted as a Warning event on the TrainJob itself.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/queue.c - see queue.h. A chained hash of per-key entries, a FIFO of ready
  * entries and a binary min-heap of delayed ones, all behind one mutex. */
 #include "queue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/queue.h - the de-duplicating, rate-limited work queue (DESIGN.md "Concurrency").
  *
  * Keys are strings ("ns/name"). Like client-go's workqueue:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/reconcile.c - see reconcile.h. */
 #include "reconcile.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/reconcile.h - the TrainJob controller: informers, event handlers and the
  * reconcile of one key (SPEC §5.1-5.5). Business rules live in the framework (common/); this
  * module only reads the caches, calls the pipeline, applies and writes status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/snapcache.c - see snapcache.h. A fixed array searched linearly (a cluster has a
  * handful of runtimes), replaced round-robin. */
 #include "snapcache.h"

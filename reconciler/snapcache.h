@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/snapcache.h - runtime snapshots parsed once, not on every reconcile.
  *
  * Each reconcile of a TrainJob reads the runtime back from its snapshot ConfigMap, whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/status.c - see status.h. */
 #include "status.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/status.h - the pure status steps of the TrainJob reconcile (SPEC §5.1 steps
  * 6-9, §5.2): conditions, the active deadline, the status merge patch and the event note.
  * No I/O and no clock: "now" is always an argument (epoch seconds), so the deadline logic is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/tjmetrics.c - TrainJob-level metrics; see tjmetrics.h.
  *
  * The per-TrainJob memory (when this process first saw it, whether its JobSet and its first

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/tjmetrics.h - TrainJob-level Prometheus metrics in the kubeflow_trainer_
  * namespace (docs/metrics.md): lifecycle counters, TrainJobs by state, the time from creation
  * to the JobSet, to its first ready Job and to Complete/Failed, and per-phase reconcile

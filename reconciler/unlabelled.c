@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/unlabelled.c - see unlabelled.h. */
 #include "unlabelled.h"
 

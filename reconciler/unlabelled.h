@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/unlabelled.h - the objects a TrainJob controls that lack our label, found once
  * before the workers start.
  *

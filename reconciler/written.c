@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/written.c - see written.h. The entries live in one JSON object keyed by owner:
  * {"uid": ..., "rv": W, "old": [R, ...], "status": {...}}; there are only ever a few. */
 #include "written.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/written.h - the TrainJob statuses this process wrote that its cache does not
  * show yet, so that a reconcile reading the cache right after a status write starts from the
  * status the server holds, not from the one before the write.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/layers.py [--self-test] [ROOT] - the layering check of `make lint` (common/README.md).
 
 Fails (exit 1, one line per problem) when

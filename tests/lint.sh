@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27), the
 # layering of common/ (tests/layers.py, common/README.md) and the SPDX licence line of every source
 # file (deploy/release/spdx.sh), each of the last two after its self-test.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/prefetch.sh - what `make test` starts in the background at its first step: every cached
 # build a later tier needs, so that on a fresh machine the builds overlap the tiers before them
 # instead of running one after another inside them. Two lanes run side by side, at low priority

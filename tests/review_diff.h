@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/review_diff.h - is webhook/review_json.c's tree the one jansson builds?
  *
  * Header-only, for tests/unit/test_review_json.c and tests/fuzz/fuzz_admission.c, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/run-demo.sh - `make run`: the product end to end on this machine.
 #
 # Starts the local cluster in $KT_RUN_DIR (default /tmp/kt-run) with tests/cluster/up.sh --full:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/test.h - the unit-test checks: print expression, both values and file:line.
  *
  * Each test binary calls its tests from main() and returns test_report(), which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/tiers.sh BUILD_DIR UNIT_BIN... - run the no-cluster tiers and print one total.
 #
 # Tier 1: each unit binary (prints "N passed, N failed"). Tier 2: every tests/*/tier.sh

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/admission.c - AdmissionReview v1 decoding and encoding; see admission.h. */
 #include "webhook/admission.h"
 

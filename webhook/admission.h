@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/admission.h - AdmissionReview v1 decoding and encoding (SPEC §4.1, §4.5).
  *
  * One request = one struct kt_admission_ctx (STYLE rule 18): it owns the decoded review,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/main.c - kt-webhook: flags, configuration and wiring only (DESIGN.md interface).
  *
  * Three servers: the admission webhook over TLS (--listen), plain-HTTP health probes

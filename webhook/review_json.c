@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/review_json.c - the fast AdmissionReview reader; see review_json.h.
  *
  * One recursive-descent pass over the bytes. A value is either built (out != NULL, with

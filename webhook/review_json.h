@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/review_json.h - the fast reader of an AdmissionReview body.
  *
  * kt_json_parse (jansson) builds every member of the review: userInfo, resource, options...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/routes.c - the four admission webhooks; see routes.h. */
 #include "webhook/routes.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/routes.h - the four admission webhooks at upstream's paths (SPEC §4.1).
  *
  * Each route decodes the AdmissionReview (admission.h), hands the object to the shared

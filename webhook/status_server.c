@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/status_server.c - the TrainJobStatus status server; see status_server.h. */
 #include "webhook/status_server.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/status_server.h - the TrainJobStatus status server (SPEC §5.8; upstream feature gate
  * TrainJobStatus, alpha, off by default): training code POSTs its progress to
  *   /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status

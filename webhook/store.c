@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/store.c - runtimes and JobSets for the webhook; see store.h. */
 #include "webhook/store.h"
 

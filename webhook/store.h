@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/store.h - what the webhook knows about the cluster: runtimes and JobSets.
  *
  * Two sources (DESIGN.md "kt-webhook"):

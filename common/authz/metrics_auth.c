@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/authz/metrics_auth.c - TokenReview + SubjectAccessReview in front of /metrics. */
 #include "common/authz/metrics_auth.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/authz/metrics_auth.h - authentication and authorization of the metrics endpoint, as
  * controller-runtime's filters.WithAuthenticationAndAuthorization does (upstream's
  * `metrics.auth.enabled`, SPEC §7.1).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/buf.c - capped growable buffer. Doubles its allocation; never exceeds max+1 bytes. */
 #include "common/base/buf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/buf.h - growable byte buffer with a hard size cap (STYLE rule 19).
  *
  * Used for HTTP bodies, files and serialized output. Not thread-safe; not a

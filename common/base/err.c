@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/err.c - the error record and the code table. */
 #include "common/base/err.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/err.h - error codes and the error record every fallible call fills.
  *
  * Codes and their text are defined once in KT_ERR_CODES. A validation failure

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/fielderr.c - field-error lists and their Go-compatible rendering (SPEC §4.5).
  *
  * Mirrors k8s.io/apimachinery/pkg/util/validation/field (Error, ErrorBody) and

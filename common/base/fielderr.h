@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/fielderr.h - field-error lists rendered like Kubernetes field.ErrorList (SPEC §4.5).
  *
  * Validators append errors (a validation failure is data, STYLE rule 24); callers render one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/godecode.c - the decoder's error for a value that does not decode into upstream's
  * Go type; see godecode.h. */
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/godecode.h - does a JSON value decode into upstream's Go type? (SPEC §4.5)
  *
  * Upstream's webhooks decode the review's object with controller-runtime's admission decoder

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/gotypes.h - Go JSON type descriptors of upstream's API types (the Go structs a
  * value decodes into before json.Marshal prints it in an error, SPEC §4.5, and whose names and
  * widths the decoder's own errors print, common/base/godecode.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/json.c - jansson helpers: parse, our own serializer, getters, equality.
  *
  * The serializer walks the json_t tree itself so that reals print in Go's shortest

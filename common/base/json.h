@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/json.h - helpers over jansson, our data model (STYLE rule 4).
  *
  * Integers stay integers (json_integer); reals print in their shortest round-trip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/jsonpatch.c - JSON Patch between two documents; see jsonpatch.h. */
 #include "common/base/jsonpatch.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/log.c - level and component filtering, one formatted line per call. */
 #include "common/base/log.h"
 

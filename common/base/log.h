@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/log.h - the one structured logger (STYLE rule 29).
  *
  * One line per event on stderr: RFC3339 time, level, component, message, then

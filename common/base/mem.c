@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/mem.c - the allocator wrappers; abort on OOM instead of returning NULL. */
 #include "common/base/mem.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/mem.h - allocation that aborts on out-of-memory (STYLE rule 16).
  *
  * The only place that calls malloc/realloc. kt_mem_init() points jansson at

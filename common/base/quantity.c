@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/quantity.c - exact Kubernetes quantities (SPEC §2.5).
  *
  * Behaviour follows k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go, amount.go):

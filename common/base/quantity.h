@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/quantity.h - Kubernetes resource quantities, exact (SPEC §2.5).
  *
  * Parses, compares, adds and multiplies quantities the way apimachinery's resource.Quantity

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/str.c - slices, checked integer parsing and owned string lists. */
 #include "common/base/str.h"
 

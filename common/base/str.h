@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/str.h - string slices and checked number readers (STYLE rule 12).
  *
  * A slice borrows its bytes; nothing here allocates except kt_str_dup and the

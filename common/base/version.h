@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/version.h - kt's release and the upstream release whose API and behaviour it
  * implements. One place for every binary: ktctl --version, both daemons' --version, the
  * git_version of kubeflow_trainer_build_info (unless built with -DKT_BUILD_VERSION=...) and the

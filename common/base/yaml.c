@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/yaml.c - YAML streams to json_t and back, as Kubernetes clients read them.
  *
  * Reading drives libyaml's event parser (not its document loader) and builds the tree

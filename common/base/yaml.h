@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/yaml.h - YAML <-> json_t the way Kubernetes clients read it (SPEC §2.6).
  *
  * The only file that includes yaml.h (libyaml). Reading applies YAML 1.1 scalar rules,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/config/config.c - load the Configuration file (SPEC §7.1).
  *
  * A table per Go struct drives a strict decoder over the YAML's JSON tree: known fields are

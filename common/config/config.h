@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/config/config.h - the controller-manager Configuration file (SPEC §7.1).
  *
  * Reads `config.trainer.kubeflow.org/v1alpha1` kind `Configuration` from YAML (or JSON),

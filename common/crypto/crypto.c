@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/crypto/crypto.c - GnuTLS and nettle/hogweed behind one API (STYLE rule 4).
  *
  * The SSH key's SEC1 PEM and OpenSSH line are encoded here by hand so that their bytes

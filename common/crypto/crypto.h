@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/crypto/crypto.h - the one module behind GnuTLS and nettle/hogweed (STYLE rule 4).
  *
  * Hashes, randomness, base64/Z85, the MPI plugin's ECDSA SSH key, the Flux plugin's

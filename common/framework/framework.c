@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/framework.c - the plugin table and the build / validation / status pipelines.
  *
  * Matches upstream `pkg/runtime/framework/core/framework.go` and

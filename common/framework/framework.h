@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/framework.h - the runtime framework: plugin table, build, validation and status
  * pipelines (SPEC §3.1-3.3, §3.9).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/render.c - the offline render engine (see render.h). Mirrors what the API server
  * (defaults), the validating webhook (runtime lookup, CustomValidation, SPEC §4.3) and the
  * reconciler (build, SPEC §5.1 step 5) do for one TrainJob. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/render.h - render one TrainJob offline: CRD defaults, runtime lookup among given
  * runtimes, CustomValidation, then the build pipeline over a view of given objects. The
  * engine of `ktctl render`, also used in-process by the render benchmark and fuzzer. No I/O

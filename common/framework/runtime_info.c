@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/runtime_info.c - Info/PodSet construction and the shared upsert helpers.
  *
  * Matches upstream `pkg/runtime/runtime.go` (newRuntimeInfo, PodSets, resource helpers) and

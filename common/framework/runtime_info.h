@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/runtime_info.h - the runtime Info and its PodSets (SPEC §3.2), plus the
  * container, env, port, volume and resource helpers the plugins share (SPEC §3.10).
  *

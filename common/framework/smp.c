@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/smp.c - strategic merge patch for the JobSet/PodSpec subset (see smp.h).
  *
  * Follows k8s.io/apimachinery/pkg/util/strategicpatch with the patch strategies of

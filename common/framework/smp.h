@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/smp.h - Kubernetes strategic merge patch for the JobSetSpec and PodSpec keys the
  * framework patches (SPEC §3.2), on json_t.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/snapshot.c - runtime snapshot ConfigMaps (matches upstream
  * `pkg/runtime/core/snapshot.go`; the owner check is the reconciler's). */
 #include "common/framework/snapshot.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/informer.c - list+watch stores driven by one thread (curl multi).
  *
  * Each informer is a small state machine: LIST (blocking, paged) -> WATCH (streamed through the

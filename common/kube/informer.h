@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/informer.h - list+watch caches of Kubernetes objects with event handlers.
  *
  * An informer keeps a store (namespace/name -> object) of what its selectors select, fed by

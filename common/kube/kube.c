@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube.c - REST verbs over one curl easy handle per client, and Status decoding.
  *
  * Builds paths and queries, rate-limits, sends, caps the response body, retries 429 (and

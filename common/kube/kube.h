@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube.h - the Kubernetes REST client: config, verbs, Status errors, watches.
  *
  * The only module that talks HTTP to the API server (common/kube*.c and informer*.c are the

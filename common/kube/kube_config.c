@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube_config.c - client configuration from a kubeconfig or the in-cluster files.
  *
  * Supports certificate-authority(-data), client-certificate/-key(-data), token and tokenFile.

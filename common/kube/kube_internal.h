@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube_internal.h - what kube.c, kube_config.c, kube_watch.c and informer.c share.
  *
  * Not part of the library's interface (STYLE rule 7: kt__ names). Includes curl.h, so only

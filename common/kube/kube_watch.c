@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube_watch.c - watch streams: line splitting, event decoding, the blocking watch.
  *
  * A watch response is newline-delimited JSON events. Decoding is pure (fuzzed); the stream

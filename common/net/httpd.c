@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/httpd.c - libmicrohttpd + GnuTLS behind httpd.h (STYLE rule 4: the only file that
  * includes microhttpd.h).
  *

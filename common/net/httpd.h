@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/httpd.h - the HTTP(S) server both daemons use (the only libmicrohttpd user).
  *
  * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), exact method+path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/metrics.c - the Prometheus registry behind metrics.h.
  *
  * Families live in a registration-ordered list, series in a per-family list looked up by

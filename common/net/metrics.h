@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/metrics.h - a tiny Prometheus registry: counters, gauges and histograms with labels.
  *
  * Each metric has a small fixed set of label names; a series is created on first use of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/tlsopts.c - the Configuration's tls options as a GnuTLS priority string. */
 #include "common/net/tlsopts.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/tlsopts.h - the Configuration's tls options (SPEC §7.1) as a GnuTLS priority string.
  *
  * Upstream applies tls.minVersion, tls.cipherSuites and tls.nextProtos through Go's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h): the
  * struct kt_plugin_host function table, and the adapter through which the framework calls an
  * external plugin's entry (kt__plugin_ext_*, reached only through the kt__plugin_abi_adapter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_coscheduling.c - the CoScheduling plugin (SPEC §3.7): the pod-group pod
  * label, and the scheduler-plugins PodGroup (created, or re-applied while suspended).
  * Also holds the PodGroup totals the Volcano plugin shares. Matches upstream

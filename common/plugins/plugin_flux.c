@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_flux.c - the Flux plugin (SPEC §3.6): broker settings, the entrypoint
  * command rewrite, the flux-installer init container, volumes and mounts, the scripts
  * ConfigMap and the deterministic CURVE Secret, and its validation. Matches upstream

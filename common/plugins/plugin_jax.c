@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_jax.c - the JAX plugin (SPEC §3.6): trainer count, JAX_* envs and the
  * coordinator port. Validate is a no-op upstream (JAX envs are not reserved), so the
  * plugin implements none. Matches upstream `pkg/runtime/framework/plugins/jax`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_loader.c - dlopen() external plugins, check them against the public ABI
  * (api/kt_plugin.h) and build the framework table: built-ins first, externals after, in
  * command-line order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_loader.h - load external plugins (api/kt_plugin.h) with dlopen() and build
  * the framework table every binary uses: the built-in plugins in their fixed order, then the
  * external ones in the order given.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_mpi.c - the MPI plugin (SPEC §3.5): node counts, slots, the SSH and
  * hostfile volumes and mounts, the OpenMPI envs, the immutable SSH Secret (created only
  * when absent), the hostfile ConfigMap, and its validation. Matches upstream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_trainjobstatus.c - the TrainJobStatus plugin (SPEC §3.11): behind
  * upstream's alpha feature gate `TrainJobStatus` (off by default), it points every trainer
  * container at the status server so that training code can report progress into

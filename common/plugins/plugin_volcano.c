@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_volcano.c - the Volcano plugin (SPEC §3.7): the group-name pod annotation,
  * the Volcano PodGroup (queue, priorityClassName, networkTopology; created, or re-applied
  * while suspended) and its validation. Matches upstream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugin_xgboost.c - the XGBoost plugin (SPEC §3.6): trainer count, DMLC_* envs
  * (workers = count x GPUs per node, at least 1 per node), the tracker port, and the
  * reserved-env validation. Matches upstream `pkg/runtime/framework/plugins/xgboost`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugins.c - the built-in plugin table (plugins.h). The framework knows plugins
  * only through the table it is handed; this layer owns which plugins exist and their order. */
 #include "common/plugins/plugins.h"

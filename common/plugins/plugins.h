@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/plugins/plugins.h - the built-in plugins (one file each, plugin_<name>.c).
  *
  * plugins.c lists them in the fixed order documented in framework/framework.h. */

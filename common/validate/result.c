@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/result.c - the problem list (result.h) and the path / value helpers. */
 #include "common/validate/result.h"
 

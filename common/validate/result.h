@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/result.h - the problem list every validation stage appends to, and the
  * field-path / JSON Pointer / value helpers the stages share. The bottom of common/validate/:
  * it includes nothing of the stages or the pipeline. */

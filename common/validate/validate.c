@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate.c - the validation pipeline of one document (validate.h), the problem
  * (steps 1-5 of validate.h, in the API server's order). The stages never call back here. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate.h - the API server's and the webhooks' verdict on our kinds, offline
  * (DESIGN `ktctl validate`; SPEC §1, §4). Shared by ktctl and kt-webhook.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_cel.c - C twins of every x-kubernetes-validations rule of our CRDs.
  *
  * There is no CEL interpreter here: each rule text of api/<crd>.yaml maps to a C function with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_cel.h - the C twins of the CRDs' x-kubernetes-validations rules
  * (step 4 of the pipeline, called by the schema stage). */
 #ifndef KT_VALIDATE_CEL_H

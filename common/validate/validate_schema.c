@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_schema.c - generic checks of a JSON value against our CRDs' OpenAPI v3
  * schemas, the way the API server applies them to custom resources: pruning of unknown
  * fields (reported as kubectl's strict decoding errors), structural defaults, ObjectMeta,

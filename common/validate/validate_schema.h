@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_schema.h - steps 1, 2 and 4 of the pipeline (validate.h): the
  * compiled-in CRD schemas, pruning, defaults, and the ObjectMeta / OpenAPI checks (the CEL
  * twins run from here through validate_cel.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_webhook.c - the webhooks' own checks, shared by kt-webhook and ktctl:
  * the TrainJob defaulter (SPEC §4.2), the TrainJob validator's runtime lookup, deprecation
  * warning and CustomValidation plugins (§4.3), and the runtime validators (§4.4). */

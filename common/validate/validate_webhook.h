@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_webhook.h - steps 3 and 5 of the pipeline (validate.h): the
  * mutating webhook's runtimePatches stamping and the validating webhooks (SPEC §4.2-4.4). */
 #ifndef KT_VALIDATE_WEBHOOK_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/image/build.sh BUILD_DIR OUT - `make image`: an OCI image archive (OUT, e.g.
 # build/image/kt.oci.tar) with no registry base image: the root filesystem is made by
 # mmdebstrap from Debian bookworm packages (only the shared libraries the three binaries link,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/install.sh install BUILD_DIR | uninstall - `make install` / `make uninstall`,
 # with the GNU directory variables from the environment (the Makefile passes them):
 #   PREFIX (/usr/local), BINDIR (PREFIX/bin), DATADIR (PREFIX/share), MANDIR (DATADIR/man),

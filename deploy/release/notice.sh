@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # deploy/release/notice.sh [--check FILE] [BIN_DIR] - write NOTICE (to stdout): the third-party
 # libraries of kt, read from this machine's Debian package database, never typed by hand.
 #   - per binary (kt-webhook, kt-reconciler, ktctl in BIN_DIR, default build/plain/bin): the

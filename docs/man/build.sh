@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/man/build.sh BINDIR OUTDIR - `make man`: the man pages, written by help2man from each
 # binary's own `--help` and `--version`, so a page cannot disagree with its binary; the
 # docs/man/*.h2m include files add only what --help does not say (ENVIRONMENT, FILES, SEE ALSO).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/admission/tier.sh BUILD_DIR - AdmissionReview golden cases over real TLS (STYLE 31-32).
 #
 # Each tests/admission/<case>/ holds:

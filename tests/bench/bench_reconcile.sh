@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/bench_reconcile.sh [BUILD_DIR] - the reconciler benchmark of DESIGN.md "Targets",
 # kt-reconciler side by side with upstream trainer v2.3.0's manager. Prints, asserts nothing.
 #

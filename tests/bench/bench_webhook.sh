@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/bench_webhook.sh BUILD_DIR - kt-webhook against upstream Kubeflow Trainer v2.3.0's
 # webhook server, side by side (DESIGN.md "Targets"; issue 17).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/bench/run.sh BUILD_DIR - run the benchmarks; prints "bench: NAME: VALUE UNIT" lines.
 #
 # Asserts nothing. The render benchmark is in-process (tests/tools/bench_render.c, built

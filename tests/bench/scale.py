@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/bench/scale.py - the measuring half of tests/bench/scale.sh (stdlib only).
 
   gen N [--namespaces K]    the N TrainJobs both sides get (JSON list on stdout; fixed seed),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/certs/tier.sh BUILD_DIR - `ktctl certs` as a user runs it, cross-checked with
 # openssl: the four files and their modes, the SANs, the chain, --renew-server keeping the
 # CA, --issued-at, the folder being created, and the usage errors (exit 2) and failures

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/build.sh [--full|--chain] - build kube-apiserver, kubectl and etcd from Go modules
 # into a per-version cache outside the repo (each binary skipped when present); with --full also
 # the rest of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the

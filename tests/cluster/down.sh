@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/down.sh DIR - stop what up.sh [--full] [--real-node] DIR started (the chain's
 # components first; then the real node: its pods drained, its processes stopped, the machine
 # restored and checked;

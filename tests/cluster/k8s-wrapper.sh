@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/k8s-wrapper.sh X.Y.Z - write the pinned wrapper module of k8s.io/kubernetes vX.Y.Z
 # into tests/cluster/k8s-X.Y/ (go.mod + go.sum, resolved through the module proxy with `go mod
 # tidy`), for KT_K8S_VERSION=X.Y.Z (make compat). The default version's wrapper is

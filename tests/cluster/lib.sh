@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/lib.sh - shared helpers of up.sh, restart-apiserver.sh and down.sh (sourced).
 # A cluster directory DIR holds the certificates, the kubeconfigs, the logs (DIR/*.log), the
 # API server's extra flags (DIR/apiserver.flags) and DIR/env, the interface other code reads.

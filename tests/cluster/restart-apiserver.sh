@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/restart-apiserver.sh DIR [-- EXTRA_APISERVER_FLAGS...] - stop the API server of
 # the cluster in DIR and start it again over the same etcd, port and certificates, then wait for
 # /readyz. With "--" the given flags (possibly none) replace the extra flags of the previous start;

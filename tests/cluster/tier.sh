@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/tier.sh [BUILD_DIR] - the no-cluster checks of the local cluster's scripts (a tier
 # of `make unit`; needs no Go and no network: `go` is a stub on PATH that logs its calls).
 #   kwok-stages-cached: with KWOK's module already in the module cache, up.sh --full's stage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/cluster/up.sh [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
 # free ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
 # kubeflow-system namespace and write DIR/env. Stop it with tests/cluster/down.sh DIR.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/compat/run.sh - `make compat`: kt against each supported Kubernetes release
 # (docs/compatibility.md "Kubernetes versions"). Not part of `make test`.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/crd/check.sh [--offline] [--kubeconfig FILE] - checks of our CRDs (api/) and shipped
 # ClusterTrainingRuntimes (deploy/runtimes/).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/crd/embed_crds.py [--check] - write common/validate/crd_schemas.c from api/*.yaml.
 
 The compiled-in CRD data `ktctl validate` checks against (so it works outside the repo):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate api/trainer.kubeflow.org_*.yaml, the CRDs of trainer.kubeflow.org/v1alpha1.
 
 The CRD YAML files are committed; this script is how they are written. Edit the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Offline checks of api/*.yaml and deploy/runtimes/*.yaml (run by tests/crd/check.sh).
 
 Prints one line per check, `ok NAME` or `FAIL NAME: why`, and exits 1 if any failed.

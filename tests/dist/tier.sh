@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/dist/tier.sh BUILD_DIR - the binary tarball (`make bindist`, deploy/release/bindist.sh)
 # end to end, outside the repo: build it from BUILD_DIR into a temp folder, check its README
 # names the Debian packages of the libraries the binaries link, install it into a temp prefix, and from a folder outside

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/docs/changelog.sh [ROOT] - the checks of CHANGELOG.md (docs/releasing.md "The
 # changelog"), for the docs tier; prints `ok NAME` / `FAIL NAME: why` / `skip NAME: why` and
 # "N passed, N failed"; exits 1 on a failure.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/docs/check.py [--root DIR] [--bin DIR] [--allow FILE] [--man DIR] - the docs checks (tests/docs/run.sh).
 
 Reads README.md and docs/*.md under ROOT (default: the repo) and checks:

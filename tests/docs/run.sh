@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/docs/run.sh - the docs tier (a `make test` step after lint): README.md and docs/*.md
 # checked by tests/docs/check.py against the repo and the built binaries (bin/): relative links
 # and anchors, every flag of kt-webhook, kt-reconciler and ktctl documented and every flag the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/e2e/run.sh [CASE...] - the e2e tier: TrainJobs really run on the full local chain
 # (tests/cluster/up.sh --full: kube-apiserver + etcd, kube-controller-manager, kube-scheduler,
 # scheduler-plugins' Coscheduling scheduler, the JobSet controller with its webhooks, KWOK fake

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/e2e/sdk_test.py NAMESPACE - the Kubeflow Python SDK (PyPI `kubeflow`, TrainerClient with
 the Kubernetes backend) as an ML engineer uses it, against kt on the full local chain.
 

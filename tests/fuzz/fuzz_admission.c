@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_admission.c - AdmissionReview decoding and the four reviews on arbitrary
  * bytes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_api.c - libFuzzer target for the TrainJob and runtime codecs.
  *
  * Target: kt_trainjob_decode, kt_runtime_decode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_json.c - JSON parsing and our serializer on arbitrary bytes.
  *
  * Target: kt_json_parse, kt_json_dump, kt_json_dump_go, kt_json_dump_pretty

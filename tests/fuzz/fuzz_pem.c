@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_pem.c - libFuzzer target for the PEM and text decoders of common/crypto.
  *
  * Target: kt_crypto_cert_from_pem, kt_crypto_key_from_pem, kt_crypto_ssh_key_from_pem,

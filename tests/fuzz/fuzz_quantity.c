@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_quantity.c - libFuzzer target for quantity parsing and printing.
  *
  * Property: any accepted input prints a string that parses again to the same value, and

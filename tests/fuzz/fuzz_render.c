@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_render.c - libFuzzer target for the whole render pipeline.
  *
  * Target: kt_render_trainjob (kt_trainjob_decode, kt_runtime_decode, kt_framework_validate,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_validate.c - the `ktctl validate` pipeline on arbitrary bytes.
  *
  * Target: kt_validate_object (strict decoding, defaults, defaulter, ObjectMeta, schema, CEL

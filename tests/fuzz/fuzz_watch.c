@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_watch.c - the watch stream and Status decoders on arbitrary bytes.
  *
  * Target: kt_kube_watch_decode_line, kt_kube_status_decode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_yaml.c - YAML reading and writing on arbitrary bytes.
  *
  * Target: kt_yaml_parse, kt_yaml_emit, kt_yaml_line

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/fuzz/run.sh NAME... - build and run libFuzzer targets (STYLE rule 33).
 #
 # NAME is fuzz_<target> or <target>; with no NAME every tests/fuzz/fuzz_*.c runs. The

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/golden/tier.sh BUILD_DIR - run every render golden case with BUILD_DIR/bin/ktctl.
 #
 # A case is a directory tests/golden/<case>/ holding trainjob.yaml, runtime.yaml (passed

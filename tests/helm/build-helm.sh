@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/helm/build-helm.sh - the helm CLI from its Go module (helm.sh/helm/v3, pinned below),
 # cached outside the repo by tests/go_install_cached.sh. Prints the binary's path on its last line.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/helm/run.sh - the Helm chart deploy/helm/kt, with helm built from its Go module
 # (tests/helm/build-helm.sh, pinned, cached outside the repo) and the real control plane
 # (tests/cluster/up.sh; no kubelet, so the two daemons run here as processes, as their own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/image/run.sh - `make image` (deploy/image/build.sh): the archive is an OCI image layout
 # whose index names kt's release (the tag the chart and deploy/ use), one layer, config user
 # 65532:65532, Cmd `ktctl --help`, the daemons' ports; unpacked, the root filesystem has the

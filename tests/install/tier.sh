@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/install/tier.sh BUILD_DIR - `make install` / `make uninstall` (deploy/release/install.sh,
 # which the Makefile runs) in a temporary DESTDIR with PREFIX=/usr: the files land where the GNU
 # variables say, the installed ktctl runs from a folder outside the work tree (--version equals

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/crd_accept.sh ENV_FILE - valid objects are accepted as they are: the shipped
 # runtimes of deploy/runtimes/ (kubectl apply --server-side, strict field validation, twice) and
 # the upstream-shaped objects of tests/integration/accept/ (kubectl create, strict field

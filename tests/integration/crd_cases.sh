@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/crd_cases.sh ENV_FILE - the CRD schema/CEL contract, one directory per case
 # under tests/integration/crd/ (the pinned messages are what `ktctl validate` must reproduce):
 #   input.yaml        the object, created with POST (application/yaml) in a fresh namespace

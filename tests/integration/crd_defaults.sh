@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/crd_defaults.sh ENV_FILE - every CRD default is applied by the real API
 # server: each tests/integration/defaults/<case>/input.yaml is created, read back as JSON, and
 # its .spec compared with expected.json (key order ignored). KT_CAPTURE=1 writes a missing

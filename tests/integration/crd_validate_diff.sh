@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/crd_validate_diff.sh ENV_FILE - differential test of `ktctl validate`
 # against the real API server (issue 7). One corpus: every object of tests/validate/*/,
 # tests/crd/cases/*.yaml (create cases), tests/integration/crd/*/input.yaml, plus systematic

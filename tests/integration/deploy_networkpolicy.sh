@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/deploy_networkpolicy.sh ENV_FILE - the optional deploy/networkpolicy is
 # accepted by the real API server once API-SERVER-CIDR is replaced (server-side dry run), and
 # refused while the placeholder is left in (so an unedited apply cannot block admission).

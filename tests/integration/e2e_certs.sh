@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/e2e_certs.sh ENV_FILE - certificates end to end on the REAL API server.
 #
 # Both daemons run as their own identities with exactly deploy/rbac/ applied. kt-reconciler's

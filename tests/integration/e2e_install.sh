@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/e2e_install.sh ENV_FILE - the install manifests: `kubectl kustomize
 # deploy/` builds, the REAL API server accepts every object (server-side dry run, so the
 # shared cluster is not changed), `ktctl validate` accepts the runtimes in it, the shipped

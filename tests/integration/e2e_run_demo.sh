@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (tests/run-demo.sh) with
 # stdin closed, in a temporary KT_RUN_DIR, on KWOK nodes (KT_RUN_NODE=kwok; the real-node tier
 # runs it on the real node): it starts its own full chain (up.sh --full), both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_certs_rotator.c ENV_FILE - certs/rotator against the real API
  * server: the Secret is created and filled, caBundle is injected into webhook configurations
  * (only when it differs: resourceVersions stay put), drift is repaired, a CA rotation keeps

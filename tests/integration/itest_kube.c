@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_kube.c ENV_FILE - every verb of the kube client against the real
  * API server: CRUD on ConfigMaps, paged LIST, selectors, server-side apply conflicts, merge
  * patch, the status subresource (Pods; TrainJobs when the CRD is installed), DELETE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_kube_informer.c ENV_FILE - informers and watches under real faults.
  *
  * One informer (label selector, paged LIST, managedFields stripped) runs on its loop thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_kube_informer_ns.c ENV_FILE - an informer restricted to a list of
  * namespaces (kt_informer_opts.namespaces) on the real API server: one LIST+WATCH per listed
  * namespace into one store; objects of an unlisted namespace never appear, before or after the

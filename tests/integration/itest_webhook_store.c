@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_webhook_store.c - kt-webhook's runtime store on the real API server.
  *
  * The webhook sources are compiled in (STYLE rule 34). Checks, as the cluster admin (the

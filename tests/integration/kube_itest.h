@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/kube_itest.h - helpers shared by the kube client's integration tests:
  * read the cluster's env file, make clients, fresh namespaces, bounded waits, run the
  * cluster scripts. Header-only (static functions), included once per test binary. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/lib.sh - helpers for the shell integration tests (sourced).
 # A test script is run as `SCRIPT ENV_FILE` (ENV_FILE = DIR/env written by tests/cluster/up.sh).
 # It prints one line per check, `ok NAME` or `FAIL NAME: why`, and exits non-zero when any

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/lifecycle_test.sh ENV_FILE - a TrainJob's end of life on the real API
 # server (issue 25), with kt-reconciler as its non-admin identity (deploy/rbac/reconciler):
 # - terminal is terminal: the deleted JobSet (and PodGroup) of a Complete or Failed TrainJob is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/metrics_auth_test.sh ENV_FILE - kt-reconciler's (and, part 5,
 # kt-webhook's) metrics on the real API
 # server: TLS (metrics.secureServing) with TokenReview + SubjectAccessReview in front

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/namespaced_test.sh ENV_FILE - the namespace-scoped install on the real API
 # server. The RBAC is deploy/namespaced's as `kubectl kustomize` renders it (its minimal
 # ClusterRole and its per-namespace Role), bound to a fresh ServiceAccount whose token

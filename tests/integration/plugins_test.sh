@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/plugins_test.sh ENV_FILE - external plugins (api/kt_plugin.h, issue 11) in
 # the daemons on the real API server: kt-webhook with `--plugin require_label.so,...` denies a
 # TrainJob through the API server (registered with a url clientConfig + caBundle, scoped to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/reconciler_test.sh ENV_FILE - kt-reconciler on the real API server
 # (SPEC §5.1-5.5), running as its non-admin identity with exactly deploy/rbac/reconciler
 # applied by the admin. JobSet status is written with kubectl as upstream's integration tests

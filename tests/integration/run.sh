@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/run.sh [TEST...] - the integration tier on a REAL kube-apiserver + etcd.
 # Builds the control plane if needed (tests/cluster/build.sh), starts one cluster in a temp dir,
 # runs every executable tests/integration/*.sh (crd_*.sh first, cluster_*.sh last), every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/status_server_test.sh ENV_FILE - the feature gate TrainJobStatus (SPEC §3.11,
 # §5.8; alpha, off by default) on the real API server:
 #  - kt-webhook without the gate has no status server; with --feature-gates TrainJobStatus=true

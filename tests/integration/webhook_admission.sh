@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_admission.sh ENV_FILE - kt-webhook behind the REAL API server.
 #
 # deploy/rbac/webhook is applied (and nothing else for the webhook's identity), kt-webhook runs

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_lib.sh - kt-webhook behind the REAL API server, for the
 # webhook_*.sh tests (sourced after lib.sh; not executable, so run.sh does not run it).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_update_diff.sh ENV_FILE - `ktctl validate --old OLD NEW` against the
 # REAL API server with kt-webhook registered, for UPDATE requests (issue 18; creates are
 # webhook_validate_diff.sh's and crd_validate_diff.sh's).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_validate_diff.sh ENV_FILE - differential test of `ktctl validate`'s
 # webhook stage against the REAL API server with kt-webhook registered (issue 8; the schema
 # and CEL stages are crd_validate_diff.sh's).

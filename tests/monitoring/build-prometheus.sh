@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/monitoring/build-prometheus.sh - the Prometheus server from its Go module
 # (github.com/prometheus/prometheus, the version promtool is built from, see build-promtool.sh),
 # cached outside the repo by tests/go_install_cached.sh. Built without the React UI assets (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/monitoring/build-promtool.sh - promtool from Prometheus' Go module
 # (github.com/prometheus/prometheus, pinned below: Prometheus 3.x is tagged v0.3xx.y in Go),
 # cached outside the repo by tests/go_install_cached.sh. Built with Prometheus' documented

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/monitoring/chart.py - a line chart as hand-written SVG (no plotting library), for the
 e2e tier's picture of TrainJobs by state (tests/monitoring/prom_check.py chart). Colours follow
 the state names of kubeflow_trainer_trainjobs_by_state.

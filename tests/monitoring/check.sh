@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/monitoring/check.sh [PROMTOOL] - promtool on deploy/monitoring: `check rules` on the
 # PrometheusRule's rule groups, `test rules` (tests/monitoring/rules_test.yaml: every alert
 # fires, and stays quiet on a negative case; checked: each alert has both), and every Grafana dashboard query parsed as

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/monitoring/prom_check.py - what the e2e tier asks a real Prometheus at the end of its
 run (tests/e2e/cases.sh case_prometheus). Standard library only. Each check prints
 `ok NAME (figures)` or `FAIL NAME: why`; the tier counts them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tests/node/sdk_test.py NAMESPACE - the Kubeflow Python SDK (PyPI `kubeflow`, TrainerClient with
 the Kubernetes backend) on the real node: `train(CustomTrainer(func, num_nodes=2))` where func is a
 real torch DDP function, `get_job_logs(follow=True)` streams its output while it runs,

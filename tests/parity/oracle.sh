@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/parity/oracle.sh [BUILD_DIR] - the oracle tier: upstream Kubeflow Trainer v2.3.0's own
 # manager (built from its Go module, tests/parity/upstream_lib.sh) against kt, on the same
 # seeded inputs (tests/parity/oracle_gen.py: >= 500 TrainJobs meant valid, invalid variants,

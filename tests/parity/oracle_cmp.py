@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/parity/oracle_cmp.py - the comparisons of the oracle tier (oracle.sh).
 
   oracle_cmp.py objects KT.json UP.json TRAINJOBS.json DELIBERATE OUT_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/parity/oracle_gen.py SEED OUT_DIR [N] - seeded inputs for the oracle tier (oracle.sh).
 
 Writes, all our own text:

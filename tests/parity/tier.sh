@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/parity/tier.sh BUILD_DIR - behaviour parity of the Flux scripts with upstream v2.3.0.
 #
 # `ktctl render` writes the <job>-flux-entrypoint ConfigMap (entrypoint.sh, init.sh) for the

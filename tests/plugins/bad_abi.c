@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/bad_abi.c - plugins the host must refuse at startup (tests/plugins/tier.sh).
  * Built three times: default = a future ABI major; -DBAD_MINOR = a newer minor than the host
  * knows; -DBAD_CLAIM = claims ComponentBuilder without implementing it. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/plugins/build.sh BUILD_DIR - build the example plugins into BUILD_DIR/plugins/*.so.
 # Each is compiled from its own file against api/kt_plugin.h ONLY (no libkt.a): that is the
 # contract. Warnings are errors. Sanitizer builds of the host load them unchanged.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/extra_configmap.c - example external plugin: a dynamic resource.
  *
  * ComponentBuilder: one ConfigMap `<trainjob>-extra` per TrainJob, in its namespace, with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/mxnet.c - example external plugin: MXNet parameter-server training.
  *
  * Selection: a runtime labelled `trainer.kubeflow.org/framework: mxnet` whose mlPolicy has no

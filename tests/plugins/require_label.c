@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/require_label.c - example external plugin: a platform admission policy.
  *
  * CustomValidation, configured by the text after the first ',' of --plugin:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/status_stub.c - a TrainJobStatus plugin, to test the "exactly one active"
  * rule (tests/plugins/tier.sh): refused next to the built-in one unless the host is given
  * --trainjob-status-plugin StatusStub. Its status: the current one plus a condition

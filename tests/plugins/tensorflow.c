@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/plugins/tensorflow.c - example external plugin: TensorFlow MultiWorkerMirroredStrategy.
  *
  * Selection: a runtime labelled `trainer.kubeflow.org/framework: tensorflow` (the label

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/plugins/tier.sh BUILD_DIR - the external-plugin tier: build the example plugins
 # (build.sh, against api/kt_plugin.h only), then run every case of tests/plugins/golden/.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """big_header.py HOST PORT PATH CA HEADER_BYTES BODY_FILE OUT - one HTTPS POST with an
 oversized header, read while it is still being written.
 

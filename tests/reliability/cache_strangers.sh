@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
 # (issue 20). Anyone who may create ConfigMaps can put our label
 # (trainer.kubeflow.org/trainjob-name) on them; such objects without a TrainJob controller

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/flood.sh ENV_FILE - the webhook keeps answering the API server while
 # others flood it (issue 20, "Done when": >= 95% answered within 2 s, memory bounded).
 # tests/tools/flood holds 3,000 idle TCP connections from twelve loopback addresses

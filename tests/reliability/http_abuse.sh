@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/http_abuse.sh ENV_FILE - the HTTP abuse list against one kt-webhook
 # (issue 20), over TLS from 127.0.0.1: a 10 MB body and a 10 MB chunked body (413), 100,000-deep
 # JSON (400), invalid UTF-8 in a string (400), a 100 KB header (431), wrong methods (405), an

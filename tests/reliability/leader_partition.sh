@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/leader_partition.sh ENV_FILE - leadership expires on time (issue 20): a
 # leader that cannot renew within renewDeadline stops acting before a standby can take the
 # Lease, so two replicas never act at once. Two drills on the real API server:

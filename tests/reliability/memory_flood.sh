@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/memory_flood.sh ENV_FILE - unfinished bodies cannot exhaust kt-webhook's
 # memory (issue 20: 60 such connections once took it to 224 MiB, 120 aborted it under a
 # 512 MiB address-space limit). Two drills with tests/tools/hold_bodies (120 TLS connections,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/reliability/reconciler_faults.sh ENV_FILE - kt-reconciler under faults while TrainJobs
 # are being created (issue 20). Four drills on the real API server, each with its own
 # namespace and N (20) TrainJobs created ten a second in the background (each create retried

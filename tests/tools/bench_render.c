@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/bench_render.c - in-process render benchmark (DESIGN.md targets: >= 10,000
  * renders/s on one core for the torch golden case).
  *

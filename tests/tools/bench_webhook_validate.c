@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/bench_webhook_validate.c - in-process micro-benchmark of kt-webhook's TrainJob
  * review path (webhook/routes.c minus HTTP/TLS), to see where a review's CPU goes.
  *

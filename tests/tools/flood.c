@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/flood.c - a connection flood against a server, for the reliability tier's
  * flood drill (issue 20).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """tests/tools/gen_gotypes.py - writes common/base/gotypes.c, the table of Go JSON field facts
 (key, order, omitempty/omitzero, nested type; each type's Go name as reflect prints it and an
 integer's width) that kt_go_marshal (common/base/fielderr.c) uses to print a bad value the way

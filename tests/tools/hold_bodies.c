@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/hold_bodies.c - hold many unfinished request bodies open on a TLS server, for
  * the admission tier's memory check (issue 20: the body budget).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/rss_floor.c - the memory a process linked like kt-reconciler costs before any
  * kt code runs: the shared libraries loaded (the same pkg-config set as the daemons) and
  * their global initialisation done as the daemons do it (kt__kube_global_init: libcurl, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/tcp_relay.c - a TCP relay that can go silent, for the silent-partition drill
  * (tests/integration/leader_partition.sh).
  *

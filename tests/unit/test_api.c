@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_api.c - the TrainJob and runtime codecs (SPEC §1.2, §1.3).
  *
  * Inline fixtures are JSON with ' for " (see J()). Covers every TrainJob field, the CRD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_base.c - err, buf, str and strv: the base every module uses. */
 #include "tests/test.h"
 

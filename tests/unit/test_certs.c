@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_certs.c - certs/: SPEC §7.2 names and validity, the rotation decision at
  * its boundaries, the folder layout, and an OpenSSL cross-check when `openssl` is installed.
  *

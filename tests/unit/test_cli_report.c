@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_cli_report.c - cli/report.c, the output formats of `ktctl validate`: XML
  * escaping (the five entities, CR/LF/tab in attributes, the characters XML 1.0 forbids and
  * invalid UTF-8), the GitHub workflow-command escaping, the rule ids, the file URIs, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_cli_status.c - cli/status_view.c, the view of `ktctl status`: the line
  * saying what a TrainJob waits for (finished Failed/Complete with reason and message,
  * suspended and suspended by Kueue, resources creation failed, no JobSet yet, the scheduler's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_config.c - the Configuration file loader (SPEC §7.1): defaults, the shipped
  * file, strict decoding, upstream's validation texts, warnings, I/O errors. Expected texts were
  * checked against apimachinery v0.35.4's strict codec and pkg/config/validation.go. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_crypto.c - common/crypto against published and independently computed
  * vectors.
  *

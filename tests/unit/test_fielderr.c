@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_fielderr.c - field errors rendered as upstream (SPEC §4.5). */
 #include "tests/test.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_flag.c - kt_flag_value (common/base/str.c), the "--name value" / "--name=value"
  * scanner the daemons and the plugin flags share, and kt__tls_suite_known (common/net/tlsopts.c),
  * the Go cipher suite names the Configuration loader accepts. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_framework.c - plugin table, build pipeline, TrainJobStatus mapping
  * (SPEC §3.3, §3.8 Status, §3.9) and the runtime-info helpers (SPEC §3.2). */
 #include "tests/test.h"

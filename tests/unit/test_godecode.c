@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_godecode.c - a TrainJob that does not decode into upstream's Go types gets the
  * decoder's own text (each expectation measured against upstream v2.3.0's webhook by
  * tests/parity/oracle.sh, class decode). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_httpd_thread.c - common/httpd over real sockets and real TLS.
  *
  * A small HTTP/1.1 client (GnuTLS or plain TCP) lives here so the tests control every byte:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_json.c - kt_json_*: parse, Go-compatible serialization, getters, equality. */
 #include "tests/test.h"
 

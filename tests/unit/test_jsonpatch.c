@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_jsonpatch.c - common/base/jsonpatch.c (the rules of gomodules.xyz/jsonpatch/v2
  * CreatePatch, which upstream's defaulter answers with) and kt_go_roundtrip (json.Marshal of
  * the decoded Go TrainJob, as a JSON value). Expected texts written from Go's rules. */

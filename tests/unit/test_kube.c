@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_kube.c - the kube client's pure parts: kubeconfig and in-cluster config,
  * Status decoding, watch-line decoding, line splitting, the rate limiter, paths and queries.
  * No network: nothing here opens a connection. */

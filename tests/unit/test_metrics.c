@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_metrics.c - common/metrics: families, series, histogram buckets, the text
  * exposition format (escaping, number formatting), concurrent updates and the process_*
  * families read from /proc/self. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_plugin_abi.c - the host side of the public plugin ABI (api/kt_plugin.h,
  * common/plugins/plugin_abi.c) exercised in-process through an adapter entry, plus the loader's
  * flag parsing and table building without any shared object (tests/plugins/tier.sh covers dlopen).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_plugins.c - the MPI, JAX, XGBoost, Flux, CoScheduling and Volcano plugins
  * (SPEC §3.5-3.7) through the whole build and validation pipelines, with negative cases
  * (self-gating, build errors, validation denials). The byte-exact outputs are pinned by the

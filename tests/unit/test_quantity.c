@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_quantity.c - quantities parse, print and add exactly as apimachinery's
  * resource.Quantity (SPEC §2.5). Expected strings were produced by apimachinery v0.35.4's
  * ParseQuantity/String/Add/Mul on the same inputs. */

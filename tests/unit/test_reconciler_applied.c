@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_applied.c - reconciler/applied.c: an apply is skipped only for
  * the same owner, object, content and the resourceVersion the server answered; forgetting an
  * owner drops its objects and no other's. Compiled in directly (reconciler/ is not part of

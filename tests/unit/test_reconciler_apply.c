@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_apply.c - reconciler/apply.c without a server: the built-in
  * kind table, the discovered-kind cache's lookups and the inputs rejected before any request
  * (discovery itself runs in tests/integration/reconciler_test.sh, plugin-kind case).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_podevents.c - reconciler/podevents.c, the pure parts of the
  * FailedScheduling events: the pod store transform, the unschedulable test, the event message
  * and its cut, and the de-duplicating rate limiter on an injected clock. The posting path

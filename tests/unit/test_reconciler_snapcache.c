@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_snapcache.c - reconciler/snapcache.c: the same text parses once
  * and every caller gets its own object equal to kt_snapshot_parse's; a text differing in one
  * byte is another entry; failures are not kept and carry kt_snapshot_parse's error; more

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_status.c - reconciler/status.c, the pure status steps of the
  * TrainJob reconcile (SPEC §5.1 steps 6-9): time parsing, conditions with upstream's
  * SetStatusCondition rule, Suspended/Resumed, the DeadlineExceeded preservation, the active

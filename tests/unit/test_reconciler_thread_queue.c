@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_thread_queue.c - reconciler/queue.c: de-duplication, the
  * processing/dirty rule, delays and per-key backoff on an injected clock, shutdown, and many
  * producers and workers at once (run under TSan too, hence "thread" in the name): no key is

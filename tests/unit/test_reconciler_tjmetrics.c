@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_tjmetrics.c - reconciler/tjmetrics.c: the kubeflow_trainer_
  * TrainJob metrics from informer events. Created only after the process start, each
  * transition counted once (a repeated update with the same conditions, a stale re-delivery),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_unlabelled.c - reconciler/unlabelled.c: only objects whose
  * controller ownerReference is a TrainJob (and that lack our label) are kept; the sealed set
  * answers by resource, namespace and name, without duplicates; a LIST that failed makes only its

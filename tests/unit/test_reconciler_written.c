@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_written.c - reconciler/written.c: a written status is offered
  * only while the cache shows a revision the write superseded, for the same TrainJob uid; the
  * cache catching up, another writer, a re-created TrainJob or forgetting drops it. Compiled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_review_json.c - webhook/review_json.c, the fast AdmissionReview reader,
  * against jansson: every body it takes must come out as jansson's tree (the kept members,
  * same types, values and key order); every body outside its subset (and every malformed

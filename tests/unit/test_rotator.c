@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_rotator.c - certs/rotator's pure parts: the caBundle with and without a
  * retiring CA, Secret data round trips (including broken data), caBundle injection into a
  * webhook configuration, and the operator namespace file. The cluster I/O is covered by

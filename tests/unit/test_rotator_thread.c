@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_rotator_thread.c - certs/rotator_run.c's thread (TSan tier): a follower
  * never ticks but keeps asking whether it leads; a leader whose passes fail (no API server)
  * counts no pass; kt_certs_rotator_free wakes and joins the thread from either wait, and

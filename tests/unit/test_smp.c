@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_smp.c - strategic merge patch for JobSetSpec / PodSpec (SPEC §3.2). */
 #include "tests/test.h"
 

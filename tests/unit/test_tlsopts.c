@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_tlsopts.c - the Configuration's tls options as a GnuTLS priority string
  * (common/net/tlsopts.c), and end to end: an HTTPS server built with that string refuses the
  * TLS versions and TLS 1.2 ciphers the Configuration excludes. */

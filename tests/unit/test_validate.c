@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_validate.c - common/validate*.c: rule coverage of the compiled-in schemas,
  * transition rules (update), the runtimePatches time defaulter (SPEC §4.2), the aggregate
  * string (SPEC §4.5) and strict decoding. Expected texts are the API server's, captured in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_webhook_thread.c - kt-webhook's routes under concurrent load (run under TSan
  * too, hence the file name), plus the AdmissionReview codec's exact output.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_yaml.c - kt_yaml_*: YAML 1.1 scalar typing as sigs.k8s.io/yaml (go-yaml v2)
  * reads it, anchors and merge keys, line table, caps, errors, and emit round trips. */
 #include "tests/test.h"

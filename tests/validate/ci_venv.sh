@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/validate/ci_venv.sh - sourced by formats.sh and precommit.sh (not run): the PyPI tools
 # they check kt's CI outputs and pre-commit hooks with, in one venv outside the repo,

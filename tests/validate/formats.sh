@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/validate/formats.sh [BUILD_DIR] - `ktctl validate`'s CI formats (JUnit, SARIF, GitHub),
 # checked by other people's validators (issue 27 item 4):
 #   - every `-o junit` golden case (fmt-*) and a file whose name holds & < > ' and a control

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/validate/precommit.sh [--from-source] [BUILD_DIR] - kt's pre-commit hooks
 # (.pre-commit-hooks.yaml, deploy/pre-commit/ktctl-validate) run by the real pre-commit (PyPI,
 # pinned in ci_venv.sh) as a user runs them: `pre-commit install` in a scratch git repository whose

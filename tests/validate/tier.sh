@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/validate/tier.sh BUILD_DIR - golden cases of `ktctl validate` (DESIGN.md interface).
 #
 # A case is a directory tests/validate/<case>/ with input files, a `spec` file naming the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // kt-certgen DIR - writes the test control plane's key material into DIR: a CA (ca.crt, ca.key),
 // the API server's serving certificate (apiserver.*, SANs 127.0.0.1, localhost, the in-cluster
 // names of the kubernetes Service and its IP 10.0.0.1, and the node IP when given), the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command coredns is the real node's cluster DNS (tests/cluster/node.sh): CoreDNS built from its
 // Go module with only the plugins node.sh's Corefile uses, the way CoreDNS documents compiling a
 // custom set (a main package of our own instead of core/plugin's list of all of them). The full

@@ -1,3 +1,4 @@
+{{- /* SPDX-License-Identifier: Apache-2.0 */ -}}
 {{/* Labels on every object: the chart's own plus commonLabels. */}}
 {{- define "kt.labels" -}}
 app.kubernetes.io/name: trainer
