@@ -27,26 +27,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() {
-    pass=$((pass + 1))
-    echo "ok $1"
-}
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $1: $2"
-}
-check() { # check NAME CMD...
-    local name=$1
-    shift
-    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$T/check.out")"; fi
-}
+. "$root/tests/tier_lib.sh"
 finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
+    tier_finish
     exit $?
 }
 now() { date +%s; }
