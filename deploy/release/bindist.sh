@@ -40,7 +40,8 @@ done
 cd "$rel_root"
 cp api/*.yaml "$p/share/kt/api/"
 cp -R deploy "$p/share/kt/deploy"
-rm -rf "$p/share/kt/deploy/helm" "$p/share/kt/deploy/image" "$p/share/kt/deploy/release"
+rm -rf "$p/share/kt/deploy/helm" "$p/share/kt/deploy/image" "$p/share/kt/deploy/release" \
+    "$p/share/kt/deploy/pre-commit"
 cp README.md LICENSE "$p/share/doc/kt/"
 # NOTICE lists the libraries linked into the binaries and their licences; shipped with them
 # whenever the repository has one.

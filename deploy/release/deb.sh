@@ -65,7 +65,8 @@ done
 cd "$rel_root"
 install -m 0644 api/*.yaml "$p/usr/share/kt/api/"
 cp -R deploy "$p/usr/share/kt/deploy"
-rm -rf "$p/usr/share/kt/deploy/helm" "$p/usr/share/kt/deploy/image" "$p/usr/share/kt/deploy/release"
+rm -rf "$p/usr/share/kt/deploy/helm" "$p/usr/share/kt/deploy/image" "$p/usr/share/kt/deploy/release" \
+    "$p/usr/share/kt/deploy/pre-commit"
 # the years of the history (first commit .. last); without .git (a source tarball) the last commit's
 first=$(git -C "$rel_root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | head -n 1) || true
 last=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)

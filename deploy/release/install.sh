@@ -8,7 +8,8 @@
 #   BINDIR/kt-webhook kt-reconciler ktctl (from BUILD_DIR/bin), BINDIR/kubectl-kt -> ktctl
 #   MANDIR/man1/ktctl.1 ktctl-SUB.1, MANDIR/man8/kt-webhook.8 kt-reconciler.8 (docs/man/build.sh)
 #   DATADIR/kt/api/        the CRDs and their kustomization
-#   DATADIR/kt/deploy/     the install manifests and the Helm chart (no scripts)
+#   DATADIR/kt/deploy/     the install manifests and the Helm chart (no scripts, none of the
+#                          image, release or pre-commit tooling)
 #   DOCDIR/                LICENSE NOTICE README.md CHANGELOG.md docs/*.md
 #   DATADIR/kt/installed-files: the manifest, every file, link and directory install made
 # uninstall removes what the manifest lists (files and links, then the directories install made,
@@ -136,7 +137,8 @@ for m in "$w"/man/*.8; do put 0644 "$m" "$MANDIR/man8/${m##*/}"; done
 for f in api/*.yaml; do put 0644 "$f" "$KTDIR/$f"; done
 while IFS= read -r f; do
     if [ -L "$f" ]; then link "$(readlink "$f")" "$KTDIR/$f"; else put 0644 "$f" "$KTDIR/$f"; fi
-done < <(find deploy \( -type f -o -type l \) ! -name '*.sh' | LC_ALL=C sort)
+done < <(find deploy \( -path deploy/image -o -path deploy/release -o -path deploy/pre-commit \) -prune -o \
+    \( -type f -o -type l \) ! -name '*.sh' -print | LC_ALL=C sort)
 for f in LICENSE NOTICE README.md CHANGELOG.md; do put 0644 "$f" "$DOCDIR/$f"; done
 for f in docs/*.md; do put 0644 "$f" "$DOCDIR/$f"; done
 

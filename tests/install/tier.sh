@@ -33,6 +33,9 @@ done
 check "installed /usr/bin/kubectl-kt -> ktctl" test "$(readlink "$U/bin/kubectl-kt")" = ktctl
 check "installed binaries are executable" test -x "$U/bin/ktctl" -a -x "$U/bin/kt-webhook" -a -x "$U/bin/kt-reconciler"
 check "no scripts under share/kt" test "$(find "$U/share/kt" -name '*.sh' | wc -l)" -eq 0
+for d in image release pre-commit; do
+    check "no deploy/$d tooling under share/kt" test ! -e "$U/share/kt/deploy/$d"
+done
 check "nothing outside PREFIX" test "$(find "$S" -mindepth 1 -maxdepth 1 | wc -l)" -eq 1
 
 mkdir -p "$T/elsewhere"
