@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/runner_lib.sh - what the integration and reliability runners share (sourced by
 # tests/integration/run.sh and tests/reliability/run.sh; they set pass=0 fail=0 first).
 #   secs START_NS        "S.mmms" since START_NS (date +%s%N)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/tier_lib.sh - shared by the shell tiers (sourced, not run): a scratch folder $T removed
 # on exit, and the checks that count into the final "N passed, N failed" line.
 T=$(mktemp -d)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/cluster/full.sh - the rest of the chain for `up.sh --full` (sourced by up.sh after the
 # API server is ready and the CRDs are Established): kube-controller-manager, kube-scheduler,
 # scheduler-plugins' scheduler (Coscheduling, as a second scheduler), the JobSet controller with

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/cluster/lib.sh - shared helpers of up.sh, restart-apiserver.sh and down.sh (sourced).
 # A cluster directory DIR holds the certificates, the kubeconfigs, the logs (DIR/*.log), the
 # API server's extra flags (DIR/apiserver.flags) and DIR/env, the interface other code reads.

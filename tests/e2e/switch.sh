@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/e2e/switch.sh - case_switch of the e2e tier (sourced by tests/e2e/cases.sh): a live
 # cluster switched between upstream Kubeflow Trainer v2.3.0's manager (tests/parity/
 # upstream_lib.sh, its own webhooks registered) and kt, both ways, and across a kt upgrade.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/integration/certs_lib.sh - throwaway TLS certificates for the shell tests (sourced;
 # not executable, so run.sh does not run it). Sourced by lib.sh and by tests/admission/tier.sh,
 # which runs without a cluster and so cannot source lib.sh.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/integration/lib.sh - helpers for the shell integration tests (sourced).
 # A test script is run as `SCRIPT ENV_FILE` (ENV_FILE = DIR/env written by tests/cluster/up.sh).
 # It prints one line per check, `ok NAME` or `FAIL NAME: why`, and exits non-zero when any

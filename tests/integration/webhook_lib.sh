@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/integration/webhook_lib.sh - kt-webhook behind the REAL API server, for the
 # webhook_*.sh tests (sourced after lib.sh; not executable, so run.sh does not run it).
 #

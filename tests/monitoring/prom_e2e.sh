@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/monitoring/prom_e2e.sh - a real Prometheus in the e2e tier (sourced by tests/e2e/run.sh,
 # which provides D, T, ROOT, kc, die, ok, bad and the daemons' portfiles). Prometheus is built
 # from its Go module (tests/monitoring/build-prometheus.sh, cached outside the repo), stores in

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/node/cases.sh - the cases of the real-node tier, in the order they run (sourced by
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/node/lib.sh - helpers of the real-node tier (sourced by tests/node/run.sh after the
 # cluster is up: kc, helm, D, T, WAIT and NS are set). The test images come through the
 # cluster's own helpers (tests/cluster/node.sh): kt_node_image_ref NAME (the reference pods

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/node/make_run.sh - `make run` (tests/run-demo.sh, stdin closed) and the real node
 # (sourced by tests/node/run.sh; uses its ok/bad/check, T and D).
 #   make_run_busy - while the tier's cluster holds the node: KT_RUN_NODE=auto says in one line

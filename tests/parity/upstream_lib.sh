@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/parity/upstream_lib.sh - upstream Kubeflow Trainer v2.3.0's manager as a test oracle
 # (sourced; not executable). Test-only: built from the Go module through the module proxy into a
 # per-version cache outside the repo, never shipped.

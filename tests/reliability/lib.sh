@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # tests/reliability/lib.sh - helpers for the reliability drills (sourced after
 # tests/integration/lib.sh, so ENV_FILE, kc, it_ok/it_fail/it_finish are there).
 # rel_poll, rel_rss_kb, rel_webhook_start (kt-webhook on throwaway certificates, objects from a
