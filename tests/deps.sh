@@ -8,7 +8,7 @@
 set -euo pipefail
 pkgs="build-essential pkg-config libmicrohttpd-dev libgnutls28-dev nettle-dev libjansson-dev
 libcurl4-gnutls-dev libyaml-dev clang libclang-rt-14-dev clang-format valgrind openssl curl jq
-containerd runc containernetworking-plugins iptables mmdebstrap umoci help2man groff-base"
+containerd runc containernetworking-plugins iptables mmdebstrap umoci help2man groff-base shellcheck"
 missing=""
 for p in $pkgs; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

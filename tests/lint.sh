@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27), the
 # layering of common/ (tests/layers.py, common/README.md) and the SPDX licence line of every source
-# file (deploy/release/spdx.sh), each of the last two after its self-test.
+# file (deploy/release/spdx.sh), each of the last two after its self-test, and shellcheck's errors.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -45,6 +45,26 @@ else
     fail=$((fail + 1))
 fi
 rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
+# Shell: shellcheck's errors (-S error) in every shell script kt owns (*.sh and files with a sh/bash
+# shebang); a snippet with a known error first proves the check can fail.
+shells=$({
+    git ls-files '*.sh'
+    git ls-files | grep -v '\.sh$' | while IFS= read -r f; do
+        [ -f "$f" ] && head -c 40 "$f" | head -n 1 | grep -qE '^#!.*(/|env )(ba)?sh$' && echo "$f"
+    done
+} | sort -u)
+if ! command -v shellcheck >/dev/null; then
+    echo "lint: shellcheck missing (make deps installs it)"
+    fail=$((fail + 1))
+elif printf '#!/bin/bash\nif true; then\n' | shellcheck -S error - >/dev/null 2>&1; then
+    echo "lint: shellcheck -S error passed a script with a syntax error"
+    fail=$((fail + 1))
+elif ! shellcheck -S error $shells; then
+    echo "lint: shellcheck -S error (above)"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 if command -v clang-format >/dev/null; then
     bad=""
     for f in $files; do
