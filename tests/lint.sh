@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/lint.sh - banned functions (STYLE rule 38), the clang-format check (rule 27), the
-# layering of common/ (tests/layers.py, common/README.md) and the SPDX licence line of every source
-# file (deploy/release/spdx.sh), each of the last two after its self-test, and shellcheck's errors.
+# tests/lint.sh - banned functions (strcpy, sprintf, atoi, ...), raw allocation outside
+# common/base/mem.c, the layering of common/ (tests/layers.py, common/README.md), the SPDX
+# licence line of every source file (deploy/release/spdx.sh), each of those two after its
+# self-test, shellcheck's errors and the clang-format check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0

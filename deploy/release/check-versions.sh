@@ -4,7 +4,8 @@
 # common/base/version.h (KT_RELEASE; KT_UPSTREAM_RELEASE for the upstream one): the chart's
 # version and appVersion (deploy/helm/kt/Chart.yaml), its image.tag default (values.yaml: empty,
 # i.e. the chart version, or the release), its upstream-release annotation, and the image tag
-# of the kustomize install (deploy/kustomization.yaml newTag). Prints each disagreement and
+# of the kustomize install (deploy/kustomization.yaml newTag) and CHANGELOG.md's newest release.
+# The docs tier (tests/docs/changelog.sh) runs it too. Prints each disagreement and
 # exits 1; `make release` runs it first. ROOT defaults to this repository.
 set -euo pipefail
 r=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -29,5 +30,8 @@ tag=$(awk '/^image:/ { in_image = 1; next } /^[^ #]/ { in_image = 0 } in_image &
     "$r/deploy/helm/kt/values.yaml" | unq)
 [ -z "$tag" ] || same "deploy/helm/kt/values.yaml image.tag" "$tag" "$v"
 same "deploy/kustomization.yaml newTag" "$(grep -m1 'newTag:' "$r/deploy/kustomization.yaml" | unq)" "$v"
+# CHANGELOG.md: the newest released section (the first `## [X.Y.Z] - DATE`, after Unreleased)
+same "CHANGELOG.md newest release" \
+    "$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\] - .*/\1/p' "$r/CHANGELOG.md" | head -n 1)" "$v"
 [ "$bad" -eq 0 ] && echo "check-versions: $v everywhere (upstream $up)"
 exit "$bad"

@@ -40,7 +40,7 @@ log() { echo "cluster-build: $*" >&2; }
 
 # k8s_bins - the k8s.io/kubernetes binaries to build: the API server and kubectl always; with
 # --full/--chain also kube-controller-manager and kube-scheduler, with --full the real node's
-# kubelet and kube-proxy (same module, same version; CLUSTER.md section 7).
+# kubelet and kube-proxy (same module, same version; docs/development.md "A real node").
 k8s_bins() {
     echo kube-apiserver kubectl
     [ "$FULL" = 0 ] || echo kube-controller-manager kube-scheduler

@@ -12,6 +12,7 @@
 #            last change to the code, the changelog changed. Without .git (a source tarball)
 #            this one is skipped with a note.
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 1
 PRODUCT=(common webhook reconciler cli api certs deploy)
@@ -40,16 +41,15 @@ else
     bad "changelog: every release heading is ## [X.Y.Z] - YYYY-MM-DD" "$(head -n 1 <<<"$badform")"
 fi
 
-top=$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\] - .*/\1/p' "$c" | head -n 1)
-h=$(sed -n 's/^#define KT_RELEASE "\(.*\)"$/\1/p' common/base/version.h 2>/dev/null)
-chart=$(sed -n 's/^version:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' deploy/helm/kt/Chart.yaml 2>/dev/null)
-tag=$(sed -n 's/^[[:space:]]*newTag:[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' deploy/kustomization.yaml 2>/dev/null)
-if [ -n "$top" ] && [ "$top" = "$h" ] && [ "$top" = "$chart" ] && [ "$top" = "$tag" ]; then
-    ok "changelog: newest release $top = KT_RELEASE = Chart.yaml version = deploy newTag"
+# Every version string (CHANGELOG's newest release, the chart, deploy's tag) against version.h:
+# deploy/release/check-versions.sh, the check `make release` runs first.
+if "$here/../../deploy/release/check-versions.sh" "$root" >"${TMPDIR:-/tmp}/kt-cv.$$" 2>&1; then
+    ok "changelog: newest release = KT_RELEASE = the chart's versions = deploy newTag"
 else
-    bad "changelog: newest release = KT_RELEASE = Chart.yaml version = deploy newTag" \
-        "CHANGELOG.md '$top', common/base/version.h '$h', deploy/helm/kt/Chart.yaml '$chart', deploy/kustomization.yaml newTag '$tag'"
+    bad "changelog: newest release = KT_RELEASE = the chart's versions = deploy newTag" \
+        "$(tr '\n' ' ' <"${TMPDIR:-/tmp}/kt-cv.$$")"
 fi
+rm -f "${TMPDIR:-/tmp}/kt-cv.$$"
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
     [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then

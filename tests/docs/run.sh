@@ -194,7 +194,7 @@ G=$T/clrepo
 g() { git -C "$G" -c user.name=kt-test -c user.email=kt-test@localhost -c commit.gpgsign=false "$@" >/dev/null 2>&1; }
 rm -rf "$G" && mkdir -p "$G/common/base" "$G/deploy/helm/kt" "$G/docs"
 cp CHANGELOG.md "$G/" && cp common/base/version.h "$G/common/base/" && cp deploy/kustomization.yaml "$G/deploy/"
-cp deploy/helm/kt/Chart.yaml "$G/deploy/helm/kt/" && echo 'int x;' >"$G/common/base/x.c"
+cp deploy/helm/kt/Chart.yaml deploy/helm/kt/values.yaml "$G/deploy/helm/kt/" && echo 'int x;' >"$G/common/base/x.c"
 g init -q -b main && g add -A && g commit -q -m "first"
 # changelog_case NAME WANT: the checker on $G; WANT "pass", or a FAIL text it must print
 changelog_case() {
@@ -220,7 +220,7 @@ g checkout -q main && printf -- '- w.\n' >>"$G/CHANGELOG.md" && g commit -qam "m
 g merge -q --no-edit side
 changelog_case "negative: changelog: a merged branch's code, the changelog changed only on the other side" "moved when code moved: 1 commit.*side: code"
 sed -i 's/KT_RELEASE "[^"]*"/KT_RELEASE "9.9.9"/' "$G/common/base/version.h"
-changelog_case "negative: changelog: version.h differs from the newest release" "KT_RELEASE .*version.h '9.9.9'"
+changelog_case "negative: changelog: version.h differs from the newest release" "CHANGELOG.md newest release is '[0-9.]*', common/base/version.h says '9.9.9'"
 git -C "$G" checkout -q -- . && sed -i '0,/^## \[Unreleased\]$/s//## Unreleased/' "$G/CHANGELOG.md"
 changelog_case "negative: changelog: [Unreleased] missing at the top" "Unreleased\] comes first"
 git -C "$G" checkout -q -- . && rm -rf "$G/.git" && printf -- '- v.\n' >>"$G/CHANGELOG.md"

@@ -14,7 +14,7 @@ b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 . "$root/tests/tier_lib.sh"
 inst="$root/deploy/release/install.sh"
-version=$(sed -n 's/^#define KT_RELEASE "\(.*\)"$/\1/p' "$root/common/base/version.h")
+version=$(make -s -C "$root" print-version)
 
 S="$T/stage"
 U="$S/usr"
