@@ -11,6 +11,7 @@
 #   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR
 #   make release    build/release/VERSION/: source and binary tarballs, .deb, image, SBOM, chart, SHA256SUMS
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
+#   (a change of flags recompiles: $(B)/.build-flags)
 
 comma := ,
 # kt's release: common/base/version.h is the one source (docs/releasing.md).
@@ -43,6 +44,18 @@ CFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN
               -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 LIBS := $(PKG_LIBS) -lpthread -ldl -lm
+
+# Objects remember the flags they were built with (as git's GIT-CFLAGS and redis's .make-settings
+# do): every object and binary of $(B) depends on $(B)/.build-flags, which is rewritten whenever
+# the compiler, CFLAGS (WERROR, SANITIZER, CFLAGS=...), LDFLAGS or the libraries differ from the
+# last build there, so `make WERROR=1` after a plain `make` compiles everything again
+# (tests/build/tier.sh checks it).
+FLAGS_FILE := $(B)/.build-flags
+BUILD_FLAGS := $(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(LIBS)
+ifneq ($(file <$(FLAGS_FILE)),$(BUILD_FLAGS))
+  $(shell mkdir -p $(B))
+  $(file >$(FLAGS_FILE),$(BUILD_FLAGS))
+endif
 
 ifeq ($(V),)
   Q := @
@@ -88,36 +101,36 @@ ifeq ($(VARIANT),plain)
 	$(Q)if [ -e $(B)/bin/ktctl ]; then ln -sf ../$(B)/bin/ktctl bin/kubectl-kt; fi
 endif
 
-$(B)/%.o: %.c
+$(B)/%.o: %.c $(FLAGS_FILE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
-$(LIB): $(LIB_OBJS)
+$(LIB): $(LIB_OBJS) $(FLAGS_FILE)
 	$(call say,AR,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)rm -f $@
-	$(Q)ar rcs $@ $^
+	$(Q)ar rcs $@ $(filter %.o,$^)
 
-$(B)/bin/kt-webhook: $(webhook_objs) $(LIB)
-$(B)/bin/kt-reconciler: $(reconciler_objs) $(LIB)
-$(B)/bin/ktctl: $(cli_objs) $(LIB)
+$(B)/bin/kt-webhook: $(webhook_objs) $(LIB) $(FLAGS_FILE)
+$(B)/bin/kt-reconciler: $(reconciler_objs) $(LIB) $(FLAGS_FILE)
+$(B)/bin/ktctl: $(cli_objs) $(LIB) $(FLAGS_FILE)
 $(BINS):
 	$(call say,LD,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(LDFLAGS_ALL) -o $@ $(filter-out $(FLAGS_FILE),$^) $(LIBS)
 
-$(B)/tests/%: tests/unit/%.c $(LIB)
+$(B)/tests/%: tests/unit/%.c $(LIB) $(FLAGS_FILE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
-$(B)/tools/%: tests/tools/%.c $(LIB)
+$(B)/tools/%: tests/tools/%.c $(LIB) $(FLAGS_FILE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)
 
-$(B)/itests/%: tests/integration/%.c $(LIB)
+$(B)/itests/%: tests/integration/%.c $(LIB) $(FLAGS_FILE)
 	$(call say,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_ALL) -MF $@.d -o $@ $< $(LIB) $(LDFLAGS_ALL) $(LIBS)

@@ -11,6 +11,10 @@ cd "$(dirname "$0")/.."
 pass=0
 fail=0
 jobs=$(nproc)
+# Every make below and every make a tier script calls builds with -Werror: the Makefile
+# recompiles objects whose flags changed ($(B)/.build-flags), so one setting for the whole run
+# keeps build/plain from being compiled twice.
+export WERROR=1
 step() { # name, command... ; adds the step's "N passed, N failed" to the total
     local name=$1 out rc p f t0 t1 line
     shift

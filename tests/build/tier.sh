@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# tests/build/tier.sh BUILD_DIR - the Makefile rebuilds what was compiled with other flags:
+# objects depend on $(B)/.build-flags, rewritten when CC, CFLAGS, WERROR, SANITIZER, LDFLAGS or
+# the libraries change (docs/development.md "Building"). One object in a scratch build folder,
+# asked with `make -q` (exit 0: up to date, 1: would rebuild). BUILD_DIR is not used: the
+# scratch folder keeps the real build untouched.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/tests/tier_lib.sh"
+# The scratch build must not inherit the calling make's variables (make unit WERROR=1 passes
+# them down in MAKEFLAGS) nor make test's exported WERROR.
+unset MAKEFLAGS MFLAGS MAKELEVEL WERROR SANITIZER CFLAGS LDFLAGS
+
+sb="$T/b"
+obj="$sb/common/base/str.o"
+mk() { make -s -C "$root" B="$sb" "$@"; }
+# up_to_date VARS... - make -q says obj needs nothing with these variables.
+up_to_date() { mk -q "$@" "$obj" >/dev/null 2>&1; }
+
+check builds mk "$obj"
+check same-flags-up-to-date up_to_date
+if up_to_date WERROR=1; then
+    bad werror-rebuilds "make -q WERROR=1 after a plain build says $obj is up to date"
+else
+    ok werror-rebuilds
+fi
+check werror-builds mk WERROR=1 "$obj"
+check werror-then-up-to-date up_to_date WERROR=1
+if up_to_date CFLAGS=-DKT_FLAGS_PROBE=1 WERROR=1; then
+    bad cflags-rebuilds "a new CFLAGS left $obj up to date"
+else
+    ok cflags-rebuilds
+fi
+if up_to_date; then
+    bad back-to-plain-rebuilds "the plain flags after a WERROR build left $obj up to date"
+else
+    ok back-to-plain-rebuilds
+fi
+if grep -q -- '-Werror' "$sb/.build-flags" 2>/dev/null; then
+    bad flags-file-follows "$sb/.build-flags still names -Werror after a plain make"
+else
+    ok flags-file-follows
+fi
+tier_finish
