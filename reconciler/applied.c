@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/hash.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
 
@@ -23,11 +24,7 @@ struct kt_applied {
 
 uint64_t kt_applied_hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
+    return kt_fnv64_str(KT_FNV64_BASIS, s);
 }
 
 uint64_t kt_applied_hash_obj(const json_t *obj)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/hash.h"
 #include "common/base/json.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
@@ -106,14 +107,6 @@ struct kt_evlimit {
     } bucket[EVLIMIT_SLOTS];
 };
 
-static uint64_t fnv(uint64_t h, const char *s)
-{
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return (h ^ 0xff) * 1099511628211ull; /* a separator no UTF-8 string contains */
-}
-
 struct kt_evlimit *kt_evlimit_new(void)
 {
     struct kt_evlimit *l = kt_xcalloc(1, sizeof(*l));
@@ -152,7 +145,8 @@ static bool take_token(struct kt_evlimit *l, uint64_t uh, double now)
 
 bool kt_evlimit_allow(struct kt_evlimit *l, const char *uid, const char *msg, double now)
 {
-    uint64_t uh = fnv(1469598103934665603ull, uid) | 1, mh = fnv(uh, msg) | 1;
+    uint64_t uh = kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, uid)) | 1;
+    uint64_t mh = kt_fnv64_sep(kt_fnv64_str(uh, msg)) | 1;
     size_t i = (size_t)(mh % EVLIMIT_SLOTS);
     bool ok = false;
     pthread_mutex_lock(&l->mu);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/base/hash.h"
 #include "common/base/mem.h"
 
 struct entry {
@@ -98,15 +99,6 @@ void kt_queue_free(struct kt_queue *q)
     free(q);
 }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
-}
-
 static void rehash(struct kt_queue *q)
 {
     size_t n = q->nbuckets * 2;
@@ -115,7 +107,7 @@ static void rehash(struct kt_queue *q)
         struct entry *e = q->buckets[i];
         while (e) {
             struct entry *next = e->hnext;
-            size_t h = hash_str(e->key) & (n - 1);
+            size_t h = kt_fnv64_str(KT_FNV64_BASIS, e->key) & (n - 1);
             e->hnext = b[h];
             b[h] = e;
             e = next;
@@ -128,7 +120,7 @@ static void rehash(struct kt_queue *q)
 
 static struct entry *find(struct kt_queue *q, const char *key, bool create)
 {
-    size_t h = hash_str(key) & (q->nbuckets - 1);
+    size_t h = kt_fnv64_str(KT_FNV64_BASIS, key) & (q->nbuckets - 1);
     for (struct entry *e = q->buckets[h]; e; e = e->hnext) {
         if (strcmp(e->key, key) == 0) {
             return e;
@@ -139,7 +131,7 @@ static struct entry *find(struct kt_queue *q, const char *key, bool create)
     }
     if (q->nentries + 1 > q->nbuckets) {
         rehash(q);
-        h = hash_str(key) & (q->nbuckets - 1);
+        h = kt_fnv64_str(KT_FNV64_BASIS, key) & (q->nbuckets - 1);
     }
     struct entry *e = kt_xcalloc(1, sizeof(*e));
     e->key = kt_xstrdup(key);
@@ -156,7 +148,7 @@ static void maybe_drop(struct kt_queue *q, struct entry *e)
     if (e->dirty || e->processing || e->heap_idx >= 0 || e->failures > 0) {
         return;
     }
-    struct entry **pp = &q->buckets[hash_str(e->key) & (q->nbuckets - 1)];
+    struct entry **pp = &q->buckets[kt_fnv64_str(KT_FNV64_BASIS, e->key) & (q->nbuckets - 1)];
     while (*pp != e) {
         pp = &(*pp)->hnext;
     }

@@ -12,6 +12,7 @@
 #include "api/trainjob.h"
 #include "apply.h"
 #include "common/crypto/crypto.h"
+#include "common/base/hash.h"
 #include "common/base/json.h"
 #include "common/base/log.h"
 #include "common/framework/snapshot.h"
@@ -954,24 +955,12 @@ out:
     return rc;
 }
 
-static uint64_t fnv(const char *a, const char *b)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (const char *s = a; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    h = (h ^ '/') * 1099511628211ull;
-    for (const char *s = b; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    }
-    return h;
-}
-
 /* True when the same message was recorded for this TrainJob recently (then it is skipped);
  * otherwise remembers it. */
 static bool event_seen(struct kt_rec *r, const struct kt_trainjob *tj, const char *msg)
 {
-    uint64_t kh = fnv(tj->namespace_, tj->uid), mh = fnv(msg, "");
+    uint64_t kh = kt_fnv64_str(kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, tj->namespace_)), tj->uid);
+    uint64_t mh = kt_fnv64_str(KT_FNV64_BASIS, msg);
     double now = now_of(r);
     struct kt_rec_event_slot *s = &r->ev_slots[kh % (sizeof(r->ev_slots) / sizeof(r->ev_slots[0]))];
     pthread_mutex_lock(&r->ev_mu);

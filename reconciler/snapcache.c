@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/base/hash.h"
 #include "common/base/mem.h"
 #include "common/framework/snapshot.h"
 
@@ -45,15 +46,6 @@ void kt_snapcache_free(struct kt_snapcache *c)
     free(c);
 }
 
-static uint64_t hash_of(const char *s, size_t len)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    }
-    return h;
-}
-
 /* The slot holding text, or NULL. Under c->mu. */
 static struct slot *find(struct kt_snapcache *c, uint64_t h, const char *text, size_t len)
 {
@@ -69,7 +61,7 @@ static struct slot *find(struct kt_snapcache *c, uint64_t h, const char *text, s
 json_t *kt_snapcache_parse(struct kt_snapcache *c, const char *text, struct kt_err *err)
 {
     size_t len = strlen(text);
-    uint64_t h = hash_of(text, len);
+    uint64_t h = kt_fnv64_mem(KT_FNV64_BASIS, text, len);
     json_t *root;
 
     pthread_mutex_lock(&c->mu);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/base/hash.h"
 #include "common/base/json.h"
 #include "common/kube/kube_internal.h"
 #include "common/base/log.h"
@@ -136,15 +137,6 @@ static void src_init(struct src *sr, struct kt_informer *inf, const char *ns)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
-static uint32_t hash_of(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++) {
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    }
-    return h;
-}
-
 /* The link that points at key's entry (or the NULL link ending its chain). */
 static struct entry **table_slot(const struct table *t, const char *key, uint32_t hash)
 {
@@ -163,7 +155,7 @@ static struct entry **table_slot(const struct table *t, const char *key, uint32_
 
 static struct entry *table_get(const struct table *t, const char *key)
 {
-    struct entry **p = table_slot(t, key, hash_of(key));
+    struct entry **p = table_slot(t, key, kt_fnv32_str(key));
     return p ? *p : NULL;
 }
 
@@ -207,7 +199,7 @@ static struct entry *table_put(struct table *t, struct entry *e)
 /* Unlink key's entry; returns it (the caller's now) or NULL. */
 static struct entry *table_del(struct table *t, const char *key)
 {
-    struct entry **p = table_slot(t, key, hash_of(key)), *old = p ? *p : NULL;
+    struct entry **p = table_slot(t, key, kt_fnv32_str(key)), *old = p ? *p : NULL;
 
     if (old) {
         *p = old->next;
@@ -217,15 +209,6 @@ static struct entry *table_del(struct table *t, const char *key)
 }
 
 /* ---- shared long strings ---------------------------------------------------------------- */
-
-static uint32_t hash_mem(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    }
-    return h;
-}
 
 static void blobs_grow(struct blobs *t)
 {
@@ -248,7 +231,7 @@ static void blobs_grow(struct blobs *t)
 /* A reference to the blob holding s[0..n) (made when new). */
 static struct blob *blob_ref(struct blobs *t, const char *s, size_t n)
 {
-    uint32_t h = hash_mem(s, n);
+    uint32_t h = kt_fnv32_mem(s, n);
     struct blob *x;
 
     if (t->n >= t->nb) {
@@ -636,7 +619,7 @@ static struct entry *entry_new(struct kt_informer *inf, const char *key, json_t 
         memcpy(e->blobs, refs.data, refs.len);
     }
     kt_buf_release(&refs);
-    e->hash = hash_of(key);
+    e->hash = kt_fnv32_str(key);
     e->mark = 0;
     e->rv_off = (uint32_t)(klen + 1);
     e->text_off = (uint32_t)(klen + rlen + 2);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_base.c - err, buf, str and strv: the base every module uses. */
+/* tests/unit/test_base.c - err, buf, str, strv and the FNV-1a hash: the base every module uses. */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 #include "common/base/buf.h"
 #include "common/base/err.h"
+#include "common/base/hash.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
 #include "common/base/str.h"
@@ -185,6 +186,27 @@ static void test_err(void)
     CHECK_EQ_STR(kt_err_code_str((enum kt_code)999), "unknown error");
 }
 
+/* The published FNV-1a test vectors (32 and 64 bit), the string and memory forms agreeing, and
+ * the separator telling ("ab","c") from ("a","bc"). */
+static void test_fnv(void)
+{
+    CHECK(kt_fnv64_str(KT_FNV64_BASIS, "") == KT_FNV64_BASIS);
+    CHECK(kt_fnv64_str(KT_FNV64_BASIS, "a") == 0xaf63dc4c8601ec8cull);
+    CHECK(kt_fnv64_str(KT_FNV64_BASIS, "foobar") == 0x85944171f73967e8ull);
+    CHECK(kt_fnv64_mem(KT_FNV64_BASIS, "foobar", 6) == 0x85944171f73967e8ull);
+    CHECK(kt_fnv64_mem(KT_FNV64_BASIS, "foobar", 3) == kt_fnv64_str(KT_FNV64_BASIS, "foo"));
+    CHECK(kt_fnv64_str(kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, "a")), "b") ==
+          0xe57da31903de37b1ull);
+    uint64_t ab_c = kt_fnv64_str(kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, "ab")), "c");
+    uint64_t a_bc = kt_fnv64_str(kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, "a")), "bc");
+    CHECK(ab_c != a_bc);
+    CHECK(kt_fnv32_str("") == KT_FNV32_BASIS);
+    CHECK(kt_fnv32_str("a") == 0xe40c292cu);
+    CHECK(kt_fnv32_str("foobar") == 0xbf9cf968u);
+    CHECK(kt_fnv32_mem("foobar", 6) == 0xbf9cf968u);
+    CHECK(kt_fnv32_mem("foobar", 0) == KT_FNV32_BASIS);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -196,5 +218,6 @@ int main(void)
     test_str_to_i64();
     test_str_cut_and_strv();
     test_err();
+    test_fnv();
     return test_report();
 }
