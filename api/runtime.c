@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/field.h"
+#include "common/base/mem.h"
 
 #define JS "spec.template.spec."
 
@@ -31,7 +32,7 @@ static const struct kt__default runtime_defaults[] = {
 
 const struct kt__default *kt__runtime_defaults(size_t *n)
 {
-    *n = sizeof(runtime_defaults) / sizeof(runtime_defaults[0]);
+    *n = KT_ARRAY_LEN(runtime_defaults);
     return runtime_defaults;
 }
 
@@ -47,7 +48,7 @@ static const struct {
     {"spec.mlPolicy.flux", KT_POLICY_FLUX},
 };
 
-#define N_ML_SOURCES (sizeof(ml_sources) / sizeof(ml_sources[0]))
+#define N_ML_SOURCES (KT_ARRAY_LEN(ml_sources))
 
 static int decode_torch(json_t *torch, struct kt_err *err)
 {
@@ -244,8 +245,7 @@ int kt_runtime_decode(json_t *obj, struct kt_runtime *out, struct kt_err *err)
 
     memset(out, 0, sizeof(*out));
     if (kt__field_check_kind(obj, kinds, 2, err) < 0 ||
-        kt__field_defaults(obj, runtime_defaults,
-                           sizeof(runtime_defaults) / sizeof(runtime_defaults[0]), err) < 0 ||
+        kt__field_defaults(obj, runtime_defaults, KT_ARRAY_LEN(runtime_defaults), err) < 0 ||
         decode_fields(obj, out, err) < 0) {
         json_decref(obj);
         kt_runtime_release(out);

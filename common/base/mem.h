@@ -13,6 +13,11 @@
 
 #include <stddef.h>
 
+/* The number of elements of array a (an array, not a pointer: -Wsizeof-pointer-div, in -Wall,
+ * catches a pointer). The one spelling of sizeof(a) / sizeof(a[0]); make lint refuses the long
+ * form. */
+#define KT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 /* Caller owns the result; free with free(). Never returns NULL (aborts). */
 void *kt_xmalloc(size_t n);
 /* Caller owns the result; free with free(). Zeroed; aborts on overflow or OOM. */

@@ -8,6 +8,7 @@
 #include "common/base/quantity.h"
 
 #include "common/base/str.h"
+#include "common/base/mem.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -146,7 +147,7 @@ static bool parse_exponent(struct kt_str s, int32_t *out)
 
 static int interpret_suffix(struct kt_str s, int *base, int32_t *exp, enum kt_qformat *fmt)
 {
-    for (size_t i = 0; i < sizeof(SUFFIXES) / sizeof(SUFFIXES[0]); i++) {
+    for (size_t i = 0; i < KT_ARRAY_LEN(SUFFIXES); i++) {
         if (kt_str_eq(s, SUFFIXES[i].text)) {
             *base = SUFFIXES[i].base;
             *exp = SUFFIXES[i].exp;
@@ -419,7 +420,7 @@ char *kt_quantity_format(const struct kt_quantity *q, char *buf, size_t size)
         k++;
     }
     size_t n = i128_to_str(m, buf, size);
-    snprintf(buf + n, size - n, "%s", k < sizeof(bin) / sizeof(bin[0]) ? bin[k] : "");
+    snprintf(buf + n, size - n, "%s", k < KT_ARRAY_LEN(bin) ? bin[k] : "");
     return buf;
 }
 

@@ -2,6 +2,7 @@
 /* common/plugins/plugins.c - the built-in plugin table (plugins.h). The framework knows plugins
  * only through the table it is handed; this layer owns which plugins exist and their order. */
 #include "common/plugins/plugins.h"
+#include "common/base/mem.h"
 
 /* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
  * built yet take their slot when added:
@@ -16,6 +17,6 @@ static const struct kt_plugin *const builtin[] = {
 void kt_framework_default(struct kt_framework *fw)
 {
     fw->plugins = builtin;
-    fw->n = sizeof(builtin) / sizeof(builtin[0]);
+    fw->n = KT_ARRAY_LEN(builtin);
     fw->status_server = NULL;
 }

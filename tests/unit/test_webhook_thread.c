@@ -25,6 +25,7 @@
 #include "webhook/review_json.c"
 #include "webhook/routes.c"
 #include "webhook/store.c"
+#include "common/base/mem.h"
 
 #define CLIENTS 8
 #define ROUNDS 40
@@ -112,7 +113,7 @@ static void test_codec(void)
          "{\"uid\":\"x\",\"operation\":\"CREATE\",\"object\":[]}}",
          KT_ADMISSION_BAD_BODY, "request.object must be an object"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
         struct kt_admission_ctx c = {0};
         struct kt_err e = {0};
         CHECK_EQ_INT(kt_admission_decode(&c, bad[i].ct, bad[i].body, strlen(bad[i].body), &e),
