@@ -23,6 +23,7 @@ struct rcase {
     size_t first;  /* its problems: items[first .. first+n) */
     size_t n;
     size_t n_errors;
+    bool input; /* an input error (cli_report_input_error): <error>, not <failure> */
 };
 
 struct ritem {
@@ -30,6 +31,7 @@ struct ritem {
     const char *rule; /* static */
     char *subject;    /* "Kind/name" as the text format prints it, "" without a kind */
     char *object;     /* "Kind/namespace/name" for SARIF's logical location, or NULL */
+    bool input;       /* from cli_report_input_error: about the file as a whole */
 };
 
 struct cli_report {
@@ -42,6 +44,7 @@ struct cli_report {
     size_t ncases, capcases;
     struct kt_strv files;
     size_t open; /* the open case, or NO_CASE */
+    size_t n_input_errors;
     bool finished;
 };
 
@@ -85,6 +88,12 @@ static const struct rule {
     {"CELRule", NULL, "The object breaks a CEL validation rule of its CRD"},
     {"AdmissionDenied", NULL, "A validating webhook denies the object"},
     {"AdmissionWarning", NULL, "A warning the webhook returns with its answer"},
+    {"InputMissing", NULL, "An input that does not exist"},
+    {"InputUnreadable", NULL, "An input that cannot be read"},
+    {"InputTooLarge", NULL, "An input over the size cap"},
+    {"InputBinary", NULL, "An input that is not text"},
+    {"InputEmpty", NULL, "An input with nothing to check"},
+    {"InputError", NULL, "An input that cannot be checked"},
     {"ValidationError", NULL, "The object is invalid"},
 };
 
@@ -383,6 +392,7 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     struct ritem *it = &r->items[r->nitems];
     const struct cli_where *at = &p->at;
     it->tcase = r->open;
+    it->input = false;
     it->rule = cli_report_rule(p);
     it->subject = subject_of(at);
     it->object = r->open != NO_CASE && at->kind ? kt_xstrdup(r->cases[r->open].name) : NULL;
@@ -396,6 +406,34 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     if (auto_case) {
         cli_report_end(r);
     }
+}
+
+/* The Input* rule named id, else InputError. */
+static const char *input_rule(const char *id)
+{
+    const char *found = id ? rule_find(id)->id : "";
+    return strncmp(found, "Input", 5) == 0 ? found : "InputError";
+}
+
+void cli_report_input_error(struct cli_report *r, const char *file, const char *rule,
+                            const char *message)
+{
+    fprintf(r->err, "ktctl validate: %s: %s\n", file, message);
+    r->n_input_errors++;
+    if (r->fmt == CLI_FORMAT_TEXT) {
+        return;
+    }
+    struct cli_where at = {file, 0, NULL, NULL, NULL};
+    struct cli_problem p = {at, "", "", message, input_rule(rule), "input", false};
+    cli_report_begin(r, &at);
+    struct rcase *c = &r->cases[r->open];
+    free(c->name);
+    c->name = kt_xstrdup("input file");
+    c->input = true;
+    cli_report_problem(r, &p);
+    r->items[r->nitems - 1].input = true;
+    json_object_set_new(json_array_get(r->problems, r->nitems - 1), "line", json_integer(0));
+    cli_report_end(r);
 }
 
 /* ---- JUnit ---- */
@@ -416,7 +454,11 @@ static void junit_text_line(const struct cli_report *r, size_t i)
     bool warning = strcmp(item_str(r, i, "severity"), "warning") == 0;
     const char *subject = r->items[i].subject;
     cli_xml_escape(r->out, item_str(r, i, "file"), false);
-    fprintf(r->out, ":%zu: %s", item_line(r, i), warning ? "warning: " : "");
+    if (r->items[i].input) {
+        fputs(": ", r->out);
+    } else {
+        fprintf(r->out, ":%zu: %s", item_line(r, i), warning ? "warning: " : "");
+    }
     cli_xml_escape(r->out, subject, false);
     fputs(subject[0] ? ": " : "", r->out);
     cli_xml_escape(r->out, item_str(r, i, "message"), false);
@@ -460,32 +502,34 @@ static void junit_case(const struct cli_report *r, const struct rcase *c)
         cli_xml_escape(r->out, c->skipped, true);
         fputs("\"/>\n", r->out);
     }
+    const char *elem = c->input ? "error" : "failure";
     for (size_t i = c->first; i < c->first + c->n; i++) {
         if (strcmp(item_str(r, i, "severity"), "error") != 0) {
             continue;
         }
-        fprintf(r->out, "      <failure type=\"%s\" message=\"", r->items[i].rule);
+        fprintf(r->out, "      <%s type=\"%s\" message=\"", elem, r->items[i].rule);
         cli_xml_escape(r->out, item_str(r, i, "message"), true);
         fputs("\">", r->out);
         junit_text_line(r, i);
-        fputs("</failure>\n", r->out);
+        fprintf(r->out, "</%s>\n", elem);
     }
     junit_warnings(r, c->first, c->n, NULL, "      ");
     fputs("    </testcase>\n", r->out);
 }
 
 struct junit_counts {
-    size_t tests, failures, skipped;
+    size_t tests, failures, errors, skipped;
 };
 
 static struct junit_counts junit_count(const struct cli_report *r, const char *file)
 {
-    struct junit_counts k = {0, 0, 0};
+    struct junit_counts k = {0, 0, 0, 0};
     for (size_t i = 0; i < r->ncases; i++) {
         const struct rcase *c = &r->cases[i];
         if (!file || strcmp(c->file, file) == 0) {
             k.tests++;
-            k.failures += c->n_errors > 0;
+            k.failures += !c->input && c->n_errors > 0;
+            k.errors += c->input;
             k.skipped += c->skipped != NULL;
         }
     }
@@ -497,8 +541,8 @@ static void junit_suite(const struct cli_report *r, const char *file)
     struct junit_counts k = junit_count(r, file);
     fputs("  <testsuite name=\"", r->out);
     cli_xml_escape(r->out, file, true);
-    fprintf(r->out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", k.tests,
-            k.failures, k.skipped);
+    fprintf(r->out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", k.tests,
+            k.failures, k.errors, k.skipped);
     for (size_t i = 0; i < r->ncases; i++) {
         if (strcmp(r->cases[i].file, file) == 0) {
             junit_case(r, &r->cases[i]);
@@ -516,8 +560,8 @@ static void print_junit(struct cli_report *r)
     struct junit_counts k = junit_count(r, NULL);
     fprintf(r->out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"ktctl validate\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
-            k.tests, k.failures);
+            "<testsuites name=\"ktctl validate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
+            k.tests, k.failures, k.errors);
     for (size_t i = 0; i < r->files.len; i++) {
         junit_suite(r, r->files.items[i]);
     }
@@ -600,7 +644,11 @@ static void print_github(const struct cli_report *r)
         const char *subject = r->items[i].subject;
         fprintf(r->out, "::%s file=", item_str(r, i, "severity"));
         cli_github_escape(r->out, item_str(r, i, "file"), true);
-        fprintf(r->out, ",line=%zu::", item_line(r, i));
+        if (r->items[i].input) {
+            fputs("::", r->out);
+        } else {
+            fprintf(r->out, ",line=%zu::", item_line(r, i));
+        }
         cli_github_escape(r->out, subject, false);
         fputs(subject[0] ? ": " : "", r->out);
         cli_github_escape(r->out, item_str(r, i, "message"), false);
