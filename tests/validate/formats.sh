@@ -200,8 +200,7 @@ check_input_errors() {
     check codescan "$T/inputs.sarif" "sarif for code scanning: unreadable inputs"
     got=$(cd "$T/inputs" && "$ktctl" validate -o github valid.yaml 2>/dev/null)
     rc=$?
-    [ $rc -eq 0 ] && [ -z "$got" ] && ok "github: a readable valid input: no annotation, exit 0" ||
-        bad "github valid" "exit $rc: $got"
+    [ $rc -eq 0 ] && [ -z "$got" ] && ok "github: a readable valid input: no annotation, exit 0" bad "github valid" "exit $rc: $got"
 }
 
 # A real SARIF consumer (sarif-tools) reads ktctl's SARIF: the results' files and lines in its CSV,
@@ -217,24 +216,36 @@ check_consumer() {
         [ "$(grep -c '^ktctl,error,YAMLSyntax,.*,\.\./fmt-inputs/broken\.yaml,' "$T/c-invalid.csv")" = 1 ]; then
         ok "sarif-tools csv: the invalid case's results with their relative files and lines"
     else
-        bad "sarif-tools csv" "$(cat "$T/c-invalid.csv" 2>&1 | head -8)"
+        bad "sarif-tools csv" "$(head -8 "$T/c-invalid.csv" 2>&1)"
     fi
     if [ "$(grep -c '^ktctl,error,InputTooLarge,.*,big\.yaml,' "$T/c-inputs.csv")" = 1 ] &&
         [ "$(grep -c '^ktctl,error,InputMissing,.*,missing\.yaml,' "$T/c-inputs.csv")" = 1 ]; then
         ok "sarif-tools csv: the unreadable inputs as results on their files"
     else
-        bad "sarif-tools csv inputs" "$(cat "$T/c-inputs.csv" 2>&1 | head -8)"
+        bad "sarif-tools csv inputs" "$(head -8 "$T/c-inputs.csv" 2>&1)"
     fi
     "$s" --check error summary "$T/c-invalid.sarif" >/dev/null 2>&1
     rc=$?
-    [ $rc -ne 0 ] && ok "sarif-tools --check error: fails on the invalid case (exit $rc)" || bad "sarif-tools check invalid" "exit $rc"
+    if [ $rc -ne 0 ]; then
+        ok "sarif-tools --check error: fails on the invalid case (exit $rc)"
+    else
+        bad "sarif-tools check invalid" "exit $rc"
+    fi
     "$s" --check error summary "$T/c-valid.sarif" >/dev/null 2>&1
     rc=$?
-    [ $rc -eq 0 ] && ok "sarif-tools --check error: passes the valid case" || bad "sarif-tools check valid" "exit $rc"
+    if [ $rc -eq 0 ]; then
+        ok "sarif-tools --check error: passes the valid case"
+    else
+        bad "sarif-tools check valid" "exit $rc"
+    fi
     printf '{"version": "2.1.0", "runs": 5}\n' >"$T/c-broken.sarif"
     "$s" summary "$T/c-broken.sarif" >/dev/null 2>&1
     rc=$?
-    [ $rc -ne 0 ] && ok "sarif-tools refuses a document that is not SARIF (exit $rc)" || bad "sarif-tools broken" "exit 0"
+    if [ $rc -ne 0 ]; then
+        ok "sarif-tools refuses a document that is not SARIF (exit $rc)"
+    else
+        bad "sarif-tools broken" "exit 0"
+    fi
 }
 
 if [ ! -x "$ktctl" ]; then
