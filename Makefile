@@ -43,6 +43,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) $(SANFLAGS) \
               -I. -MMD -MP $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+# SARIF rules' helpUri (cli/report.c, docs/ktctl.md "SARIF rules"): that page on KT_SOURCE_URL.
+$(B)/cli/report.o: CFLAGS_ALL += $(if $(KT_SOURCE_URL),-DKT_SOURCE_URL='"$(KT_SOURCE_URL)"')
 LIBS := $(PKG_LIBS) -lpthread -ldl -lm
 
 # Objects remember the flags they were built with (as git's GIT-CFLAGS and redis's .make-settings

@@ -26,21 +26,27 @@ struct certs_args {
     int64_t issued_at; /* 0 = now */
     bool quiet;
     bool renew_server; /* keep DIR's CA, issue a new serving certificate */
+    bool force;        /* replace a CA already in DIR */
 };
 
 void cli_certs_usage(FILE *f)
 {
-    fprintf(f,
-            "  certs [--dir DIR] [--service NAME] [--namespace NS] [--san DNS:x|IP:y]...\n"
-            "      Generate a CA and a serving certificate for kt-webhook into DIR (default\n"
-            "      .; created if missing): ca.crt ca.key tls.crt tls.key, the layout of the\n"
-            "      kubeflow-trainer-webhook-cert Secret. The certificate is for\n"
-            "      NAME.NS.svc (default kubeflow-trainer-controller-manager.kubeflow-system.svc)\n"
-            "      plus every --san (e.g. --san IP:127.0.0.1 --san DNS:localhost for local\n"
-            "      runs). --renew-server keeps the CA already in DIR (ca.crt, ca.key) and\n"
-            "      issues only a new serving certificate. --issued-at UNIX_SECONDS issues as\n"
-            "      of that time (rotation tests). -q prints nothing. Exit 0 ok, 1 failed,\n"
-            "      2 usage error.\n");
+    fprintf(f, "  certs [--dir DIR] [--service NAME] [--namespace NS] [--san DNS:x|IP:y]...\n"
+               "        [--renew-server | --force] [--issued-at UNIX_SECONDS] [-q]\n"
+               "      Generate a CA and a serving certificate for kt-webhook into DIR: ca.crt\n"
+               "      ca.key tls.crt tls.key, the layout of the kubeflow-trainer-webhook-cert\n"
+               "      Secret. A CA already in DIR is never replaced silently.\n"
+               "      --dir DIR           where to write (default .; created if missing)\n"
+               "      --service NAME      the certificate is for NAME.NS.svc (default\n"
+               "                          kubeflow-trainer-controller-manager)\n"
+               "      --namespace NS      (default kubeflow-system)\n"
+               "      --san DNS:x|IP:y    an extra name, repeatable (e.g. IP:127.0.0.1)\n"
+               "      --renew-server      keep DIR's CA, issue only a new serving certificate\n"
+               "      --force             replace the CA already in DIR with a new one\n"
+               "      --issued-at SECONDS issue as of that Unix time (rotation tests)\n"
+               "      -q, --quiet         print nothing\n"
+               "      Exit 0 ok, 1 failed (also: a CA in DIR and neither of the two flags\n"
+               "      above), 2 usage error.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -61,6 +67,10 @@ static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
     }
     if (strcmp(argv[*i], "--renew-server") == 0) {
         a->renew_server = true;
+        return 0;
+    }
+    if (strcmp(argv[*i], "--force") == 0) {
+        a->force = true;
         return 0;
     }
     /* Table of the flags taking a value, in the order they are tried. */
@@ -116,6 +126,9 @@ static int parse_args(int argc, char **argv, struct certs_args *a)
     }
     if (!*a->dir) {
         return usage_error("--dir must not be empty", NULL);
+    }
+    if (a->force && a->renew_server) {
+        return usage_error("--force replaces the CA, --renew-server keeps it: give one", NULL);
     }
     return 0;
 }
@@ -176,7 +189,25 @@ static int issue(const struct certs_args *a, const struct kt_certs_opts *o, int6
                  struct kt_certs *out)
 {
     struct kt_err err = {0};
+    struct stat st;
 
+    if (!a->renew_server && !a->force) {
+        for (size_t i = 0; i < 2; i++) {
+            char *p = kt_xasprintf("%s/%s", a->dir, i == 0 ? "ca.crt" : "ca.key");
+            bool there = stat(p, &st) == 0;
+            if (there) {
+                fprintf(stderr,
+                        "ktctl certs: %s exists: --renew-server keeps that CA and issues a new "
+                        "serving certificate; --force replaces the CA (everything that trusts "
+                        "it must get the new ca.crt)\n",
+                        p);
+            }
+            free(p);
+            if (there) {
+                return KT_EXIT_INVALID;
+            }
+        }
+    }
     if (!a->renew_server) {
         if (kt_certs_generate(o, now, out, &err) == 0) {
             return 0;

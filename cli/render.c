@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli/cli.h"
@@ -167,6 +168,21 @@ static void load_obj(json_t *obj, const char *shown, const struct kt_yaml_doc *d
     }
 }
 
+/* A directory given where a file is wanted: say so (reading it would only fail with "read
+ * error"). Returns true after printing the message. */
+static bool is_directory(const char *file)
+{
+    struct stat st;
+    if (strcmp(file, "-") != 0 && stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr,
+                "ktctl render: %s: is a directory; render takes files (PATH, --runtime, "
+                "--objects) or - for stdin\n",
+                file);
+        return true;
+    }
+    return false;
+}
+
 /* Append every object document of file to dst (expanding kind List), TrainJobs to tjs when
  * given. Returns 0, 1 (YAML error), 2 (unreadable). */
 static int load(const char *file, struct docs *tjs, struct docs *dst)
@@ -176,9 +192,13 @@ static int load(const char *file, struct docs *tjs, struct docs *dst)
     struct kt_yaml_limits lim;
     struct kt_yaml_stream s = {0};
     const char *shown = strcmp(file, "-") == 0 ? "<stdin>" : file;
+    if (is_directory(file)) {
+        return 2;
+    }
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, file, &err) != 0) {
         fprintf(stderr, "ktctl render: %s\n", err.msg); /* names the file */
+        kt_buf_release(&b);
         return 2;
     }
     kt_yaml_limits_default(&lim);
@@ -215,9 +235,14 @@ static char *read_text(const char *file, int *rc)
 {
     struct kt_buf b;
     struct kt_err err = {0};
+    if (is_directory(file)) {
+        *rc = KT_EXIT_USAGE;
+        return NULL;
+    }
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, file, &err) != 0) {
         fprintf(stderr, "ktctl render: %s\n", err.msg); /* names the file */
+        kt_buf_release(&b);
         *rc = KT_EXIT_USAGE;
         return NULL;
     }

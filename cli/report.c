@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "common/base/json.h"
@@ -23,6 +24,7 @@ struct rcase {
     size_t first;  /* its problems: items[first .. first+n) */
     size_t n;
     size_t n_errors;
+    bool input; /* an input error (cli_report_input_error): <error>, not <failure> */
 };
 
 struct ritem {
@@ -30,6 +32,7 @@ struct ritem {
     const char *rule; /* static */
     char *subject;    /* "Kind/name" as the text format prints it, "" without a kind */
     char *object;     /* "Kind/namespace/name" for SARIF's logical location, or NULL */
+    bool input;       /* from cli_report_input_error: about the file as a whole */
 };
 
 struct cli_report {
@@ -42,6 +45,7 @@ struct cli_report {
     size_t ncases, capcases;
     struct kt_strv files;
     size_t open; /* the open case, or NO_CASE */
+    size_t n_input_errors;
     bool finished;
 };
 
@@ -64,28 +68,61 @@ int cli_format_parse(const char *name, enum cli_format *out)
 static const struct rule {
     const char *id;
     const char *type; /* the problem's type that selects it, or NULL */
-    const char *text;
+    const char *text; /* shortDescription */
+    const char *full; /* fullDescription: what it means and what to do */
 } rules[] = {
-    {"FieldValueNotFound", "Not found", "Not found: a referenced object or value does not exist"},
-    {"FieldValueRequired", "Required value", "Required value: a required field is missing"},
-    {"FieldValueDuplicate", "Duplicate value", "Duplicate value: a value that must be unique"},
-    {"FieldValueInvalid", "Invalid value", "Invalid value: a value the API does not accept"},
-    {"FieldValueNotSupported", "Unsupported value", "Unsupported value: not one of the allowed"},
-    {"FieldValueForbidden", "Forbidden", "Forbidden: a field or change that is not allowed"},
-    {"FieldValueTooLong", "Too long", "Too long: a value longer than its limit"},
-    {"FieldValueTooMany", "Too many", "Too many: more items than the limit"},
-    {"InternalError", "Internal error", "Internal error while checking"},
-    {"YAMLSyntax", NULL, "The file is not valid YAML or JSON"},
-    {"DuplicateKey", NULL, "A mapping key given twice (the last value wins)"},
-    {"NotAnObject", NULL, "Not a Kubernetes object: apiVersion and kind must be set"},
-    {"UnknownKind", NULL, "No such kind in the trainer.kubeflow.org API"},
-    {"OldDuplicate", NULL, "An object given twice in --old"},
-    {"DecodeError", NULL, "The object does not decode (unknown field or wrong type)"},
-    {"SchemaError", NULL, "The object breaks its CRD schema"},
-    {"CELRule", NULL, "The object breaks a CEL validation rule of its CRD"},
-    {"AdmissionDenied", NULL, "A validating webhook denies the object"},
-    {"AdmissionWarning", NULL, "A warning the webhook returns with its answer"},
-    {"ValidationError", NULL, "The object is invalid"},
+    {"FieldValueNotFound", "Not found", "Not found: a referenced object or value does not exist",
+     "The object names another one (a runtime, a PriorityClass) that is not among the inputs: "
+     "give it too, or --allow-missing-runtimes."},
+    {"FieldValueRequired", "Required value", "Required value: a required field is missing",
+     "Set the field the message names."},
+    {"FieldValueDuplicate", "Duplicate value", "Duplicate value: a value that must be unique",
+     "Remove or rename the repeated entry."},
+    {"FieldValueInvalid", "Invalid value", "Invalid value: a value the API does not accept",
+     "Change the value to one the message allows (type, range, format or reference)."},
+    {"FieldValueNotSupported", "Unsupported value", "Unsupported value: not one of the allowed",
+     "Use one of the values the message lists."},
+    {"FieldValueForbidden", "Forbidden", "Forbidden: a field or change that is not allowed",
+     "Drop the field, or make the change the way the message says (e.g. while suspended)."},
+    {"FieldValueTooLong", "Too long", "Too long: a value longer than its limit",
+     "Shorten the value to the limit the message gives."},
+    {"FieldValueTooMany", "Too many", "Too many: more items than the limit",
+     "Remove items down to the limit the message gives."},
+    {"InternalError", "Internal error", "Internal error while checking",
+     "ktctl could not finish the check; report it with the input."},
+    {"YAMLSyntax", NULL, "The file is not valid YAML or JSON",
+     "Fix the syntax at the line given; nothing in the document was checked."},
+    {"DuplicateKey", NULL, "A mapping key given twice (the last value wins)",
+     "Remove one of the two keys; the API server keeps the last."},
+    {"NotAnObject", NULL, "Not a Kubernetes object: apiVersion and kind must be set",
+     "Give the document apiVersion and kind, or keep it out of the inputs."},
+    {"UnknownKind", NULL, "No such kind in the trainer.kubeflow.org API",
+     "Use TrainJob, TrainingRuntime or ClusterTrainingRuntime of trainer.kubeflow.org/v1alpha1."},
+    {"OldDuplicate", NULL, "An object given twice in --old",
+     "Keep one copy of the object in the --old inputs."},
+    {"DecodeError", NULL, "The object does not decode (unknown field or wrong type)",
+     "Fix the field's name or type as the message says."},
+    {"SchemaError", NULL, "The object breaks its CRD schema",
+     "Change the field so it fits the CRD's OpenAPI schema."},
+    {"CELRule", NULL, "The object breaks a CEL validation rule of its CRD",
+     "Change the object so the CRD's x-kubernetes-validations rule holds."},
+    {"AdmissionDenied", NULL, "A validating webhook denies the object",
+     "Change the object as the webhook's message says."},
+    {"AdmissionWarning", NULL, "A warning the webhook returns with its answer",
+     "The object is accepted; the warning says what to change (e.g. a deprecated runtime)."},
+    {"InputMissing", NULL, "An input that does not exist",
+     "Check the path given to ktctl validate; nothing was checked in it (exit 2)."},
+    {"InputUnreadable", NULL, "An input that cannot be read",
+     "Check the file's permissions and type; nothing was checked in it (exit 2)."},
+    {"InputTooLarge", NULL, "An input over the size cap",
+     "Split the file, or raise the cap; nothing was checked in it (exit 2)."},
+    {"InputBinary", NULL, "An input that is not text",
+     "Keep binary files out of the inputs; nothing was checked in it (exit 2)."},
+    {"InputEmpty", NULL, "An input with nothing to check",
+     "Give a file or folder that holds manifests."},
+    {"InputError", NULL, "An input that cannot be checked",
+     "Nothing was checked in the input (exit 2); the message says why."},
+    {"ValidationError", NULL, "The object is invalid", "Change the object as the message says."},
 };
 
 static const struct rule *rule_find(const char *id)
@@ -383,6 +420,7 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     struct ritem *it = &r->items[r->nitems];
     const struct cli_where *at = &p->at;
     it->tcase = r->open;
+    it->input = false;
     it->rule = cli_report_rule(p);
     it->subject = subject_of(at);
     it->object = r->open != NO_CASE && at->kind ? kt_xstrdup(r->cases[r->open].name) : NULL;
@@ -396,6 +434,34 @@ void cli_report_problem(struct cli_report *r, const struct cli_problem *p)
     if (auto_case) {
         cli_report_end(r);
     }
+}
+
+/* The Input* rule named id, else InputError. */
+static const char *input_rule(const char *id)
+{
+    const char *found = id ? rule_find(id)->id : "";
+    return strncmp(found, "Input", 5) == 0 ? found : "InputError";
+}
+
+void cli_report_input_error(struct cli_report *r, const char *file, const char *rule,
+                            const char *message)
+{
+    fprintf(r->err, "ktctl validate: %s: %s\n", file, message);
+    r->n_input_errors++;
+    if (r->fmt == CLI_FORMAT_TEXT) {
+        return;
+    }
+    struct cli_where at = {file, 0, NULL, NULL, NULL};
+    struct cli_problem p = {at, "", "", message, input_rule(rule), "input", false};
+    cli_report_begin(r, &at);
+    struct rcase *c = &r->cases[r->open];
+    free(c->name);
+    c->name = kt_xstrdup("input file");
+    c->input = true;
+    cli_report_problem(r, &p);
+    r->items[r->nitems - 1].input = true;
+    json_object_set_new(json_array_get(r->problems, r->nitems - 1), "line", json_integer(0));
+    cli_report_end(r);
 }
 
 /* ---- JUnit ---- */
@@ -416,7 +482,11 @@ static void junit_text_line(const struct cli_report *r, size_t i)
     bool warning = strcmp(item_str(r, i, "severity"), "warning") == 0;
     const char *subject = r->items[i].subject;
     cli_xml_escape(r->out, item_str(r, i, "file"), false);
-    fprintf(r->out, ":%zu: %s", item_line(r, i), warning ? "warning: " : "");
+    if (r->items[i].input) {
+        fputs(": ", r->out);
+    } else {
+        fprintf(r->out, ":%zu: %s", item_line(r, i), warning ? "warning: " : "");
+    }
     cli_xml_escape(r->out, subject, false);
     fputs(subject[0] ? ": " : "", r->out);
     cli_xml_escape(r->out, item_str(r, i, "message"), false);
@@ -460,32 +530,34 @@ static void junit_case(const struct cli_report *r, const struct rcase *c)
         cli_xml_escape(r->out, c->skipped, true);
         fputs("\"/>\n", r->out);
     }
+    const char *elem = c->input ? "error" : "failure";
     for (size_t i = c->first; i < c->first + c->n; i++) {
         if (strcmp(item_str(r, i, "severity"), "error") != 0) {
             continue;
         }
-        fprintf(r->out, "      <failure type=\"%s\" message=\"", r->items[i].rule);
+        fprintf(r->out, "      <%s type=\"%s\" message=\"", elem, r->items[i].rule);
         cli_xml_escape(r->out, item_str(r, i, "message"), true);
         fputs("\">", r->out);
         junit_text_line(r, i);
-        fputs("</failure>\n", r->out);
+        fprintf(r->out, "</%s>\n", elem);
     }
     junit_warnings(r, c->first, c->n, NULL, "      ");
     fputs("    </testcase>\n", r->out);
 }
 
 struct junit_counts {
-    size_t tests, failures, skipped;
+    size_t tests, failures, errors, skipped;
 };
 
 static struct junit_counts junit_count(const struct cli_report *r, const char *file)
 {
-    struct junit_counts k = {0, 0, 0};
+    struct junit_counts k = {0, 0, 0, 0};
     for (size_t i = 0; i < r->ncases; i++) {
         const struct rcase *c = &r->cases[i];
         if (!file || strcmp(c->file, file) == 0) {
             k.tests++;
-            k.failures += c->n_errors > 0;
+            k.failures += !c->input && c->n_errors > 0;
+            k.errors += c->input;
             k.skipped += c->skipped != NULL;
         }
     }
@@ -497,8 +569,8 @@ static void junit_suite(const struct cli_report *r, const char *file)
     struct junit_counts k = junit_count(r, file);
     fputs("  <testsuite name=\"", r->out);
     cli_xml_escape(r->out, file, true);
-    fprintf(r->out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\">\n", k.tests,
-            k.failures, k.skipped);
+    fprintf(r->out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", k.tests,
+            k.failures, k.errors, k.skipped);
     for (size_t i = 0; i < r->ncases; i++) {
         if (strcmp(r->cases[i].file, file) == 0) {
             junit_case(r, &r->cases[i]);
@@ -516,8 +588,8 @@ static void print_junit(struct cli_report *r)
     struct junit_counts k = junit_count(r, NULL);
     fprintf(r->out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"ktctl validate\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
-            k.tests, k.failures);
+            "<testsuites name=\"ktctl validate\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
+            k.tests, k.failures, k.errors);
     for (size_t i = 0; i < r->files.len; i++) {
         junit_suite(r, r->files.items[i]);
     }
@@ -525,6 +597,34 @@ static void print_junit(struct cli_report *r)
 }
 
 /* ---- SARIF ---- */
+
+/* Where the rules' helpUri points: docs/ktctl.md of this release on the source repository, when
+ * the build knows it (make KT_SOURCE_URL=https://host/owner/kt; make release passes it). Without
+ * it there is no helpUri: help.markdown names the page instead. */
+#ifdef KT_SOURCE_URL
+#define SARIF_HELP_URI KT_SOURCE_URL "/blob/v" KT_RELEASE "/docs/ktctl.md#sarif-rules"
+#endif
+
+static json_t *sarif_rule(const struct rule *ru)
+{
+    char *md =
+        kt_xasprintf("**%s**: %s. %s\n\nEvery rule: kt's `docs/ktctl.md`, section *SARIF rules*.",
+                     ru->id, ru->text, ru->full);
+    char *txt = kt_xasprintf("%s: %s. %s Every rule: kt's docs/ktctl.md, section \"SARIF rules\".",
+                             ru->id, ru->text, ru->full);
+    json_t *o = json_pack(
+        "{s:s,s:s,s:{s:s},s:{s:s},s:{s:s,s:s},s:{s:s}}", "id", ru->id, "name", ru->id,
+        "shortDescription", "text", ru->text, "fullDescription", "text", ru->full, "help", "text",
+        txt, "markdown", md, "defaultConfiguration", "level",
+        strcmp(ru->id, "AdmissionWarning") == 0 || strcmp(ru->id, "DuplicateKey") == 0 ? "warning"
+                                                                                       : "error");
+#ifdef SARIF_HELP_URI
+    json_object_set_new(o, "helpUri", json_string(SARIF_HELP_URI));
+#endif
+    free(md);
+    free(txt);
+    return o;
+}
 
 /* The rules used, in order of first use; *index gets each item's position. */
 static json_t *sarif_rules(const struct cli_report *r, size_t *index)
@@ -537,21 +637,86 @@ static json_t *sarif_rules(const struct cli_report *r, size_t *index)
             k++;
         }
         if (k == json_array_size(out)) {
-            const struct rule *ru = rule_find(r->items[i].rule);
-            json_array_append_new(out, json_pack("{s:s,s:{s:s}}", "id", ru->id, "shortDescription",
-                                                 "text", ru->text));
+            json_array_append_new(out, sarif_rule(rule_find(r->items[i].rule)));
         }
         index[i] = k;
     }
     return out;
 }
 
-static json_t *sarif_location(const struct cli_report *r, size_t i)
+/* path normalised lexically: "." segments and repeated slashes dropped, "x/.." folded (a
+ * leading ".." of a relative path is kept). Caller frees. */
+static char *norm_path(const char *path)
 {
-    char *uri = uri_of_path(item_str(r, i, "file"));
-    json_t *loc = json_pack("{s:{s:{s:s},s:{s:I}}}", "physicalLocation", "artifactLocation", "uri",
-                            uri, "region", "startLine", (json_int_t)item_line(r, i));
+    bool abs = path[0] == '/';
+    char *out = kt_xmalloc(strlen(path) + 2);
+    size_t n = 0, kept = 0; /* kept: segments that a ".." may fold */
+    for (const char *seg = path; *seg;) {
+        const char *end = strchr(seg, '/');
+        size_t len = end ? (size_t)(end - seg) : strlen(seg);
+        if (len == 2 && seg[0] == '.' && seg[1] == '.' && (kept > 0 || abs)) {
+            while (n > 0 && out[n - 1] != '/') {
+                n--;
+            }
+            n = n > 0 ? n - 1 : 0;
+            kept -= kept > 0;
+        } else if (len > 0 && !(len == 1 && seg[0] == '.')) {
+            if (n > 0 || abs) {
+                out[n++] = '/';
+            }
+            memcpy(out + n, seg, len);
+            n += len;
+            kept += !(len == 2 && seg[0] == '.' && seg[1] == '.');
+        }
+        seg += len + (end ? 1 : 0);
+    }
+    if (n == 0) {
+        out[n++] = abs ? '/' : '.';
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* The artifactLocation of a file as given: relative to %SRCROOT% (the directory ktctl ran in)
+ * for a relative path or an absolute one below that directory (a relative path may climb out
+ * with ".."), a file:// URI for another absolute path, "stdin" (no base) for standard input. */
+static json_t *sarif_artifact(const char *cwd, const char *file)
+{
+    if (strcmp(file, "<stdin>") == 0) {
+        return json_pack("{s:s,s:{s:s}}", "uri", "stdin", "description", "text", "standard input");
+    }
+    char *path = norm_path(file);
+    const char *rel = path[0] == '/' ? NULL : path;
+    char *root = cwd ? norm_path(cwd) : NULL;
+    size_t n = root ? strlen(root) : 0;
+    if (!rel && root && strncmp(path, root, n) == 0 && (path[n] == '/' || n == 1) &&
+        path[n == 1 ? 1 : n + 1]) {
+        rel = path + (n == 1 ? 1 : n + 1);
+    }
+    char *uri = uri_of_path(rel ? rel : path);
+    json_t *o;
+    if (rel) {
+        o = json_pack("{s:s,s:s}", "uri", uri, "uriBaseId", "%SRCROOT%");
+    } else {
+        char *u = kt_xasprintf("file://%s", uri);
+        o = json_pack("{s:s}", "uri", u);
+        free(u);
+    }
     free(uri);
+    free(path);
+    free(root);
+    return o;
+}
+
+static json_t *sarif_location(const struct cli_report *r, size_t i, const char *cwd)
+{
+    json_t *phys =
+        json_pack("{s:o}", "artifactLocation", sarif_artifact(cwd, item_str(r, i, "file")));
+    if (!r->items[i].input) { /* an input error is about the whole file: no region */
+        json_object_set_new(phys, "region",
+                            json_pack("{s:I}", "startLine", (json_int_t)item_line(r, i)));
+    }
+    json_t *loc = json_pack("{s:o}", "physicalLocation", phys);
     if (r->items[i].object) {
         json_object_set_new(
             loc, "logicalLocations",
@@ -560,31 +725,67 @@ static json_t *sarif_location(const struct cli_report *r, size_t i)
     return loc;
 }
 
-static json_t *sarif_result(const struct cli_report *r, size_t i, size_t rule_index)
+static json_t *sarif_result(const struct cli_report *r, size_t i, size_t rule_index,
+                            const char *cwd)
 {
     const char *subject = r->items[i].subject;
     char *text = kt_xasprintf("%s%s%s", subject, subject[0] ? ": " : "", item_str(r, i, "message"));
     json_t *res = json_pack("{s:s,s:I,s:s,s:{s:s},s:[o]}", "ruleId", r->items[i].rule, "ruleIndex",
                             (json_int_t)rule_index, "level", item_str(r, i, "severity"), "message",
-                            "text", text, "locations", sarif_location(r, i));
+                            "text", text, "locations", sarif_location(r, i, cwd));
     free(text);
     return res;
 }
 
+/* invocations[0]: executionSuccessful unless an input could not be read (exit 2), with a
+ * notification per such input. */
+static json_t *sarif_invocation(const struct cli_report *r, const char *cwd)
+{
+    json_t *notes = json_array();
+    for (size_t i = 0; i < r->nitems; i++) {
+        if (!r->items[i].input) {
+            continue;
+        }
+        char *text = kt_xasprintf("%s: %s", item_str(r, i, "file"), item_str(r, i, "message"));
+        json_array_append_new(notes, json_pack("{s:s,s:{s:s},s:[{s:{s:o}}],s:{s:s}}", "level",
+                                               "error", "message", "text", text, "locations",
+                                               "physicalLocation", "artifactLocation",
+                                               sarif_artifact(cwd, item_str(r, i, "file")),
+                                               "descriptor", "id", r->items[i].rule));
+        free(text);
+    }
+    json_t *inv = json_pack("{s:b}", "executionSuccessful", r->n_input_errors == 0);
+    if (json_array_size(notes) > 0) {
+        json_object_set_new(inv, "toolExecutionNotifications", notes);
+    } else {
+        json_decref(notes);
+    }
+    return inv;
+}
+
 static void print_sarif(const struct cli_report *r)
 {
+    char cwdbuf[4096];
+    const char *cwd = getcwd(cwdbuf, sizeof(cwdbuf)) ? cwdbuf : NULL;
     size_t *index = kt_xcalloc(r->nitems + 1, sizeof(*index));
     json_t *rules_json = sarif_rules(r, index);
     json_t *results = json_array();
     for (size_t i = 0; i < r->nitems; i++) {
-        json_array_append_new(results, sarif_result(r, i, index[i]));
+        json_array_append_new(results, sarif_result(r, i, index[i], cwd));
     }
-    json_t *log = json_pack("{s:s,s:s,s:[{s:{s:{s:s,s:s,s:s,s:o}},s:o}]}", "$schema",
-                            "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
-                            "sarif-schema-2.1.0.json",
-                            "version", "2.1.0", "runs", "tool", "driver", "name", "ktctl",
-                            "version", KT_RELEASE, "semanticVersion", KT_RELEASE, "rules",
-                            rules_json, "results", results);
+    json_t *driver =
+        json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", "ktctl", "fullName", "ktctl validate (kt)",
+                  "version", KT_RELEASE, "semanticVersion", KT_RELEASE, "rules", rules_json);
+#ifdef KT_SOURCE_URL
+    json_object_set_new(driver, "informationUri", json_string(KT_SOURCE_URL));
+#endif
+    json_t *log =
+        json_pack("{s:s,s:s,s:[{s:{s:o},s:{s:{s:{s:s}}},s:[o],s:o}]}", "$schema",
+                  "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
+                  "sarif-schema-2.1.0.json",
+                  "version", "2.1.0", "runs", "tool", "driver", driver, "originalUriBaseIds",
+                  "%SRCROOT%", "description", "text", "the directory ktctl validate ran in",
+                  "invocations", sarif_invocation(r, cwd), "results", results);
     char *out = kt_json_dump_pretty(log);
     fprintf(r->out, "%s\n", out);
     free(out);
@@ -600,7 +801,11 @@ static void print_github(const struct cli_report *r)
         const char *subject = r->items[i].subject;
         fprintf(r->out, "::%s file=", item_str(r, i, "severity"));
         cli_github_escape(r->out, item_str(r, i, "file"), true);
-        fprintf(r->out, ",line=%zu::", item_line(r, i));
+        if (r->items[i].input) {
+            fputs("::", r->out);
+        } else {
+            fprintf(r->out, ",line=%zu::", item_line(r, i));
+        }
         cli_github_escape(r->out, subject, false);
         fputs(subject[0] ? ": " : "", r->out);
         cli_github_escape(r->out, item_str(r, i, "message"), false);

