@@ -49,11 +49,11 @@ LIBS := $(PKG_LIBS) -lpthread -ldl -lm
 
 # Objects remember the flags they were built with (as git's GIT-CFLAGS and redis's .make-settings
 # do): every object and binary of $(B) depends on $(B)/.build-flags, which is rewritten whenever
-# the compiler, CFLAGS (WERROR, SANITIZER, CFLAGS=...), LDFLAGS or the libraries differ from the
+# the compiler, CFLAGS (WERROR, SANITIZER, CFLAGS=...), LDFLAGS, the libraries or KT_SOURCE_URL differ from the
 # last build there, so `make WERROR=1` after a plain `make` compiles everything again
 # (tests/build/tier.sh checks it).
 FLAGS_FILE := $(B)/.build-flags
-BUILD_FLAGS := $(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(LIBS)
+BUILD_FLAGS := $(CC) $(CFLAGS_ALL) $(LDFLAGS_ALL) $(LIBS) KT_SOURCE_URL=$(KT_SOURCE_URL)
 ifneq ($(file <$(FLAGS_FILE)),$(BUILD_FLAGS))
   $(shell mkdir -p $(B))
   $(file >$(FLAGS_FILE),$(BUILD_FLAGS))
