@@ -195,7 +195,10 @@ static const char *split_line(const char *msg, size_t *line)
     return p + 2;
 }
 
-static const char *const stage_names[] = {"decode", "schema", "cel", "webhook"};
+/* The stages of enum kt_vstage, then STAGE_PARSE: found reading the input, before any
+ * admission stage (docs/ktctl.md "-o json"). */
+#define STAGE_PARSE 4
+static const char *const stage_names[] = {"decode", "schema", "cel", "webhook", "parse"};
 
 /* The namespace ktctl reads an object in: cluster-scoped kinds have none, namespaced ones
  * default to "default" as everywhere else in ktctl. */
@@ -222,14 +225,19 @@ static struct cli_where where_of(const char *file, size_t line, const json_t *ob
     return at;
 }
 
-/* One problem. stage < 0: not from the validator (syntax, kind, warning); rule: its stable
- * id, or NULL to derive it from type and stage. */
+/* One problem. stage: an enum kt_vstage, STAGE_PARSE, or < 0 for none; rule: its stable id,
+ * or NULL to derive it from type and stage. */
 static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
                    const char *field, const char *type, const char *msg, bool warning, int stage,
                    const char *rule)
 {
     struct cli_problem p = {where_of(file, line, obj, false),       field,  type, msg, rule,
                             stage >= 0 ? stage_names[stage] : NULL, warning};
+    if (!type || !type[0]) {
+        /* No Go field.ErrorType: the type is the rule id, never "" (docs/ktctl.md). */
+        p.rule = cli_report_rule(&p);
+        p.type = p.rule;
+    }
     if (warning) {
         s->n_warnings++;
     }
@@ -257,7 +265,7 @@ static void read_file(struct vstate *s, struct vfile *f)
     if (kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &f->stream, &err) != 0) {
         size_t line;
         const char *rest = split_line(err.msg, &line);
-        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, -1, "YAMLSyntax");
+        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, STAGE_PARSE, "YAMLSyntax");
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
     }
@@ -348,7 +356,7 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     size_t line = unit_line(u, "");
     if (!json_is_object(u->obj) || !av || !kind || !av[0] || !kind[0]) {
         report(s, u->file->path, line, NULL, "", "",
-               "not a Kubernetes object: apiVersion and kind must be set", false, -1,
+               "not a Kubernetes object: apiVersion and kind must be set", false, STAGE_PARSE,
                "NotAnObject");
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
@@ -359,7 +367,7 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     }
     if (strncmp(av, KT_GROUP "/", strlen(KT_GROUP) + 1) == 0) {
         char *m = kt_xasprintf("no matches for kind \"%s\" in version \"%s\"", kind, av);
-        report(s, u->file->path, line, u->obj, "", "", m, false, -1, "UnknownKind");
+        report(s, u->file->path, line, u->obj, "", "", m, false, STAGE_PARSE, "UnknownKind");
         free(m);
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
@@ -469,8 +477,15 @@ static void report_unit(struct vstate *s, const struct unit *u)
         if (seen_before(r, i)) {
             continue; /* the aggregate is de-duplicated too */
         }
-        report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type, p->text, false,
-               (int)p->stage, NULL);
+        /* A Go decoder's text names no field path of ours (a quantity, a time) or one without
+         * list indices and map keys: the lines people read start with the field, as the API
+         * server's elements do; -o json keeps the text exact (its "field" says where). */
+        char *prefixed = p->go && p->field[0] && s->format != CLI_FORMAT_JSON
+                             ? kt_xasprintf("%s: %s", p->field, p->text)
+                             : NULL;
+        report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type,
+               prefixed ? prefixed : p->text, false, (int)p->stage, NULL);
+        free(prefixed);
     }
     for (size_t i = 0; i < r->warnings.len; i++) {
         report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r->warnings.items[i], true,
@@ -520,8 +535,8 @@ static void report_yaml_warnings(struct vstate *s)
                 if (p[0] == ':' && p[1] == ' ') {
                     p += 2;
                 }
-                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true, -1,
-                       "DuplicateKey");
+                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true,
+                       STAGE_PARSE, "DuplicateKey");
             }
         }
     }
@@ -595,7 +610,8 @@ static void check_old_duplicates(struct vstate *o)
                                unit_line(first, ""));
         struct cli_where at = where_of(u->file->path, unit_line(u, ""), u->obj, true);
         cli_report_begin(o->rep, &at);
-        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, -1, "OldDuplicate");
+        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, STAGE_PARSE,
+               "OldDuplicate");
         cli_report_end(o->rep);
         free(m);
         o->n_invalid++;

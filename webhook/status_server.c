@@ -9,6 +9,8 @@
 #include <strings.h>
 
 #include "api/types.h"
+#include "common/base/fielderr.h"
+#include "common/base/godecode.h"
 #include "common/net/httpd.h"
 #include "common/base/json.h"
 #include "common/base/log.h"
@@ -75,6 +77,28 @@ int kt_status_bearer(const char *header, char *out, size_t n)
     }
     memcpy(out, p, t);
     out[t] = '\0';
+    return 0;
+}
+
+int kt_status_normalize(json_t *ts)
+{
+    json_t *t = json_object_get(ts, "lastUpdatedTime");
+    char text[32];
+    if (!t || json_is_null(t)) {
+        return 0;
+    }
+    if (!json_is_string(t)) {
+        return -1;
+    }
+    char *bad = kt_go_time_error(json_string_value(t));
+    if (bad) {
+        free(bad);
+        return -1;
+    }
+    /* A time Go parses that kt_go_time_parse does not (a one-digit hour) is kept as sent. */
+    if (kt_go_time_text(json_string_value(t), text)) {
+        json_object_set_new(ts, "lastUpdatedTime", json_string(text));
+    }
     return 0;
 }
 
@@ -184,15 +208,16 @@ static void handle(const struct kt_httpd_request *req, struct kt_httpd_response 
         return;
     }
     json_t *body = kt_json_parse(req->body, req->body_len, NULL);
-    const json_t *ts = json_object_get(body, "trainerStatus");
-    if (!json_is_object(body) || (ts && !json_is_object(ts) && !json_is_null(ts))) {
+    json_t *ts = json_object_get(body, "trainerStatus");
+    if (!json_is_object(body) || (ts && !json_is_object(ts) && !json_is_null(ts)) ||
+        (json_is_object(ts) && kt_status_normalize(ts) != 0)) {
         json_decref(body);
         fail(resp, 422, "Invalid", "Invalid payload");
         return;
     }
     json_t *echo = json_object();
     if (json_is_object(ts)) {
-        json_object_set(echo, "trainerStatus", (json_t *)(uintptr_t)ts);
+        json_object_set(echo, "trainerStatus", ts);
         if (apply_status(s, ns, name, ts, resp) != 0) {
             json_decref(echo);
             json_decref(body);

@@ -11,7 +11,9 @@
  * webhook's certificate files (hot-reloaded). Answers are upstream's: 404 `Not found`,
  * 403 `Forbidden`, 413 `Payload too large` (body over 64 KiB), 422 `Invalid payload` or the
  * API server's Invalid message, 404 `Train job not found`, 500 `Internal error`, each a
- * metav1.Status; 200 echoes the request.
+ * metav1.Status; 200 echoes the request. trainerStatus.lastUpdatedTime is stored and echoed
+ * as upstream's decoded metav1.Time writes it (kt_status_normalize); one that is not RFC 3339
+ * is an `Invalid payload`.
  *
  * Deliberate difference (docs/compatibility.md): upstream verifies the token itself by OIDC
  * discovery against the cluster issuer; kt asks the API server with a TokenReview whose
@@ -27,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "common/base/err.h"
 #include "common/kube/kube.h"
@@ -64,5 +68,11 @@ int kt_status_parse_path(const char *path, char *ns, char *name);
 /* The token of an Authorization header: "Bearer <token>", scheme case-insensitive, exactly
  * two whitespace-separated fields. Copied into out (size n); 0, or -1 when malformed. */
 int kt_status_bearer(const char *header, char *out, size_t n);
+/* trainerStatus (an object; modified) as upstream's handler stores and echoes it, having
+ * decoded it into its Go type: lastUpdatedTime, a metav1.Time, written back as one serialises
+ * (RFC 3339, UTC, whole seconds: "...16:02:42.858523+00:00" becomes "...16:02:42Z"). -1 when
+ * lastUpdatedTime is neither null nor an RFC 3339 string (upstream's decoder fails: 422
+ * Invalid payload); else 0. Does not retain ts. */
+int kt_status_normalize(json_t *ts);
 
 #endif

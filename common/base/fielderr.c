@@ -400,9 +400,7 @@ bool kt_go_time_parse(const char *s, long long *sec, long *nsec)
     return true;
 }
 
-/* metav1.Time's text: RFC 3339 in UTC, whole seconds (the fraction dropped); false when s is
- * not RFC 3339 (then it prints as given). */
-static bool go_time_text(const char *s, char out[32])
+bool kt_go_time_text(const char *s, char out[32])
 {
     long long sec;
     long ns;
@@ -537,7 +535,7 @@ static json_t *quantity_value(const json_t *v)
 static json_t *time_value(const json_t *v)
 {
     char out[32];
-    return go_time_text(json_string_value(v), out) ? json_string(out) : json_deep_copy(v);
+    return kt_go_time_text(json_string_value(v), out) ? json_string(out) : json_deep_copy(v);
 }
 
 static json_t *value_of(const json_t *v, const struct kt_godesc *d)

@@ -95,4 +95,9 @@ json_t *kt_go_roundtrip(const json_t *v, const struct kt_godesc *d);
  * false (nothing written) when s is not RFC 3339. */
 bool kt_go_time_parse(const char *s, long long *sec, long *nsec);
 
+/* metav1.Time's JSON text of the RFC 3339 time s: UTC, whole seconds, the fraction dropped
+ * ("2026-11-27T16:02:42.858523+00:00" -> "2026-11-27T16:02:42Z"), into out; false (out
+ * unspecified) when kt_go_time_parse refuses s. */
+bool kt_go_time_text(const char *s, char out[32]);
+
 #endif

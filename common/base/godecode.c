@@ -23,6 +23,17 @@ struct dec {
     const struct kt_godesc *st;
     char *saved; /* the first UnmarshalTypeError, context added when saved */
     char *abort; /* an error that stopped the decoding */
+    /* Where the walk is in the JSON value (keys and indices, which encoding/json's context
+     * leaves out), and where saved and abort were found: field path and JSON Pointer. */
+    struct seg *path;
+    size_t plen, pcap;
+    char *saved_at[2], *abort_at[2];
+};
+
+/* One step from a value to its child: an object key, or an array index when key is NULL. */
+struct seg {
+    const char *key;
+    size_t idx;
 };
 
 /* ---- messages ------------------------------------------------------------------------------ */
@@ -48,6 +59,54 @@ static void put(struct msg *m, const char *fmt, ...)
     vsnprintf(m->p + m->len, m->cap - m->len, fmt, ap);
     va_end(ap);
     m->len += (size_t)n;
+}
+
+/* ---- where ------------------------------------------------------------------------------- */
+
+static void path_push(struct dec *d, const char *key, size_t idx)
+{
+    if (d->plen == d->pcap) {
+        d->pcap = d->pcap ? d->pcap * 2 : 16;
+        d->path = kt_xrealloc(d->path, d->pcap * sizeof(*d->path));
+    }
+    d->path[d->plen].key = key;
+    d->path[d->plen++].idx = idx;
+}
+
+/* The path now as at[0] "a.b[0].c" (the API server's schema errors: keys of structs and maps
+ * after a dot, indices in brackets) and at[1] "/a/b/0/c" (RFC 6901: ~ and / escaped). */
+static void where_now(const struct dec *d, char *at[2])
+{
+    struct msg f = {0}, p = {0};
+    put(&f, "%s", "");
+    put(&p, "%s", "");
+    for (size_t i = 0; i < d->plen; i++) {
+        const char *k = d->path[i].key;
+        if (!k) {
+            put(&f, "[%zu]", d->path[i].idx);
+            put(&p, "/%zu", d->path[i].idx);
+            continue;
+        }
+        put(&f, "%s%s", f.len ? "." : "", k);
+        put(&p, "/");
+        for (; *k; k++) {
+            if (*k == '~' || *k == '/') {
+                put(&p, "~%c", *k == '~' ? '0' : '1');
+            } else {
+                put(&p, "%c", *k);
+            }
+        }
+    }
+    at[0] = f.p;
+    at[1] = p.p;
+}
+
+/* Stop the decoding with msg (owned) found at the current path. */
+static int stop(struct dec *d, char *msg)
+{
+    d->abort = msg;
+    where_now(d, d->abort_at);
+    return -1;
 }
 
 const char *kt_go_json_kind(const json_t *v)
@@ -119,6 +178,7 @@ static void save(struct dec *d, const json_t *v, const struct kt_godesc *t)
         snprintf(what, sizeof(what), "%s", kt_go_json_kind(v));
     }
     d->saved = type_error(d, what, t->go);
+    where_now(d, d->saved_at);
 }
 
 /* ---- integers ------------------------------------------------------------------------------ */
@@ -177,10 +237,12 @@ static int walk_struct(struct dec *d, const json_t *v, const struct kt_godesc *t
         }
         d->stack[d->len++] = key;
         d->st = t;
+        path_push(d, key, 0);
         int rc = walk(d, val, f->type);
         if (rc != 0) {
             return rc; /* the context stays as it was when the decoding stopped */
         }
+        d->plen--;
         d->len = len;
         d->st = st;
     }
@@ -194,13 +256,13 @@ static int walk_string_unmarshaler(struct dec *d, const json_t *v, const struct 
     static const struct kt_godesc str = {KT_GK_STRING, NULL, NULL, 0, "string", 0, 0};
     if (!json_is_string(v)) {
         char *what = kt_xstrdup(kt_go_json_kind(v));
-        d->abort = type_error(d, what, str.go);
+        char *msg = type_error(d, what, str.go);
         free(what);
-        return -1;
+        return stop(d, msg);
     }
     if (t->kind == KT_GK_TIME) {
-        d->abort = kt_go_time_error(json_string_value(v));
-        return d->abort ? -1 : 0;
+        char *msg = kt_go_time_error(json_string_value(v));
+        return msg ? stop(d, msg) : 0;
     }
     return 0;
 }
@@ -254,9 +316,11 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
         }
         json_array_foreach(v, i, e)
         {
+            path_push(d, NULL, i);
             if (walk(d, e, t->elem) != 0) {
                 return -1;
             }
+            d->plen--;
         }
         return 0;
     case KT_GK_MAP:
@@ -266,17 +330,18 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
         }
         json_object_foreach(kt__json_unconst(v), key, e)
         {
+            path_push(d, key, 0);
             if (walk(d, e, t->elem) != 0) {
                 return -1;
             }
+            d->plen--;
         }
         return 0;
     case KT_GK_QUANTITY: {
         struct kt_quantity q;
         struct kt_err err = {0};
         if (kt_quantity_from_json(v, &q, &err) != 0) {
-            d->abort = kt_xstrdup(err.msg);
-            return -1;
+            return stop(d, kt_xstrdup(err.msg));
         }
         return 0;
     }
@@ -288,11 +353,15 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
             json_integer_value(v) > 2147483647LL) {
             /* json.Unmarshal(value, &intstr.IntVal) */
             static const struct kt_godesc i32 = {KT_GK_INT, NULL, NULL, 0, "int32", 32, 0};
-            char *saved = d->saved;
+            char *saved = d->saved, *saved_at[2] = {d->saved_at[0], d->saved_at[1]};
             d->saved = NULL;
             save(d, v, &i32);
             d->abort = d->saved;
+            d->abort_at[0] = d->saved_at[0];
+            d->abort_at[1] = d->saved_at[1];
             d->saved = saved;
+            d->saved_at[0] = saved_at[0];
+            d->saved_at[1] = saved_at[1];
             return -1;
         }
         return 0;
@@ -304,18 +373,51 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
     return 0;
 }
 
-char *kt_go_decode_error(const json_t *v, const struct kt_godesc *d)
+int kt_go_decode_check(const json_t *v, const struct kt_godesc *d, struct kt_go_decode *out)
 {
     struct dec st = {0};
-    char *msg;
+    bool stopped = walk(&st, v, d) != 0;
+    char *msg = stopped ? st.abort : st.saved;
+    char **at = stopped ? st.abort_at : st.saved_at;
+    char **drop = stopped ? st.saved_at : st.abort_at;
 
-    if (walk(&st, v, d) != 0) {
-        msg = st.abort;
-        free(st.saved);
-    } else {
-        msg = st.saved;
-    }
+    memset(out, 0, sizeof(*out));
+    free(stopped ? st.saved : NULL);
+    free(drop[0]);
+    free(drop[1]);
     free(st.stack);
+    free(st.path);
+    if (!msg) {
+        free(at[0]);
+        free(at[1]);
+        return 0;
+    }
+    out->msg = msg;
+    out->field = at[0];
+    out->ptr = at[1];
+    return 1;
+}
+
+void kt_go_decode_release(struct kt_go_decode *f)
+{
+    if (!f) {
+        return;
+    }
+    free(f->msg);
+    free(f->field);
+    free(f->ptr);
+    memset(f, 0, sizeof(*f));
+}
+
+char *kt_go_decode_error(const json_t *v, const struct kt_godesc *d)
+{
+    struct kt_go_decode f;
+    if (kt_go_decode_check(v, d, &f) == 0) {
+        return NULL;
+    }
+    char *msg = f.msg;
+    f.msg = NULL;
+    kt_go_decode_release(&f);
     return msg;
 }
 

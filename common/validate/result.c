@@ -44,6 +44,14 @@ void kt_vresult_add(struct kt_vresult *r, enum kt_vstage stage, const char *fiel
     p->type = kt_xstrdup(type);
     p->text = kt_xstrdup(text);
     p->ptr = kt_xstrdup(ptr ? ptr : "");
+    p->go = false;
+}
+
+void kt_vresult_add_go(struct kt_vresult *r, enum kt_vstage stage, const char *field,
+                       const char *text, const char *ptr)
+{
+    kt_vresult_add(r, stage, field, "Invalid value", text, ptr);
+    r->items[r->len - 1].go = true;
 }
 
 /* "spec.env[1].name" / "metadata.labels[a/b]" -> "/spec/env/1/name" (best effort). */

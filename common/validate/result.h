@@ -26,6 +26,8 @@ struct kt_vproblem {
     char *type;  /* owned: "Invalid value", "Unsupported value", ..., "" for a bare message */
     char *text;  /* owned: the aggregate element, "<field>: <type>[: value][: detail]" */
     char *ptr;   /* owned: JSON Pointer of the offending node (may not exist in the input) */
+    bool go;     /* text is a Go decoder's (encoding/json, a time or a quantity): it names no
+                    field of ours, or one without list indices and map keys */
 };
 
 /* A growable list. Touch fields read-only. */
@@ -42,6 +44,11 @@ void kt_vresult_release(struct kt_vresult *r);
 /* Append a problem. Does not retain its arguments. */
 void kt_vresult_add(struct kt_vresult *r, enum kt_vstage stage, const char *field, const char *type,
                     const char *text, const char *ptr);
+/* Append a Go decoder's error text found at field / ptr: type "Invalid value" (what the API
+ * server's schema says of the same value when no webhook decodes first), go set. Does not
+ * retain its arguments. */
+void kt_vresult_add_go(struct kt_vresult *r, enum kt_vstage stage, const char *field,
+                       const char *text, const char *ptr);
 /* Append the field errors of a kt_ferrs (webhook stage); the pointer is derived from the
  * path. Does not retain l. */
 void kt_vresult_add_ferrs(struct kt_vresult *r, const struct kt_ferrs *l);

@@ -30,13 +30,14 @@ bool kt_validate_is_ours(const json_t *obj)
     return false;
 }
 
-static void unmarshal_error(struct kt_vresult *r, const json_t *x, const char *field,
-                            const char *gotype, const char *ptr)
+/* go_field: the Go decoder's context (no map key); at: the value's own path. */
+static void unmarshal_error(struct kt_vresult *r, const json_t *x, const char *go_field,
+                            const char *gotype, const char *at, const char *ptr)
 {
     char *t =
         kt_xasprintf("json: cannot unmarshal %s into Go struct field ObjectMeta.%s of type %s",
-                     kt_go_json_kind(x), field, gotype);
-    kt_vresult_add(r, KT_VSTAGE_DECODE, field, "", t, ptr);
+                     kt_go_json_kind(x), go_field, gotype);
+    kt_vresult_add_go(r, KT_VSTAGE_DECODE, at, t, ptr);
     free(t);
 }
 
@@ -52,7 +53,7 @@ static bool meta_types_ok(const json_t *obj, struct kt_vresult *r)
         if (x && !json_is_string(x) && !json_is_null(x)) {
             char *f = kt_xasprintf("metadata.%s", strs[i]),
                  *p = kt_xasprintf("/metadata/%s", strs[i]);
-            unmarshal_error(r, x, f, "string", p);
+            unmarshal_error(r, x, f, "string", f, p);
             free(f);
             free(p);
         }
@@ -61,16 +62,17 @@ static bool meta_types_ok(const json_t *obj, struct kt_vresult *r)
         const json_t *m = json_object_get(meta, maps[i]);
         char *f = kt_xasprintf("metadata.%s", maps[i]), *p = kt_xasprintf("/metadata/%s", maps[i]);
         if (m && !json_is_object(m) && !json_is_null(m)) {
-            unmarshal_error(r, m, f, "map[string]string", p);
+            unmarshal_error(r, m, f, "map[string]string", f, p);
         }
         const char *k;
         json_t *v;
         json_object_foreach((json_t *)(uintptr_t)m, k, v)
         {
             if (!json_is_string(v) && !json_is_null(v)) {
-                char *pp = kt_vptr_child(p, k);
-                unmarshal_error(r, v, f, "string", pp);
+                char *pp = kt_vptr_child(p, k), *at = kt_vpath_child(f, k);
+                unmarshal_error(r, v, f, "string", at, pp);
                 free(pp);
+                free(at);
                 break;
             }
         }
@@ -159,17 +161,19 @@ static json_t *as_sent(const json_t *v)
 
 /* kt-webhook (as upstream's) decodes the object into its Go type before anything else and
  * denies 400 with the decoder's text when that fails (webhook/routes.c): a webhook-stage problem
- * carrying that text. False when it did not decode. */
+ * carrying that text, at the failing value's field. False when it did not decode. */
 static bool go_decodes(const json_t *o, const struct kt_godesc *type, struct kt_vresult *r)
 {
     json_t *sent = as_sent(o);
-    char *msg = kt_go_decode_error(sent, type);
+    struct kt_go_decode f;
+    int rc = kt_go_decode_check(sent, type, &f);
     json_decref(sent);
-    if (!msg) {
+    if (rc == 0) {
         return true;
     }
-    kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "", msg, "");
-    free(msg);
+    /* sent has o's keys and indices (reordered only), so f.ptr points into the input too. */
+    kt_vresult_add_go(r, KT_VSTAGE_WEBHOOK, f.field, f.msg, f.ptr);
+    kt_go_decode_release(&f);
     return false;
 }
 

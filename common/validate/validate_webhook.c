@@ -273,13 +273,16 @@ static void missing_runtime(const struct kt_trainjob *tj, bool allow, struct kt_
                  "%s: specified %s must be created before the TrainJob is created", nf,
                  cluster ? "clusterTrainingRuntime" : "trainingRuntime");
     free(nf);
+    char *s = kt_ferr_string(&l.items[0]);
     if (allow) {
-        char *s = kt_ferr_string(&l.items[0]);
         kt_strv_push(&r->warnings, s);
-        free(s);
     } else {
-        kt_vresult_add_ferrs(r, &l);
+        /* Not kt_vresult_add_ferrs: its pointer, from the path, would be /spec/RuntimeRef,
+         * which is in no document; the value is spec.runtimeRef's. */
+        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, l.items[0].field, kt_ferr_type_str(l.items[0].type), s,
+                       "/spec/runtimeRef");
     }
+    free(s);
     kt_ferrs_release(&l);
 }
 
@@ -321,7 +324,7 @@ static int check_key(const struct kt_trainjob *tj, struct kt_vresult *r)
     bool ok = kt_runtime_key_supported(key);
     if (!ok) {
         char *msg = kt_xasprintf("unsupported runtime: %s", key);
-        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "", msg, "/spec/runtimeRef");
+        kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "spec.runtimeRef", "", msg, "/spec/runtimeRef");
         free(msg);
     }
     free(key);

@@ -7,7 +7,9 @@
 #    deploy/rbac/webhook/status-server), and the answers for: a real projected token with the
 #    right audience (200, status.trainerStatus written with field manager trainer-status), no
 #    or malformed Authorization (403), a token with another audience or of another namespace's
-#    service account (403), bad JSON (422 Invalid payload), no trainerStatus (200, nothing
+#    service account (403), bad JSON or a lastUpdatedTime that is not RFC 3339 (422 Invalid
+#    payload), a lastUpdatedTime with a fraction and an offset (stored and echoed as metav1.Time
+#    serialises: UTC, whole seconds), no trainerStatus (200, nothing
 #    written), an invalid trainerStatus (422 with the API server's message), a missing TrainJob
 #    (404 Train job not found), another path or method (404 Not found), a body over 64 KiB (413);
 #  - kt-reconciler without the gate builds no <trainjob>-tls-config and no status env; with it,
@@ -137,12 +139,21 @@ printf '{"trainerStatus": ' >"$IT_TMP/bad.json"
 printf '{}' >"$IT_TMP/empty.json"
 printf '{"trainerStatus":{"progressPercentage":200,"lastUpdatedTime":"%s"}}' "$now" >"$IT_TMP/invalid.json"
 head -c 70000 /dev/zero | tr '\0' ' ' >"$IT_TMP/big.json"
+# lastUpdatedTime as a Python client sends it (fraction, +00:00) and a time Go cannot parse
+printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"%s.858523+00:00"}}' "${now%Z}" >"$IT_TMP/frac.json"
+printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"yesterday"}}' >"$IT_TMP/badtime.json"
 
 post "$url" "Bearer $tok" "$IT_TMP/ok.json"
 expect status-update-accepted 200 ""
 check status-update-echoes jq -e '.trainerStatus.progressPercentage == 42' "$IT_TMP/resp"
 check status-trainerstatus-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}/{.status.trainerStatus.metrics[0].value}')\" = 42/0.25"
 check status-field-manager-trainer-status sh -c "\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj --show-managed-fields -o json | jq -e '[.metadata.managedFields[] | select(.manager == \"trainer-status\" and .subresource == \"status\")] | length == 1'"
+post "$url" "Bearer $tok" "$IT_TMP/frac.json"
+expect status-time-fraction-accepted 200 ""
+check status-time-echoed-as-metav1 jq -e --arg t "$now" '.trainerStatus.lastUpdatedTime == $t' "$IT_TMP/resp"
+check status-time-stored-as-metav1 sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.lastUpdatedTime}')\" = $now"
+post "$url" "Bearer $tok" "$IT_TMP/badtime.json"
+expect status-bad-time-422 422 "Invalid payload"
 post "$url" "bearer   $tok" "$IT_TMP/ok.json"
 expect status-bearer-scheme-case-insensitive 200 ""
 post "$url" "" "$IT_TMP/ok.json"

@@ -243,6 +243,86 @@ static void test_time_parse(void)
     }
 }
 
+/* kt_go_decode_check: the same text as kt_go_decode_error and where the value is. SPEC is the
+ * spec of a TrainJob; field "" and ptr "" mean it decodes. */
+static void where(const char *spec, const char *field, const char *ptr)
+{
+    char *text = kt_xasprintf("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"
+                              "\"TrainJob\",\"metadata\":{\"name\":\"a\"},\"spec\":%s}",
+                              spec);
+    struct kt_err err = {0};
+    json_t *v = kt_json_parse(text, strlen(text), &err);
+    struct kt_go_decode f;
+    CHECK(v != NULL);
+    int rc = kt_go_decode_check(v, &kt_go_TrainJob, &f);
+    char *msg = kt_go_decode_error(v, &kt_go_TrainJob);
+    CHECK_EQ_INT(rc, field[0] ? 1 : 0);
+    CHECK_EQ_STR(f.msg ? f.msg : "<decodes>", msg ? msg : "<decodes>");
+    CHECK_EQ_STR(f.field ? f.field : "", field);
+    CHECK_EQ_STR(f.ptr ? f.ptr : "", ptr);
+    kt_go_decode_release(&f);
+    CHECK(f.msg == NULL && f.field == NULL && f.ptr == NULL);
+    kt_go_decode_release(NULL);
+    free(msg);
+    json_decref(v);
+    free(text);
+}
+
+/* An IntOrString that is neither stops the decoding with its own int32 error, at its path;
+ * the type error saved before it is dropped. */
+static void test_where_intorstr(void)
+{
+    const char *text =
+        "{\"metadata\":{\"name\":1},\"spec\":{\"template\":{\"spec\":{\"replicatedJobs\":"
+        "[{\"name\":\"n\",\"template\":{\"spec\":{\"template\":{\"spec\":{\"containers\":"
+        "[{\"name\":\"c\"},{\"name\":\"d\",\"livenessProbe\":{\"httpGet\":{\"port\":true}}}]"
+        "}}}}}]}}}}";
+    struct kt_err err = {0};
+    json_t *v = kt_json_parse(text, strlen(text), &err);
+    struct kt_go_decode f;
+    CHECK(v != NULL);
+    CHECK_EQ_INT(kt_go_decode_check(v, &kt_go_ClusterTrainingRuntime, &f), 1);
+    CHECK_EQ_STR(f.msg, PRE "bool into Go struct field HTTPGetAction.spec.template.spec."
+                            "replicatedJobs.template.spec.template.spec.containers.livenessProbe."
+                            "ProbeHandler.httpGet.port of type int32");
+    CHECK_EQ_STR(f.field, "spec.template.spec.replicatedJobs[0].template.spec.template.spec."
+                          "containers[1].livenessProbe.httpGet.port");
+    CHECK_EQ_STR(f.ptr, "/spec/template/spec/replicatedJobs/0/template/spec/template/spec/"
+                        "containers/1/livenessProbe/httpGet/port");
+    kt_go_decode_release(&f);
+    json_decref(v);
+}
+
+static void test_where(void)
+{
+    /* a type error, an int32 overflow, a quantity, a time, a wrong JSON type for a time */
+    where("{\"trainer\":{\"numNodes\":\"2\"}}", "spec.trainer.numNodes", "/spec/trainer/numNodes");
+    where("{\"trainer\":{\"numProcPerNode\":2147483648}}", "spec.trainer.numProcPerNode",
+          "/spec/trainer/numProcPerNode");
+    where("{\"trainer\":{\"resourcesPerNode\":{\"limits\":{\"memory\":\"1Gi\",\"cpu\":\"2x\"}}}}",
+          "spec.trainer.resourcesPerNode.limits.cpu", "/spec/trainer/resourcesPerNode/limits/cpu");
+    where("{\"runtimePatches\":[{\"manager\":\"m\"},{\"manager\":\"n\",\"time\":\"bogus\"}]}",
+          "spec.runtimePatches[1].time", "/spec/runtimePatches/1/time");
+    where("{\"runtimePatches\":[{\"manager\":\"m\",\"time\":5}]}", "spec.runtimePatches[0].time",
+          "/spec/runtimePatches/0/time");
+    /* a list item's field; a map key with / and ~ escaped in the pointer */
+    where("{\"trainer\":{\"env\":[{\"name\":\"A\"},{\"name\":\"B\",\"value\":1}]}}",
+          "spec.trainer.env[1].value", "/spec/trainer/env/1/value");
+    where("{\"trainer\":{\"resourcesPerNode\":{\"limits\":{\"a~b/c\":true}}}}",
+          "spec.trainer.resourcesPerNode.limits.a~b/c",
+          "/spec/trainer/resourcesPerNode/limits/a~0b~1c");
+    /* the first type error is kept while the walk goes on; a time stops it and wins */
+    where("{\"managedBy\":1,\"trainer\":{\"numNodes\":\"2\"}}", "spec.managedBy",
+          "/spec/managedBy");
+    where("{\"managedBy\":1,\"runtimePatches\":[{\"manager\":\"m\",\"time\":\"x\"}]}",
+          "spec.runtimePatches[0].time", "/spec/runtimePatches/0/time");
+    /* negative: a valid document is nowhere */
+    where("{\"runtimeRef\":{\"name\":\"t\"},\"trainer\":{\"numNodes\":2,\"resourcesPerNode\":"
+          "{\"limits\":{\"cpu\":\"2\"}}},\"runtimePatches\":[{\"manager\":\"m\",\"time\":"
+          "\"2024-01-02T03:04:05Z\"}]}",
+          "", "");
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -251,5 +331,7 @@ int main(void)
     test_unmarshalers();
     test_runtimes();
     test_time_parse();
+    test_where();
+    test_where_intorstr();
     return test_report();
 }

@@ -54,10 +54,56 @@ static void test_bearer(void)
     CHECK(kt_status_bearer("Bearer 0123456789abcdef", tok, sizeof(tok)) != 0);
 }
 
+/* trainerStatus's lastUpdatedTime after kt_status_normalize of {"lastUpdatedTime": IN} (IN is
+ * JSON text); want NULL: refused (-1). */
+static void norm(const char *in, const char *want)
+{
+    char *text = kt_xasprintf("{\"progressPercentage\":7,\"lastUpdatedTime\":%s}", in);
+    json_t *ts = kt_json_parse(text, strlen(text), NULL);
+    CHECK(ts != NULL);
+    int rc = kt_status_normalize(ts);
+    if (!want) {
+        CHECK_EQ_INT(rc, -1);
+    } else {
+        CHECK_EQ_INT(rc, 0);
+        char *got = kt_json_dump_go(json_object_get(ts, "lastUpdatedTime"));
+        CHECK_EQ_STR(got, want);
+        free(got);
+        CHECK_EQ_INT((int)json_integer_value(json_object_get(ts, "progressPercentage")), 7);
+    }
+    json_decref(ts);
+    free(text);
+}
+
+/* Stored as metav1.Time serialises: UTC, whole seconds (what upstream's e2e suite reads back). */
+static void test_normalize_time(void)
+{
+    norm("\"2026-11-27T16:02:42.858523+00:00\"", "\"2026-11-27T16:02:42Z\"");
+    norm("\"2026-11-27T16:02:42.999999999Z\"", "\"2026-11-27T16:02:42Z\"");
+    norm("\"2026-01-01T00:30:00+01:00\"", "\"2025-12-31T23:30:00Z\"");
+    norm("\"2026-11-27T16:02:42-05:30\"", "\"2026-11-27T21:32:42Z\"");
+    /* negative: already in that form, or null, stays as it is */
+    norm("\"2026-11-27T16:02:42Z\"", "\"2026-11-27T16:02:42Z\"");
+    norm("null", "null");
+    /* not a time Go's decoder takes: refused (422 Invalid payload) */
+    norm("\"yesterday\"", NULL);
+    norm("\"2026-11-27 16:02:42Z\"", NULL);
+    norm("\"2026-02-30T00:00:00Z\"", NULL);
+    norm("\"2026-11-27T16:02:42\"", NULL);
+    norm("1764259362", NULL);
+    norm("{}", NULL);
+    /* no lastUpdatedTime: nothing to do (the API server's CEL rule requires it) */
+    json_t *ts = json_pack("{s:i}", "progressPercentage", 1);
+    CHECK_EQ_INT(kt_status_normalize(ts), 0);
+    CHECK_EQ_INT((int)json_object_size(ts), 1);
+    json_decref(ts);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_parse_path();
     test_bearer();
+    test_normalize_time();
     return test_report();
 }
