@@ -61,6 +61,17 @@ void cli_report_skip(struct cli_report *r, const char *reason);
 void cli_report_end(struct cli_report *r);
 void cli_report_problem(struct cli_report *r, const struct cli_problem *p);
 
+/* An input that could not be checked as a whole: missing, unreadable, a directory where a file
+ * was expected, over the size cap, binary, empty. Prints "ktctl validate: FILE: MESSAGE" on err
+ * in every format (message does not repeat the file) and records it: JUnit an <error> testcase
+ * "input file" in FILE's testsuite; SARIF a result (level error, FILE's uri, no region) and a
+ * toolExecutionNotification in invocations[0], whose executionSuccessful turns false; GitHub
+ * "::error file=FILE::MESSAGE" (no line); json an entry with line 0 and stage "input". rule: a
+ * stable id, one of InputMissing, InputUnreadable, InputTooLarge, InputBinary, InputEmpty
+ * (another id reads as InputError). The caller sets the exit code (2). */
+void cli_report_input_error(struct cli_report *r, const char *file, const char *rule,
+                            const char *message);
+
 /* Print the buffered formats to out. Idempotent: a second call prints nothing. */
 void cli_report_finish(struct cli_report *r);
 
