@@ -582,6 +582,7 @@ static void read_file(struct vstate *s, struct vfile *f)
         const char *rest = split_line(err.msg, &line);
         report(s, f->path, line ? line : 1, NULL, "", "", rest, false, -1, "YAMLSyntax");
         s->n_invalid++;
+        s->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(s, KT_EXIT_INVALID);
     } else if (!s->is_old && !has_document(&f->stream)) {
         report(s, f->path, 0, NULL, "", "", "no YAML document in this file", true, -1,
@@ -731,6 +732,7 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
                    "not a Kubernetes object: apiVersion and kind must be set", false, -1,
                    "NotAnObject");
             s->n_invalid++;
+            s->n_checked++; /* a verdict too: invalid never exceeds checked */
             fail(s, KT_EXIT_INVALID);
         } else {
             const char *why = "skipped: not a Kubernetes object (no apiVersion and kind)";
@@ -755,6 +757,7 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
         report(s, u->file->path, line, u->obj, "", "", m, false, -1, "UnknownKind");
         free(m);
         s->n_invalid++;
+        s->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(s, KT_EXIT_INVALID);
     } else {
         char *why = kt_xasprintf("%s %s is not checked by ktctl", av, kind);
@@ -1117,6 +1120,7 @@ static void check_old_duplicates(struct vstate *o)
         cli_report_end(o->rep);
         free(m);
         o->n_invalid++;
+        o->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(o, KT_EXIT_INVALID);
     }
 }
@@ -1136,6 +1140,7 @@ static void load_old(struct vstate *s)
     check_old_duplicates(o);
     fail(s, o->exit_code);
     s->n_invalid += o->n_invalid;
+    s->n_checked += o->n_checked;
     s->n_warnings += o->n_warnings;
 }
 
