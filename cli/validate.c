@@ -570,7 +570,11 @@ static void read_file(struct vstate *s, struct vfile *f)
         size_t n = strlen(f->path); /* err.msg is "FILE: why" ("<stdin>: why" for -) */
         const char *why =
             strncmp(err.msg, f->path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg;
-        input_error(s, f->path, err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable", why);
+        char *big = err.code == KT_ETOOBIG
+                        ? kt_xasprintf("larger than --max-input-size (%zu bytes)", s->max_input)
+                        : NULL;
+        input_error(s, f->path, big ? "InputTooLarge" : "InputUnreadable", big ? big : why);
+        free(big);
         kt_buf_release(&b);
         return;
     }
