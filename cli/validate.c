@@ -1007,8 +1007,8 @@ static void add_list(struct kt_strv *v, const char *list)
 
 enum { OPT_OLD = 256, OPT_ALLOW, OPT_IGNORE, OPT_KIND, OPT_SKIP_KIND, OPT_KUSTOMIZE, OPT_MAX };
 
-/* getopt_long (glibc, permuting: options anywhere among the paths, "--" ends them). The
- * paths go into *paths (borrowed from argv). */
+/* getopt_long (glibc): options anywhere among the paths, "--" ends them. The paths, in
+ * order, go into *paths. */
 static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *paths)
 {
     static const struct option opts[] = {
@@ -1033,8 +1033,12 @@ static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *p
     }
     optind = 0; /* glibc: start afresh */
     opterr = 0;
-    while (rc == 0 && (c = getopt_long(argc + 1, av, ":o:h", opts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc + 1, av, "-:o:h", opts, NULL)) != -1) {
         switch (c) {
+        case 1: /* a path among the options ("-" first in optstring: in order, whatever
+                 * POSIXLY_CORRECT says) */
+            kt_strv_push(paths, optarg);
+            break;
         case 'o':
             /* -o=json as Go's flag package (kubeconform) takes it: no format starts with = */
             if (cli_format_parse(optarg + (optarg[0] == '='), &s->format) != 0) {
