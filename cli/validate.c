@@ -177,19 +177,25 @@ static struct vfile *add_file(struct vstate *s, const char *path, const char *so
     return f;
 }
 
-/* --ignore: the path as walked (also without a leading "./") or its base name matches. */
-static bool ignored(const struct vstate *s, const char *path)
+/* --ignore: the path as walked (also without a leading "./" or trailing "/") or its base
+ * name matches. */
+static bool ignored(const struct vstate *s, const char *given)
 {
-    const char *base = strrchr(path, '/');
-    base = base && base[1] ? base + 1 : path;
-    for (size_t i = 0; i < s->ignores.len; i++) {
-        const char *pat = s->ignores.items[i];
-        if (fnmatch(pat, path, 0) == 0 || fnmatch(pat, base, 0) == 0 ||
-            (strncmp(path, "./", 2) == 0 && fnmatch(pat, path + 2, 0) == 0)) {
-            return true;
-        }
+    char *path = kt_xstrdup(given);
+    size_t n = strlen(path);
+    bool hit = false;
+    while (n > 1 && path[n - 1] == '/') {
+        path[--n] = '\0';
     }
-    return false;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < s->ignores.len && !hit; i++) {
+        const char *pat = s->ignores.items[i];
+        hit = fnmatch(pat, path, 0) == 0 || fnmatch(pat, base, 0) == 0 ||
+              (strncmp(path, "./", 2) == 0 && fnmatch(pat, path + 2, 0) == 0);
+    }
+    free(path);
+    return hit;
 }
 
 /* The chart folder (owned) when path is below a "templates" folder next to a Chart.yaml, as
@@ -1054,9 +1060,17 @@ static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *p
         case OPT_ALLOW:
             s->allow_missing = true;
             break;
-        case OPT_IGNORE:
-            kt_strv_push(&s->ignores, optarg);
+        case OPT_IGNORE: {
+            /* "dir/" means the folder dir: paths are matched without a trailing "/" */
+            size_t n = strlen(optarg);
+            while (n > 1 && optarg[n - 1] == '/') {
+                n--;
+            }
+            char *pat = kt_xasprintf("%.*s", (int)n, optarg);
+            kt_strv_push(&s->ignores, pat);
+            free(pat);
             break;
+        }
         case OPT_KIND:
             add_list(&s->kinds, optarg);
             break;
