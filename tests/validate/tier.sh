@@ -36,7 +36,8 @@ run_case() {
     local dir=$1 name out err rc args=() f want_rc
     name=$(basename "$dir")
     if [ -f "$dir/needs" ]; then
-        for f in $(cat "$dir/needs"); do
+        read -r -a args <"$dir/needs"
+        for f in "${args[@]}"; do
             if ! command -v "$f" >/dev/null; then
                 echo "SKIP $name: needs $f on PATH"
                 return
