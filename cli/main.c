@@ -6,7 +6,8 @@
  *
  * Global flags, accepted before or after the subcommand and removed before it parses its
  * own: `--plugin FILE[,CONFIG]` (repeatable) and `--trainjob-status-plugin NAME`
- * (common/plugins/plugin_loader.h). A plugin that is refused stops ktctl with exit code 2. */
+ * (common/plugins/plugin_loader.h); a "--" ends them. stdout is line-buffered. A plugin that is
+ * refused stops ktctl with exit code 2. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,8 +44,8 @@ static void usage(FILE *f)
  * -1 on a flag without its value. */
 static int take_plugin_flags(int *argc, char **argv, struct kt_plugin_flags *f)
 {
-    int out = 1;
-    for (int i = 1; i < *argc; i++) {
+    int out = 1, i = 1;
+    for (; i < *argc && strcmp(argv[i], "--") != 0; i++) {
         int r = kt_plugin_flags_parse(f, *argc, argv, &i);
         if (r < 0) {
             fprintf(stderr, "ktctl: %s needs a value\n", argv[i]);
@@ -53,6 +54,9 @@ static int take_plugin_flags(int *argc, char **argv, struct kt_plugin_flags *f)
         if (r == 0) {
             argv[out++] = argv[i];
         }
+    }
+    for (; i < *argc; i++) { /* after "--": operands, not flags */
+        argv[out++] = argv[i];
     }
     *argc = out;
     argv[out] = NULL;
@@ -130,6 +134,9 @@ int main(int argc, char **argv)
     struct kt_plugin_set plugins;
     struct kt_err err = {0};
     int rc = KT_EXIT_USAGE;
+    /* Line-buffered stdout: in a pipe (every CI log) the problems come before the summary
+     * that stderr prints, as on a terminal. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     kt_mem_init();
     kt_plugin_flags_init(&flags);
     if (take_plugin_flags(&argc, argv, &flags) != 0) {

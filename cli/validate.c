@@ -6,13 +6,20 @@
  * a cluster) and, as cluster objects, the documents of other kinds (e.g. a PriorityClass).
  * Problems are still printed in document order. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/report.h"
@@ -24,15 +31,18 @@
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
 
-#define INPUT_MAX (8u << 20)
+#define INPUT_MAX_DEFAULT ((size_t)8 << 20)
 #define MAX_DEPTH 32
 
 /* One input file and its parsed documents. */
 struct vfile {
     char *path;   /* as reported: "<stdin>" for - */
-    char *source; /* what to open: "-" for stdin */
+    char *source; /* what to open: "-" for stdin; for a Kustomize build, the folder */
     struct kt_yaml_stream stream;
     bool parsed;
+    bool kbuild;      /* source is a Kustomize folder: its `kustomize build` output is read */
+    const char *skip; /* not read, with this note (a Helm template, a Kustomize patch) */
+    bool has_objects; /* some document is a Kubernetes object (apiVersion and kind) */
 };
 
 /* One object to look at: a document's root or an item of a v1 List. */
@@ -41,6 +51,7 @@ struct unit {
     const struct kt_yaml_doc *doc;
     const json_t *obj; /* borrowed from doc */
     char *prefix;      /* JSON Pointer prefix of obj in doc ("" or "/items/3") */
+    bool in_list;      /* an item of a List: must be a Kubernetes object */
     bool checked;      /* r holds the verdict (runtimes, checked ahead of the TrainJobs) */
     struct kt_vresult r;
 };
@@ -58,22 +69,41 @@ struct vstate {
     struct cli_report *rep; /* owned by the top state; the --old state borrows it */
     int exit_code;
     size_t n_invalid, n_checked, n_skipped, n_warnings;
+    size_t max_input;          /* --max-input-size */
+    bool kustomize;            /* --kustomize: build Kustomize folders */
+    bool hinted;               /* the missing-runtime hint was printed */
+    struct kt_strv ignores;    /* --ignore globs */
+    struct kt_strv kinds;      /* --kind: only these (empty: all) */
+    struct kt_strv skip_kinds; /* --skip-kind */
+    struct kt_strv kpatches;   /* the patch files of the Kustomize folders walked */
+    size_t n_ignored;          /* paths left out by --ignore */
 };
 
 void cli_validate_usage(FILE *f)
 {
-    fprintf(f, "  validate [-o " CLI_FORMAT_NAMES "] [--allow-missing-runtimes] [--old OLD]\n"
-               "           PATH...\n"
+    fprintf(f, "  validate [options] PATH...\n"
                "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
-               "      server and the webhooks would (PATH: file, directory or - for stdin).\n"
-               "      --old OLD (file or directory): the objects before the change; an object\n"
-               "      of PATH with the same kind, namespace and name in OLD is checked as an\n"
-               "      UPDATE from it, the others as a CREATE.\n"
-               "      Problems on stdout as FILE:LINE: Kind/name: <error>, warnings and a\n"
-               "      summary on stderr. -o json: one array of problems; junit: JUnit XML, a\n"
-               "      testcase per object; sarif: SARIF 2.1.0; github: GitHub Actions\n"
-               "      ::error/::warning commands. Exit 0 valid, 1 invalid, 2 usage error or\n"
-               "      unreadable input.\n");
+               "      server and the webhooks would. PATH: a file, a directory (its *.yaml,\n"
+               "      *.yml, *.json, recursed) or - for stdin. Options go anywhere among the\n"
+               "      paths, as --opt VALUE or --opt=VALUE (-o json, -ojson); -- ends them.\n"
+               "      -o, --output FORMAT     " CLI_FORMAT_NAMES " (default text)\n"
+               "      --old OLD               objects before the change (file or directory):\n"
+               "                              one with the same kind/namespace/name is an UPDATE\n"
+               "      --allow-missing-runtimes  a TrainJob's runtime that is not among the\n"
+               "                              inputs only warns (default: an error)\n"
+               "      --ignore PATTERN        leave out paths matching the glob (fnmatch: * and\n"
+               "                              ? match / too; also tried on the base name);\n"
+               "                              repeatable\n"
+               "      --kind KIND[,KIND]      check only these kinds, skip the others\n"
+               "      --skip-kind KIND[,KIND] skip these kinds (Kind or apiVersion/Kind)\n"
+               "      --kustomize             check a folder with a kustomization.yaml as\n"
+               "                              `kustomize build` (or `kubectl kustomize`) gives\n"
+               "      --max-input-size BYTES  largest file read (default 8Mi; Ki, Mi, Gi)\n"
+               "      -h, --help              this help\n"
+               "      Documents without apiVersion and kind (values.yaml, Chart.yaml), Helm\n"
+               "      templates and Kustomize patches are skipped with a note. Problems on\n"
+               "      stdout as FILE:LINE: Kind/name: <error>, notes, warnings and a summary on\n"
+               "      stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable input.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -90,7 +120,44 @@ static void fail(struct vstate *s, int code)
     }
 }
 
-static void add_file(struct vstate *s, const char *path, const char *source)
+/* The stages of enum kt_vstage, then STAGE_PARSE: found reading the input, before any
+ * admission stage, and STAGE_INPUT: about an input as a whole (docs/ktctl.md "-o json"). */
+#define STAGE_PARSE 4
+#define STAGE_INPUT 5
+static const char *const stage_names[] = {"decode", "schema", "cel", "webhook", "parse", "input"};
+
+static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
+                   const char *field, const char *type, const char *msg, bool warning, int stage,
+                   const char *rule);
+
+static void input_error(struct vstate *s, const char *file, const char *rule, const char *msg)
+{
+    cli_report_input_error(s->rep, file, rule, msg);
+    fail(s, KT_EXIT_USAGE);
+}
+
+/* FILE[:LINE]: note: MSG on stderr, whatever the format: something left unchecked on purpose. */
+static void note(const char *file, size_t line, const char *msg)
+{
+    if (line > 0) {
+        fprintf(stderr, "%s:%zu: note: %s\n", file, line, msg);
+    } else {
+        fprintf(stderr, "%s: note: %s\n", file, msg);
+    }
+}
+
+/* A whole file left unchecked: a note, a skipped testcase, counted as skipped. */
+static void skip_file(struct vstate *s, const char *path, const char *why)
+{
+    struct cli_where at = {path, 1, NULL, NULL, NULL};
+    note(path, 0, why);
+    cli_report_begin(s->rep, &at);
+    cli_report_skip(s->rep, why);
+    cli_report_end(s->rep);
+    s->n_skipped++;
+}
+
+static struct vfile *add_file(struct vstate *s, const char *path, const char *source)
 {
     if (s->nfiles == s->capfiles) {
         s->capfiles = s->capfiles ? s->capfiles * 2 : 16;
@@ -102,6 +169,73 @@ static void add_file(struct vstate *s, const char *path, const char *source)
     f->source = kt_xstrdup(source);
     if (!s->is_old) {
         cli_report_file(s->rep, path);
+    }
+    return f;
+}
+
+/* --ignore: the path as walked (also without a leading "./" or trailing "/") or its base
+ * name matches. */
+static bool ignored(const struct vstate *s, const char *given)
+{
+    char *path = kt_xstrdup(given);
+    size_t n = strlen(path);
+    bool hit = false;
+    while (n > 1 && path[n - 1] == '/') {
+        path[--n] = '\0';
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < s->ignores.len && !hit; i++) {
+        const char *pat = s->ignores.items[i];
+        hit = fnmatch(pat, path, 0) == 0 || fnmatch(pat, base, 0) == 0 ||
+              (strncmp(path, "./", 2) == 0 && fnmatch(pat, path + 2, 0) == 0);
+    }
+    free(path);
+    return hit;
+}
+
+/* The chart folder (owned) when path is below a "templates" folder next to a Chart.yaml, as
+ * in a Helm chart; else NULL. */
+static char *helm_chart_of(const char *path)
+{
+    for (const char *p = path; (p = strstr(p, "templates/")) != NULL; p++) {
+        if (p != path && p[-1] != '/') {
+            continue;
+        }
+        char *chart = kt_xasprintf("%.*sChart.yaml", (int)(p - path), path);
+        struct stat st;
+        if (stat(chart, &st) == 0 && S_ISREG(st.st_mode)) {
+            chart[strlen(chart) - strlen("Chart.yaml")] = '\0';
+            if (chart[0] == '\0') {
+                free(chart);
+                return kt_xstrdup(".");
+            }
+            return chart;
+        }
+        free(chart);
+    }
+    return NULL;
+}
+
+/* A file to read, unless it is a Helm template or a Kustomize patch (skipped with a note). */
+static void add_input(struct vstate *s, const char *path)
+{
+    char *chart = s->is_old ? NULL : helm_chart_of(path);
+    if (chart) {
+        char *why = kt_xasprintf("skipped: a Helm template (chart %s); check what Helm "
+                                 "renders: helm template %s | ktctl validate -",
+                                 chart, chart);
+        add_file(s, path, path)->skip = "helm";
+        skip_file(s, path, why);
+        free(why);
+        free(chart);
+    } else if (!s->is_old && kt_strv_contains(&s->kpatches, path)) {
+        add_file(s, path, path)->skip = "kustomize";
+        skip_file(s, path,
+                  "skipped: a patch of its folder's kustomization; --kustomize checks the "
+                  "objects Kustomize builds");
+    } else {
+        add_file(s, path, path);
     }
 }
 
@@ -125,15 +259,64 @@ static int cmp_names(const void *a, const void *b)
 
 static void add_path(struct vstate *s, const char *path, int depth);
 
-/* Every *.yaml, *.yml, *.json below dir, in name order. */
+/* The names Kustomize looks for, in its order. */
+static const char *const kustomization_names[] = {"kustomization.yaml", "kustomization.yml",
+                                                  "Kustomization"};
+
+/* dir/rel without "./" steps at the start of rel, into v. */
+static void push_rel(struct kt_strv *v, const char *dir, const char *rel)
+{
+    while (strncmp(rel, "./", 2) == 0) {
+        rel += 2;
+    }
+    if (rel[0] != '\0' && rel[0] != '/' && !strchr(rel, '\n')) {
+        char *p = kt_xasprintf("%s/%s", dir, rel);
+        kt_strv_push(v, p);
+        free(p);
+    }
+}
+
+/* The patch files a kustomization names (patches[].path, patchesStrategicMerge[],
+ * patchesJson6902[].path), as paths below dir, into s->kpatches. */
+static void read_kustomization(struct vstate *s, const char *dir, const char *file)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    struct kt_yaml_limits lim;
+    struct kt_yaml_stream y = {0};
+    kt_buf_init(&b, s->max_input);
+    kt_yaml_limits_default(&lim);
+    lim.max_bytes = s->max_input;
+    if (kt_buf_read_file(&b, file, &err) == 0 &&
+        kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &y, &err) == 0 && y.len > 0) {
+        const json_t *k = y.docs[0].root;
+        static const char *const lists[] = {"patches", "patchesJson6902", "patchesStrategicMerge"};
+        for (size_t i = 0; i < 3; i++) {
+            size_t j;
+            const json_t *e;
+            json_array_foreach(json_object_get(k, lists[i]), j, e)
+            {
+                const char *rel = json_is_string(e) ? json_string_value(e)
+                                                    : json_string_value(json_object_get(e, "path"));
+                if (rel) {
+                    push_rel(&s->kpatches, dir, rel);
+                }
+            }
+        }
+    }
+    kt_yaml_stream_release(&y);
+    kt_buf_release(&b);
+}
+
+/* Every *.yaml, *.yml, *.json below dir, in name order; a Kustomize folder as one build with
+ * --kustomize. */
 static void add_dir(struct vstate *s, const char *dir, int depth)
 {
     DIR *d = opendir(dir);
     struct kt_strv names;
     struct dirent *e;
     if (!d) {
-        fprintf(stderr, "ktctl validate: %s: cannot read directory\n", dir);
-        fail(s, KT_EXIT_USAGE);
+        input_error(s, dir, "InputUnreadable", "cannot read directory");
         return;
     }
     kt_strv_init(&names);
@@ -144,14 +327,37 @@ static void add_dir(struct vstate *s, const char *dir, int depth)
     }
     closedir(d);
     qsort(names.items, names.len, sizeof(*names.items), cmp_names);
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/') {
+        dl--;
+    }
+    for (size_t k = 0; !s->is_old && k < 3; k++) {
+        if (!kt_strv_contains(&names, kustomization_names[k])) {
+            continue;
+        }
+        char *kfile = kt_xasprintf("%.*s/%s", (int)dl, dir, kustomization_names[k]);
+        char *folder = kt_xasprintf("%.*s", (int)dl, dir);
+        if (s->kustomize) {
+            add_file(s, folder, folder)->kbuild = true;
+            free(kfile);
+            free(folder);
+            kt_strv_release(&names);
+            return;
+        }
+        read_kustomization(s, folder, kfile);
+        free(kfile);
+        free(folder);
+        break;
+    }
     for (size_t i = 0; i < names.len; i++) {
-        char *p =
-            kt_xasprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", names.items[i]);
+        char *p = kt_xasprintf("%.*s/%s", (int)dl, dir, names.items[i]);
         struct stat st;
-        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (ignored(s, p)) {
+            s->n_ignored++;
+        } else if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
             add_path(s, p, depth + 1);
         } else if (wanted_name(names.items[i])) {
-            add_file(s, p, p);
+            add_input(s, p);
         }
         free(p);
     }
@@ -163,16 +369,23 @@ static void add_path(struct vstate *s, const char *path, int depth)
     struct stat st;
     if (strcmp(path, "-") == 0) {
         add_file(s, "<stdin>", "-");
+    } else if (depth == 0 && ignored(s, path)) {
+        s->n_ignored++;
     } else if (depth > MAX_DEPTH) {
-        fprintf(stderr, "ktctl validate: %s: directories nested too deep\n", path);
-        fail(s, KT_EXIT_USAGE);
+        input_error(s, path, "InputUnreadable", "directories nested too deep");
     } else if (stat(path, &st) != 0) {
-        cli_report_input_error(s->rep, path, "InputMissing", "no such file or directory");
-        fail(s, KT_EXIT_USAGE);
+        input_error(s, path, "InputMissing", "no such file or directory");
     } else if (S_ISDIR(st.st_mode)) {
+        size_t before = s->nfiles, ignored_before = s->n_ignored;
         add_dir(s, path, depth);
+        if (depth == 0 && !s->is_old && s->nfiles == before && s->n_ignored == ignored_before &&
+            s->exit_code < KT_EXIT_USAGE) {
+            /* Nothing to check is not invalid (exit 0), but never silent. */
+            report(s, path, 0, NULL, "", "", "no *.yaml, *.yml or *.json file in this directory",
+                   true, STAGE_INPUT, "InputEmpty");
+        }
     } else {
-        add_file(s, path, path);
+        add_input(s, path);
     }
 }
 
@@ -194,11 +407,6 @@ static const char *split_line(const char *msg, size_t *line)
     *line = n;
     return p + 2;
 }
-
-/* The stages of enum kt_vstage, then STAGE_PARSE: found reading the input, before any
- * admission stage (docs/ktctl.md "-o json"). */
-#define STAGE_PARSE 4
-static const char *const stage_names[] = {"decode", "schema", "cel", "webhook", "parse"};
 
 /* The namespace ktctl reads an object in: cluster-scoped kinds have none, namespaced ones
  * default to "default" as everywhere else in ktctl. */
@@ -244,30 +452,150 @@ static void report(struct vstate *s, const char *file, size_t line, const json_t
     cli_report_problem(s->rep, &p);
 }
 
+/* The first of names[] found as an executable on PATH, or NULL. */
+static const char *on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    bool found = false;
+    char *copy = kt_xstrdup(path ? path : "/usr/bin:/bin"), *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *p = kt_xasprintf("%s/%s", d[0] ? d : ".", name);
+        found = access(p, X_OK) == 0;
+        free(p);
+    }
+    free(copy);
+    return found ? name : NULL;
+}
+
+/* `kustomize build DIR` (kustomize on PATH) or `kubectl kustomize DIR` into b; its stderr is
+ * ours. The command line shown (owned) into *shown. */
+static int kustomize_build(const char *dir, struct kt_buf *b, char **shown, struct kt_err *err)
+{
+    const char *argv[] = {"kustomize", "build", dir, NULL};
+    if (!on_path("kustomize")) {
+        argv[0] = "kubectl";
+        argv[1] = "kustomize";
+    }
+    *shown = kt_xasprintf("%s %s %s", argv[0], argv[1], dir);
+    if (!on_path(argv[0])) {
+        return kt_err_set(err, KT_ENOENT,
+                          "--kustomize needs kustomize or kubectl on PATH (neither found)");
+    }
+    int fd[2];
+    if (pipe(fd) != 0) {
+        return kt_err_set(err, KT_EIO, "pipe: %s", strerror(errno));
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return kt_err_set(err, KT_EIO, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) {
+            dup2(nul, 0);
+        }
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execvp(argv[0], (char *const *)(uintptr_t)argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char chunk[65536];
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd[0], chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        if (kt_buf_append(b, chunk, (size_t)n, err) < 0) {
+            rc = -1;
+            kill(pid, SIGTERM);
+            break;
+        }
+    }
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        rc = kt_err_set(err, KT_EIO, "`%s` failed (exit %d)", *shown,
+                        WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    }
+    if (rc == 0 && !b->data) {
+        rc = kt_buf_append(b, "", 0, err);
+    }
+    return rc;
+}
+
+/* Some document of the stream is not empty. */
+static bool has_document(const struct kt_yaml_stream *y)
+{
+    for (size_t i = 0; i < y->len; i++) {
+        if (y->docs[i].root && !json_is_null(y->docs[i].root)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static void read_file(struct vstate *s, struct vfile *f)
 {
     struct kt_buf b;
     struct kt_err err = {0};
     struct kt_yaml_limits lim;
-    kt_buf_init(&b, INPUT_MAX);
-    if (kt_buf_read_file(&b, f->source, &err) != 0) {
+    if (f->skip) {
+        return;
+    }
+    kt_buf_init(&b, s->max_input);
+    if (f->kbuild) {
+        char *shown = NULL;
+        if (kustomize_build(f->source, &b, &shown, &err) != 0) {
+            char *m = err.code == KT_ETOOBIG
+                          ? kt_xasprintf("the output of `%s` is larger than --max-input-size "
+                                         "(%zu bytes)",
+                                         shown, s->max_input)
+                          : kt_xstrdup(err.msg);
+            input_error(s, f->path, err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable",
+                        m);
+            free(m);
+            free(shown);
+            kt_buf_release(&b);
+            return;
+        }
+        free(shown);
+    } else if (kt_buf_read_file(&b, f->source, &err) != 0) {
         size_t n = strlen(f->path); /* err.msg is "FILE: why" ("<stdin>: why" for -) */
         const char *why =
             strncmp(err.msg, f->path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg;
-        cli_report_input_error(s->rep, f->path,
-                               err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable", why);
-        fail(s, KT_EXIT_USAGE);
+        char *big = err.code == KT_ETOOBIG
+                        ? kt_xasprintf("larger than --max-input-size (%zu bytes)", s->max_input)
+                        : NULL;
+        input_error(s, f->path, big ? "InputTooLarge" : "InputUnreadable", big ? big : why);
+        free(big);
         kt_buf_release(&b);
         return;
     }
     kt_yaml_limits_default(&lim);
+    lim.max_bytes = s->max_input;
     f->parsed = true;
     if (kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &f->stream, &err) != 0) {
         size_t line;
         const char *rest = split_line(err.msg, &line);
         report(s, f->path, line ? line : 1, NULL, "", "", rest, false, STAGE_PARSE, "YAMLSyntax");
         s->n_invalid++;
+        s->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(s, KT_EXIT_INVALID);
+    } else if (!s->is_old && !has_document(&f->stream)) {
+        report(s, f->path, 0, NULL, "", "", "no YAML document in this file", true, STAGE_INPUT,
+               "InputEmpty");
     }
     kt_buf_release(&b);
 }
@@ -285,28 +613,48 @@ static void add_unit(struct vstate *s, const struct vfile *f, const struct kt_ya
     u->obj = obj;
     u->prefix = kt_xstrdup(prefix);
     u->checked = false;
+    u->in_list = false;
     kt_vresult_init(&u->r);
 }
 
-/* Split every document into units (a v1 List contributes its items). */
+/* A List as kubectl apply unfolds it: `kind: List` or any kind ending in "List" (a
+ * TrainJobList) with an items array. */
+/* A mapping with a non-empty string apiVersion and kind. */
+static bool is_k8s_object(const json_t *o)
+{
+    return json_is_object(o) && kt_json_str(o, "apiVersion", "")[0] &&
+           kt_json_str(o, "kind", "")[0];
+}
+
+static bool is_list(const json_t *o)
+{
+    const char *kind = json_string_value(json_object_get(o, "kind"));
+    size_t n = kind ? strlen(kind) : 0;
+    return n >= 4 && strcmp(kind + n - 4, "List") == 0 &&
+           json_is_array(json_object_get(o, "items"));
+}
+
+/* Split every document into units (a List contributes its items). */
 static void collect_units(struct vstate *s)
 {
     for (size_t i = 0; i < s->nfiles; i++) {
-        const struct vfile *f = &s->files[i];
+        struct vfile *f = &s->files[i];
+        for (size_t j = 0; j < f->stream.len; j++) {
+            f->has_objects = f->has_objects || is_k8s_object(f->stream.docs[j].root);
+        }
         for (size_t j = 0; j < f->stream.len; j++) {
             const struct kt_yaml_doc *d = &f->stream.docs[j];
-            const json_t *items = json_object_get(d->root, "items");
-            const char *kind = json_string_value(json_object_get(d->root, "kind"));
-            if (!d->root) {
+            if (!d->root || json_is_null(d->root)) {
                 continue;
             }
-            if (kind && strcmp(kind, "List") == 0 && json_is_array(items)) {
+            if (is_list(d->root)) {
                 size_t k;
                 json_t *it;
-                json_array_foreach(items, k, it)
+                json_array_foreach(json_object_get(d->root, "items"), k, it)
                 {
                     char *p = kt_xasprintf("/items/%zu", k);
                     add_unit(s, f, d, it, p);
+                    s->units[s->nunits - 1].in_list = true;
                     free(p);
                 }
             } else {
@@ -348,18 +696,66 @@ static bool is_runtime(const json_t *o)
     return kt_validate_is_ours(o) && kind && strcmp(kind, "TrainJob") != 0;
 }
 
-/* A document that is not an object of ours: skipped, or an error kubectl would give too. */
+/* Meant as a Trainer object (its kind or group), even if apiVersion or kind is missing. */
+static bool looks_ours(const json_t *o)
+{
+    static const char *const kinds[] = {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"};
+    const char *kind = kt_json_str(o, "kind", "");
+    for (size_t i = 0; i < 3; i++) {
+        if (strcmp(kind, kinds[i]) == 0) {
+            return true;
+        }
+    }
+    return strncmp(kt_json_str(o, "apiVersion", ""), KT_GROUP "/", strlen(KT_GROUP) + 1) == 0;
+}
+
+static bool kind_in(const struct kt_strv *v, const char *av, const char *kind)
+{
+    char *gvk = kt_xasprintf("%s/%s", av, kind);
+    bool in = kt_strv_contains(v, kind) || kt_strv_contains(v, gvk);
+    free(gvk);
+    return in;
+}
+
+/* Left out by --kind / --skip-kind. */
+static bool filtered(const struct vstate *s, const json_t *o)
+{
+    const char *av = kt_json_str(o, "apiVersion", ""), *kind = kt_json_str(o, "kind", "");
+    return (s->kinds.len > 0 && !kind_in(&s->kinds, av, kind)) || kind_in(&s->skip_kinds, av, kind);
+}
+
+/* A document that is not an object of ours: skipped, or an error kubectl would give too.
+ * A Kubernetes object is a mapping with a non-empty string apiVersion and kind. Any other
+ * document is an error (kubectl's "Object 'Kind' is missing") when it is an item of a List,
+ * looks like a Trainer object or shares its file with a Kubernetes object; else the file is not
+ * a manifest (Helm's values.yaml and Chart.yaml, a dashboard, a config file): skipped with a
+ * note. */
 static bool check_foreign(struct vstate *s, const struct unit *u)
 {
     const char *av = json_string_value(json_object_get(u->obj, "apiVersion"));
     const char *kind = json_string_value(json_object_get(u->obj, "kind"));
     size_t line = unit_line(u, "");
     if (!json_is_object(u->obj) || !av || !kind || !av[0] || !kind[0]) {
-        report(s, u->file->path, line, NULL, "", "",
-               "not a Kubernetes object: apiVersion and kind must be set", false, STAGE_PARSE,
-               "NotAnObject");
-        s->n_invalid++;
-        fail(s, KT_EXIT_INVALID);
+        if (u->in_list || u->file->has_objects || (json_is_object(u->obj) && looks_ours(u->obj))) {
+            report(s, u->file->path, line, NULL, "", "",
+                   "not a Kubernetes object: apiVersion and kind must be set", false, STAGE_PARSE,
+                   "NotAnObject");
+            s->n_invalid++;
+            s->n_checked++; /* a verdict too: invalid never exceeds checked */
+            fail(s, KT_EXIT_INVALID);
+        } else {
+            const char *why = "skipped: not a Kubernetes object (no apiVersion and kind)";
+            note(u->file->path, line, why);
+            cli_report_skip(s->rep, why);
+            s->n_skipped++;
+        }
+        return true;
+    }
+    if (filtered(s, u->obj)) {
+        char *why = kt_xasprintf("%s %s is left out by --kind/--skip-kind", av, kind);
+        cli_report_skip(s->rep, why);
+        free(why);
+        s->n_skipped++;
         return true;
     }
     if (kt_validate_is_ours(u->obj)) {
@@ -370,6 +766,7 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
         report(s, u->file->path, line, u->obj, "", "", m, false, STAGE_PARSE, "UnknownKind");
         free(m);
         s->n_invalid++;
+        s->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(s, KT_EXIT_INVALID);
     } else {
         char *why = kt_xasprintf("%s %s is not checked by ktctl", av, kind);
@@ -468,6 +865,22 @@ static bool run_unit(struct vstate *s, const struct kt_validator *v, const struc
     return true;
 }
 
+/* The runtime the TrainJob tj names is among the inputs (refused or not). */
+static bool runtime_given(const struct vstate *s, const json_t *tj)
+{
+    const json_t *ref = json_object_get(json_object_get(tj, "spec"), "runtimeRef");
+    const char *kind = kt_json_str(ref, "kind", "ClusterTrainingRuntime");
+    const char *name = kt_json_str(ref, "name", "");
+    for (size_t i = 0; i < s->nunits; i++) {
+        const json_t *o = s->units[i].obj;
+        if (is_runtime(o) && strcmp(kt_json_str(o, "kind", ""), kind) == 0 &&
+            strcmp(kt_json_str(json_object_get(o, "metadata"), "name", ""), name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Print the verdict of a checked unit. */
 static void report_unit(struct vstate *s, const struct unit *u)
 {
@@ -495,6 +908,20 @@ static void report_unit(struct vstate *s, const struct unit *u)
         s->n_invalid++;
         fail(s, KT_EXIT_INVALID);
     }
+    for (size_t i = 0; i < r->len && !s->hinted; i++) {
+        if (strstr(r->items[i].text, "must be created before the TrainJob is created") &&
+            !runtime_given(s, u->obj)) {
+            /* Once per run: the commonest first failure is a TrainJob given alone. */
+            const char *arg = strcmp(u->file->source, "-") == 0 ? "-" : u->file->path;
+            fflush(stdout);
+            fprintf(stderr,
+                    "%s: hint: give its runtime too (ktctl validate RUNTIMES-FOLDER %s, e.g. "
+                    "kt's deploy/runtimes/), or --allow-missing-runtimes, or check against a "
+                    "cluster (kubectl apply --dry-run=server -f %s)\n",
+                    u->file->path, arg, arg);
+            s->hinted = true;
+        }
+    }
 }
 
 /* Pass 1: check every runtime; the admitted ones (as the API server stores them) go into
@@ -511,6 +938,19 @@ static void check_runtimes(struct vstate *s, const struct kt_validator *v,
             json_array_append(cluster, (json_t *)(uintptr_t)u->obj);
         }
         if (!is_runtime(u->obj)) {
+            continue;
+        }
+        if (filtered(s, u->obj)) {
+            /* Not reported on, but in the cluster as the API server would store it. */
+            struct kt_vresult quiet;
+            struct kt_err err = {0};
+            kt_vresult_init(&quiet);
+            if (kt_validate_object_admitted(v, fw, u->obj, NULL, now, &none, &quiet, &admitted,
+                                            &err) == 0 &&
+                admitted) {
+                json_array_append_new(runtimes, admitted);
+            }
+            kt_vresult_release(&quiet);
             continue;
         }
         if (run_unit(s, v, fw, u, &none, now, &admitted) && admitted) {
@@ -542,49 +982,143 @@ static void report_yaml_warnings(struct vstate *s)
     }
 }
 
-static int parse_args(int argc, char **argv, struct vstate *s, int *first_path)
+/* "8388608", "512Ki", "8Mi", "1Gi" -> *out (> 0). -1 otherwise. */
+static int parse_size(const char *v, size_t *out)
 {
-    int i = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--allow-missing-runtimes") == 0) {
-            s->allow_missing = true;
-        } else if (strcmp(a, "--old") == 0) {
-            if (i + 1 >= argc) {
-                return usage_error("missing value for", a);
+    static const struct {
+        const char *suffix;
+        unsigned shift;
+    } units[] = {{"", 0}, {"Ki", 10}, {"Mi", 20}, {"Gi", 30}};
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (v[0] < '0' || v[0] > '9' || errno != 0 || n == 0) {
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) == 0) {
+            if (n > (SIZE_MAX >> units[i].shift)) {
+                return -1;
             }
-            if (s->old_path) {
-                return usage_error("--old given twice", NULL);
-            }
-            s->old_path = argv[++i];
-        } else if (strncmp(a, "--old=", 6) == 0) {
-            if (s->old_path) {
-                return usage_error("--old given twice", NULL);
-            }
-            s->old_path = a + 6;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc) {
-                return usage_error("missing value for", a);
-            }
-            if (cli_format_parse(argv[++i], &s->format) != 0) {
-                return usage_error("unknown output format", argv[i]);
-            }
-        } else if (strncmp(a, "-o", 2) == 0 && cli_format_parse(a + 2, &s->format) == 0) {
-            continue;
-        } else if (strcmp(a, "--") == 0) {
-            i++;
+            *out = (size_t)n << units[i].shift;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* "A,B" -> each non-empty name into v. */
+static void add_list(struct kt_strv *v, const char *list)
+{
+    char *copy = kt_xstrdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        kt_strv_push(v, t);
+    }
+    free(copy);
+}
+
+enum { OPT_OLD = 256, OPT_ALLOW, OPT_IGNORE, OPT_KIND, OPT_SKIP_KIND, OPT_KUSTOMIZE, OPT_MAX };
+
+/* getopt_long (glibc): options anywhere among the paths, "--" ends them. The paths, in
+ * order, go into *paths. */
+static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *paths)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"old", required_argument, NULL, OPT_OLD},
+        {"allow-missing-runtimes", no_argument, NULL, OPT_ALLOW},
+        {"ignore", required_argument, NULL, OPT_IGNORE},
+        {"kind", required_argument, NULL, OPT_KIND},
+        {"skip-kind", required_argument, NULL, OPT_SKIP_KIND},
+        {"kustomize", no_argument, NULL, OPT_KUSTOMIZE},
+        {"max-input-size", required_argument, NULL, OPT_MAX},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    /* getopt wants argv[0] and reorders the array: work on a copy. */
+    char **av = kt_xcalloc((size_t)argc + 2, sizeof(*av));
+    int rc = 0, c;
+    static char name[] = "ktctl validate";
+    av[0] = name;
+    for (int i = 0; i < argc; i++) {
+        av[i + 1] = argv[i];
+    }
+    optind = 0; /* glibc: start afresh */
+    opterr = 0;
+    while (rc == 0 && (c = getopt_long(argc + 1, av, "-:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 1: /* a path among the options ("-" first in optstring: in order, whatever
+                 * POSIXLY_CORRECT says) */
+            kt_strv_push(paths, optarg);
             break;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("unknown option", a);
-        } else {
+        case 'o':
+            /* -o=json as Go's flag package (kubeconform) takes it: no format starts with = */
+            if (cli_format_parse(optarg + (optarg[0] == '='), &s->format) != 0) {
+                rc = usage_error("unknown output format", optarg);
+            }
+            break;
+        case OPT_OLD:
+            if (s->old_path) {
+                rc = usage_error("--old given twice", NULL);
+            }
+            s->old_path = optarg;
+            break;
+        case OPT_ALLOW:
+            s->allow_missing = true;
+            break;
+        case OPT_IGNORE: {
+            /* "dir/" means the folder dir: paths are matched without a trailing "/" */
+            size_t n = strlen(optarg);
+            while (n > 1 && optarg[n - 1] == '/') {
+                n--;
+            }
+            char *pat = kt_xasprintf("%.*s", (int)n, optarg);
+            kt_strv_push(&s->ignores, pat);
+            free(pat);
+            break;
+        }
+        case OPT_KIND:
+            add_list(&s->kinds, optarg);
+            break;
+        case OPT_SKIP_KIND:
+            add_list(&s->skip_kinds, optarg);
+            break;
+        case OPT_KUSTOMIZE:
+            s->kustomize = true;
+            break;
+        case OPT_MAX:
+            if (parse_size(optarg, &s->max_input) != 0) {
+                rc =
+                    usage_error("--max-input-size: not a size (BYTES, or with Ki, Mi, Gi)", optarg);
+            }
+            break;
+        case 'h':
+            cli_validate_usage(stdout);
+            rc = -1;
+            break;
+        case ':':
+            rc = usage_error("missing value for", av[optind - 1]);
+            break;
+        default:
+            if (optopt >= OPT_OLD) {
+                rc = usage_error("option takes no value", av[optind - 1]);
+            } else if (optopt) {
+                char opt[3] = {'-', (char)optopt, '\0'};
+                rc = usage_error("unknown option", opt);
+            } else {
+                rc = usage_error("unknown option", av[optind - 1]);
+            }
             break;
         }
     }
-    if (i >= argc) {
-        return usage_error("no input given", NULL);
+    for (int i = optind; rc == 0 && i <= argc; i++) {
+        kt_strv_push(paths, av[i]);
     }
-    *first_path = i;
-    return 0;
+    free(av);
+    if (rc == 0 && paths->len == 0) {
+        rc = usage_error("no input given", NULL);
+    }
+    return rc;
 }
 
 /* Read the files added to s and split them into units. */
@@ -615,6 +1149,7 @@ static void check_old_duplicates(struct vstate *o)
         cli_report_end(o->rep);
         free(m);
         o->n_invalid++;
+        o->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(o, KT_EXIT_INVALID);
     }
 }
@@ -627,12 +1162,14 @@ static void load_old(struct vstate *s)
     o->format = s->format;
     o->rep = s->rep;
     o->is_old = true;
+    o->max_input = s->max_input;
     s->old = o;
     add_path(o, s->old_path, 0);
     load(o);
     check_old_duplicates(o);
     fail(s, o->exit_code);
     s->n_invalid += o->n_invalid;
+    s->n_checked += o->n_checked;
     s->n_warnings += o->n_warnings;
 }
 
@@ -651,6 +1188,7 @@ static void append_old_runtimes(const struct vstate *s, json_t *runtimes)
 static void finish(struct vstate *s)
 {
     cli_report_finish(s->rep);
+    fflush(stdout); /* the report, then the summary, whatever stdout is */
     fprintf(stderr,
             "ktctl validate: %zu file%s, %zu object%s checked, %zu invalid, %zu skipped, "
             "%zu warning%s\n",
@@ -675,20 +1213,30 @@ static void release(struct vstate *s)
     }
     free(s->files);
     free(s->units);
+    kt_strv_release(&s->ignores);
+    kt_strv_release(&s->kinds);
+    kt_strv_release(&s->skip_kinds);
+    kt_strv_release(&s->kpatches);
 }
 
 int cli_validate(int argc, char **argv, const struct kt_framework *fw)
 {
     struct vstate s = {0};
     struct kt_err err = {0};
-    int first = 0;
-    int rc = parse_args(argc, argv, &s, &first);
+    struct kt_strv paths;
+    s.max_input = INPUT_MAX_DEFAULT;
+    kt_strv_init(&paths);
+    int rc = parse_args(argc, argv, &s, &paths);
     if (rc != 0) {
-        return rc;
+        release(&s);
+        kt_strv_release(&paths);
+        return rc < 0 ? KT_EXIT_OK : rc;
     }
     struct kt_validator *v = kt_validator_new(&err);
     if (!v) {
         fprintf(stderr, "ktctl validate: %s\n", err.msg);
+        release(&s);
+        kt_strv_release(&paths);
         return KT_EXIT_USAGE;
     }
     /* Test knob (docs/development.md): a cluster without Trainer's webhooks registered. */
@@ -698,9 +1246,10 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
     if (s.old_path) {
         load_old(&s);
     }
-    for (int i = first; i < argc; i++) {
-        add_path(&s, argv[i], 0);
+    for (size_t i = 0; i < paths.len; i++) {
+        add_path(&s, paths.items[i], 0);
     }
+    kt_strv_release(&paths);
     load(&s);
     json_t *runtimes = json_array();
     json_t *cluster = json_array();
@@ -723,8 +1272,8 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
     json_decref(runtimes);
     finish(&s);
     rc = s.exit_code;
-    release(&s);
     cli_report_free(s.rep);
+    release(&s);
     kt_validator_free(v);
     return rc;
 }
