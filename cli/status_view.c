@@ -15,7 +15,7 @@
 #define KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 
 static const char *const PHASES[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
-#define N_PHASES (sizeof(PHASES) / sizeof(PHASES[0]))
+#define N_PHASES (KT_ARRAY_LEN(PHASES))
 
 static const json_t *meta(const json_t *o)
 {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/lint.sh - banned functions (strcpy, sprintf, atoi, ...), raw allocation outside
-# common/base/mem.c, the layering of common/ (tests/layers.py, common/README.md), the SPDX
-# licence line of every source file (deploy/release/spdx.sh), each of those two after its
-# self-test, shellcheck's errors and the clang-format check.
+# common/base/mem.c, a second copy of KT_ARRAY_LEN or FNV-1a, the layering of common/
+# (tests/layers.py, common/README.md), the SPDX licence line of every source file
+# (deploy/release/spdx.sh), each of those two after its self-test, shellcheck's errors and the
+# clang-format check.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -23,6 +24,18 @@ raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/base/m
 if [ -n "$raw" ]; then
     echo "lint: raw allocation outside common/base/mem.c:"
     echo "$raw"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
+# One copy of each primitive: an array's length is KT_ARRAY_LEN (common/base/mem.h), and FNV-1a
+# lives in common/base/hash.h only (its primes nowhere else). tests/plugins/ are out-of-tree
+# plugin examples built against the plugin ABI alone, so they keep the long form.
+dup=$(grep -nE 'sizeof\(([A-Za-z_][A-Za-z0-9_>.-]*)\) */ *sizeof\(\1\[0\]\)|1099511628211|16777619' $files |
+    grep -vE '^(common/base/mem\.h:|common/base/hash\.h:|tests/plugins/|tests/unit/test_base\.c:)' || true)
+if [ -n "$dup" ]; then
+    echo "lint: use KT_ARRAY_LEN / common/base/hash.h:"
+    echo "$dup"
     fail=$((fail + 1))
 else
     pass=$((pass + 1))
