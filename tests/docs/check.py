@@ -19,7 +19,7 @@ Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
   examples  every fenced block whose first line is `$ ktctl ...` is a terminal transcript: each
             `$ ` line is a command, the lines after it (up to the next `$ ` line or the block's
             end) its output. Each `ktctl validate`/`ktctl render` command runs with `bash -c` in
-            ROOT, BIN first on PATH (so `ktctl` is BIN/ktctl), stdin empty, stdout and stderr into
+            ROOT, the --bin DIR (default ROOT/bin) first on PATH, stdin empty, stdout and stderr into
             one pipe (ktctl's stdout is line-buffered, so the order is a terminal's), 60 s each;
             the output must equal the shown lines exactly, each ending in a newline: no
             normalisation (no trimming, no path or number rewriting). The exit status is not

@@ -3,7 +3,8 @@
 # tests/docs/run.sh - the docs tier (a `make test` step after lint): README.md and docs/*.md
 # checked by tests/docs/check.py against the repo and the built binaries (bin/): relative links
 # and anchors, every flag of kt-webhook, kt-reconciler and ktctl documented and every flag the
-# docs name existing, `--help` exiting 0, the fenced blocks marked `sh runnable` run, and the
+# docs name existing, `--help` exiting 0, the fenced blocks marked `sh runnable` run, every
+# `$ ktctl validate|render` transcript printing exactly the lines shown after it, and the
 # man pages (docs/man/build.sh, as `make man`, into a scratch folder): each names every flag of
 # its binary's --help and renders with `groff -ww` silently, none is committed.
 # Then each check's negative test: on a copy of the docs (the rest of the repo linked in) with a
@@ -12,7 +13,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 
 if [ ! -x bin/ktctl ] || [ ! -x bin/kt-webhook ] || [ ! -x bin/kt-reconciler ]; then
