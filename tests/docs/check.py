@@ -16,6 +16,15 @@ Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
             the binary;
   runnable  every fenced block whose info string is `sh runnable` runs with `bash -e -o pipefail`
             in ROOT and exits 0 (60 s each);
+  examples  every fenced block whose first line is `$ ktctl ...` is a terminal transcript: each
+            `$ ` line is a command, the lines after it (up to the next `$ ` line or the block's
+            end) its output. Each `ktctl validate`/`ktctl render` command runs with `bash -c` in
+            ROOT, the --bin DIR (default ROOT/bin) first on PATH, stdin empty, stdout and stderr into
+            one pipe (ktctl's stdout is line-buffered, so the order is a terminal's), 60 s each;
+            the output must equal the shown lines exactly, each ending in a newline: no
+            normalisation (no trimming, no path or number rewriting). The exit status is not
+            checked (the docs show none). `ktctl status` (needs a cluster) and `$ ` lines that
+            are not ktctl are skipped with a `skip` line;
   man       with --man DIR (pages `make man` / docs/man/build.sh wrote): kt-webhook.8,
             kt-reconciler.8, ktctl.1 and ktctl-SUB.1 for each command `ktctl --help` lists are
             there, each names every flag (long and short) its binary's --help prints (a hand edit or a page from
@@ -285,6 +294,44 @@ def check_runnable(root, files):
                 bad(name, "exit %d: %s" % (p.returncode, p.stdout.strip()[-400:]))
 
 
+def check_examples(root, bindir, files):
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    for f in files:
+        for info, first, body in parse(os.path.join(root, f))[1]:
+            if info == "sh runnable" or not body or not body[0].startswith("$ ktctl "):
+                continue
+            cmds = [i for i, s in enumerate(body) if s.startswith("$ ")] + [len(body)]
+            for i, j in zip(cmds, cmds[1:]):
+                cmd, want = body[i][2:], body[i + 1:j]
+                name = "example: %s:%d" % (f, first + i)
+                words = cmd.split()
+                if words[0] != "ktctl" or len(words) < 2 or words[1] not in ("validate", "render"):
+                    print("skip %s: `%s`: %s" % (name, cmd[:60], "needs a cluster" if words[:2] == [
+                        "ktctl", "status"] else "only ktctl validate and render are run"))
+                    continue
+                try:
+                    p = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=root, env=env,
+                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, timeout=60, text=True)
+                except subprocess.TimeoutExpired:
+                    bad(name, "still running after 60 s")
+                    continue
+                expect = "".join(s + "\n" for s in want)
+                if p.stdout == expect:
+                    ok("%s: %s (%d lines as shown)" % (name, " ".join(words[:2]), len(want)))
+                    continue
+                got = p.stdout.split("\n")
+                if got[-1] == "":
+                    got.pop()
+                else:
+                    got[-1] += "<no newline>"
+                k = next((k for k in range(max(len(got), len(want)))
+                          if k >= len(got) or k >= len(want) or got[k] != want[k]), len(want))
+                bad(name, "output line %d: shown %r, printed %r (exit %d)" % (
+                    k + 1, want[k] if k < len(want) else "<end>", got[k] if k < len(got) else "<end>",
+                    p.returncode))
+
+
 def roff_text(src):
     """The words of a roff page: font escapes dropped, \\- as -."""
     return re.sub(r"\\f(?:\(..|\[[^]]*\]|.)", "", src).replace("\\-", "-").replace("\\&", "")
@@ -364,6 +411,7 @@ def main():
     check_documented(root, accepted)
     check_exist(root, files, accepted, allow_flags)
     check_runnable(root, files)
+    check_examples(root, bindir, files)
     if a.man:
         check_man(root, bindir, os.path.abspath(a.man))
     print("%d passed, %d failed" % (passed, failed))

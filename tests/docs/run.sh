@@ -3,7 +3,8 @@
 # tests/docs/run.sh - the docs tier (a `make test` step after lint): README.md and docs/*.md
 # checked by tests/docs/check.py against the repo and the built binaries (bin/): relative links
 # and anchors, every flag of kt-webhook, kt-reconciler and ktctl documented and every flag the
-# docs name existing, `--help` exiting 0, the fenced blocks marked `sh runnable` run, and the
+# docs name existing, `--help` exiting 0, the fenced blocks marked `sh runnable` run, every
+# `$ ktctl validate|render` transcript printing exactly the lines shown after it, and the
 # man pages (docs/man/build.sh, as `make man`, into a scratch folder): each names every flag of
 # its binary's --help and renders with `groff -ww` silently, none is committed.
 # Then each check's negative test: on a copy of the docs (the rest of the repo linked in) with a
@@ -12,7 +13,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 
 if [ ! -x bin/ktctl ] || [ ! -x bin/kt-webhook ] || [ ! -x bin/kt-reconciler ]; then
@@ -26,7 +27,7 @@ fi
 
 # The checks on the real docs; their ok/FAIL lines count into this tier's total.
 python3 "$here/check.py" --root "$ROOT" --man "$T/man" >"$T/real.out" 2>&1
-grep -E '^(ok|FAIL) ' "$T/real.out"
+grep -E '^(ok|FAIL|skip) ' "$T/real.out"
 p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' "$T/real.out" | tail -n 1)
 f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' "$T/real.out" | tail -n 1)
 if [ -z "$p" ]; then
@@ -107,6 +108,25 @@ planted "a failing runnable block fails" "runnable: docs/ktctl.md:"
 
 printf '\n```sh\nfalse\n```\n' >>"$T/neg/docs/ktctl.md"
 passes "negative: a block not marked runnable is not run"
+
+# The examples (`$ ktctl ...` transcripts): the first validate example with one shown output
+# line altered, then with its last output line dropped; each must fail, named by its `$` line.
+ex=$(grep -n -m1 '^\$ ktctl validate ' "$T/neg/docs/ktctl.md" | cut -d: -f1)
+if [ -z "$ex" ]; then
+    bad "negative: examples" "docs/ktctl.md has no \`\$ ktctl validate\` example"
+else
+    sed -i "$((ex + 1))s/\$/ (altered)/" "$T/neg/docs/ktctl.md"
+    planted "an example with a shown output line altered fails" \
+        "example: docs/ktctl.md:$ex: output line 1: shown .*\(altered\)"
+    last=$(awk -v s="$ex" 'NR > s && /^```/ { print NR - 1; exit }' "$T/neg/docs/ktctl.md")
+    sed -i "${last}d" "$T/neg/docs/ktctl.md"
+    planted "an example missing its last output line fails" "example: docs/ktctl.md:$ex: output line [0-9]+: shown '<end>'"
+fi
+printf '\n```\n$ ktctl status nope -n nowhere\nno such output\n```\n' >>"$T/neg/docs/ktctl.md"
+passes "negative: a \`\$ ktctl status\` example is skipped (it needs a cluster)"
+check "examples: ktctl status is skipped with a note" grep -q '^skip example: docs/ktctl.md:[0-9]*: .ktctl status nope -n nowhere.: needs a cluster' "$T/neg.out"
+rm -rf "$T/neg"
+copy_root "$T/neg"
 
 mkdir -p "$T/fakebin"
 cp bin/kt-webhook bin/ktctl "$T/fakebin/"
