@@ -546,6 +546,49 @@ static bool has_document(const struct kt_yaml_stream *y)
     return false;
 }
 
+/* f's bytes into b: the file, stdin or the Kustomize build of a folder. An input error (exit
+ * 2) and -1 when they cannot be had. */
+static int load_bytes(struct vstate *s, const struct vfile *f, struct kt_buf *b)
+{
+    struct kt_err err = {0};
+    char *why = NULL, *shown = NULL;
+    if (f->kbuild ? kustomize_build(f->source, b, &shown, &err) == 0
+                  : kt_buf_read_file(b, f->source, &err) == 0) {
+        free(shown);
+        return 0;
+    }
+    size_t n = strlen(f->path); /* a read error is "FILE: why" ("<stdin>: why" for -) */
+    if (err.code == KT_ETOOBIG) {
+        why = shown ? kt_xasprintf("the output of `%s` is larger than --max-input-size (%zu bytes)",
+                                   shown, s->max_input)
+                    : kt_xasprintf("larger than --max-input-size (%zu bytes)", s->max_input);
+    } else {
+        why = kt_xstrdup(!f->kbuild && strncmp(err.msg, f->path, n) == 0 && err.msg[n] == ':'
+                             ? err.msg + n + 2
+                             : err.msg);
+    }
+    input_error(s, f->path, err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable", why);
+    free(why);
+    free(shown);
+    return -1;
+}
+
+/* A NUL byte: a binary file, or text in UTF-16/32, which YAML here cannot be (it must be
+ * UTF-8). An input error (exit 2), not a syntax error: there is no document to point into. */
+static int refuse_binary(struct vstate *s, const struct vfile *f, const struct kt_buf *b)
+{
+    const char *nul = b->data ? memchr(b->data, '\0', b->len) : NULL;
+    if (!nul) {
+        return 0;
+    }
+    char *why = kt_xasprintf("a NUL byte at offset %zu: a binary file, or text that is not "
+                             "UTF-8 (YAML input must be UTF-8)",
+                             (size_t)(nul - b->data));
+    input_error(s, f->path, "InputBinary", why);
+    free(why);
+    return -1;
+}
+
 static void read_file(struct vstate *s, struct vfile *f)
 {
     struct kt_buf b;
@@ -555,31 +598,7 @@ static void read_file(struct vstate *s, struct vfile *f)
         return;
     }
     kt_buf_init(&b, s->max_input);
-    if (f->kbuild) {
-        char *shown = NULL;
-        if (kustomize_build(f->source, &b, &shown, &err) != 0) {
-            char *m = err.code == KT_ETOOBIG
-                          ? kt_xasprintf("the output of `%s` is larger than --max-input-size "
-                                         "(%zu bytes)",
-                                         shown, s->max_input)
-                          : kt_xstrdup(err.msg);
-            input_error(s, f->path, err.code == KT_ETOOBIG ? "InputTooLarge" : "InputUnreadable",
-                        m);
-            free(m);
-            free(shown);
-            kt_buf_release(&b);
-            return;
-        }
-        free(shown);
-    } else if (kt_buf_read_file(&b, f->source, &err) != 0) {
-        size_t n = strlen(f->path); /* err.msg is "FILE: why" ("<stdin>: why" for -) */
-        const char *why =
-            strncmp(err.msg, f->path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg;
-        char *big = err.code == KT_ETOOBIG
-                        ? kt_xasprintf("larger than --max-input-size (%zu bytes)", s->max_input)
-                        : NULL;
-        input_error(s, f->path, big ? "InputTooLarge" : "InputUnreadable", big ? big : why);
-        free(big);
+    if (load_bytes(s, f, &b) != 0 || refuse_binary(s, f, &b) != 0) {
         kt_buf_release(&b);
         return;
     }
