@@ -11,6 +11,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
 #include "common/framework/render.h"
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
+
+extern char **environ; /* POSIX: the environment, for posix_spawnp */
 
 #define INPUT_MAX_DEFAULT ((size_t)8 << 20)
 #define MAX_DEPTH 32
@@ -469,6 +472,51 @@ static const char *on_path(const char *name)
 
 /* `kustomize build DIR` (kustomize on PATH) or `kubectl kustomize DIR` into b; its stderr is
  * ours. The command line shown (owned) into *shown. */
+/* Start argv (looked up on PATH) with stdin from /dev/null and stdout into a pipe; its read
+ * end (the caller closes it) into *out and its pid into *pid. stderr stays ours. */
+static int spawn_reader(const char *const argv[], int *out, pid_t *pid, struct kt_err *err)
+{
+    int fd[2];
+    if (pipe(fd) != 0) {
+        return kt_err_set(err, KT_EIO, "pipe: %s", strerror(errno));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fd[0]);
+    posix_spawn_file_actions_addclose(&fa, fd[1]);
+    fflush(stdout);
+    fflush(stderr);
+    int rc = posix_spawnp(pid, argv[0], &fa, NULL, (char *const *)(uintptr_t)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    if (rc != 0) {
+        close(fd[0]);
+        return kt_err_set(err, KT_EIO, "%s: %s", argv[0], strerror(rc));
+    }
+    *out = fd[0];
+    return 0;
+}
+
+/* Everything fd gives into b (up to its cap). -1 with err when b is full. */
+static int read_all(int fd, struct kt_buf *b, struct kt_err *err)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return 0;
+        }
+        if (kt_buf_append(b, chunk, (size_t)n, err) < 0) {
+            return -1;
+        }
+    }
+}
+
 static int kustomize_build(const char *dir, struct kt_buf *b, char **shown, struct kt_err *err)
 {
     const char *argv[] = {"kustomize", "build", dir, NULL};
@@ -481,48 +529,16 @@ static int kustomize_build(const char *dir, struct kt_buf *b, char **shown, stru
         return kt_err_set(err, KT_ENOENT,
                           "--kustomize needs kustomize or kubectl on PATH (neither found)");
     }
-    int fd[2];
-    if (pipe(fd) != 0) {
-        return kt_err_set(err, KT_EIO, "pipe: %s", strerror(errno));
+    int fd = -1, st = 0;
+    pid_t pid = 0;
+    if (spawn_reader(argv, &fd, &pid, err) != 0) {
+        return -1;
     }
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
-        return kt_err_set(err, KT_EIO, "fork: %s", strerror(errno));
+    int rc = read_all(fd, b, err);
+    if (rc != 0) {
+        kill(pid, SIGTERM);
     }
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) {
-            dup2(nul, 0);
-        }
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execvp(argv[0], (char *const *)(uintptr_t)argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    char chunk[65536];
-    int rc = 0;
-    for (;;) {
-        ssize_t n = read(fd[0], chunk, sizeof(chunk));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            break;
-        }
-        if (kt_buf_append(b, chunk, (size_t)n, err) < 0) {
-            rc = -1;
-            kill(pid, SIGTERM);
-            break;
-        }
-    }
-    close(fd[0]);
-    int st = 0;
+    close(fd);
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
     if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
@@ -1040,6 +1056,73 @@ enum { OPT_OLD = 256, OPT_ALLOW, OPT_IGNORE, OPT_KIND, OPT_SKIP_KIND, OPT_KUSTOM
 
 /* getopt_long (glibc): options anywhere among the paths, "--" ends them. The paths, in
  * order, go into *paths. */
+/* One option of getopt_long (c, its optarg) into s; a path (c == 1) into paths. 0, -1 after
+ * --help, or the usage error's exit code. av: the argv getopt works on (for the option's name). */
+static int one_option(struct vstate *s, int c, char **av, struct kt_strv *paths)
+{
+    switch (c) {
+    case 1: /* a path among the options ("-" first in optstring: in order, whatever
+             * POSIXLY_CORRECT says) */
+        kt_strv_push(paths, optarg);
+        break;
+    case 'o':
+        /* -o=json as Go's flag package (kubeconform) takes it: no format starts with = */
+        if (cli_format_parse(optarg + (optarg[0] == '='), &s->format) != 0) {
+            return usage_error("unknown output format", optarg);
+        }
+        break;
+    case OPT_OLD:
+        if (s->old_path) {
+            return usage_error("--old given twice", NULL);
+        }
+        s->old_path = optarg;
+        break;
+    case OPT_ALLOW:
+        s->allow_missing = true;
+        break;
+    case OPT_IGNORE: {
+        /* "dir/" means the folder dir: paths are matched without a trailing "/" */
+        size_t n = strlen(optarg);
+        while (n > 1 && optarg[n - 1] == '/') {
+            n--;
+        }
+        char *pat = kt_xasprintf("%.*s", (int)n, optarg);
+        kt_strv_push(&s->ignores, pat);
+        free(pat);
+        break;
+    }
+    case OPT_KIND:
+        add_list(&s->kinds, optarg);
+        break;
+    case OPT_SKIP_KIND:
+        add_list(&s->skip_kinds, optarg);
+        break;
+    case OPT_KUSTOMIZE:
+        s->kustomize = true;
+        break;
+    case OPT_MAX:
+        if (parse_size(optarg, &s->max_input) != 0) {
+            return usage_error("--max-input-size: not a size (BYTES, or with Ki, Mi, Gi)", optarg);
+        }
+        break;
+    case 'h':
+        cli_validate_usage(stdout);
+        return -1;
+    case ':':
+        return usage_error("missing value for", av[optind - 1]);
+    default:
+        if (optopt >= OPT_OLD) {
+            return usage_error("option takes no value", av[optind - 1]);
+        }
+        if (optopt) {
+            char opt[3] = {'-', (char)optopt, '\0'};
+            return usage_error("unknown option", opt);
+        }
+        return usage_error("unknown option", av[optind - 1]);
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *paths)
 {
     static const struct option opts[] = {
@@ -1065,70 +1148,7 @@ static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *p
     optind = 0; /* glibc: start afresh */
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc + 1, av, "-:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 1: /* a path among the options ("-" first in optstring: in order, whatever
-                 * POSIXLY_CORRECT says) */
-            kt_strv_push(paths, optarg);
-            break;
-        case 'o':
-            /* -o=json as Go's flag package (kubeconform) takes it: no format starts with = */
-            if (cli_format_parse(optarg + (optarg[0] == '='), &s->format) != 0) {
-                rc = usage_error("unknown output format", optarg);
-            }
-            break;
-        case OPT_OLD:
-            if (s->old_path) {
-                rc = usage_error("--old given twice", NULL);
-            }
-            s->old_path = optarg;
-            break;
-        case OPT_ALLOW:
-            s->allow_missing = true;
-            break;
-        case OPT_IGNORE: {
-            /* "dir/" means the folder dir: paths are matched without a trailing "/" */
-            size_t n = strlen(optarg);
-            while (n > 1 && optarg[n - 1] == '/') {
-                n--;
-            }
-            char *pat = kt_xasprintf("%.*s", (int)n, optarg);
-            kt_strv_push(&s->ignores, pat);
-            free(pat);
-            break;
-        }
-        case OPT_KIND:
-            add_list(&s->kinds, optarg);
-            break;
-        case OPT_SKIP_KIND:
-            add_list(&s->skip_kinds, optarg);
-            break;
-        case OPT_KUSTOMIZE:
-            s->kustomize = true;
-            break;
-        case OPT_MAX:
-            if (parse_size(optarg, &s->max_input) != 0) {
-                rc =
-                    usage_error("--max-input-size: not a size (BYTES, or with Ki, Mi, Gi)", optarg);
-            }
-            break;
-        case 'h':
-            cli_validate_usage(stdout);
-            rc = -1;
-            break;
-        case ':':
-            rc = usage_error("missing value for", av[optind - 1]);
-            break;
-        default:
-            if (optopt >= OPT_OLD) {
-                rc = usage_error("option takes no value", av[optind - 1]);
-            } else if (optopt) {
-                char opt[3] = {'-', (char)optopt, '\0'};
-                rc = usage_error("unknown option", opt);
-            } else {
-                rc = usage_error("unknown option", av[optind - 1]);
-            }
-            break;
-        }
+        rc = one_option(s, c, av, paths);
     }
     for (int i = optind; rc == 0 && i <= argc; i++) {
         kt_strv_push(paths, av[i]);
