@@ -255,11 +255,6 @@ static bool wanted_name(const char *name)
     return false;
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void add_path(struct vstate *s, const char *path, int depth);
 
 /* The names Kustomize looks for, in its order. */
@@ -329,7 +324,7 @@ static void add_dir(struct vstate *s, const char *dir, int depth)
         }
     }
     closedir(d);
-    qsort(names.items, names.len, sizeof(*names.items), cmp_names);
+    kt_strv_sort(&names);
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/') {
         dl--;

@@ -740,11 +740,6 @@ static int check_typemeta(const struct dec *d, const json_t *root, struct kt_err
     return 0;
 }
 
-static int cmp_strp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* YAML duplicate keys ("N: duplicate key \"k\"") and unknown fields, as the strict codec's
  * one error: "strict decoding error: yaml: unmarshal errors:\n  line N: key "k" already set
  * in map, unknown field "a", ...". Returns 0 when there is nothing to report. */
@@ -768,7 +763,7 @@ static int strict_errors(struct dec *d, struct kt_err *err)
                            i == 0 ? "yaml: unmarshal errors:\n" : "\n", line,
                            key ? key + strlen("duplicate key ") : rest);
     }
-    qsort(d->unknown.items, d->unknown.len, sizeof(char *), cmp_strp);
+    kt_strv_sort(&d->unknown);
     for (size_t i = 0; rc == 0 && i < d->unknown.len; i++) {
         bool sep = i > 0 || d->doc->warnings.len > 0;
         rc = kt_buf_printf(&b, NULL, "%s%s", sep ? ", " : "", d->unknown.items[i]);
