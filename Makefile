@@ -11,6 +11,7 @@
 #   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR
 #   make release    build/release/VERSION/: source and binary tarballs, .deb, image, SBOM, chart, SHA256SUMS
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
+#   T=PATTERN (make unit: only the tests whose TIER/NAME matches; tests/run TIER PATTERN for any tier)
 #   (a change of flags recompiles: $(B)/.build-flags)
 
 comma := ,
@@ -84,6 +85,9 @@ ifneq ($(TESTS),)
   UNIT_SRCS := $(filter $(addprefix tests/unit/,$(addsuffix .c,$(TESTS))),$(UNIT_SRCS))
 endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+# make unit T='PATTERN...': only the tests whose TIER/NAME matches (tests/only.sh); TESTS=test_x
+# alone means T=unit/test_x, so the shell tiers' cases do not run either.
+T ?= $(addprefix unit/,$(TESTS))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
 ITEST_SRCS := $(sort $(wildcard tests/integration/itest_*.c))
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(B)/itests/%)
@@ -145,7 +149,7 @@ deps:
 
 # The inner loop: every tier that needs no cluster. tests/tiers.sh prints N passed, N failed.
 unit: $(UNIT_BINS) $(TOOL_BINS) $(BINS) links
-	$(Q)VALGRIND=$(VALGRIND) tests/tiers.sh $(B) $(UNIT_BINS)
+	$(Q)VALGRIND=$(VALGRIND) KT_ONLY="$(T)" tests/tiers.sh $(B) $(UNIT_BINS)
 
 test: deps
 	$(Q)tests/test-all.sh

@@ -4,7 +4,8 @@
 #
 # Tier 1: each unit binary (prints "N passed, N failed"). Tier 2: every tests/*/tier.sh
 # (golden, validate, admission, ...) called with BUILD_DIR; each prints the same line.
-# VALGRIND=1 runs the unit binaries under valgrind. Exit 1 if anything failed.
+# VALGRIND=1 runs the unit binaries under valgrind. KT_ONLY (make unit T=...) runs only the
+# matching tests (tests/only.sh). Exit 1 if anything failed.
 set -uo pipefail
 b=$1
 shift
@@ -43,12 +44,19 @@ vg=()
 if [ "${VALGRIND:-}" = 1 ]; then
     vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect)
 fi
+. tests/only.sh
 for t in "$@"; do
+    kt_only "unit/$(basename "$t")" || continue
     run_one "unit/$(basename "$t")" "${vg[@]}" "$t"
 done
 for tier in tests/*/tier.sh; do
     [ -x "$tier" ] || continue
-    run_one "$(basename "$(dirname "$tier")")" "$tier" "$b"
+    name=$(basename "$(dirname "$tier")")
+    case "$name" in
+    golden | validate | admission) ;; # these pick their own cases (TIER/CASE)
+    *) kt_only "$name" || continue ;;
+    esac
+    run_one "$name" "$tier" "$b"
 done
 end=$(date +%s%N)
 printf "tiers (%s): %d.%01ds\n" "$b" $(((end - start) / 1000000000)) $(((end - start) / 100000000 % 10))

@@ -54,6 +54,7 @@ fi
 
 # Throwaway CA + serving certificate for 127.0.0.1.
 . "$root/tests/integration/certs_lib.sh"
+. "$here/../only.sh"
 if ! it_serving_certs "$T" kt-admission-test-ca 2; then
     bad certs "openssl failed"
     echo "$pass passed, $fail failed"
@@ -190,6 +191,7 @@ daemon_for() {
 : >"$T/empty.yaml"
 for d in "$here"/*/; do
     [ -f "$d/response.json" ] || continue
+    kt_only "admission/$(basename "$d")" || continue
     run_case "${d%/}"
 done
 for h in ${daemons[@]+"${daemons[@]}"}; do
@@ -198,6 +200,8 @@ for h in ${daemons[@]+"${daemons[@]}"}; do
 done
 
 # ---- bad input against one daemon --------------------------------------------------------
+# (a section, not indented: KT_ONLY=admission/robustness runs it alone)
+if kt_only admission/robustness; then
 name=robustness
 started=0
 start_daemon "$name" "$here/valid-torch/objects.yaml" && started=1
@@ -308,7 +312,10 @@ fi
 healthy after-timeouts
 stop_daemon "$name"
 
+fi
+
 # ---- certificates: not ready without them; picked up when they appear; reloaded ---------
+if kt_only admission/certs; then
 name=certs
 mkdir -p "$T/late"
 pf="$T/late.ports"
@@ -355,6 +362,8 @@ else
     bad "$name" "kt-webhook did not start: $(cat "$T/$name.stderr")"
 fi
 stop_daemon "$name"
+
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

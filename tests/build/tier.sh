@@ -3,8 +3,9 @@
 # tests/build/tier.sh BUILD_DIR - the Makefile rebuilds what was compiled with other flags:
 # objects depend on $(B)/.build-flags, rewritten when CC, CFLAGS, WERROR, SANITIZER, LDFLAGS or
 # the libraries change (docs/development.md "Building"). One object in a scratch build folder,
-# asked with `make -q` (exit 0: up to date, 1: would rebuild). BUILD_DIR is not used: the
-# scratch folder keeps the real build untouched.
+# asked with `make -q` (exit 0: up to date, 1: would rebuild), in a scratch folder that keeps
+# the real build untouched. Then running one test: KT_ONLY (tests/only.sh) on BUILD_DIR's ktctl
+# and tests/run.sh's usage error.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -43,4 +44,19 @@ if grep -q -- '-Werror' "$sb/.build-flags" 2>/dev/null; then
 else
     ok flags-file-follows
 fi
+
+# Running one test (tests/only.sh, tests/run.sh): a pattern picks exactly its cases; one that
+# matches nothing runs none; an unknown tier is a usage error.
+vt="$root/tests/validate/tier.sh"
+b=${1:-build/plain}
+case "$b" in /*) ;; *) b="$root/$b" ;; esac
+if [ -x "$b/bin/ktctl" ]; then
+    KT_ONLY=validate/tj-quantity "$vt" "$b" >"$T/one.log" 2>&1
+    if [ "$(tail -n 1 "$T/one.log")" = "1 passed, 0 failed" ]; then ok only-one-case; else bad only-one-case "$(tail -n 3 "$T/one.log")"; fi
+    KT_ONLY='validate/tj-quantity validate/tj-ttl' "$vt" "$b" >"$T/two.log" 2>&1
+    if [ "$(tail -n 1 "$T/two.log")" = "2 passed, 0 failed" ]; then ok only-two-patterns; else bad only-two-patterns "$(tail -n 3 "$T/two.log")"; fi
+    KT_ONLY=validate/no-such-case "$vt" "$b" >"$T/none.log" 2>&1
+    if [ "$(tail -n 1 "$T/none.log")" = "0 passed, 0 failed" ]; then ok only-no-match; else bad only-no-match "$(tail -n 3 "$T/none.log")"; fi
+fi
+if exits 2 "$root/tests/run.sh" no-such-tier; then ok run-unknown-tier; else bad run-unknown-tier "tests/run.sh no-such-tier did not exit 2"; fi
 tier_finish

@@ -13,6 +13,7 @@
 # CASE... restricts the run to cases whose name contains one of the words.
 # Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
 set -uo pipefail
+KT_E2E_KEEP=${KT_E2E_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"

@@ -59,8 +59,10 @@ run_case() {
     fi
     rm -f "$out" "$err"
 }
+. "$here/../only.sh"
 for dir in "$here"/*/; do
     [ -f "$dir/trainjob.yaml" ] || continue
+    kt_only "golden/$(basename "$dir")" || continue
     run_case "${dir%/}"
 done
 echo "$pass passed, $fail failed"

@@ -10,6 +10,7 @@
 # cluster. TEST... restricts the run to tests whose name contains one of the words.
 # KT_KEEP_CLUSTER=1 keeps the cluster directory (not the processes) for inspection.
 set -uo pipefail
+KT_KEEP_CLUSTER=${KT_KEEP_CLUSTER:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"

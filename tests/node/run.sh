@@ -12,6 +12,7 @@
 # Knobs: KT_NODE_KEEP=1 keeps the cluster up and its folder (tests/cluster/down.sh DIR stops it);
 # KT_NODE_DIR=DIR runs the cases on such a kept cluster instead of a new one.
 set -uo pipefail
+KT_NODE_KEEP=${KT_NODE_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"

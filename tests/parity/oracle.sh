@@ -17,6 +17,7 @@
 # and "N passed, N failed". Without Go, the network or python3 it fails (never skips).
 # Knobs: KT_PARITY_SEED (default 19), KT_PARITY_N (TrainJobs, default 520), KT_PARITY_KEEP=1.
 set -uo pipefail
+KT_PARITY_KEEP=${KT_PARITY_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT"
