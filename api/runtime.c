@@ -32,7 +32,7 @@ static const struct kt__default runtime_defaults[] = {
 
 const struct kt__default *kt__runtime_defaults(size_t *n)
 {
-    *n = KT_ARRAY_LEN(runtime_defaults);
+    *n = KT_ARRAY_SIZE(runtime_defaults);
     return runtime_defaults;
 }
 
@@ -48,7 +48,7 @@ static const struct {
     {"spec.mlPolicy.flux", KT_POLICY_FLUX},
 };
 
-#define N_ML_SOURCES (KT_ARRAY_LEN(ml_sources))
+#define N_ML_SOURCES (KT_ARRAY_SIZE(ml_sources))
 
 static int decode_torch(json_t *torch, struct kt_err *err)
 {
@@ -245,7 +245,7 @@ int kt_runtime_decode(json_t *obj, struct kt_runtime *out, struct kt_err *err)
 
     memset(out, 0, sizeof(*out));
     if (kt__field_check_kind(obj, kinds, 2, err) < 0 ||
-        kt__field_defaults(obj, runtime_defaults, KT_ARRAY_LEN(runtime_defaults), err) < 0 ||
+        kt__field_defaults(obj, runtime_defaults, KT_ARRAY_SIZE(runtime_defaults), err) < 0 ||
         decode_fields(obj, out, err) < 0) {
         json_decref(obj);
         kt_runtime_release(out);

@@ -47,7 +47,7 @@ static const struct kt__default trainjob_defaults[] = {
 
 const struct kt__default *kt__trainjob_defaults(size_t *n)
 {
-    *n = KT_ARRAY_LEN(trainjob_defaults);
+    *n = KT_ARRAY_SIZE(trainjob_defaults);
     return trainjob_defaults;
 }
 
@@ -189,7 +189,7 @@ int kt_trainjob_decode(json_t *obj, struct kt_trainjob *out, struct kt_err *err)
 
     memset(out, 0, sizeof(*out));
     if (kt__field_check_kind(obj, kinds, 1, err) < 0 ||
-        kt__field_defaults(obj, trainjob_defaults, KT_ARRAY_LEN(trainjob_defaults), err) < 0 ||
+        kt__field_defaults(obj, trainjob_defaults, KT_ARRAY_SIZE(trainjob_defaults), err) < 0 ||
         decode_fields(obj, out, err) < 0) {
         json_decref(obj);
         memset(out, 0, sizeof(*out));

@@ -159,7 +159,7 @@ json_t *kt_certs_secret_data(const struct kt_certs *certs, const char *previous)
     const char *keys[] = {"ca.crt", "ca.key", "tls.crt", "tls.key", KT_CERTS_PREVIOUS_KEY};
     const char *vals[] = {certs->ca_crt, certs->ca_key, certs->tls_crt, certs->tls_key, previous};
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(keys); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(keys); i++) {
         if (!vals[i]) {
             continue;
         }

@@ -191,7 +191,7 @@ void kt_certs_rotator_free(struct kt_certs_rotator *r)
         free(r->sans[i]);
     }
     free(r->sans);
-    for (size_t i = 0; i < KT_ARRAY_LEN(r->owned); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(r->owned); i++) {
         free(r->owned[i]);
     }
     pthread_cond_destroy(&r->cv);

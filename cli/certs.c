@@ -79,7 +79,7 @@ static int parse_one(int argc, char **argv, int *i, struct certs_args *a)
     size_t k = 0;
 
     v = NULL;
-    for (; k < KT_ARRAY_LEN(names); k++) {
+    for (; k < KT_ARRAY_SIZE(names); k++) {
         v = kt_flag_value(argc, argv, i, names[k], &missing);
         if (v || missing) {
             break;

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: ktctl [--plugin FILE[,CONFIG]]... <command> [options]\n"
                "   or: ktctl --version\n\ncommands:\n");
-    for (size_t i = 0; i < KT_ARRAY_LEN(subcommands); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(subcommands); i++) {
         subcommands[i].usage(f);
     }
     fprintf(f, "\nglobal options:\n%s", kt_plugin_flags_usage());
@@ -81,7 +81,7 @@ static bool wants_help(int argc, char **argv)
 
 static const struct subcommand *find_subcommand(const char *name)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(subcommands); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(subcommands); i++) {
         if (strcmp(name, subcommands[i].name) == 0) {
             return &subcommands[i];
         }

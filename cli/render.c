@@ -123,7 +123,7 @@ static int parse_args(int argc, char **argv, struct render_cfg *c)
         if (strcmp(a, "--no-validate") == 0) {
             c->no_validate = true;
         } else if (strcmp(a, "--runtime") == 0 && has_val) {
-            if (c->n_runtimes == KT_ARRAY_LEN(c->runtimes)) {
+            if (c->n_runtimes == KT_ARRAY_SIZE(c->runtimes)) {
                 return usage_error("too many --runtime flags", NULL);
             }
             c->runtimes[c->n_runtimes++] = argv[++i];

@@ -53,7 +53,7 @@ static const char *const format_names[] = {"text", "json", "junit", "sarif", "gi
 
 int cli_format_parse(const char *name, enum cli_format *out)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(format_names); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(format_names); i++) {
         if (strcmp(name, format_names[i]) == 0) {
             *out = (enum cli_format)i;
             return 0;
@@ -127,12 +127,12 @@ static const struct rule {
 
 static const struct rule *rule_find(const char *id)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(rules); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(rules); i++) {
         if (strcmp(rules[i].id, id) == 0) {
             return &rules[i];
         }
     }
-    return &rules[KT_ARRAY_LEN(rules) - 1];
+    return &rules[KT_ARRAY_SIZE(rules) - 1];
 }
 
 /* A problem without a type: named after the stage that found it. */
@@ -144,7 +144,7 @@ static const char *rule_of_stage(const char *stage)
         {"cel", "CELRule"},
         {"webhook", "AdmissionDenied"},
     };
-    for (size_t i = 0; stage && i < KT_ARRAY_LEN(by_stage); i++) {
+    for (size_t i = 0; stage && i < KT_ARRAY_SIZE(by_stage); i++) {
         if (strcmp(stage, by_stage[i][0]) == 0) {
             return by_stage[i][1];
         }
@@ -160,7 +160,7 @@ const char *cli_report_rule(const struct cli_problem *p)
     if (p->warning) {
         return "AdmissionWarning";
     }
-    for (size_t i = 0; p->type && p->type[0] && i < KT_ARRAY_LEN(rules); i++) {
+    for (size_t i = 0; p->type && p->type[0] && i < KT_ARRAY_SIZE(rules); i++) {
         if (rules[i].type && strcmp(rules[i].type, p->type) == 0) {
             return rules[i].id;
         }

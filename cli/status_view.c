@@ -15,7 +15,7 @@
 #define KUEUE_QUEUE_LABEL "kueue.x-k8s.io/queue-name"
 
 static const char *const PHASES[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
-#define N_PHASES (KT_ARRAY_LEN(PHASES))
+#define N_PHASES (KT_ARRAY_SIZE(PHASES))
 
 static const json_t *meta(const json_t *o)
 {

@@ -1025,7 +1025,7 @@ static int parse_size(const char *v, size_t *out)
     if (v[0] < '0' || v[0] > '9' || errno != 0 || n == 0) {
         return -1;
     }
-    for (size_t i = 0; i < KT_ARRAY_LEN(units); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(units); i++) {
         if (strcmp(end, units[i].suffix) == 0) {
             if (n > (SIZE_MAX >> units[i].shift)) {
                 return -1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/applied.c - see applied.h. A chained hash table whose bucket is chosen by the
- * owner's hash, so that forgetting an owner walks one chain. */
+/* reconciler/applied.c - see applied.h. A kt_htab whose bucket is chosen by the owner's hash,
+ * so that forgetting an owner walks one chain. */
 #include "applied.h"
 
 #include <pthread.h>
@@ -12,14 +12,13 @@
 #include "common/base/mem.h"
 
 struct node {
-    struct node *next;
+    struct kt_hnode hn; /* in the table by owner */
     uint64_t owner, key, content, rv;
 };
 
 struct kt_applied {
     pthread_mutex_t mu;
-    struct node **b; /* nb buckets, a power of two */
-    size_t nb, n;
+    struct kt_htab t; /* struct node, hashed by owner */
 };
 
 uint64_t kt_applied_hash_str(const char *s)
@@ -35,59 +34,62 @@ uint64_t kt_applied_hash_obj(const json_t *obj)
     return h;
 }
 
+static uint64_t node_hash(const struct kt_hnode *n)
+{
+    return KT_HNODE_CENTRY(n, struct node, hn)->owner;
+}
+
+struct node_key {
+    uint64_t owner, key;
+};
+
+static bool node_eq(const struct kt_hnode *n, const void *key)
+{
+    const struct node *x = KT_HNODE_CENTRY(n, struct node, hn);
+    const struct node_key *k = key;
+    return x->owner == k->owner && x->key == k->key;
+}
+
+static bool owner_eq(const struct kt_hnode *n, const void *owner)
+{
+    return KT_HNODE_CENTRY(n, struct node, hn)->owner == *(const uint64_t *)owner;
+}
+
+static void node_free(struct kt_hnode *n, void *ctx)
+{
+    (void)ctx;
+    free(KT_HNODE_ENTRY(n, struct node, hn));
+}
+
 struct kt_applied *kt_applied_new(void)
 {
     struct kt_applied *a = kt_xcalloc(1, sizeof(*a));
     pthread_mutex_init(&a->mu, NULL);
+    kt_htab_init(&a->t, node_hash, 64);
     return a;
 }
 
 void kt_applied_free(struct kt_applied *a)
 {
+    struct kt_hiter it;
+
     if (!a) {
         return;
     }
-    for (size_t i = 0; i < a->nb; i++) {
-        struct node *x = a->b[i], *next;
-        for (; x; x = next) {
-            next = x->next;
-            free(x);
-        }
+    for (struct kt_hnode *n = kt_hiter_first(&it, &a->t); n; n = kt_hiter_next(&it)) {
+        node_free(n, NULL);
     }
-    free(a->b);
+    kt_htab_fini(&a->t);
     pthread_mutex_destroy(&a->mu);
     free(a);
-}
-
-static void grow(struct kt_applied *a)
-{
-    size_t nb = a->nb ? a->nb * 2 : 64;
-    struct node **b = kt_xcalloc(nb, sizeof(*b));
-    for (size_t i = 0; i < a->nb; i++) {
-        struct node *x = a->b[i], *next;
-        for (; x; x = next) {
-            next = x->next;
-            x->next = b[x->owner & (nb - 1)];
-            b[x->owner & (nb - 1)] = x;
-        }
-    }
-    free(a->b);
-    a->b = b;
-    a->nb = nb;
 }
 
 /* The node of (owner, key), or NULL. Locked. */
 static struct node *find(const struct kt_applied *a, uint64_t owner, uint64_t key)
 {
-    if (a->nb == 0) {
-        return NULL;
-    }
-    for (struct node *x = a->b[owner & (a->nb - 1)]; x; x = x->next) {
-        if (x->owner == owner && x->key == key) {
-            return x;
-        }
-    }
-    return NULL;
+    struct node_key k = {owner, key};
+    struct kt_hnode *n = kt_htab_find(&a->t, owner, node_eq, &k);
+    return n ? KT_HNODE_ENTRY(n, struct node, hn) : NULL;
 }
 
 bool kt_applied_same(struct kt_applied *a, const char *owner, const char *obj_key, uint64_t content,
@@ -110,15 +112,10 @@ void kt_applied_put(struct kt_applied *a, const char *owner, const char *obj_key
     pthread_mutex_lock(&a->mu);
     struct node *x = find(a, o, k);
     if (!x) {
-        if (a->n >= a->nb) {
-            grow(a);
-        }
         x = kt_xmalloc(sizeof(*x));
         x->owner = o;
         x->key = k;
-        x->next = a->b[o & (a->nb - 1)];
-        a->b[o & (a->nb - 1)] = x;
-        a->n++;
+        kt_htab_add(&a->t, &x->hn, o);
     }
     x->content = content;
     x->rv = r;
@@ -129,26 +126,14 @@ void kt_applied_forget(struct kt_applied *a, const char *owner)
 {
     uint64_t o = kt_applied_hash_str(owner);
     pthread_mutex_lock(&a->mu);
-    if (a->nb > 0) {
-        struct node **p = &a->b[o & (a->nb - 1)];
-        while (*p) {
-            struct node *x = *p;
-            if (x->owner == o) {
-                *p = x->next;
-                free(x);
-                a->n--;
-            } else {
-                p = &x->next;
-            }
-        }
-    }
+    kt_htab_del_all(&a->t, o, owner_eq, &o, node_free, NULL);
     pthread_mutex_unlock(&a->mu);
 }
 
 size_t kt_applied_len(struct kt_applied *a)
 {
     pthread_mutex_lock(&a->mu);
-    size_t n = a->n;
+    size_t n = a->t.n;
     pthread_mutex_unlock(&a->mu);
     return n;
 }

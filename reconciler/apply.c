@@ -195,7 +195,13 @@ int kt_rec_apply(struct kt_kube_client *c, struct kt_rec_kinds *k, const json_t 
     if (kt_rec_kinds_resolve(k, c, av, kind, &gvr, err) != 0) {
         return -1;
     }
-    if (kt_kube_apply(c, gvr, ns, name, NULL, obj, KT_FIELD_MANAGER, true, out, err) != 0) {
+    struct kt_kube_apply_req req = {.gvr = gvr,
+                                    .ns = ns,
+                                    .name = name,
+                                    .obj = obj,
+                                    .field_manager = KT_FIELD_MANAGER,
+                                    .force = true};
+    if (kt_kube_apply(c, &req, out, err) != 0) {
         return kt_err_prefix(err, "%s %s/%s", kind, ns, name);
     }
     return 0;

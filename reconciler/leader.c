@@ -90,7 +90,7 @@ const char *kt_leader_identity(const struct kt_leader *l)
 static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, bool release)
 {
     char now[40];
-    kt_kube_time_now(now, true);
+    kt_kube_time_now(now, KT_KUBE_TIME_MICRO);
     bool ours = strcmp(kt_json_str(old_spec, "holderIdentity", ""), l->identity) == 0;
     int64_t transitions = kt_json_int(old_spec, "leaseTransitions", 0);
     json_t *spec =

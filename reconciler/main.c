@@ -143,7 +143,7 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
         size_t n = eq ? (size_t)(eq - a) : strlen(a);
         const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
         bool known = false;
-        for (size_t k = 0; k < KT_ARRAY_LEN(names) && !known; k++) {
+        for (size_t k = 0; k < KT_ARRAY_SIZE(names) && !known; k++) {
             if (strlen(names[k]) == n && strncmp(a, names[k], n) == 0) {
                 *slots[k] = val;
                 known = true;
@@ -188,7 +188,7 @@ static void metrics_init(struct app *a)
     /* controller-runtime's initMetrics: the controller's result and error series exist at 0
      * before its first reconcile, so rate() sees the first one. */
     static const char *const results[] = {"error", "requeue", "requeue_after", "success"};
-    for (size_t i = 0; i < KT_ARRAY_LEN(results); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(results); i++) {
         const char *lv[] = {"trainjob_controller", results[i]};
         kt_metric_add(a->rec.m_total, lv, 0);
     }
@@ -225,7 +225,7 @@ static void metrics_refresh(struct app *a)
                            "podgroups.scheduling.x-k8s.io",
                            "podgroups.scheduling.volcano.sh",
                            "pods"};
-    for (size_t i = 0; i < KT_ARRAY_LEN(infs); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(infs); i++) {
         struct kt_informer_stats st;
         if (!infs[i]) {
             continue;

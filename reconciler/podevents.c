@@ -37,10 +37,10 @@ json_t *kt_pod_slim(json_t *pod, void *ud)
     json_t *slim = json_object(), *smeta = json_object(), *slabels = json_object();
     copy_member(slim, pod, "apiVersion");
     copy_member(slim, pod, "kind");
-    for (size_t i = 0; i < KT_ARRAY_LEN(meta_keys); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(meta_keys); i++) {
         copy_member(smeta, meta, meta_keys[i]);
     }
-    for (size_t i = 0; i < KT_ARRAY_LEN(label_keys); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(label_keys); i++) {
         copy_member(slabels, labels, label_keys[i]);
     }
     json_object_set_new(smeta, "labels", slabels);

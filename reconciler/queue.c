@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/queue.c - see queue.h. A chained hash of per-key entries, a FIFO of ready
+/* reconciler/queue.c - see queue.h. A kt_htab of per-key entries, a FIFO of ready
  * entries and a binary min-heap of delayed ones, all behind one mutex. */
 #include "queue.h"
 
@@ -15,7 +15,7 @@
 
 struct entry {
     char *key;
-    struct entry *hnext; /* hash chain */
+    struct kt_hnode hn;  /* in q->entries */
     struct entry *fnext; /* FIFO link */
     bool dirty;          /* wanted: queued, or to be queued again at done */
     bool processing;     /* held by a worker */
@@ -29,8 +29,7 @@ struct kt_queue {
     pthread_cond_t cv;
     struct kt_queue_clock clock;
     double base_s, max_s;
-    struct entry **buckets;
-    size_t nbuckets, nentries;
+    struct kt_htab entries; /* struct entry by key */
     struct entry *fhead, *ftail;
     size_t flen, nprocessing;
     struct entry **heap;
@@ -60,6 +59,16 @@ double kt_queue_backoff(double base_s, double max_s, unsigned n)
     return d > max_s ? max_s : d;
 }
 
+static uint64_t entry_hash(const struct kt_hnode *n)
+{
+    return kt_fnv64_str(KT_FNV64_BASIS, KT_HNODE_CENTRY(n, struct entry, hn)->key);
+}
+
+static bool entry_eq(const struct kt_hnode *n, const void *key)
+{
+    return strcmp(KT_HNODE_CENTRY(n, struct entry, hn)->key, key) == 0;
+}
+
 struct kt_queue *kt_queue_new(double base_s, double max_s, const struct kt_queue_clock *clock)
 {
     struct kt_queue *q = kt_xcalloc(1, sizeof(*q));
@@ -73,8 +82,7 @@ struct kt_queue *kt_queue_new(double base_s, double max_s, const struct kt_queue
     q->clock.ctx = clock && clock->now ? clock->ctx : NULL;
     q->base_s = base_s;
     q->max_s = max_s;
-    q->nbuckets = 256;
-    q->buckets = kt_xcalloc(q->nbuckets, sizeof(*q->buckets));
+    kt_htab_init(&q->entries, entry_hash, 256);
     return q;
 }
 
@@ -83,62 +91,30 @@ void kt_queue_free(struct kt_queue *q)
     if (!q) {
         return;
     }
-    for (size_t i = 0; i < q->nbuckets; i++) {
-        struct entry *e = q->buckets[i];
-        while (e) {
-            struct entry *n = e->hnext;
-            free(e->key);
-            free(e);
-            e = n;
-        }
+    struct kt_hiter it;
+    for (struct kt_hnode *n = kt_hiter_first(&it, &q->entries); n; n = kt_hiter_next(&it)) {
+        struct entry *e = KT_HNODE_ENTRY(n, struct entry, hn);
+        free(e->key);
+        free(e);
     }
-    free(q->buckets);
+    kt_htab_fini(&q->entries);
     free(q->heap);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q);
 }
 
-static void rehash(struct kt_queue *q)
-{
-    size_t n = q->nbuckets * 2;
-    struct entry **b = kt_xcalloc(n, sizeof(*b));
-    for (size_t i = 0; i < q->nbuckets; i++) {
-        struct entry *e = q->buckets[i];
-        while (e) {
-            struct entry *next = e->hnext;
-            size_t h = kt_fnv64_str(KT_FNV64_BASIS, e->key) & (n - 1);
-            e->hnext = b[h];
-            b[h] = e;
-            e = next;
-        }
-    }
-    free(q->buckets);
-    q->buckets = b;
-    q->nbuckets = n;
-}
-
 static struct entry *find(struct kt_queue *q, const char *key, bool create)
 {
-    size_t h = kt_fnv64_str(KT_FNV64_BASIS, key) & (q->nbuckets - 1);
-    for (struct entry *e = q->buckets[h]; e; e = e->hnext) {
-        if (strcmp(e->key, key) == 0) {
-            return e;
-        }
-    }
-    if (!create) {
-        return NULL;
-    }
-    if (q->nentries + 1 > q->nbuckets) {
-        rehash(q);
-        h = kt_fnv64_str(KT_FNV64_BASIS, key) & (q->nbuckets - 1);
+    uint64_t h = kt_fnv64_str(KT_FNV64_BASIS, key);
+    struct kt_hnode *n = kt_htab_find(&q->entries, h, entry_eq, key);
+    if (n || !create) {
+        return n ? KT_HNODE_ENTRY(n, struct entry, hn) : NULL;
     }
     struct entry *e = kt_xcalloc(1, sizeof(*e));
     e->key = kt_xstrdup(key);
     e->heap_idx = -1;
-    e->hnext = q->buckets[h];
-    q->buckets[h] = e;
-    q->nentries++;
+    kt_htab_add(&q->entries, &e->hn, h);
     return e;
 }
 
@@ -148,12 +124,7 @@ static void maybe_drop(struct kt_queue *q, struct entry *e)
     if (e->dirty || e->processing || e->heap_idx >= 0 || e->failures > 0) {
         return;
     }
-    struct entry **pp = &q->buckets[kt_fnv64_str(KT_FNV64_BASIS, e->key) & (q->nbuckets - 1)];
-    while (*pp != e) {
-        pp = &(*pp)->hnext;
-    }
-    *pp = e->hnext;
-    q->nentries--;
+    kt_htab_unlink(&q->entries, &e->hn, kt_fnv64_str(KT_FNV64_BASIS, e->key));
     free(e->key);
     free(e);
 }

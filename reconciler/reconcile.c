@@ -645,7 +645,7 @@ static size_t all_informers(struct kt_rec *r, struct kt_informer **all)
         r->secrets,   r->podgroups_sp, r->podgroups_volcano, r->limitranges, r->runtimeclasses,
         r->pods};
     size_t n = 0;
-    for (size_t i = 0; i < KT_ARRAY_LEN(fixed); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(fixed); i++) {
         all[n++] = fixed[i];
     }
     for (size_t i = 0; i < r->n_extra; i++) {
@@ -962,7 +962,7 @@ static bool event_seen(struct kt_rec *r, const struct kt_trainjob *tj, const cha
     uint64_t kh = kt_fnv64_str(kt_fnv64_sep(kt_fnv64_str(KT_FNV64_BASIS, tj->namespace_)), tj->uid);
     uint64_t mh = kt_fnv64_str(KT_FNV64_BASIS, msg);
     double now = now_of(r);
-    struct kt_rec_event_slot *s = &r->ev_slots[kh % (KT_ARRAY_LEN(r->ev_slots))];
+    struct kt_rec_event_slot *s = &r->ev_slots[kh % (KT_ARRAY_SIZE(r->ev_slots))];
     pthread_mutex_lock(&r->ev_mu);
     bool seen = s->key_hash == kh && s->msg_hash == mh && now - s->at < KT_EVENT_DEDUP_S;
     if (!seen) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/snapcache.c - see snapcache.h. A fixed array searched linearly (a cluster has a
- * handful of runtimes), replaced round-robin. */
+/* reconciler/snapcache.c - see snapcache.h. A fixed array of slots, replaced round-robin, found
+ * through a kt_htab by the text's hash. */
 #include "snapcache.h"
 
 #include <pthread.h>
@@ -13,6 +13,7 @@
 #include "common/framework/snapshot.h"
 
 struct slot {
+    struct kt_hnode hn; /* in c->by_text while text is set */
     uint64_t hash;
     size_t len;
     char *text;   /* owned; NULL = empty slot */
@@ -22,14 +23,34 @@ struct slot {
 struct kt_snapcache {
     pthread_mutex_t mu;
     struct slot s[KT_SNAPCACHE_MAX];
-    size_t next; /* the slot the next new text takes */
+    struct kt_htab by_text; /* the slots that hold a text */
+    size_t next;            /* the slot the next new text takes */
     size_t hits, misses;
 };
+
+static uint64_t slot_hash(const struct kt_hnode *n)
+{
+    return KT_HNODE_CENTRY(n, struct slot, hn)->hash;
+}
+
+struct text_key {
+    const char *text;
+    size_t len;
+    uint64_t hash;
+};
+
+static bool slot_eq(const struct kt_hnode *n, const void *key)
+{
+    const struct slot *s = KT_HNODE_CENTRY(n, struct slot, hn);
+    const struct text_key *k = key;
+    return s->hash == k->hash && s->len == k->len && memcmp(s->text, k->text, k->len) == 0;
+}
 
 struct kt_snapcache *kt_snapcache_new(void)
 {
     struct kt_snapcache *c = kt_xcalloc(1, sizeof(*c));
     pthread_mutex_init(&c->mu, NULL);
+    kt_htab_init(&c->by_text, slot_hash, KT_SNAPCACHE_MAX);
     return c;
 }
 
@@ -42,30 +63,26 @@ void kt_snapcache_free(struct kt_snapcache *c)
         free(c->s[i].text);
         json_decref(c->s[i].root);
     }
+    kt_htab_fini(&c->by_text);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
 
 /* The slot holding text, or NULL. Under c->mu. */
-static struct slot *find(struct kt_snapcache *c, uint64_t h, const char *text, size_t len)
+static struct slot *find(struct kt_snapcache *c, const struct text_key *k)
 {
-    for (size_t i = 0; i < KT_SNAPCACHE_MAX; i++) {
-        struct slot *s = &c->s[i];
-        if (s->text && s->hash == h && s->len == len && memcmp(s->text, text, len) == 0) {
-            return s;
-        }
-    }
-    return NULL;
+    struct kt_hnode *n = kt_htab_find(&c->by_text, k->hash, slot_eq, k);
+    return n ? KT_HNODE_ENTRY(n, struct slot, hn) : NULL;
 }
 
 json_t *kt_snapcache_parse(struct kt_snapcache *c, const char *text, struct kt_err *err)
 {
     size_t len = strlen(text);
-    uint64_t h = kt_fnv64_mem(KT_FNV64_BASIS, text, len);
+    struct text_key k = {text, len, kt_fnv64_mem(KT_FNV64_BASIS, text, len)};
     json_t *root;
 
     pthread_mutex_lock(&c->mu);
-    struct slot *s = find(c, h, text, len);
+    struct slot *s = find(c, &k);
     root = s ? json_deep_copy(s->root) : NULL;
     c->hits += s ? 1 : 0;
     c->misses += s ? 0 : 1;
@@ -81,16 +98,20 @@ json_t *kt_snapcache_parse(struct kt_snapcache *c, const char *text, struct kt_e
     }
     json_t *keep = json_deep_copy(root);
     pthread_mutex_lock(&c->mu);
-    if (!find(c, h, text, len)) {
+    if (!find(c, &k)) {
         s = &c->s[c->next];
         c->next = (c->next + 1) % KT_SNAPCACHE_MAX;
+        if (s->text) {
+            kt_htab_unlink(&c->by_text, &s->hn, s->hash);
+        }
         free(s->text);
         json_decref(s->root);
-        s->hash = h;
+        s->hash = k.hash;
         s->len = len;
         s->text = kt_xstrdup(text);
         s->root = keep;
         keep = NULL;
+        kt_htab_add(&c->by_text, &s->hn, s->hash);
     }
     pthread_mutex_unlock(&c->mu);
     json_decref(keep);

@@ -27,7 +27,7 @@
 
 /* The states of trainjobs_by_state; STATES[0] = not yet counted in any. */
 static const char *const STATES[] = {"", "Created", "Running", "Suspended", "Complete", "Failed"};
-#define N_STATES (KT_ARRAY_LEN(STATES))
+#define N_STATES (KT_ARRAY_SIZE(STATES))
 
 struct tjm_labels {
     char *kind, *rname, *fw; /* owned */
@@ -78,7 +78,7 @@ struct kt_tjm *kt_tjm_new(struct kt_metrics *m, double start_time, kt_tjm_framew
                                       "result"};
     static const char *const state[] = {"namespace", "state"};
     static const char *const phase[] = {"phase"};
-    const size_t nb = KT_ARRAY_LEN(lifecycle_buckets);
+    const size_t nb = KT_ARRAY_SIZE(lifecycle_buckets);
     struct kt_tjm *t = kt_xcalloc(1, sizeof(*t));
     t->created = kt_metrics_counter(m, NS "trainjobs_created_total",
                                     "Total number of TrainJobs created.", base, 4);

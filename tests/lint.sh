@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/lint.sh - banned functions (strcpy, sprintf, atoi, ...), raw allocation outside
-# common/base/mem.c, a second copy of KT_ARRAY_LEN or FNV-1a, the layering of common/
+# common/base/mem.c, a second copy of KT_ARRAY_SIZE or FNV-1a (and KT_ARRAY_SIZE's pointer
+# check, compiled), the layering of common/
 # (tests/layers.py, common/README.md), the SPDX licence line of every source file
 # (deploy/release/spdx.sh), each of those two after its self-test, shellcheck's errors and the
 # clang-format check.
@@ -28,18 +29,37 @@ if [ -n "$raw" ]; then
 else
     pass=$((pass + 1))
 fi
-# One copy of each primitive: an array's length is KT_ARRAY_LEN (common/base/mem.h), and FNV-1a
+# One copy of each primitive: an array's length is KT_ARRAY_SIZE (common/base/mem.h), and FNV-1a
 # lives in common/base/hash.h only (its primes nowhere else). tests/plugins/ are out-of-tree
 # plugin examples built against the plugin ABI alone, so they keep the long form.
 dup=$(grep -nE 'sizeof\(([A-Za-z_][A-Za-z0-9_>.-]*)\) */ *sizeof\(\1\[0\]\)|1099511628211|16777619' $files |
     grep -vE '^(common/base/mem\.h:|common/base/hash\.h:|tests/plugins/|tests/unit/test_base\.c:)' || true)
 if [ -n "$dup" ]; then
-    echo "lint: use KT_ARRAY_LEN / common/base/hash.h:"
+    echo "lint: use KT_ARRAY_SIZE / common/base/hash.h:"
     echo "$dup"
     fail=$((fail + 1))
 else
     pass=$((pass + 1))
 fi
+# KT_ARRAY_SIZE rejects a pointer at compile time: an array compiles cleanly (-Wpedantic -Wvla
+# -Werror), a pointer fails with the macro's negative array size even with -Wsizeof-pointer-div
+# (which would catch it first) turned off.
+arr_dir=$(mktemp -d)
+printf '#include "common/base/mem.h"\nconst int a[] = {1, 2, 3};\nconst char *const b[4][2];\n%s\n' \
+    'int n(void) { return (int)KT_ARRAY_SIZE(a) + (int)KT_ARRAY_SIZE(b); }' >"$arr_dir/ok.c"
+printf '#include "common/base/mem.h"\nint n(const int *p);\n%s\n' \
+    'int n(const int *p) { return (int)KT_ARRAY_SIZE(p); }' >"$arr_dir/bad.c"
+arr_cc() { "${CC:-cc}" -std=c11 -Wall -Wextra -Wpedantic -Wvla -Werror -I. -fsyntax-only "$@"; }
+if arr_cc "$arr_dir/ok.c" >"$arr_dir/ok.log" 2>&1 &&
+    ! arr_cc -Wno-sizeof-pointer-div "$arr_dir/bad.c" >"$arr_dir/bad.log" 2>&1 &&
+    grep -c 'negative' "$arr_dir/bad.log" >/dev/null; then
+    pass=$((pass + 1))
+else
+    echo "lint: KT_ARRAY_SIZE must compile for an array and fail for a pointer:"
+    cat "$arr_dir/ok.log" "$arr_dir/bad.log"
+    fail=$((fail + 1))
+fi
+rm -rf "$arr_dir"
 # Layers: no include from a higher layer, no include circle. The self-test first proves the
 # check fails on a bad include and on a circle.
 if python3 tests/layers.py --self-test >/dev/null && python3 tests/layers.py; then

@@ -30,7 +30,7 @@ static int parse_op(const char *s, enum kt_admission_op *op)
 {
     static const char *const names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
 
-    for (size_t i = 0; s && i < KT_ARRAY_LEN(names); i++) {
+    for (size_t i = 0; s && i < KT_ARRAY_SIZE(names); i++) {
         if (strcmp(s, names[i]) == 0) {
             *op = (enum kt_admission_op)i;
             return 0;

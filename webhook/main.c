@@ -129,7 +129,7 @@ static int parse_flags(int argc, char **argv, struct flags *f)
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         size_t k;
-        for (k = 0; k < KT_ARRAY_LEN(table) && !v; k++) {
+        for (k = 0; k < KT_ARRAY_SIZE(table) && !v; k++) {
             v = kt_flag_value(argc, argv, &i, table[k].name, NULL);
             if (v) {
                 *table[k].dst = v;

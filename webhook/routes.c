@@ -219,7 +219,7 @@ static const struct route routes[] = {
     {KT_PATH_VALIDATE_CTR, "validator.clustertrainingruntime.trainer.kubeflow.org",
      review_validate_ctr, "clustertrainingruntimes"},
 };
-#define N_ROUTES (KT_ARRAY_LEN(routes))
+#define N_ROUTES (KT_ARRAY_SIZE(routes))
 _Static_assert(N_ROUTES == KT_WROUTES_N, "one binding per route");
 
 void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_metrics *metrics)
@@ -270,7 +270,7 @@ const char *kt_wroutes_review(struct kt_wroutes *r, const char *path, struct kt_
 static const char *op_name(const struct kt_admission_ctx *ctx)
 {
     static const char *const names[] = {"CREATE", "UPDATE", "DELETE", "CONNECT"};
-    return ctx->review && (size_t)ctx->op < KT_ARRAY_LEN(names) ? names[ctx->op] : "UNKNOWN";
+    return ctx->review && (size_t)ctx->op < KT_ARRAY_SIZE(names) ? names[ctx->op] : "UNKNOWN";
 }
 
 static void count(struct kt_wroutes *r, const struct route *rt, const struct kt_admission_ctx *ctx,

@@ -160,8 +160,14 @@ static int apply_status(struct kt_status_srv *s, const char *ns, const char *nam
                             "kind", "TrainJob", "metadata", "name", name, "namespace", ns, "status",
                             "trainerStatus", ts);
     struct kt_err err = {0};
-    int rc = kt_kube_apply(s->c, &KT_GVR_TRAINJOBS, ns, name, "status", obj,
-                           KT_STATUS_FIELD_MANAGER, true, NULL, &err);
+    struct kt_kube_apply_req req = {.gvr = &KT_GVR_TRAINJOBS,
+                                    .ns = ns,
+                                    .name = name,
+                                    .subresource = "status",
+                                    .obj = obj,
+                                    .field_manager = KT_STATUS_FIELD_MANAGER,
+                                    .force = true};
+    int rc = kt_kube_apply(s->c, &req, NULL, &err);
     json_decref(obj);
     if (rc == 0) {
         return 0;

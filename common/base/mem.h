@@ -13,10 +13,13 @@
 
 #include <stddef.h>
 
-/* The number of elements of array a (an array, not a pointer: -Wsizeof-pointer-div, in -Wall,
- * catches a pointer). The one spelling of sizeof(a) / sizeof(a[0]); make lint refuses the long
- * form. */
-#define KT_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+/* The number of elements of array a. Passing a pointer is a compile error (a negative array
+ * size: the check below is 0 for an array), so the one spelling of sizeof(a) / sizeof(a[0])
+ * cannot silently divide a pointer's size; make lint refuses the long form and compiles a
+ * pointer through it to prove the error. */
+#define KT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]) + KT__MUST_BE_ARRAY(a))
+#define KT__MUST_BE_ARRAY(a)                                                                       \
+    (sizeof(char[1 - 2 * __builtin_types_compatible_p(__typeof__(a), __typeof__(&(a)[0]))]) - 1)
 
 /* Caller owns the result; free with free(). Never returns NULL (aborts). */
 void *kt_xmalloc(size_t n);

@@ -147,7 +147,7 @@ static bool parse_exponent(struct kt_str s, int32_t *out)
 
 static int interpret_suffix(struct kt_str s, int *base, int32_t *exp, enum kt_qformat *fmt)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(SUFFIXES); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(SUFFIXES); i++) {
         if (kt_str_eq(s, SUFFIXES[i].text)) {
             *base = SUFFIXES[i].base;
             *exp = SUFFIXES[i].exp;
@@ -420,7 +420,7 @@ char *kt_quantity_format(const struct kt_quantity *q, char *buf, size_t size)
         k++;
     }
     size_t n = i128_to_str(m, buf, size);
-    snprintf(buf + n, size - n, "%s", k < KT_ARRAY_LEN(bin) ? bin[k] : "");
+    snprintf(buf + n, size - n, "%s", k < KT_ARRAY_SIZE(bin) ? bin[k] : "");
     return buf;
 }
 

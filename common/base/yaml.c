@@ -67,7 +67,7 @@ static bool lookup_word(const char *s, size_t len, struct scalar *out)
 {
     size_t i;
 
-    for (i = 0; i < KT_ARRAY_LEN(words); i++) {
+    for (i = 0; i < KT_ARRAY_SIZE(words); i++) {
         if (strlen(words[i].text) == len && memcmp(words[i].text, s, len) == 0) {
             out->kind = words[i].kind;
             out->b = words[i].val == 1;

@@ -54,7 +54,7 @@ struct schema {
 #define OFF(member) offsetof(struct kt_config, member)
 #define SCHEMA(go, arr, present)                                                                   \
     {                                                                                              \
-        go, arr, KT_ARRAY_LEN(arr), present                                                        \
+        go, arr, KT_ARRAY_SIZE(arr), present                                                       \
     }
 
 static const struct field WEBHOOK[] = {
@@ -207,7 +207,7 @@ void kt_config_release(struct kt_config *cfg)
                      &cfg->cert_management.webhook_service_name,
                      &cfg->cert_management.webhook_secret_name,
                      &cfg->tls.min_version};
-    for (size_t i = 0; i < KT_ARRAY_LEN(strs); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(strs); i++) {
         free(*strs[i]);
     }
     for (size_t i = 0; i < cfg->group_kind_concurrency.len; i++) {
@@ -261,7 +261,7 @@ int kt_config_set_gates(struct kt_config *cfg, const char *spec, struct kt_err *
         const char *eq = memchr(p, '=', len);
         size_t n = eq ? (size_t)(eq - p) : len;
         bool ok = false;
-        for (size_t k = 0; k < KT_ARRAY_LEN(known); k++) {
+        for (size_t k = 0; k < KT_ARRAY_SIZE(known); k++) {
             ok = ok || (strlen(known[k]) == n && strncmp(known[k], p, n) == 0);
         }
         if (!ok) {
@@ -375,7 +375,7 @@ static int64_t duration_unit(const char *u, size_t ul)
     } units[] = {{"ns", 1},       {"us", 1000},      {"\xc2\xb5s", 1000},  {"\xce\xbcs", 1000},
                  {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000LL}, {"h", 3600000000000LL}};
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(units); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(units); i++) {
         if (strlen(units[i].unit) == ul && strncmp(units[i].unit, u, ul) == 0) {
             return units[i].ns;
         }
@@ -787,7 +787,7 @@ static void apply_defaults(struct kt_config *cfg)
         {&cfg->cert_management.webhook_service_name, "kubeflow-trainer-controller-manager"},
         {&cfg->cert_management.webhook_secret_name, "kubeflow-trainer-webhook-cert"},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(defs); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(defs); i++) {
         if ((*defs[i].slot)[0] == '\0') {
             set_str(defs[i].slot, defs[i].def);
         }
@@ -812,7 +812,7 @@ static void check_tls(struct dec *d)
     static const char *const versions[] = {"", "1.0", "1.1", "1.2", "1.3"};
     bool known = false;
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(versions); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(versions); i++) {
         known = known || strcmp(cfg->tls.min_version, versions[i]) == 0;
     }
     if (!known) {
@@ -936,7 +936,7 @@ static void validate(const struct dec *d, struct kt_ferrs *l, size_t *line)
         {cfg->status_server.qps < 0, "qps", cfg->status_server.qps, nonneg},
         {cfg->status_server.burst < 0, "burst", cfg->status_server.burst, nonneg},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(status); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(status); i++) {
         if (!status[i].bad) {
             continue;
         }

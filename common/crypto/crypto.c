@@ -326,7 +326,7 @@ static int ec_raw_from_key(gnutls_x509_privkey_t key, struct ec_raw *raw, struct
         return kt_err_set(err, KT_EINTERNAL, "export EC key: %s", gnutls_strerror(rc));
     }
     raw->curve = NULL;
-    for (size_t i = 0; i < KT_ARRAY_LEN(ec_curves); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(ec_curves); i++) {
         if (ec_curves[i].id == curve) {
             raw->curve = &ec_curves[i];
         }

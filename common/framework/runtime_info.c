@@ -641,7 +641,7 @@ json_t *kt_env_convert(const json_t *envs)
                             json_string(json_is_string(name) ? json_string_value(name) : ""));
         if (json_is_object(from)) {
             json_t *src = json_object();
-            for (size_t k = 0; k < KT_ARRAY_LEN(sources); k++) {
+            for (size_t k = 0; k < KT_ARRAY_SIZE(sources); k++) {
                 json_t *s = json_object_get(from, sources[k]);
                 if (s) {
                     json_object_set_new(src, sources[k], kt_json_clone(s));

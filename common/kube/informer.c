@@ -54,7 +54,7 @@ struct src {
 /* A long string value shared by the stored objects that carry it (a runtime snapshot's text
  * is the same in every TrainJob's ConfigMap): objects hold it once, by reference. */
 struct blob {
-    struct blob *next; /* bucket chain */
+    struct kt_hnode node; /* in inf->blobs */
     uint32_t hash;
     uint32_t refs; /* entries that hold it; loop thread only */
     size_t len;
@@ -63,17 +63,12 @@ struct blob {
 
 #define BLOB_MIN 512 /* shorter strings stay inline */
 
-struct blobs {
-    struct blob **b; /* nb buckets, a power of two */
-    size_t nb, n;
-};
-
 /* One stored object: key, resourceVersion and compact JSON text in one allocation. Each long
  * string of the object is a blob; in the text it is "\u0000" and its index in blobs (no
  * stored string holds a NUL: kt_json_parse rejects them). */
 struct entry {
-    struct entry *next;  /* bucket chain */
-    struct blob **blobs; /* n_blobs references, or NULL */
+    struct kt_hnode node; /* in inf->store */
+    struct blob **blobs;  /* n_blobs references, or NULL */
     uint32_t n_blobs;
     uint32_t hash;
     uint32_t mark;     /* the last LIST that returned it (replace_done) */
@@ -83,10 +78,9 @@ struct entry {
     char data[]; /* key NUL rv NUL text NUL */
 };
 
-struct table {
-    struct entry **b; /* nb buckets, a power of two */
-    size_t nb, n;
-};
+/* The per-object overhead the scale figures count: the table's node adds nothing to it. */
+_Static_assert(sizeof(void *) != 8 || (sizeof(struct entry) == 48 && sizeof(struct blob) == 24),
+               "informer entry or blob grew");
 
 struct kt_informer {
     struct kt_kube_gvr gvr;
@@ -100,8 +94,8 @@ struct kt_informer {
     struct kt_informer_handlers h;
 
     pthread_mutex_t lock;  /* guards store against the loop thread's writes */
-    struct table store;    /* "ns/name" -> entry */
-    struct blobs blobs;    /* loop thread: the long strings the entries share */
+    struct kt_htab store;  /* "ns/name" -> struct entry */
+    struct kt_htab blobs;  /* loop thread: the long strings the entries share, struct blob */
     struct kt_buf scratch; /* loop thread: serialising an object */
     uint32_t list_mark;    /* loop thread: counts LISTs, marks what each returned */
     atomic_bool synced;    /* every source has listed */
@@ -137,140 +131,100 @@ static void src_init(struct src *sr, struct kt_informer *inf, const char *ns)
 
 /* ---- the table ------------------------------------------------------------------------- */
 
-/* The link that points at key's entry (or the NULL link ending its chain). */
-static struct entry **table_slot(const struct table *t, const char *key, uint32_t hash)
+static uint64_t entry_hash(const struct kt_hnode *n)
 {
-    struct entry **p;
-
-    if (t->nb == 0) {
-        return NULL;
-    }
-    for (p = &t->b[hash & (t->nb - 1)]; *p; p = &(*p)->next) {
-        if ((*p)->hash == hash && strcmp((*p)->data, key) == 0) {
-            break;
-        }
-    }
-    return p;
+    return KT_HNODE_CENTRY(n, struct entry, node)->hash;
 }
 
-static struct entry *table_get(const struct table *t, const char *key)
+struct entry_key {
+    const char *key;
+    uint32_t hash;
+};
+
+static bool entry_eq(const struct kt_hnode *n, const void *key)
 {
-    struct entry **p = table_slot(t, key, kt_fnv32_str(key));
-    return p ? *p : NULL;
+    const struct entry *e = KT_HNODE_CENTRY(n, struct entry, node);
+    const struct entry_key *k = key;
+    return e->hash == k->hash && strcmp(e->data, k->key) == 0;
 }
 
-static void table_grow(struct table *t)
+static struct entry *table_get(const struct kt_htab *t, const char *key)
 {
-    size_t nb = t->nb ? t->nb * 2 : 64;
-    struct entry **b = kt_xcalloc(nb, sizeof(*b));
-
-    for (size_t i = 0; i < t->nb; i++) {
-        struct entry *e = t->b[i], *next;
-        for (; e; e = next) {
-            next = e->next;
-            e->next = b[e->hash & (nb - 1)];
-            b[e->hash & (nb - 1)] = e;
-        }
-    }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
+    struct entry_key k = {key, kt_fnv32_str(key)};
+    struct kt_hnode *n = kt_htab_find(t, k.hash, entry_eq, &k);
+    return n ? KT_HNODE_ENTRY(n, struct entry, node) : NULL;
 }
 
 /* Put e (owned by the table from now on) in place of the entry with its key; returns that
  * entry (the caller's now) or NULL. */
-static struct entry *table_put(struct table *t, struct entry *e)
+static struct entry *table_put(struct kt_htab *t, struct entry *e)
 {
-    struct entry **p, *old;
-
-    if (t->n >= t->nb) {
-        table_grow(t);
-    }
-    p = table_slot(t, e->data, e->hash);
-    old = *p;
-    e->next = old ? old->next : NULL;
-    *p = e;
-    if (!old) {
-        t->n++;
-    }
-    return old;
+    struct entry_key k = {e->data, e->hash};
+    struct kt_hnode *old = kt_htab_put(t, &e->node, e->hash, entry_eq, &k);
+    return old ? KT_HNODE_ENTRY(old, struct entry, node) : NULL;
 }
 
 /* Unlink key's entry; returns it (the caller's now) or NULL. */
-static struct entry *table_del(struct table *t, const char *key)
+static struct entry *table_del(struct kt_htab *t, const char *key)
 {
-    struct entry **p = table_slot(t, key, kt_fnv32_str(key)), *old = p ? *p : NULL;
-
-    if (old) {
-        *p = old->next;
-        t->n--;
-    }
-    return old;
+    struct entry_key k = {key, kt_fnv32_str(key)};
+    struct kt_hnode *old = kt_htab_del(t, k.hash, entry_eq, &k);
+    return old ? KT_HNODE_ENTRY(old, struct entry, node) : NULL;
 }
 
 /* ---- shared long strings ---------------------------------------------------------------- */
 
-static void blobs_grow(struct blobs *t)
+static uint64_t blob_hash(const struct kt_hnode *n)
 {
-    size_t nb = t->nb ? t->nb * 2 : 16;
-    struct blob **b = kt_xcalloc(nb, sizeof(*b));
+    return KT_HNODE_CENTRY(n, struct blob, node)->hash;
+}
 
-    for (size_t i = 0; i < t->nb; i++) {
-        struct blob *x = t->b[i], *next;
-        for (; x; x = next) {
-            next = x->next;
-            x->next = b[x->hash & (nb - 1)];
-            b[x->hash & (nb - 1)] = x;
-        }
-    }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
+struct blob_key {
+    const char *s;
+    size_t len;
+    uint32_t hash;
+};
+
+static bool blob_eq(const struct kt_hnode *n, const void *key)
+{
+    const struct blob *x = KT_HNODE_CENTRY(n, struct blob, node);
+    const struct blob_key *k = key;
+    return x->hash == k->hash && x->len == k->len && memcmp(x->data, k->s, k->len) == 0;
 }
 
 /* A reference to the blob holding s[0..n) (made when new). */
-static struct blob *blob_ref(struct blobs *t, const char *s, size_t n)
+static struct blob *blob_ref(struct kt_htab *t, const char *s, size_t n)
 {
-    uint32_t h = kt_fnv32_mem(s, n);
+    struct blob_key k = {s, n, kt_fnv32_mem(s, n)};
+    struct kt_hnode *found = kt_htab_find(t, k.hash, blob_eq, &k);
     struct blob *x;
 
-    if (t->n >= t->nb) {
-        blobs_grow(t);
-    }
-    for (x = t->b[h & (t->nb - 1)]; x; x = x->next) {
-        if (x->hash == h && x->len == n && memcmp(x->data, s, n) == 0) {
-            x->refs++;
-            return x;
-        }
+    if (found) {
+        x = KT_HNODE_ENTRY(found, struct blob, node);
+        x->refs++;
+        return x;
     }
     x = kt_xmalloc(sizeof(*x) + n + 1);
-    x->hash = h;
+    x->hash = k.hash;
     x->refs = 1;
     x->len = n;
     memcpy(x->data, s, n);
     x->data[n] = '\0';
-    x->next = t->b[h & (t->nb - 1)];
-    t->b[h & (t->nb - 1)] = x;
-    t->n++;
+    kt_htab_add(t, &x->node, x->hash);
     return x;
 }
 
-static void blob_unref(struct blobs *t, struct blob *x)
+static void blob_unref(struct kt_htab *t, struct blob *x)
 {
-    struct blob **p;
-
     if (--x->refs > 0) {
         return;
     }
-    for (p = &t->b[x->hash & (t->nb - 1)]; *p != x; p = &(*p)->next) {
-    }
-    *p = x->next;
-    t->n--;
+    kt_htab_unlink(t, &x->node, x->hash);
     free(x);
 }
 
 /* Free e (unlinked) and drop its blob references. Loop thread. */
-static void entry_free(struct blobs *t, struct entry *e)
+static void entry_free(struct kt_htab *t, struct entry *e)
 {
     if (!e) {
         return;
@@ -282,19 +236,15 @@ static void entry_free(struct blobs *t, struct entry *e)
     free(e);
 }
 
-static void table_clear(struct table *t, struct blobs *bl)
+static void table_clear(struct kt_htab *t, struct kt_htab *bl)
 {
-    for (size_t i = 0; i < t->nb; i++) {
-        struct entry *e = t->b[i], *next;
-        for (; e; e = next) {
-            next = e->next;
-            entry_free(bl, e);
-        }
+    struct kt_hiter it;
+
+    for (struct kt_hnode *n = kt_hiter_first(&it, t); n; n = kt_hiter_next(&it)) {
+        entry_free(bl, KT_HNODE_ENTRY(n, struct entry, node));
     }
-    free(t->b);
-    memset(t, 0, sizeof(*t));
-    free(bl->b);
-    memset(bl, 0, sizeof(*bl));
+    kt_htab_fini(t);
+    kt_htab_fini(bl);
 }
 
 static bool has_long_string(json_t *v)
@@ -333,7 +283,7 @@ static json_t *blob_mark(uint32_t i)
 
 /* The long strings of m, a member of a private copy, into blobs (recursively); returns the
  * placeholder to put in m's place, or NULL to keep m. */
-static json_t *swap_out(struct blobs *t, json_t *m, struct kt_buf *refs)
+static json_t *swap_out(struct kt_htab *t, json_t *m, struct kt_buf *refs)
 {
     const char *k;
     json_t *c;
@@ -431,6 +381,8 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
         inf->h = *h;
     }
     pthread_mutex_init(&inf->lock, NULL);
+    kt_htab_init(&inf->store, entry_hash, 64);
+    kt_htab_init(&inf->blobs, blob_hash, 16);
     inf->n_srcs = o->n_namespaces > 0 ? o->n_namespaces : 1;
     inf->srcs = kt_xcalloc(inf->n_srcs, sizeof(*inf->srcs));
     for (size_t i = 0; i < inf->n_srcs; i++) {
@@ -518,10 +470,9 @@ json_t *kt_informer_snapshot(struct kt_informer *inf)
     json_t *arr = json_array();
 
     pthread_mutex_lock(&inf->lock);
-    for (size_t i = 0; i < inf->store.nb; i++) {
-        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
-            json_array_append_new(arr, entry_object(e));
-        }
+    struct kt_hiter it;
+    for (const struct kt_hnode *n = kt_hiter_first(&it, &inf->store); n; n = kt_hiter_next(&it)) {
+        json_array_append_new(arr, entry_object(KT_HNODE_CENTRY(n, struct entry, node)));
     }
     pthread_mutex_unlock(&inf->lock);
     return arr;
@@ -612,7 +563,7 @@ static struct entry *entry_new(struct kt_informer *inf, const char *key, json_t 
     }
     json_decref(copy);
     e = kt_xmalloc(sizeof(*e) + klen + rlen + inf->scratch.len + 3);
-    e->next = NULL;
+    e->node.next = NULL;
     e->n_blobs = (uint32_t)(refs.len / sizeof(struct blob *));
     e->blobs = e->n_blobs ? kt_xmalloc(refs.len) : NULL;
     if (e->n_blobs) {
@@ -760,11 +711,11 @@ static void replace_done(struct src *sr, json_t *keys)
             e->mark = inf->list_mark;
         }
     }
-    for (i = 0; i < inf->store.nb; i++) {
-        for (const struct entry *e = inf->store.b[i]; e; e = e->next) {
-            if (e->mark != inf->list_mark && in_src(sr, e->data)) {
-                json_array_append_new(gone, json_string(e->data));
-            }
+    struct kt_hiter it;
+    for (const struct kt_hnode *n = kt_hiter_first(&it, &inf->store); n; n = kt_hiter_next(&it)) {
+        const struct entry *e = KT_HNODE_CENTRY(n, struct entry, node);
+        if (e->mark != inf->list_mark && in_src(sr, e->data)) {
+            json_array_append_new(gone, json_string(e->data));
         }
     }
     json_array_foreach(gone, i, v)

@@ -550,10 +550,10 @@ int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
                     patch, out, err);
 }
 
-int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                  const char *name, const char *subresource, const json_t *obj,
-                  const char *field_manager, bool force, json_t **out, struct kt_err *err)
+int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req, json_t **out,
+                  struct kt_err *err)
 {
+    const char *field_manager = req->field_manager;
     struct kt_buf q;
     int rc = -1;
 
@@ -566,9 +566,9 @@ int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const
     kt_buf_init(&q, 4096);
     if (kt_buf_puts(&q, "?fieldManager=", err) == 0 &&
         kt_kube_query_escape(&q, field_manager, err) == 0 &&
-        (!force || kt_buf_puts(&q, "&force=true", err) == 0)) {
-        rc = obj_verb(c, "PATCH", "application/apply-patch+yaml", gvr, ns, name, subresource,
-                      q.data, obj, out, err);
+        (!req->force || kt_buf_puts(&q, "&force=true", err) == 0)) {
+        rc = obj_verb(c, "PATCH", "application/apply-patch+yaml", req->gvr, req->ns, req->name,
+                      req->subresource, q.data, req->obj, out, err);
     }
     kt_buf_release(&q);
     return rc;
@@ -749,7 +749,7 @@ int kt_kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const 
 
 /* ---- events and time -------------------------------------------------------------------- */
 
-void kt_kube_time_now(char out[40], bool micro)
+void kt_kube_time_now(char out[40], enum kt_kube_time_prec prec)
 {
     struct timespec ts;
     struct tm tm;
@@ -758,7 +758,7 @@ void kt_kube_time_now(char out[40], bool micro)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    if (micro) {
+    if (prec == KT_KUBE_TIME_MICRO) {
         snprintf(out, 40, "%.20s.%06uZ", base, (unsigned)(ts.tv_nsec / 1000) % 1000000u);
     } else {
         snprintf(out, 40, "%.20sZ", base);
@@ -805,7 +805,7 @@ int kt_kube_event_create(struct kt_kube_client *c, const struct kt_kube_event *e
     evname = kt_xasprintf("%s.%016llx", name,
                           (unsigned long long)ts.tv_sec * 1000000000ull +
                               (unsigned long long)ts.tv_nsec);
-    kt_kube_time_now(now, false);
+    kt_kube_time_now(now, KT_KUBE_TIME_SECONDS);
     e = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s}",
                   "apiVersion", "v1", "kind", "Event", "metadata", "name", evname, "namespace", ns,
                   "involvedObject", object_ref(ev->involved), "type", ev->type, "reason",

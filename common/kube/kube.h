@@ -222,12 +222,21 @@ KT_MUST_CHECK int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_
                                  const char *ns, const char *name, const char *subresource,
                                  const json_t *obj, json_t **out, struct kt_err *err);
 
+/* What kt_kube_apply sends where; callers fill it with designated initialisers. */
+struct kt_kube_apply_req {
+    const struct kt_kube_gvr *gvr;
+    const char *ns; /* NULL for a cluster-scoped object */
+    const char *name;
+    const char *subresource;   /* NULL or "status" */
+    const json_t *obj;         /* the applied configuration */
+    const char *field_manager; /* required */
+    bool force;                /* take over the fields other managers own */
+};
+
 /* Server-side apply: PATCH application/apply-patch+yaml (the JSON body is valid YAML) with
- * fieldManager (required) and force. subresource NULL or "status". Caller owns *out (may be
- * NULL). Does not retain obj. */
-KT_MUST_CHECK int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
-                                const char *ns, const char *name, const char *subresource,
-                                const json_t *obj, const char *field_manager, bool force,
+ * fieldManager and force. Caller owns *out (may be NULL). Does not retain req or its
+ * pointers. */
+KT_MUST_CHECK int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req,
                                 json_t **out, struct kt_err *err);
 
 /* JSON merge patch (RFC 7386) to name[/subresource]. Caller owns *out (may be NULL). Does
@@ -264,9 +273,13 @@ struct kt_kube_event {
 KT_MUST_CHECK int kt_kube_event_create(struct kt_kube_client *c, const struct kt_kube_event *ev,
                                        struct kt_err *err);
 
-/* Write the current UTC time as RFC 3339 ("2026-01-02T03:04:05Z"), or with microseconds
- * ("...05.123456Z", metav1.MicroTime as Leases use) into out. */
-void kt_kube_time_now(char out[40], bool micro);
+enum kt_kube_time_prec {
+    KT_KUBE_TIME_SECONDS, /* "2026-01-02T03:04:05Z", metav1.Time */
+    KT_KUBE_TIME_MICRO,   /* "2026-01-02T03:04:05.123456Z", metav1.MicroTime as Leases use */
+};
+
+/* Write the current UTC time as RFC 3339 at precision prec into out. */
+void kt_kube_time_now(char out[40], enum kt_kube_time_prec prec);
 
 /* ---- watch ------------------------------------------------------------------------------ */
 

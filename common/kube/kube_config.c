@@ -163,7 +163,7 @@ static int write_data_file(struct kt_kube_config *cfg, const char *name, const c
     int rc = -1;
 
     kt_buf_init(&raw, 1024 * 1024);
-    if (cfg->n_data_fds >= KT_ARRAY_LEN(cfg->data_fds)) {
+    if (cfg->n_data_fds >= KT_ARRAY_SIZE(cfg->data_fds)) {
         kt_err_set(err, KT_EINTERNAL, "too many data files");
         goto out;
     }

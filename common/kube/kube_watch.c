@@ -97,7 +97,7 @@ static int event_type_of(const char *s, enum kt_kube_event_type *out)
 {
     size_t i;
 
-    for (i = 0; i < KT_ARRAY_LEN(event_types); i++) {
+    for (i = 0; i < KT_ARRAY_SIZE(event_types); i++) {
         if (strcmp(s, event_types[i].name) == 0) {
             *out = event_types[i].type;
             return 0;

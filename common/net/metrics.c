@@ -60,7 +60,7 @@ static const double latency_buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
 
 const double *kt_metrics_latency_buckets(size_t *n)
 {
-    *n = KT_ARRAY_LEN(latency_buckets);
+    *n = KT_ARRAY_SIZE(latency_buckets);
     return latency_buckets;
 }
 

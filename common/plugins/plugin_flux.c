@@ -162,7 +162,7 @@ static void add_mounts(json_t *c, const char *cm)
     json_t *ms[] = {mount(INSTALL_VOLUME, "/mnt/flux", false),
                     mount(SPACK_VOLUME, "/opt/software", false), mount(cm, CONFIG_DIR, true),
                     mount(CURVE_VOLUME, "/curve", true), mount(SHM_VOLUME, "/dev/shm", true)};
-    for (size_t i = 0; i < KT_ARRAY_LEN(ms); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(ms); i++) {
         kt_upsert_mount(c, ms[i]);
         json_decref(ms[i]);
     }

@@ -237,7 +237,7 @@ static int mpi_build(struct kt_build *b, json_t *objects, struct kt_err *err)
 
 static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *errs)
 {
-    kt__validate_reserved_envs(tj, ompi_reserved, KT_ARRAY_LEN(ompi_reserved), errs);
+    kt__validate_reserved_envs(tj, ompi_reserved, KT_ARRAY_SIZE(ompi_reserved), errs);
 }
 
 static void mpi_validate(const struct kt_validation *v, struct kt_ferrs *errs,

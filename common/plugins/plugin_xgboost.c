@@ -70,7 +70,7 @@ static void xgboost_validate(const struct kt_validation *v, struct kt_ferrs *err
     json_array_foreach(v->tj->trainer.env, i, e)
     {
         const char *n = json_string_value(json_object_get(e, "name"));
-        for (size_t k = 0; n && k < KT_ARRAY_LEN(reserved); k++) {
+        for (size_t k = 0; n && k < KT_ARRAY_SIZE(reserved); k++) {
             if (strcmp(n, reserved[k]) == 0) {
                 char *path = kt_xasprintf("spec.trainer.env[%zu]", i);
                 kt_ferrs_add(errs, KT_FERR_FORBIDDEN, path, NULL, KT_GO_ANY,

@@ -17,6 +17,6 @@ static const struct kt_plugin *const builtin[] = {
 void kt_framework_default(struct kt_framework *fw)
 {
     fw->plugins = builtin;
-    fw->n = KT_ARRAY_LEN(builtin);
+    fw->n = KT_ARRAY_SIZE(builtin);
     fw->status_server = NULL;
 }

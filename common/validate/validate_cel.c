@@ -267,7 +267,7 @@ static const struct twin twins[] = {
 
 static const struct twin *find_twin(const char *rule)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(twins); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(twins); i++) {
         if (strcmp(twins[i].rule, rule) == 0) {
             return &twins[i];
         }

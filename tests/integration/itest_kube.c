@@ -166,26 +166,28 @@ static void test_update_patch_apply(struct ctx *x)
     /* Server-side apply: two managers, a conflict without force, success with it. */
     a = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
                   "metadata", "name", "applied", "data", "owner", "a");
-    CHECK_OK(kt_kube_apply(x->c, &KT_GVR_CONFIGMAPS, x->ns, "applied", NULL, a, "kt-a", false, &out,
-                           &err));
+    struct kt_kube_apply_req req = {.gvr = &KT_GVR_CONFIGMAPS,
+                                    .ns = x->ns,
+                                    .name = "applied",
+                                    .obj = a,
+                                    .field_manager = "kt-a"};
+    CHECK_OK(kt_kube_apply(x->c, &req, &out, &err));
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "a");
     CHECK_EQ_STR(
         kt_json_str(json_array_get(kt_json_path(out, "metadata.managedFields"), 0), "manager", ""),
         "kt-a");
     json_decref(out);
     json_object_set_new(json_object_get(a, "data"), "owner", json_string("b"));
-    CHECK_EQ_INT(kt_kube_apply(x->c, &KT_GVR_CONFIGMAPS, x->ns, "applied", NULL, a, "kt-b", false,
-                               NULL, &err),
-                 -1);
+    req.field_manager = "kt-b";
+    CHECK_EQ_INT(kt_kube_apply(x->c, &req, NULL, &err), -1);
     CHECK_EQ_INT(err.code, KT_ECONFLICT);
     CHECK_CONTAINS(err.msg, "conflict with \"kt-a\"");
-    CHECK_OK(kt_kube_apply(x->c, &KT_GVR_CONFIGMAPS, x->ns, "applied", NULL, a, "kt-b", true, &out,
-                           &err));
+    req.force = true;
+    CHECK_OK(kt_kube_apply(x->c, &req, &out, &err));
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "b");
     json_decref(out);
-    CHECK_EQ_INT(
-        kt_kube_apply(x->c, &KT_GVR_CONFIGMAPS, x->ns, "applied", NULL, a, "", true, NULL, &err),
-        -1);
+    req.field_manager = "";
+    CHECK_EQ_INT(kt_kube_apply(x->c, &req, NULL, &err), -1);
     CHECK_EQ_INT(err.code, KT_EINVAL);
     json_decref(a);
     json_decref(cur);
@@ -222,7 +224,15 @@ static void test_status_subresource(struct ctx *x)
     /* Apply to the status subresource. */
     st = json_pack("{s:s, s:s, s:{s:s}, s:{s:s}}", "apiVersion", "v1", "kind", "Pod", "metadata",
                    "name", "p1", "status", "message", "applied");
-    CHECK_OK(kt_kube_apply(x->c, &pods, x->ns, "p1", "status", st, "kt-status", true, &out, &err));
+    CHECK_OK(kt_kube_apply(x->c,
+                           &(struct kt_kube_apply_req){.gvr = &pods,
+                                                       .ns = x->ns,
+                                                       .name = "p1",
+                                                       .subresource = "status",
+                                                       .obj = st,
+                                                       .field_manager = "kt-status",
+                                                       .force = true},
+                           &out, &err));
     CHECK_EQ_STR(kt_json_str(kt_json_path(out, "status"), "message", ""), "applied");
     json_decref(out);
     json_decref(st);
@@ -314,7 +324,7 @@ static void test_leases(struct ctx *x)
     json_t *got = NULL;
     json_t *stale;
 
-    kt_kube_time_now(now, true);
+    kt_kube_time_now(now, KT_KUBE_TIME_MICRO);
     lease = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:i, s:s, s:s, s:i}}", "apiVersion",
                       "coordination.k8s.io/v1", "kind", "Lease", "metadata", "name",
                       "trainer.kubeflow.org", "spec", "holderIdentity", "a", "leaseDurationSeconds",
@@ -324,7 +334,7 @@ static void test_leases(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(kt_json_path(got, "spec"), "holderIdentity", ""), "a");
     CHECK_EQ_STR(kt_json_str(kt_json_path(got, "spec"), "renewTime", ""), now);
     stale = json_deep_copy(got);
-    kt_kube_time_now(now, true);
+    kt_kube_time_now(now, KT_KUBE_TIME_MICRO);
     json_object_set_new(kt_json_path(got, "spec"), "renewTime", json_string(now));
     CHECK_OK(
         kt_kube_update(x->c, &KT_GVR_LEASES, x->ns, "trainer.kubeflow.org", NULL, got, NULL, &err));

@@ -173,7 +173,7 @@ static const struct default_case trainjob_default_cases[] = {
 
 static void test_trainjob_defaults(void)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(trainjob_default_cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(trainjob_default_cases); i++) {
         struct kt_trainjob tj;
         struct kt_err err = {0};
         json_t *want = J(trainjob_default_cases[i].want);
@@ -374,7 +374,7 @@ static void test_trainjob_bad(void)
     struct kt_trainjob tj;
     struct kt_err err = {0};
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(trainjob_bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(trainjob_bad); i++) {
         memset(&err, 0, sizeof(err));
         CHECK_EQ_INT(kt_trainjob_decode(bad_input(trainjob_bad[i].spec, "TrainJob"), &tj, &err),
                      -1);
@@ -451,7 +451,7 @@ static json_t *runtime_obj(const char *kind, json_t *spec)
 
 static void test_runtime_cases(void)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(runtime_cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(runtime_cases); i++) {
         const struct runtime_case *c = &runtime_cases[i];
         struct kt_runtime rt;
         struct kt_err err = {0};
@@ -644,7 +644,7 @@ static void test_runtime_bad(void)
     struct kt_runtime rt;
     struct kt_err err = {0};
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(runtime_bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(runtime_bad); i++) {
         memset(&err, 0, sizeof(err));
         CHECK_EQ_INT(
             kt_runtime_decode(bad_input(runtime_bad[i].spec, "ClusterTrainingRuntime"), &rt, &err),
@@ -800,7 +800,7 @@ static void check_shipped(const char *path, int *decoded)
         }
         (*decoded)++;
         CHECK(rt.cluster);
-        for (size_t i = 0; i < KT_ARRAY_LEN(shipped_kinds); i++) {
+        for (size_t i = 0; i < KT_ARRAY_SIZE(shipped_kinds); i++) {
             if (strcmp(rt.name, shipped_kinds[i].name) == 0) {
                 CHECK_EQ_INT(rt.ml.kind, shipped_kinds[i].kind);
             }

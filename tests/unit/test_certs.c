@@ -277,7 +277,7 @@ static void rm_dir(const char *dir)
 {
     static const char *const names[] = {"ca.crt", "ca.key", "tls.crt", "tls.key", "file"};
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(names); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(names); i++) {
         char *p = kt_xasprintf("%s/%s", dir, names[i]);
         unlink(p);
         free(p);

@@ -61,7 +61,7 @@ static void test_defaults(void)
 
     /* An empty file, a file with only the type, and one without it all mean defaults. */
     const char *texts[] = {"", HEAD, "webhook: {}\n", "---\n", HEAD "webhook:\nmetrics: null\n"};
-    for (size_t i = 0; i < KT_ARRAY_LEN(texts); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(texts); i++) {
         CHECK_OK(load(texts[i], &c, &err));
         check_defaults(&c);
         kt_config_release(&c);
@@ -186,7 +186,7 @@ static void test_durations(void)
         {"99999999999h", 0, "cfg.yaml:5: time: invalid duration \"99999999999h\""},
         {"15.", 0, NULL},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         struct kt_config c;
         struct kt_err err;
         char text[256];
@@ -318,7 +318,7 @@ static const struct err_case ERR_CASES[] = {
 
 static void test_errors(void)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(ERR_CASES); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(ERR_CASES); i++) {
         struct kt_config c;
         struct kt_err err;
         CHECK_EQ_INT(load(ERR_CASES[i].text, &c, &err), -1);
@@ -428,7 +428,7 @@ static void test_watch_namespaces(void)
     };
     struct kt_config c;
     struct kt_err err;
-    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(bad); i++) {
         CHECK_EQ_INT(load(bad[i][0], &c, &err), -1);
         CHECK_CONTAINS(err.msg, bad[i][1]);
         kt_config_release(&c);

@@ -65,7 +65,7 @@ static void test_base64(void)
     uint8_t *out = NULL;
     size_t n = 0;
 
-    for (size_t i = 0; i < KT_ARRAY_LEN(plain); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(plain); i++) {
         char *s = kt_crypto_base64_encode(plain[i], strlen(plain[i]));
         CHECK_EQ_STR(s, enc[i]);
         free(s);

@@ -166,7 +166,7 @@ static void test_runtimes(void)
         "{\"numNodes\":\"1\"}",
         PRE "string into Go struct field MLPolicy.spec.mlPolicy.numNodes of type int32",
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(rt); i += 2) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(rt); i += 2) {
         char *text =
             kt_xasprintf("{\"metadata\":{\"name\":\"r\"},\"spec\":{\"mlPolicy\":%s}}", rt[i]);
         struct kt_err err = {0};
@@ -238,7 +238,7 @@ static const struct {
 
 static void test_time_parse(void)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(times); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(times); i++) {
         time_err(times[i].in, times[i].want);
     }
 }

@@ -413,7 +413,7 @@ static void test_routing(uint16_t port, const char *prio)
         {"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
         {"GET /echo HTTP/9.9\r\nHost: a\r\n\r\n", 505},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(bad); i++) {
         request(port, prio, bad[i].raw, &r);
         CHECK_EQ_INT(r.status, bad[i].status);
         resp_release(&r);

@@ -87,7 +87,7 @@ static void test_reals(void)
     char buf[KT_JSON_REAL_MAX];
     size_t i;
 
-    for (i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         kt_json_format_real(cases[i].v, buf);
         CHECK_EQ_STR(buf, cases[i].want);
     }

@@ -487,10 +487,10 @@ static void test_time(void)
 {
     char t[40];
 
-    kt_kube_time_now(t, false);
+    kt_kube_time_now(t, KT_KUBE_TIME_SECONDS);
     CHECK_EQ_INT(strlen(t), 20);
     CHECK(t[10] == 'T' && t[19] == 'Z');
-    kt_kube_time_now(t, true);
+    kt_kube_time_now(t, KT_KUBE_TIME_MICRO);
     CHECK_EQ_INT(strlen(t), 27);
     CHECK(t[19] == '.' && t[26] == 'Z');
 }

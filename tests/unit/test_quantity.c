@@ -159,7 +159,7 @@ static const struct parse_case PARSE_CASES[] = {
 
 static void test_parse_table(void)
 {
-    for (size_t i = 0; i < KT_ARRAY_LEN(PARSE_CASES); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(PARSE_CASES); i++) {
         const struct parse_case *c = &PARSE_CASES[i];
         struct kt_quantity q;
         struct kt_err err = {0};
@@ -317,7 +317,7 @@ static void test_compare_and_values(void)
         int64_t value, milli;
     } vals[] = {{"2.5", 3, 2500}, {"0.7", 1, 700},    {"-2.5", -3, -2500}, {"1n", 1, 1},
                 {"100m", 1, 100}, {"-0.5", -1, -500}, {"3", 3, 3000},      {"0", 0, 0}};
-    for (size_t i = 0; i < KT_ARRAY_LEN(vals); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(vals); i++) {
         a = q_of(vals[i].in);
         CHECK_OK(kt_quantity_value(&a, &v, &err));
         CHECK_EQ_INT(v, vals[i].value);

@@ -42,7 +42,7 @@ static void test_cache_without_server(void)
     CHECK_CONTAINS(err.msg, "cannot apply v1 Service: unknown kind");
     /* malformed apiVersion/kind are refused before any request */
     const char *bad[][2] = {{"", "Service"}, {"v1", ""}, {"a/v1?x=y", "K"}, {"../v1", "K"}};
-    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(bad); i++) {
         err = (struct kt_err){0};
         CHECK(kt_rec_kinds_resolve(k, NULL, bad[i][0], bad[i][1], &g, &err) == -1);
         CHECK_EQ_INT(err.code, KT_EUNSUPPORTED);

@@ -80,7 +80,7 @@ static void test_unschedulable(void)
         {"{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"Unschedulable\"}", NULL},
         {"", NULL},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         json_t *pod = pod_with(cases[i].cond);
         const char *got = kt_pod_unschedulable(pod);
         if (cases[i].want) {

@@ -141,7 +141,7 @@ static void test_list_order(void)
         /* a repeated patch key merges into its first item */
         {"[\"a\"]", "[\"b\",\"b\"]", "[\"b\",\"a\"]"},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         json_t *o = parse(cases[i].orig), *p = parse(cases[i].patch), *w = parse(cases[i].want);
         json_t *env = json_array(), *penv = json_array(), *wenv = json_array();
         size_t k;

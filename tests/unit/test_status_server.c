@@ -25,7 +25,7 @@ static void test_parse_path(void)
         "/",
         "",
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(bad); i++) {
         CHECK(kt_status_parse_path(bad[i], ns, name) != 0);
     }
     /* a 254-byte segment does not fit any Kubernetes name: refused, no overflow */

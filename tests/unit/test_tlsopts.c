@@ -115,7 +115,7 @@ static void test_each_suite(void)
         {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "AES-256-GCM", "ECDHE-ECDSA"},
         {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "CHACHA20-POLY1305", "ECDHE-ECDSA"},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         const char *const list[] = {cases[i].name, NULL};
         size_t n;
         char *w0;

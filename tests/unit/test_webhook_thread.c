@@ -113,7 +113,7 @@ static void test_codec(void)
          "{\"uid\":\"x\",\"operation\":\"CREATE\",\"object\":[]}}",
          KT_ADMISSION_BAD_BODY, "request.object must be an object"},
     };
-    for (size_t i = 0; i < KT_ARRAY_LEN(bad); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(bad); i++) {
         struct kt_admission_ctx c = {0};
         struct kt_err e = {0};
         CHECK_EQ_INT(kt_admission_decode(&c, bad[i].ct, bad[i].body, strlen(bad[i].body), &e),

@@ -122,7 +122,7 @@ static void test_scalars(void)
     };
     size_t i;
 
-    for (i = 0; i < KT_ARRAY_LEN(cases); i++) {
+    for (i = 0; i < KT_ARRAY_SIZE(cases); i++) {
         char *got = yaml_to_json(cases[i].in);
 
         if (strcmp(got, cases[i].want) != 0) {
@@ -494,7 +494,7 @@ static void test_emit(void)
     char *key;
     char *json;
 
-    for (i = 0; i < KT_ARRAY_LEN(values); i++) {
+    for (i = 0; i < KT_ARRAY_SIZE(values); i++) {
         free(round_trip(values[i]));
     }
     /* Keys longer than libyaml's simple-key limit use the explicit form. */
