@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# kt - Kubeflow Trainer v2 control plane in C. One non-recursive Makefile (STYLE rule 35).
+# kt - Kubeflow Trainer v2 control plane in C. One non-recursive Makefile (docs/internals/style.md#one-makefile).
 #
 #   make            build bin/kt-webhook bin/kt-reconciler bin/ktctl and libkt.a
 #   make unit       unit + golden + validate + admission tiers (no apt, no Go, no cluster)

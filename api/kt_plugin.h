@@ -36,15 +36,13 @@
  *    pool), each call with its own ctx. The state made by init must be read-only afterwards.
  *  - Memory is never freed across the boundary.
  *
- * ## Extension points and order (SPEC §3.3)
+ * ## Extension points and order (docs/internals/upstream.md#extension-points)
  *
- * Build, per TrainJob: the runtime Info (pod sets from the runtime's replicated jobs), then
- * every EnforceMLPolicy, every EnforcePodGroupPolicy, every EnforcePodSpec, every PreBuildSync,
- * every ComponentBuilder. Within one point, the built-in plugins run first in their fixed order
- * (CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, JobSet), then the external
- * ones in command-line order. So an external EnforceMLPolicy sees the pod counts PlainML/Torch
- * set, and external objects are applied after the JobSet. Every object a plugin adds is stamped
- * by the host with the TrainJob's controller ownerReference and the label
+ * The order of the extension points of a build and of the plugins within each is stated once,
+ * in common/framework/framework.h ("Plugins" and "Build pipeline"): external plugins run after
+ * every built-in one, in command-line order, so an external EnforceMLPolicy sees the pod counts
+ * the built-ins set and external objects are applied after the JobSet. Every object a plugin adds
+ * is stamped by the host with the TrainJob's controller ownerReference and the label
  * `trainer.kubeflow.org/trainjob-name` (no plugin has to).
  *
  * Admission, per TrainJob create/update: the Info without Enforce steps, then every
@@ -149,7 +147,8 @@ struct kt_plugin_host {
 
     /* --- mutating the pod sets (Enforce* and PreBuildSync only) --- */
     int (*podset_set_pods)(struct kt_plugin_ctx *c, uint32_t i, int64_t pods);
-    /* Upsert env by name (SPEC §3.10: replaced in place, else appended). */
+    /* Upsert env by name (docs/internals/upstream.md#upserts-and-env-order: replaced in place, else
+     * appended). */
     int (*add_env)(struct kt_plugin_ctx *c, uint32_t i, const char *container, const char *name,
                    const char *value);
     /* Upsert an env var whose value comes from a fieldRef (e.g. the completion index

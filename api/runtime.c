@@ -14,7 +14,8 @@
 #define JS "spec.template.spec."
 
 /* The `default:` entries of our runtime CRDs (api/trainer.kubeflow.org_*trainingruntimes.yaml,
- * SPEC §1.3); tests/unit/test_api.c checks this table against both CRD files. */
+ * docs/internals/upstream.md#trainingruntime-and-clustertrainingruntime); tests/unit/test_api.c
+ * checks this table against both CRD files. */
 static const struct kt__default runtime_defaults[] = {
     {"spec.mlPolicy.mpi.numProcPerNode", KT__DEF_I32, NULL, 1},
     {"spec.mlPolicy.mpi.mpiImplementation", KT__DEF_STR, "OpenMPI", 0},

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* api/runtime.h - decode and encode TrainingRuntime / ClusterTrainingRuntime (SPEC §1.3).
+/* api/runtime.h - decode and encode TrainingRuntime / ClusterTrainingRuntime
+ * (docs/internals/upstream.md#trainingruntime-and-clustertrainingruntime).
  *
  * Decoding checks apiVersion/kind and the JSON types of the typed fields, applies the
  * runtime CRD's schema defaults (ours and those of the embedded JobSetSpec) into the object

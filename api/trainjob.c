@@ -16,10 +16,10 @@
     "spec.runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[]"                     \
     ".template.spec.template.spec."
 
-/* The `default:` entries of our TrainJob CRD (api/trainer.kubeflow.org_trainjobs.yaml, SPEC
- * §1.2), including the core/v1 ones it carries for EnvVar sources, secretRef and
- * imagePullSecrets as upstream's generated CRD does. tests/unit/test_api.c checks this
- * table against the CRD file. */
+/* The `default:` entries of our TrainJob CRD (api/trainer.kubeflow.org_trainjobs.yaml,
+ * docs/internals/upstream.md#trainjob-fields), including the core/v1 ones it carries for EnvVar
+ * sources, secretRef and imagePullSecrets as upstream's generated CRD does. tests/unit/test_api.c
+ * checks this table against the CRD file. */
 static const struct kt__default trainjob_defaults[] = {
     {"spec.runtimeRef.apiGroup", KT__DEF_STR, KT_GROUP, 0},
     {"spec.runtimeRef.kind", KT__DEF_STR, "ClusterTrainingRuntime", 0},

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* api/trainjob.h - decode and encode TrainJob (trainer.kubeflow.org/v1alpha1, SPEC §1.2).
+/* api/trainjob.h - decode and encode TrainJob (trainer.kubeflow.org/v1alpha1,
+ * docs/internals/upstream.md#trainjob-fields).
  *
  * Decoding checks apiVersion/kind and the JSON types of the typed fields, applies the CRD
  * schema defaults into the object (as the API server stores it) and fills struct

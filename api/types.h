@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* api/types.h - the C types of our kinds (trainer.kubeflow.org/v1alpha1, SPEC §1).
+/* api/types.h - the C types of our kinds (trainer.kubeflow.org/v1alpha1,
+ * docs/internals/upstream.md#api-types).
  *
  * Typed fields for what the framework reasons about; json_t for embedded Kubernetes
  * objects (env, resources, JobSetSpec, patches). Every struct keeps the whole decoded

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* certs/certs.c - issue, check and store the webhook certificates (SPEC §7.2).
+/* certs/certs.c - issue, check and store the webhook certificates
+ * (docs/internals/upstream.md#certificates).
  *
  * Follows open-policy-agent cert-controller's rotator (names, validity, the
  * "valid through the lookahead" test) on top of common/crypto. Serials are random rather

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* certs/certs.h - the webhook's CA and serving certificate (SPEC §7.2).
+/* certs/certs.h - the webhook's CA and serving certificate
+ * (docs/internals/upstream.md#certificates).
  *
  * Generation, the rotation decision and the four-file folder layout of the
  * `kubeflow-trainer-webhook-cert` Secret (`ca.crt`, `ca.key`, `tls.crt`, `tls.key`). Pure

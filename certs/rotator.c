@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* certs/rotator.c - Secret storage, rotation and caBundle injection (SPEC §7.2).
+/* certs/rotator.c - Secret storage, rotation and caBundle injection
+ * (docs/internals/upstream.md#certificates).
  *
  * Mirrors open-policy-agent cert-controller's rotator (fill the Secret, rotate inside the
  * lookahead, set every caBundle with a plain Update) as one stateless pass over GETs and

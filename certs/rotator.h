@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* certs/rotator.h - the cluster side of the webhook certificates (SPEC §7.2).
+/* certs/rotator.h - the cluster side of the webhook certificates
+ * (docs/internals/upstream.md#certificates).
  *
  * One stateless pass (a "tick") that the reconciler's leader runs periodically: keep the
  * Secret `kubeflow-trainer-webhook-cert` filled with a valid CA and serving certificate

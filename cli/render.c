@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli/render.c - `ktctl render`: TrainJob + runtime -> the exact objects the reconciler would
- * apply (DESIGN.md "Interfaces"). File handling and output only; the work is
+ * apply (docs/ktctl.md#ktctl-render). File handling and output only; the work is
  * common/framework/render.c. Unless --no-validate, the TrainJob and the runtimes it uses first go
  * through `ktctl validate`'s pipeline (common/validate/validate.h) and the objects as admitted
  * (pruned, defaulted) are rendered. */

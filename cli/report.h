@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli/report.h - `ktctl validate`'s output formats, in one place: text (one line per problem,
- * printed as it is found), json (the array of DESIGN.md "Interfaces"), junit (JUnit XML: a
- * testsuite per file, a testcase per object), sarif (SARIF 2.1.0) and github (GitHub Actions
+ * printed as it is found), json (the array docs/ktctl.md#ktctl-validate describes), junit (JUnit
+ * XML: a testsuite per file, a testcase per object), sarif (SARIF 2.1.0) and github (GitHub Actions
  * workflow commands). All but text are printed by cli_report_finish.
  *
  * Ownership: cli_report_new returns a report the caller frees with cli_report_free; every

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cli/validate.c - `ktctl validate`: the API server's and the webhooks' verdict on manifests,
- * offline (DESIGN.md "Interfaces"). File handling and output only; the rules live in
+ * offline (docs/ktctl.md#ktctl-validate). File handling and output only; the rules live in
  * common/validate*.c. All inputs are read first; the runtimes are checked before the
  * TrainJobs, which see only the runtimes that were admitted (a refused one would not exist in
  * a cluster) and, as cluster objects, the documents of other kinds (e.g. a PriorityClass).

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/apply.h - server-side apply of the objects the framework built (SPEC §5.1
- * step 5): field manager `trainer`, force; and the resource types of the kinds we apply,
- * the built-in ones from a table and any other kind a plugin returns or watches through API
- * discovery (GET /api/v1 or /apis/<group>/<version>). */
+/* reconciler/apply.h - server-side apply of the objects the framework built
+ * (docs/internals/upstream.md#trainjob-reconcile step 5): field manager `trainer`, force; and the
+ * resource types of the kinds we apply, the built-in ones from a table and any other kind a plugin
+ * returns or watches through API discovery (GET /api/v1 or /apis/<group>/<version>). */
 #ifndef KT_RECONCILER_APPLY_H
 #define KT_RECONCILER_APPLY_H
 

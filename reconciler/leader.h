@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/leader.h - leader election with a coordination.k8s.io/v1 Lease, as client-go's
- * leaderelection does (SPEC §5.7: Lease `trainer.kubeflow.org`, 15 s / 10 s / 2 s).
+ * leaderelection does (docs/internals/upstream.md#manager-process: Lease `trainer.kubeflow.org`, 15
+ * s / 10 s / 2 s).
  *
  * A background thread tries to acquire the Lease every retry period; a Lease held by another
  * identity is taken over only when its record has not changed for lease_duration (measured on

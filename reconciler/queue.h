@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/queue.h - the de-duplicating, rate-limited work queue (DESIGN.md "Concurrency").
+/* reconciler/queue.h - the de-duplicating, rate-limited work queue
+ * (docs/internals/architecture.md#informers-and-the-work-queue).
  *
  * Keys are strings ("ns/name"). Like client-go's workqueue:
  *  - a key waiting in the queue is stored once, however often it is added;

@@ -169,7 +169,8 @@ static void rt_update(void *ud, const json_t *old_obj, const json_t *new_obj)
     rt_add(ud, new_obj);
 }
 
-/* ---- LimitRange and RuntimeClass events: re-reconcile suspended TrainJobs (SPEC §3.7) ---- */
+/* ---- LimitRange and RuntimeClass events: re-reconcile suspended TrainJobs
+ * (docs/internals/upstream.md#coscheduling-and-volcano) ---- */
 
 /* True when a replicated job pod template of the runtime object rt_obj (a TrainingRuntime
  * or ClusterTrainingRuntime) names runtime class rc. */
@@ -855,7 +856,7 @@ static json_t *view_snapshot_parse(void *ctx, const char *text, struct kt_err *e
     return kt_snapcache_parse(v->r->snaps, text, err);
 }
 
-/* ---- build and apply (SPEC §5.1 step 5) ---- */
+/* ---- build and apply (docs/internals/upstream.md#trainjob-reconcile step 5) ---- */
 
 /* The live runtime of tj into rt; 0 found, 1 not found, -1 error. */
 static int get_runtime(struct rview *v, struct kt_runtime *rt, struct kt_err *err)
@@ -990,7 +991,7 @@ static void warn_event(struct rview *v, const char *msg)
     free(note);
 }
 
-/* ---- status (SPEC §5.1 steps 6-9) ---- */
+/* ---- status (docs/internals/upstream.md#trainjob-reconcile steps 6-9) ---- */
 
 static void join_err(struct kt_err *into, const struct kt_err *e)
 {
@@ -1158,11 +1159,11 @@ static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, str
     return 1;
 }
 
-/* SPEC §5.1 steps 4-5 on st: an unknown runtime kind fails the TrainJob; otherwise its objects
- * are built and applied unless it is finished. Terminal is terminal: a TrainJob this process
- * has seen finished builds nothing, even from a cached copy older than its stored finish (the
- * TrainJob watch may lag behind the JobSet watch reporting the JobSet deleted). Returns
- * whether the runtime kind is supported. */
+/* docs/internals/upstream.md#trainjob-reconcile steps 4-5 on st: an unknown runtime kind fails the
+ * TrainJob; otherwise its objects are built and applied unless it is finished. Terminal is
+ * terminal: a TrainJob this process has seen finished builds nothing, even from a cached copy older
+ * than its stored finish (the TrainJob watch may lag behind the JobSet watch reporting the JobSet
+ * deleted). Returns whether the runtime kind is supported. */
 static bool build_step(struct rview *v, const char *owner, json_t *st, double now,
                        struct kt_err *errs)
 {
@@ -1262,7 +1263,7 @@ out:
     return rc;
 }
 
-/* ---- runtimes: strip the legacy finalizer (SPEC §5.5) ---- */
+/* ---- runtimes: strip the legacy finalizer (docs/internals/upstream.md#runtime-finalizers) ---- */
 
 static int reconcile_runtime(struct kt_rec *r, struct kt_kube_client *c, bool cluster,
                              const char *ns, const char *name, struct kt_err *err)

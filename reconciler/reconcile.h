@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* reconciler/reconcile.h - the TrainJob controller: informers, event handlers and the
- * reconcile of one key (SPEC §5.1-5.5). Business rules live in the framework (common/); this
- * module only reads the caches, calls the pipeline, applies and writes status.
+ * reconcile of one key (docs/internals/upstream.md#trainjob-reconcile to #runtime-finalizers).
+ * Business rules live in the framework (common/); this module only reads the caches, calls the
+ * pipeline, applies and writes status.
  *
  * Keys: "ns/name" for TrainJobs; "tr:ns/name" and "ctr:name" for runtimes (only the legacy
- * finalizer removal, SPEC §5.5); "pod:ns/name" for unschedulable JobSet pods (a
- * FailedScheduling event on their TrainJob, podevents.h).
+ * finalizer removal, docs/internals/upstream.md#runtime-finalizers); "pod:ns/name" for
+ * unschedulable JobSet pods (a FailedScheduling event on their TrainJob, podevents.h).
  *
  * Threads: the informers' handlers run on the informer loop thread and only enqueue; any
  * number of workers may call kt_rec_reconcile concurrently, each with its own kube client
@@ -56,8 +57,9 @@ struct kt_rec {
     struct kt_informer *trainjobs, *runtimes, *cluster_runtimes;
     struct kt_informer *jobsets, *configmaps, *secrets;
     struct kt_informer *podgroups_sp, *podgroups_volcano; /* NULL when the CRD is missing */
-    /* Metadata only, and only when a PodGroup CRD is served (SPEC §3.7): their events
-     * enqueue the suspended TrainJobs they affect. NULL otherwise. */
+    /* Metadata only, and only when a PodGroup CRD is served
+     * (docs/internals/upstream.md#coscheduling-and-volcano): their events enqueue the suspended
+     * TrainJobs they affect. NULL otherwise. */
     struct kt_informer *limitranges, *runtimeclasses;
     /* Unbound pods of JobSets, slimmed (podevents.h); not part of readiness. */
     struct kt_informer *pods;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/status.h - the pure status steps of the TrainJob reconcile (SPEC §5.1 steps
- * 6-9, §5.2): conditions, the active deadline, the status merge patch and the event note.
- * No I/O and no clock: "now" is always an argument (epoch seconds), so the deadline logic is
- * testable without waiting. */
+/* reconciler/status.h - the pure status steps of the TrainJob reconcile
+ * (docs/internals/upstream.md#trainjob-reconcile steps 6-9, docs/internals/upstream.md#conditions):
+ * conditions, the active deadline, the status merge patch and the event note. No I/O and no clock:
+ * "now" is always an argument (epoch seconds), so the deadline logic is testable without waiting.
+ */
 #ifndef KT_RECONCILER_STATUS_H
 #define KT_RECONCILER_STATUS_H
 
@@ -47,12 +48,13 @@ void kt_rec_set_creation_failed(json_t *status, const struct kt_err *err, int64_
 /* Complete=True or Failed=True. */
 bool kt_rec_finished(const json_t *status);
 
-/* SPEC §5.1 step 6: Suspended/True when suspend, Suspended/False/Resumed when it was True. */
+/* docs/internals/upstream.md#trainjob-reconcile step 6: Suspended/True when suspend,
+ * Suspended/False/Resumed when it was True. */
 void kt_rec_set_suspended(json_t *status, bool suspend, int64_t now);
 
-/* SPEC §5.1 step 7: status becomes plugin_status (when not NULL) with an existing
- * Failed/DeadlineExceeded condition kept. Steals plugin_status; returns the status to use
- * (status itself or plugin_status). Caller owns the result. Steals status too. */
+/* docs/internals/upstream.md#trainjob-reconcile step 7: status becomes plugin_status (when not
+ * NULL) with an existing Failed/DeadlineExceeded condition kept. Steals plugin_status; returns the
+ * status to use (status itself or plugin_status). Caller owns the result. Steals status too. */
 json_t *kt_rec_take_plugin_status(json_t *status, json_t *plugin_status);
 
 enum kt_rec_deadline {
@@ -60,10 +62,10 @@ enum kt_rec_deadline {
     KT_DEADLINE_PENDING,  /* *remaining_s set (>= 1) */
     KT_DEADLINE_EXCEEDED, /* Failed/DeadlineExceeded was set in status */
 };
-/* SPEC §5.1 step 8 at time now (epoch seconds, fraction allowed) with deadline the
- * activeDeadlineSeconds that applies (the TrainJob's own, or its runtime's runPolicy default:
- * kt_rec_resolve). tj gives suspend and metadata.creationTimestamp; status is the status being
- * built (its Suspended=False lastTransitionTime restarts the clock). */
+/* docs/internals/upstream.md#trainjob-reconcile step 8 at time now (epoch seconds, fraction
+ * allowed) with deadline the activeDeadlineSeconds that applies (the TrainJob's own, or its
+ * runtime's runPolicy default: kt_rec_resolve). tj gives suspend and metadata.creationTimestamp;
+ * status is the status being built (its Suspended=False lastTransitionTime restarts the clock). */
 enum kt_rec_deadline kt_rec_check_deadline(const struct kt_trainjob *tj, struct kt_opt_i64 deadline,
                                            json_t *status, double now, double *remaining_s);
 

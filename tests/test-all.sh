@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/test-all.sh - what `make test` runs (DESIGN.md "Make targets"): a WERROR build, the
+# tests/test-all.sh - what `make test` runs (docs/development.md#tests): a WERROR build, the
 # no-cluster tiers plain and under ASan+UBSan, TSan for threaded tests, lint, the cluster's Go
 # binaries (cached), the integration tier on the real control plane, the e2e tier on the full
 # chain (TrainJobs really run on KWOK nodes; the Kubeflow SDK), the Helm chart and the OCI image

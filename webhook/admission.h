@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* webhook/admission.h - AdmissionReview v1 decoding and encoding (SPEC §4.1, §4.5).
+/* webhook/admission.h - AdmissionReview v1 decoding and encoding
+ * (docs/internals/upstream.md#webhook-configurations, #error-text).
  *
- * One request = one struct kt_admission_ctx (STYLE rule 18): it owns the decoded review,
- * borrowed views into it (object, oldObject) and the response being built, and has a single
- * release. Nothing here knows a business rule: the routes (webhook/routes.c) call the shared
- * validators and fill the response through the kt_admission_* setters. Pure: no I/O, no
- * clock, no globals; safe on any number of threads with one context each. */
+ * One request = one struct kt_admission_ctx (docs/internals/style.md#one-owner-per-unit-of-work):
+ * it owns the decoded review, borrowed views into it (object, oldObject) and the response being
+ * built, and has a single release. Nothing here knows a business rule: the routes
+ * (webhook/routes.c) call the shared validators and fill the response through the kt_admission_*
+ * setters. Pure: no I/O, no clock, no globals; safe on any number of threads with one context each.
+ */
 #ifndef KT_WEBHOOK_ADMISSION_H
 #define KT_WEBHOOK_ADMISSION_H
 

@@ -78,7 +78,8 @@ static const char *internal_error(struct kt_admission_ctx *ctx, const struct kt_
     return "error";
 }
 
-/* ------------------------------------------------------------------ defaulter (§4.2) */
+/* ------------------------------------------------------------------ defaulter
+ * (docs/internals/upstream.md#trainjob-defaulter) */
 
 static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admission_ctx *ctx)
 {
@@ -97,7 +98,8 @@ static const char *review_default_trainjob(struct kt_wroutes *r, struct kt_admis
     return v;
 }
 
-/* ------------------------------------------------------------------ TrainJob (§4.3) */
+/* ------------------------------------------------------------------ TrainJob
+ * (docs/internals/upstream.md#trainjob-validator) */
 
 /* The TrainJob's namespace; fills metadata.namespace from request.namespace when absent. */
 static const char *trainjob_ns(struct kt_admission_ctx *ctx)
@@ -166,7 +168,8 @@ static const char *review_validate_trainjob(struct kt_wroutes *r, struct kt_admi
     return v;
 }
 
-/* ------------------------------------------------------------------ runtimes (§4.4) */
+/* ------------------------------------------------------------------ runtimes
+ * (docs/internals/upstream.md#runtime-validators) */
 
 static const char *review_runtime(struct kt_admission_ctx *ctx, const char *kind,
                                   const struct kt_godesc *type)

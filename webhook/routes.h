@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* webhook/routes.h - the four admission webhooks at upstream's paths (SPEC §4.1).
+/* webhook/routes.h - the four admission webhooks at upstream's paths
+ * (docs/internals/upstream.md#webhook-configurations).
  *
  * Each route decodes the AdmissionReview (admission.h), hands the object to the shared
  * validators and defaulter (common/validate/validate.h) with the runtimes and JobSets of the store

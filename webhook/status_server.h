@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* webhook/status_server.h - the TrainJobStatus status server (SPEC §5.8; upstream feature gate
- * TrainJobStatus, alpha, off by default): training code POSTs its progress to
+/* webhook/status_server.h - the TrainJobStatus status server
+ * (docs/internals/upstream.md#status-server; upstream feature gate TrainJobStatus, alpha, off by
+ * default): training code POSTs its progress to
  *   /apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status
  * with `Authorization: Bearer <projected service-account token>` and a body
  * {"trainerStatus": {...}}, and the server applies status.trainerStatus to the TrainJob

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* webhook/store.h - what the webhook knows about the cluster: runtimes and JobSets.
  *
- * Two sources (DESIGN.md "kt-webhook"):
+ * Two sources (docs/internals/architecture.md#threads):
  *  - a cluster: TrainingRuntimes and ClusterTrainingRuntimes from two informers (one thread,
  *    list+watch), published after every change as an immutable, reference-counted snapshot
  *    that request threads acquire without ever waiting for the watcher; a runtime missing

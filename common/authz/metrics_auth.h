@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/authz/metrics_auth.h - authentication and authorization of the metrics endpoint, as
  * controller-runtime's filters.WithAuthenticationAndAuthorization does (upstream's
- * `metrics.auth.enabled`, SPEC §7.1).
+ * `metrics.auth.enabled`, docs/internals/upstream.md#configuration-file).
  *
  * Every request to the metrics server must carry `Authorization: Bearer TOKEN`. The token is
  * checked with a TokenReview (authentication.k8s.io/v1), then the user it names must be

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/buf.h - growable byte buffer with a hard size cap (STYLE rule 19).
+/* common/base/buf.h - growable byte buffer with a hard size cap
+ * (docs/internals/style.md#caps-on-outside-input).
  *
  * Used for HTTP bodies, files and serialized output. Not thread-safe; not a
  * string library (see str.h for slices). */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/fielderr.c - field-error lists and their Go-compatible rendering (SPEC §4.5).
+/* common/base/fielderr.c - field-error lists and their Go-compatible rendering
+ * (docs/internals/upstream.md#error-text).
  *
  * Mirrors k8s.io/apimachinery/pkg/util/validation/field (Error, ErrorBody) and
  * util/errors (aggregate). Does not validate anything itself. */

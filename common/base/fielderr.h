@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/fielderr.h - field-error lists rendered like Kubernetes field.ErrorList (SPEC §4.5).
+/* common/base/fielderr.h - field-error lists rendered like Kubernetes field.ErrorList
+ * (docs/internals/upstream.md#error-text).
  *
- * Validators append errors (a validation failure is data, STYLE rule 24); callers render one
- * error as "<path>: <type>[: <value>][: <detail>]" and the list as a de-duplicated aggregate
+ * Validators append errors (docs/internals/style.md#a-validation-failure-is-data); callers render
+ * one error as "<path>: <type>[: <value>][: <detail>]" and the list as a de-duplicated aggregate
  * ("[e1, e2]", no brackets for one). Values print the Go way: strings %q-quoted, integers and
  * bools plain, anything else as json.Marshal of the Go value it decodes into (the Go types of
  * common/base/gotypes.h: field order, omitempty, zero values, sorted map keys; <>& escaped).

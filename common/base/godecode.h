@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/godecode.h - does a JSON value decode into upstream's Go type? (SPEC §4.5)
+/* common/base/godecode.h - does a JSON value decode into upstream's Go type?
+ * (docs/internals/upstream.md#error-text)
  *
  * Upstream's webhooks decode the review's object with controller-runtime's admission decoder
  * (apimachinery's JSON serializer: sigs.k8s.io/json, encoding/json's rules, case-sensitive keys,

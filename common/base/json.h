@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/json.h - helpers over jansson, our data model (STYLE rule 4).
+/* common/base/json.h - helpers over jansson, our data model
+ * (docs/internals/style.md#one-file-per-library).
  *
  * Integers stay integers (json_integer); reals print in their shortest round-trip
  * form (0.1 stays 0.1). Object key order is preserved (jansson keeps insertion

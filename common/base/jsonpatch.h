@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/base/jsonpatch.h - the JSON Patch (RFC 6902) between two JSON documents, computed by
  * the rules of gomodules.xyz/jsonpatch/v2 CreatePatch, which controller-runtime's admission
- * webhooks answer with (SPEC §4.2). */
+ * webhooks answer with (docs/internals/upstream.md#trainjob-defaulter). */
 #ifndef KT_JSONPATCH_H
 #define KT_JSONPATCH_H
 

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-/* The log level and component filter are the two globals STYLE allows. */
+/* The log level and component filter are the two globals docs/internals/style.md#almost-no-globals
+ * allows. */
 static enum kt_log_level g_level = KT_LOG_INFO;
 static char g_components[256];
 

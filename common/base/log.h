@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/log.h - the one structured logger (STYLE rule 29).
+/* common/base/log.h - the one structured logger (docs/internals/style.md#one-logger).
  *
  * One line per event on stderr: RFC3339 time, level, component, message, then
  * key=value pairs the caller writes into the message. Thread-safe (one fprintf per

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/quantity.c - exact Kubernetes quantities (SPEC §2.5).
+/* common/base/quantity.c - exact Kubernetes quantities (docs/internals/upstream.md#quantities).
  *
  * Behaviour follows k8s.io/apimachinery/pkg/api/resource (quantity.go, suffix.go, amount.go):
  * the same scanner, the same rounding (up, away from zero, to 1n), the same BinarySI cap,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/quantity.h - Kubernetes resource quantities, exact (SPEC §2.5).
+/* common/base/quantity.h - Kubernetes resource quantities, exact
+ * (docs/internals/upstream.md#quantities).
  *
  * Parses, compares, adds and multiplies quantities the way apimachinery's resource.Quantity
  * does and prints its String() byte for byte, including the quirks users can see (the

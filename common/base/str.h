@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/str.h - string slices and checked number readers (STYLE rule 12).
+/* common/base/str.h - string slices and checked number readers
+ * (docs/internals/style.md#slices-for-parsing).
  *
  * A slice borrows its bytes; nothing here allocates except kt_str_dup and the
  * string list. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/yaml.h - YAML <-> json_t the way Kubernetes clients read it (SPEC §2.6).
+/* common/base/yaml.h - YAML <-> json_t the way Kubernetes clients read it
+ * (docs/internals/upstream.md#reading-yaml).
  *
  * The only file that includes yaml.h (libyaml). Reading applies YAML 1.1 scalar rules,
  * merge keys and aliases, last-wins duplicate keys (reported as warnings), and hard caps

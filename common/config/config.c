@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/config/config.c - load the Configuration file (SPEC §7.1).
+/* common/config/config.c - load the Configuration file
+ * (docs/internals/upstream.md#configuration-file).
  *
  * A table per Go struct drives a strict decoder over the YAML's JSON tree: known fields are
  * stored with type checks, unknown ones are collected as upstream's strict decoding errors.
@@ -119,8 +120,8 @@ static const struct schema CLIENT_S = SCHEMA("ClientConnection", CLIENT, SIZE_MA
 static const struct schema STATUS_S = SCHEMA("StatusServer", STATUS, SIZE_MAX);
 static const struct schema TLS_S = SCHEMA("TLSOptions", TLS, SIZE_MAX);
 
-/* statusServer is SPEC §7.1's key; some upstream revisions spell it trainJobStatusServer,
- * so both are read (into the same settings). */
+/* statusServer is docs/internals/upstream.md#configuration-file's key; some upstream revisions
+ * spell it trainJobStatusServer, so both are read (into the same settings). */
 static const struct field ROOT[] = {
     {"apiVersion", F_TYPEMETA, 0, NULL},
     {"kind", F_TYPEMETA, 0, NULL},
@@ -805,7 +806,8 @@ static void warn(struct dec *d, const char *ptr, const char *text, const char *v
     free(msg);
 }
 
-/* tls values we cannot honour are warnings (SPEC §7.1): the library default is used. */
+/* tls values we cannot honour are warnings (docs/internals/upstream.md#configuration-file): the
+ * library default is used. */
 static void check_tls(struct dec *d)
 {
     struct kt_config *cfg = d->cfg;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/config/config.h - the controller-manager Configuration file (SPEC §7.1).
+/* common/config/config.h - the controller-manager Configuration file
+ * (docs/internals/upstream.md#configuration-file).
  *
  * Reads `config.trainer.kubeflow.org/v1alpha1` kind `Configuration` from YAML (or JSON),
  * decoded strictly like upstream's codec (unknown fields, wrong types, wrong kind are errors),
@@ -107,7 +108,8 @@ KT_MUST_CHECK int kt_config_load(const char *path, struct kt_config *out, struct
 KT_MUST_CHECK int kt_config_load_data(const char *name, const char *data, size_t len,
                                       struct kt_config *out, struct kt_err *err);
 
-/* Upstream's feature gates (SPEC §5.7): only TrainJobStatus (alpha, default off). */
+/* Upstream's feature gates (docs/internals/upstream.md#manager-process): only TrainJobStatus
+ * (alpha, default off). */
 #define KT_GATE_TRAINJOB_STATUS "TrainJobStatus"
 
 /* Apply a --feature-gates value "Name=true,Other=false" over the file's featureGates, as

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/crypto/crypto.c - GnuTLS and nettle/hogweed behind one API (STYLE rule 4).
+/* common/crypto/crypto.c - GnuTLS and nettle/hogweed behind one API
+ * (docs/internals/style.md#one-file-per-library).
  *
  * The SSH key's SEC1 PEM and OpenSSH line are encoded here by hand so that their bytes
  * match Go's encoders (GnuTLS shortens the SEC1 private scalar). Certificates are built

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/crypto/crypto.h - the one module behind GnuTLS and nettle/hogweed (STYLE rule 4).
+/* common/crypto/crypto.h - the one module behind GnuTLS and nettle/hogweed
+ * (docs/internals/style.md#one-file-per-library).
  *
  * Hashes, randomness, base64/Z85, the MPI plugin's ECDSA SSH key, the Flux plugin's
  * X25519 CURVE certificate, RSA keys and X.509 certificates for certs/. Pure apart from

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/framework.h - the runtime framework: plugin table, build, validation and status
- * pipelines (SPEC §3.1-3.3, §3.9).
+ * pipelines (docs/internals/upstream.md#runtime-registry to #extension-points, #runtime-snapshots).
  *
  * Pure: no I/O, clock or globals. What exists in the cluster and any entropy come in
  * through struct kt_view; the reconciler, the webhook and ktctl all call these functions,
@@ -13,7 +13,8 @@
  * plugin returns at once when the runtime has no mlPolicy.torch).
  *
  * The framework calls the plugins of one extension point in TABLE ORDER, which is fixed and
- * documented (upstream iterates a Go map, so its order is random; SPEC §9.1):
+ * documented (upstream iterates a Go map, so its order is random;
+ * docs/internals/upstream.md#quirk-1):
  *
  *     CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, TrainJobStatus, JobSet
  *
@@ -44,13 +45,14 @@
  * the ABI version and its own size, only appends new members, and every callback receives
  * framework-owned contexts by pointer (no struct passed by value).
  *
- * External plugins (issue 11) do not see this struct: they are written against the public,
- * versioned C header api/kt_plugin.h (JSON text and opaque handles, no libkt symbols) and
- * loaded by plugin_loader.c, which appends one adapter entry per plugin (member `ext`) after
+ * External plugins (`--plugin`, docs/plugins.md) do not see this struct: they are written against
+ * the public, versioned C header api/kt_plugin.h (JSON text and opaque handles, no libkt symbols)
+ * and loaded by plugin_loader.c, which appends one adapter entry per plugin (member `ext`) after
  * the built-ins, in command-line order. So within each extension point the built-ins run
  * first in the order above, then the externals.
  *
- * ## Build pipeline (kt_framework_build), SPEC §3.3 + §3.9
+ * ## Build pipeline (kt_framework_build), docs/internals/upstream.md#extension-points +
+ * #runtime-snapshots
  *
  *  0. runtime: the snapshot ConfigMap `<trainjob>-runtime-snapshot` from the view when it
  *     exists (sanity-checked), else the given runtime, and then the snapshot is the first
@@ -102,8 +104,9 @@ struct kt_view {
 const json_t *kt_view_get(const struct kt_view *view, const char *api_version, const char *kind,
                           const char *ns, const char *name);
 
-/* Where the status server runs, for builds with the feature gate TrainJobStatus on (SPEC
- * §3.11, §5.8): trainer pods get its URL, CA and a token. Strings borrowed. */
+/* Where the status server runs, for builds with the feature gate TrainJobStatus on
+ * (docs/internals/upstream.md#trainjobstatus-plugin, #status-server): trainer pods get its URL, CA
+ * and a token. Strings borrowed. */
 struct kt_status_server {
     const char *service;    /* certManagement.webhookServiceName */
     const char *namespace_; /* the operator namespace (holds the certificate Secret) */
@@ -201,8 +204,9 @@ bool kt_runtime_key_supported(const char *key);
 
 /* Build every object to apply for tj, in apply order, as a JSON array in *out (caller owns
  * it; free with json_decref()). rt is the live runtime (may be NULL when a snapshot exists
- * in the view). Errors: "unsupported runtime: <key>", snapshot sanity checks (SPEC §3.9),
- * plugin build errors. On failure *out is NULL. Does not retain its inputs. */
+ * in the view). Errors: "unsupported runtime: <key>", snapshot sanity checks
+ * (docs/internals/upstream.md#runtime-snapshots), plugin build errors. On failure *out is NULL.
+ * Does not retain its inputs. */
 KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *tj,
                                      const struct kt_runtime *rt, const struct kt_view *view,
                                      json_t **out, struct kt_err *err);
@@ -219,7 +223,7 @@ KT_MUST_CHECK int kt_framework_status(const struct kt_framework *fw, const struc
                                       const struct kt_view *view, json_t **out, struct kt_err *err);
 
 /* Stamp obj's metadata with the controller ownerReference of tj and the trainjob-name
- * label (SPEC §2.4). */
+ * label (docs/internals/upstream.md#generated-object-names). */
 void kt_framework_stamp(json_t *obj, const struct kt_trainjob *tj);
 
 #endif

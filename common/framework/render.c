@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/render.c - the offline render engine (see render.h). Mirrors what the API server
- * (defaults), the validating webhook (runtime lookup, CustomValidation, SPEC §4.3) and the
- * reconciler (build, SPEC §5.1 step 5) do for one TrainJob. */
+ * (defaults), the validating webhook (runtime lookup, CustomValidation,
+ * docs/internals/upstream.md#trainjob-validator) and the reconciler (build,
+ * docs/internals/upstream.md#trainjob-reconcile step 5) do for one TrainJob. */
 #include "common/framework/render.h"
 
 #include <stdint.h>
@@ -136,7 +137,8 @@ static void deny_missing(const struct kt_trainjob *tj, struct kt_ferrs *denial)
     bool cluster = strcmp(tj->runtime_ref.kind, "ClusterTrainingRuntime") == 0;
     json_t *ref = json_object_get(json_object_get(tj->obj, "spec"), "runtimeRef");
     char *nf = kt_trainjob_runtime_not_found(tj);
-    /* Upstream's path for the cluster kind really is spec.RuntimeRef (SPEC §9.9). */
+    /* Upstream's path for the cluster kind really is spec.RuntimeRef
+     * (docs/internals/upstream.md#quirk-9). */
     kt_ferrs_add(denial, KT_FERR_INVALID, cluster ? "spec.RuntimeRef" : "spec.runtimeRef", ref,
                  KT_GO_RUNTIME_REF,
                  "%s: specified %s must be created before the TrainJob is created", nf,
@@ -159,7 +161,7 @@ static void warn_deprecated(const struct kt_runtime *rt, struct kt_strv *warning
     }
 }
 
-/* Webhook step (SPEC §4.3). 0 allowed, 1 denied. */
+/* Webhook step (docs/internals/upstream.md#trainjob-validator). 0 allowed, 1 denied. */
 static int validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
                     const struct kt_runtime *rt, bool found, const struct kt_view *view,
                     struct kt_ferrs *denial, struct kt_strv *warnings, struct kt_err *err)

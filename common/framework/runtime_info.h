@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/framework/runtime_info.h - the runtime Info and its PodSets (SPEC §3.2), plus the
- * container, env, port, volume and resource helpers the plugins share (SPEC §3.10).
+/* common/framework/runtime_info.h - the runtime Info and its PodSets
+ * (docs/internals/upstream.md#runtime-info-and-pod-sets), plus the container, env, port, volume and
+ * resource helpers the plugins share (docs/internals/upstream.md#upserts-and-env-order).
  *
  * Info owns the merged JobSetSpec (runtime template + runtimePatches + resource merge); each
  * PodSet points INTO that spec, so what a plugin writes to a PodSet's containers is what the
@@ -48,9 +49,9 @@ struct kt_info {
     size_t n_podsets;
 };
 
-/* Build Info for tj against rt (SPEC §3.2 steps 1-4). Does not retain tj; rt is borrowed
- * until kt_info_release. Fails (KT_EINVAL) only on a runtime template of the wrong shape
- * (replicatedJobs not a list of objects). On failure *out is zeroed. */
+/* Build Info for tj against rt (docs/internals/upstream.md#runtime-info-and-pod-sets steps 1-4).
+ * Does not retain tj; rt is borrowed until kt_info_release. Fails (KT_EINVAL) only on a runtime
+ * template of the wrong shape (replicatedJobs not a list of objects). On failure *out is zeroed. */
 KT_MUST_CHECK int kt_info_build(struct kt_info *out, const struct kt_runtime *rt,
                                 const struct kt_trainjob *tj, struct kt_err *err);
 /* Free what Info owns. Accepts a zeroed struct. */
@@ -64,8 +65,9 @@ json_t *kt_podset_init_container(const struct kt_podset *ps, const char *name);
 
 /* The pod's effective requests (k8s PodRequests): max(sum of containers and restartable
  * init containers, the largest init-container step) plus overhead, per resource, as
- * canonical quantity strings. Used by the PodGroup plugins (SPEC §3.7). Caller owns the
- * result; free with json_decref(). Fails (KT_EINVAL/KT_ERANGE) on an unparsable quantity. */
+ * canonical quantity strings. Used by the PodGroup plugins
+ * (docs/internals/upstream.md#coscheduling-and-volcano). Caller owns the result; free with
+ * json_decref(). Fails (KT_EINVAL/KT_ERANGE) on an unparsable quantity. */
 json_t *kt_podset_single_pod_requests(const struct kt_podset *ps, struct kt_err *err);
 
 /* "Resources per node" for ML plugins: trainer.resourcesPerNode if set, else the `node`
@@ -82,12 +84,14 @@ int64_t kt_quantity_ceil_i64(const json_t *q);
 
 /* Rewrite every quantity of a JobSetSpec that upstream holds as a typed Quantity (container
  * and init-container resources, pod overhead, emptyDir sizeLimit, volumeClaimPolicies
- * templates' resources) in canonical form (SPEC §2.5). Unparsable values are left alone. */
+ * templates' resources) in canonical form (docs/internals/upstream.md#quantities). Unparsable
+ * values are left alone. */
 void kt_canonical_quantities(json_t *jobset_spec);
 
-/* Upserts (SPEC §3.10): replace in place when the key matches, else append. Each copies
- * its item (does not retain it). env by name, ports by containerPort or name, volumes by
- * name, volumeMounts by mountPath. The list member is created when absent. */
+/* Upserts (docs/internals/upstream.md#upserts-and-env-order): replace in place when the key
+ * matches, else append. Each copies its item (does not retain it). env by name, ports by
+ * containerPort or name, volumes by name, volumeMounts by mountPath. The list member is created
+ * when absent. */
 void kt_upsert_env(json_t *container, const json_t *env);
 void kt_upsert_envs(json_t *container, const json_t *envs);
 void kt_upsert_port(json_t *container, const json_t *port);

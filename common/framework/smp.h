@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/smp.h - Kubernetes strategic merge patch for the JobSetSpec and PodSpec keys the
- * framework patches (SPEC §3.2), on json_t.
+ * framework patches (docs/internals/upstream.md#runtime-info-and-pod-sets), on json_t.
  *
  * Merge keys as upstream's Go struct tags: replicatedJobs by name; containers and
  * initContainers by name; env by name; volumeMounts by mountPath; ports by containerPort;

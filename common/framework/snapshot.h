@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/framework/snapshot.h - the runtime snapshot ConfigMap `<trainjob>-runtime-snapshot`
- * (SPEC §3.9): build it from a runtime, read a runtime back from it with upstream's sanity
- * checks. No I/O. */
+ * (docs/internals/upstream.md#runtime-snapshots): build it from a runtime, read a runtime back from
+ * it with upstream's sanity checks. No I/O. */
 #ifndef KT_SNAPSHOT_H
 #define KT_SNAPSHOT_H
 

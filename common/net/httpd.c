@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/net/httpd.c - libmicrohttpd + GnuTLS behind httpd.h (STYLE rule 4: the only file that
- * includes microhttpd.h).
+/* common/net/httpd.c - libmicrohttpd + GnuTLS behind httpd.h
+ * (docs/internals/style.md#one-file-per-library: the only file that includes microhttpd.h).
  *
  * Certificates are served through a GnuTLS retrieve callback from a reference-counted
  * snapshot: each TLS connection takes a reference at its handshake and drops it when it

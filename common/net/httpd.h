@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/net/httpd.h - the HTTP(S) server both daemons use (the only libmicrohttpd user).
  *
- * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), exact method+path
- * routing, a hard request body cap, a budget for body bytes held across all connections
- * (503 past it; a failed allocation fails the one request), connection limit and per-connection
- * timeout, an epoll thread pool, certificate files reloaded without dropping requests, graceful
- * shutdown, and the built-in /healthz, /readyz and /metrics. It knows nothing about
- * AdmissionReview: the webhook registers a handler. */
+ * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), method+path routing
+ * (exact, or a prefix ending in '*'; kt_httpd_route), a hard request body cap, a budget for body
+ * bytes held across all connections (503 past it; a failed allocation fails the one request),
+ * connection limit and per-connection timeout, an epoll thread pool, certificate files reloaded
+ * without dropping requests, graceful shutdown, and the built-in /healthz, /readyz and /metrics. It
+ * knows nothing about AdmissionReview: the webhook registers a handler. */
 #ifndef KT_HTTPD_H
 #define KT_HTTPD_H
 
@@ -126,10 +126,11 @@ struct kt_httpd; /* opaque */
  * with kt_httpd_free(). Does not retain opts' strings. */
 struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *err);
 
-/* Route method+path (exact match) to fn. Call before kt_httpd_start(). A second handler for
- * the same method+path replaces the first. A path ending in '*' matches every path with that
- * prefix ("/" followed by "*" = all), method "*" every method (the handler then answers 404/405
- * itself); routes are tried in registration order. Does not retain method or path. */
+/* Route method+path to fn: an exact path, or a prefix ending in '*'. Call before kt_httpd_start().
+ * A second handler for the same method+path replaces the first. A path ending in '*' matches every
+ * path with that prefix ("/" followed by "*" = all), method "*" every method (the handler then
+ * answers 404/405 itself); routes are tried in registration order. Does not retain method or path.
+ */
 void kt_httpd_route(struct kt_httpd *h, const char *method, const char *path,
                     kt_httpd_handler_fn *fn, void *arg);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/net/tlsopts.h - the Configuration's tls options (SPEC §7.1) as a GnuTLS priority string.
+/* common/net/tlsopts.h - the Configuration's tls options
+ * (docs/internals/upstream.md#configuration-file) as a GnuTLS priority string.
  *
  * Upstream applies tls.minVersion, tls.cipherSuites and tls.nextProtos through Go's
  * crypto/tls; the HTTPS servers here use GnuTLS via libmicrohttpd, so the options become a
@@ -13,8 +14,9 @@
 
 #include "common/base/str.h"
 
-/* The Configuration's tls block (SPEC §7.1); struct kt_config (config/config.h) embeds it
- * as cfg.tls. Strings and lists are owned by the struct that embeds it. */
+/* The Configuration's tls block (docs/internals/upstream.md#configuration-file); struct kt_config
+ * (config/config.h) embeds it as cfg.tls. Strings and lists are owned by the struct that embeds it.
+ */
 struct kt_tls_options {
     char *min_version;            /* owned; "" = library default, else "1.0".."1.3" */
     struct kt_strv cipher_suites; /* Go names we know, in file order */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_coscheduling.c - the CoScheduling plugin (SPEC §3.7): the pod-group pod
- * label, and the scheduler-plugins PodGroup (created, or re-applied while suspended).
- * Also holds the PodGroup totals the Volcano plugin shares. Matches upstream
- * `pkg/runtime/framework/plugins/coscheduling`. */
+/* common/plugins/plugin_coscheduling.c - the CoScheduling plugin
+ * (docs/internals/upstream.md#coscheduling-and-volcano): the pod-group pod label, and the
+ * scheduler-plugins PodGroup (created, or re-applied while suspended). Also holds the PodGroup
+ * totals the Volcano plugin shares. Matches upstream `pkg/runtime/framework/plugins/coscheduling`.
+ */
 #include "common/plugins/plugins.h"
 
 #include <stdlib.h>

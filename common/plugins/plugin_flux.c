@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_flux.c - the Flux plugin (SPEC §3.6): broker settings, the entrypoint
- * command rewrite, the flux-installer init container, volumes and mounts, the scripts
- * ConfigMap and the deterministic CURVE Secret, and its validation. Matches upstream
+/* common/plugins/plugin_flux.c - the Flux plugin
+ * (docs/internals/upstream.md#plainml-jax-xgboost-flux): broker settings, the entrypoint command
+ * rewrite, the flux-installer init container, volumes and mounts, the scripts ConfigMap and the
+ * deterministic CURVE Secret, and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/flux`. The two scripts are our own text (comments, layout)
  * running upstream v2.3.0's commands in its order with its output (tests/parity/tier.sh runs
  * both and compares); docs/compatibility.md lists what is left of the difference. */

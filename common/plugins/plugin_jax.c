@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_jax.c - the JAX plugin (SPEC §3.6): trainer count, JAX_* envs and the
+/* common/plugins/plugin_jax.c - the JAX plugin
+ * (docs/internals/upstream.md#plainml-jax-xgboost-flux): trainer count, JAX_* envs and the
  * coordinator port. Validate is a no-op upstream (JAX envs are not reserved), so the
  * plugin implements none. Matches upstream `pkg/runtime/framework/plugins/jax`. */
 #include "common/plugins/plugins.h"

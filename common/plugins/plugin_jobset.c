@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_jobset.c - the JobSet plugin (SPEC §3.8): PreBuildSync (endpoints,
- * parallelism), the JobSet builder, its CustomValidation checks and the TrainJobStatus step.
- * Matches upstream `pkg/runtime/framework/plugins/jobset` (jobset.go, builder.go). */
+/* common/plugins/plugin_jobset.c - the JobSet plugin (docs/internals/upstream.md#jobset):
+ * PreBuildSync (endpoints, parallelism), the JobSet builder, its CustomValidation checks and the
+ * TrainJobStatus step. Matches upstream `pkg/runtime/framework/plugins/jobset` (jobset.go,
+ * builder.go). */
 #include "common/plugins/plugins.h"
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_mpi.c - the MPI plugin (SPEC §3.5): node counts, slots, the SSH and
- * hostfile volumes and mounts, the OpenMPI envs, the immutable SSH Secret (created only
- * when absent), the hostfile ConfigMap, and its validation. Matches upstream
+/* common/plugins/plugin_mpi.c - the MPI plugin (docs/internals/upstream.md#mpi): node counts,
+ * slots, the SSH and hostfile volumes and mounts, the OpenMPI envs, the immutable SSH Secret
+ * (created only when absent), the hostfile ConfigMap, and its validation. Matches upstream
  * `pkg/runtime/framework/plugins/mpi`. */
 #include "common/plugins/plugins.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_plainml.c - the PlainML plugin (SPEC §3.6): numNodes and the user env for
- * runtimes without torch/mpi/jax (no mlPolicy, xgboost, flux). Matches upstream
+/* common/plugins/plugin_plainml.c - the PlainML plugin
+ * (docs/internals/upstream.md#plainml-jax-xgboost-flux): numNodes and the user env for runtimes
+ * without torch/mpi/jax (no mlPolicy, xgboost, flux). Matches upstream
  * `pkg/runtime/framework/plugins/plainml`. */
 #include "common/plugins/plugins.h"
 

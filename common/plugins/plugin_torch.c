@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_torch.c - the Torch plugin (SPEC §3.4): numProcPerNode resolution, PET_*
- * envs and port, envInjection, torchtune command and recipes, and its validation.
- * Matches upstream `pkg/runtime/framework/plugins/torch` (torch.go, torchtune.go). */
+/* common/plugins/plugin_torch.c - the Torch plugin (docs/internals/upstream.md#torch):
+ * numProcPerNode resolution, PET_* envs and port, envInjection, torchtune command and recipes, and
+ * its validation. Matches upstream `pkg/runtime/framework/plugins/torch` (torch.go, torchtune.go).
+ */
 #include "common/plugins/plugins.h"
 
 #include <ctype.h>

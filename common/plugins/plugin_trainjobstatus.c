@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_trainjobstatus.c - the TrainJobStatus plugin (SPEC §3.11): behind
- * upstream's alpha feature gate `TrainJobStatus` (off by default), it points every trainer
- * container at the status server so that training code can report progress into
- * status.trainerStatus.
+/* common/plugins/plugin_trainjobstatus.c - the TrainJobStatus plugin
+ * (docs/internals/upstream.md#trainjobstatus-plugin): behind upstream's alpha feature gate
+ * `TrainJobStatus` (off by default), it points every trainer container at the status server so that
+ * training code can report progress into status.trainerStatus.
  *
  * EnforcePodSpec: the trainer-ancestor PodSet's containers (not init containers) get
  * KUBEFLOW_TRAINER_SERVER_URL / _CA_CERT / _TOKEN and a read-only mount of the projected

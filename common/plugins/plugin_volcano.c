@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_volcano.c - the Volcano plugin (SPEC §3.7): the group-name pod annotation,
- * the Volcano PodGroup (queue, priorityClassName, networkTopology; created, or re-applied
- * while suspended) and its validation. Matches upstream
- * `pkg/runtime/framework/plugins/volcano`. */
+/* common/plugins/plugin_volcano.c - the Volcano plugin
+ * (docs/internals/upstream.md#coscheduling-and-volcano): the group-name pod annotation, the Volcano
+ * PodGroup (queue, priorityClassName, networkTopology; created, or re-applied while suspended) and
+ * its validation. Matches upstream `pkg/runtime/framework/plugins/volcano`. */
 #include "common/plugins/plugins.h"
 
 #include <stdlib.h>

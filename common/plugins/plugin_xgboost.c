@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/plugins/plugin_xgboost.c - the XGBoost plugin (SPEC §3.6): trainer count, DMLC_* envs
- * (workers = count x GPUs per node, at least 1 per node), the tracker port, and the
- * reserved-env validation. Matches upstream `pkg/runtime/framework/plugins/xgboost`. */
+/* common/plugins/plugin_xgboost.c - the XGBoost plugin
+ * (docs/internals/upstream.md#plainml-jax-xgboost-flux): trainer count, DMLC_* envs (workers =
+ * count x GPUs per node, at least 1 per node), the tracker port, and the reserved-env validation.
+ * Matches upstream `pkg/runtime/framework/plugins/xgboost`. */
 #include "common/plugins/plugins.h"
 
 #include <stdlib.h>

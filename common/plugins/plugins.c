@@ -4,10 +4,8 @@
 #include "common/plugins/plugins.h"
 #include "common/base/mem.h"
 
-/* The built-in plugins in their fixed, documented order (framework.h). Plugins that are not
- * built yet take their slot when added:
- *   CoScheduling, Volcano, Torch, MPI, PlainML, JAX, XGBoost, Flux, TrainJobStatus, JobSet
- * (TrainJobStatus does nothing unless fw->status_server is set: the feature gate.) */
+/* The built-in plugins in the call order common/framework/framework.h states ("Plugins").
+ * TrainJobStatus does nothing unless fw->status_server is set: the feature gate. */
 static const struct kt_plugin *const builtin[] = {
     &kt_plugin_coscheduling,   &kt_plugin_volcano, &kt_plugin_torch,   &kt_plugin_mpi,
     &kt_plugin_plainml,        &kt_plugin_jax,     &kt_plugin_xgboost, &kt_plugin_flux,

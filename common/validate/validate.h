@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate.h - the API server's and the webhooks' verdict on our kinds, offline
- * (DESIGN `ktctl validate`; SPEC §1, §4). Shared by ktctl and kt-webhook.
+ * (docs/ktctl.md#ktctl-validate; docs/internals/upstream.md#api-types, #admission-webhooks). Shared
+ * by ktctl and kt-webhook.
  *
  * One document goes through the API server's order:
  *
@@ -10,8 +11,8 @@
  *     else is checked (kt_validate_prune);
  *  2. structural defaults from the CRD (`default:` entries, nulls of non-nullable fields
  *     dropped), status dropped for TrainJob (the status subresource resets it on create);
- *  3. mutating webhook: runtimePatches[].time stamping (SPEC §4.2,
- *     kt_validate_default_trainjob);
+ *  3. mutating webhook: runtimePatches[].time stamping
+ * (docs/internals/upstream.md#trainjob-defaulter, kt_validate_default_trainjob);
  *  4. ObjectMeta checks (name required, RFC 1123 subdomain), the generic OpenAPI checks of
  *     the compiled-in CRD schema (types, required, enum, minimum/maximum, lengths, items,
  *     properties, pattern, date-time, list-type map/set uniqueness) and C twins of every
@@ -19,7 +20,8 @@
  *     only with an old object). A "blocking" schema error (Required, Unsupported, Too long,
  *     Too many, type) skips the rules and adds the API server's
  *     "<nil>: Invalid value: null: some validation rules were not checked ..." element;
- *  5. only when 4 found nothing: the validating webhook (SPEC §4.3, §4.4).
+ *  5. only when 4 found nothing: the validating webhook
+ * (docs/internals/upstream.md#trainjob-validator, #runtime-validators).
  *
  * Results are problems, each one element of the aggregate the API server or webhook would
  * return, plus warnings. Pure: no I/O, no clock (time comes in), no globals. */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_webhook.c - the webhooks' own checks, shared by kt-webhook and ktctl:
- * the TrainJob defaulter (SPEC §4.2), the TrainJob validator's runtime lookup, deprecation
- * warning and CustomValidation plugins (§4.3), and the runtime validators (§4.4). */
+ * the TrainJob defaulter (docs/internals/upstream.md#trainjob-defaulter), the TrainJob validator's
+ * runtime lookup, deprecation warning and CustomValidation plugins
+ * (docs/internals/upstream.md#trainjob-validator), and the runtime validators
+ * (docs/internals/upstream.md#runtime-validators). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,7 +269,8 @@ static void missing_runtime(const struct kt_trainjob *tj, bool allow, struct kt_
     char *nf = kt_trainjob_runtime_not_found(tj);
     struct kt_ferrs l;
     kt_ferrs_init(&l);
-    /* Upstream's path for the cluster kind really is spec.RuntimeRef (SPEC §9.9). */
+    /* Upstream's path for the cluster kind really is spec.RuntimeRef
+     * (docs/internals/upstream.md#quirk-9). */
     kt_ferrs_add(&l, KT_FERR_INVALID, cluster ? "spec.RuntimeRef" : "spec.runtimeRef", ref,
                  KT_GO_RUNTIME_REF,
                  "%s: specified %s must be created before the TrainJob is created", nf,
@@ -422,7 +425,7 @@ void kt_validate_runtime_webhook(const json_t *rt, const json_t *old, struct kt_
     size_t i;
     json_t *job;
     if (old && !cluster) {
-        return; /* TrainingRuntime UPDATE is not validated (SPEC §9.10) */
+        return; /* TrainingRuntime UPDATE is not validated (docs/internals/upstream.md#quirk-10) */
     }
     kt_ferrs_init(&l);
     json_array_foreach(kt_json_path(rt, "spec.template.spec.replicatedJobs"), i, job)

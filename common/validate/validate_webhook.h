@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/validate/validate_webhook.h - steps 3 and 5 of the pipeline (validate.h): the
- * mutating webhook's runtimePatches stamping and the validating webhooks (SPEC §4.2-4.4). */
+ * mutating webhook's runtimePatches stamping and the validating webhooks
+ * (docs/internals/upstream.md#trainjob-defaulter to #runtime-validators). */
 #ifndef KT_VALIDATE_WEBHOOK_H
 #define KT_VALIDATE_WEBHOOK_H
 
@@ -13,13 +14,13 @@
 #include "common/framework/framework.h"
 #include "common/validate/result.h"
 
-/* Step 3 (SPEC §4.2): stamp every runtimePatches[] entry of tj with time, as upstream's
- * defaulter: on create (old NULL) entries without a time (absent or null) get now; on update an
- * entry equal (ignoring time, after the Go round trip) to the old entry of the same manager (the
- * last such) keeps the old time, a changed one gets now, a new one gets now unless it has a
- * time. now is seconds since the epoch. Returns how many entries' times changed as upstream's
- * decoded object sees it (nil-ness or instant; a stamped now always counts): 0 means upstream's
- * defaulter leaves the object as decoded and answers without a patch. */
+/* Step 3 (docs/internals/upstream.md#trainjob-defaulter): stamp every runtimePatches[] entry of tj
+ * with time, as upstream's defaulter: on create (old NULL) entries without a time (absent or null)
+ * get now; on update an entry equal (ignoring time, after the Go round trip) to the old entry of
+ * the same manager (the last such) keeps the old time, a changed one gets now, a new one gets now
+ * unless it has a time. now is seconds since the epoch. Returns how many entries' times changed as
+ * upstream's decoded object sees it (nil-ness or instant; a stamped now always counts): 0 means
+ * upstream's defaulter leaves the object as decoded and answers without a patch. */
 int kt_validate_default_trainjob(json_t *tj, const json_t *old, time_t now);
 
 /* The mutating webhook's JSON Patch for the request's raw TrainJob tj and, on update, the old
@@ -42,10 +43,10 @@ struct kt_vruntimes {
     const struct kt_view *view;
 };
 
-/* Step 5 for a TrainJob (SPEC §4.3): tj and old are pruned, defaulted objects (old NULL on
- * create); a TrainJob without namespace is read in "default". Runtime lookup ("unsupported
- * runtime: <key>", "must be created"), deprecation warning, then kt_framework_validate.
- * -1 + err only when a runtime cannot be decoded. */
+/* Step 5 for a TrainJob (docs/internals/upstream.md#trainjob-validator): tj and old are pruned,
+ * defaulted objects (old NULL on create); a TrainJob without namespace is read in "default".
+ * Runtime lookup ("unsupported runtime: <key>", "must be created"), deprecation warning, then
+ * kt_framework_validate. -1 + err only when a runtime cannot be decoded. */
 KT_MUST_CHECK int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj,
                                                const json_t *old, const struct kt_vruntimes *rts,
                                                struct kt_vresult *r, struct kt_err *err);
@@ -67,9 +68,9 @@ KT_MUST_CHECK int kt_validate_trainjob_webhook_decoded(const struct kt_framework
 KT_MUST_CHECK int kt_validate_decode_runtime(const json_t *o, struct kt_runtime *rt,
                                              struct kt_err *err);
 
-/* Step 5 for a TrainingRuntime / ClusterTrainingRuntime (SPEC §4.4): the replicated-job
- * ancestor checks (create; update only for the cluster kind) and the deprecation warning
- * (ClusterTrainingRuntime create). */
+/* Step 5 for a TrainingRuntime / ClusterTrainingRuntime
+ * (docs/internals/upstream.md#runtime-validators): the replicated-job ancestor checks (create;
+ * update only for the cluster kind) and the deprecation warning (ClusterTrainingRuntime create). */
 void kt_validate_runtime_webhook(const json_t *rt, const json_t *old, struct kt_vresult *r);
 
 #endif

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/admission/tier.sh BUILD_DIR - AdmissionReview golden cases over real TLS (STYLE 31-32).
+# tests/admission/tier.sh BUILD_DIR - AdmissionReview golden cases over real TLS (docs/internals/style.md#golden-directories, #no-sleeps).
 #
 # Each tests/admission/<case>/ holds:
 #   request.json   the body POSTed (or request.raw, sent byte for byte)
@@ -11,7 +11,7 @@
 #   path           the URL path; optional (default: the validator of request.kind.kind)
 #   content-type   optional (default application/json)
 #   status         the expected HTTP status; optional (default 200)
-#   spec           the SPEC section the case pins
+#   spec           the upstream rule the case pins (a heading of docs/internals/upstream.md)
 # kt-webhook is started from BUILD_DIR/bin/kt-webhook per case with throwaway certificates
 # (openssl), port 0 and --portfile. Then the bad-input checks: a client that never finishes
 # its TLS handshake, one that never sends a request, one that sends its headers slowly; the

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/bench/bench_reconcile.sh [BUILD_DIR] - the reconciler benchmark of DESIGN.md "Targets",
+# tests/bench/bench_reconcile.sh [BUILD_DIR] - the reconciler benchmark of docs/benchmarks.md,
 # kt-reconciler side by side with upstream trainer v2.3.0's manager. Prints, asserts nothing.
 #
 # One local control plane (tests/cluster/up.sh) with deploy/rbac/reconciler and the

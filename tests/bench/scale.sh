@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/bench/scale.sh [BUILD_DIR] - `make scale`: N TrainJobs through the full chain, kt and
-# upstream trainer v2.3.0 side by side (issue 28). Prints figures, asserts nothing about speed;
+# upstream trainer v2.3.0 side by side (docs/benchmarks.md#scale-side-by-side). Prints figures, asserts nothing about speed;
 # checks correctness (every TrainJob Complete with exactly one JobSet) and exits 1 when it fails.
 #
 # For each N in $N (default "100"; several, e.g. N="100 300", also draw a growth chart) and each

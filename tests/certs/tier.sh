@@ -50,7 +50,7 @@ check certs-renew-needs-folder exits 1 "$K" certs --dir "$T/none" --renew-server
 : >"$T/file"
 check certs-dir-is-file exits 1 "$K" certs --dir "$T/file"
 check certs-help exits 0 "$K" certs --help
-# A CA already in DIR is not replaced silently (issue 34): refused, files untouched; --force
+# A CA already in DIR is not replaced silently (docs/ktctl.md#ktctl-certs): refused, files untouched; --force
 # replaces it; --force with --renew-server is a usage error.
 cp "$T/old/ca.crt" "$T/ca.kept"
 check certs-existing-ca-refused exits 1 "$K" certs -q --dir "$T/old"

@@ -9,7 +9,7 @@
 # KT_K8S_VERSION (versions.sh) selects the Kubernetes release; the binaries that do not depend on
 # it (etcd, JobSet, KWOK, scheduler-plugins, CoreDNS, the CRDs) are hard-linked from another
 # release's cache directory when one has them, else built.
-# Prints the cache directory on its last line. See shared/CLUSTER.md for the why.
+# Prints the cache directory on its last line. docs/development.md#the-real-control-plane-tests-and-make-run says why.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/versions.sh"

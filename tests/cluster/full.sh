@@ -63,7 +63,7 @@ kt_full_scheduler() {
 }
 
 # scheduler-plugins' scheduler as a second scheduler named scheduler-plugins-scheduler with the
-# Coscheduling plugin (runtimes select it with schedulerName, SPEC §3.7).
+# Coscheduling plugin (runtimes select it with schedulerName, docs/internals/upstream.md#coscheduling-and-volcano).
 kt_full_schedplugins() {
     local port pid
     kt_pick_port port

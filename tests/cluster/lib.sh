@@ -125,7 +125,7 @@ kt_print_logs() {
 }
 
 # kt_apiserver_mode_flags DIR - the flags that differ with a real node (KT_NODE_IP in DIR/env,
-# CLUSTER.md section 7): pods reach the API server through the kubernetes Service (bound on all
+# docs/development.md#a-real-node-upsh---real-node): pods reach the API server through the kubernetes Service (bound on all
 # addresses, advertised on the node IP, endpoints kept by the lease reconciler), they get
 # ServiceAccount tokens, kubelets are authorized as nodes and reached for logs and exec. Without
 # a node: loopback only, no endpoints, no ServiceAccount admission (the tests' historic plane).

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/node.sh - a real node for `up.sh --full --real-node` (sourced by up.sh and
-# down.sh; CLUSTER.md section 7): containerd + runc + the CNI bridge from Debian, kubelet and
+# down.sh; docs/development.md#a-real-node-upsh---real-node): containerd + runc + the CNI bridge from Debian, kubelet and
 # kube-proxy from the pinned k8s.io/kubernetes module, CoreDNS from its Go module, all as host
 # processes whose state lives under DIR/node. Pods really run: images are built locally from
 # Debian packages (tests/cluster/images) and imported; nothing is pulled.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/docs/check.py [--root DIR] [--bin DIR] [--allow FILE] [--man DIR] - the docs checks (tests/docs/run.sh).
 
-Reads README.md and docs/*.md under ROOT (default: the repo) and checks:
+Reads README.md, docs/*.md and docs/internals/*.md under ROOT (default: the repo) and checks:
   links     every relative link resolves: the file (or folder), and for `#anchor` a heading of
             the target with that GitHub slug;
   help      `--help` of kt-webhook, kt-reconciler and each ktctl command exits 0, and SUBS
@@ -406,6 +406,9 @@ def main():
         elif len(w) == 3 and w[0] == "flag":
             allow_flags.add((w[1], w[2]))
     files = ["README.md"] + sorted("docs/" + x for x in os.listdir(os.path.join(root, "docs")) if x.endswith(".md"))
+    internals = os.path.join(root, "docs", "internals")
+    if os.path.isdir(internals):
+        files += sorted("docs/internals/" + x for x in os.listdir(internals) if x.endswith(".md"))
     check_links(root, files, allow_links)
     accepted = helps(bindir)
     check_documented(root, accepted)

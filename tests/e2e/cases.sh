@@ -75,7 +75,7 @@ case_initializers() {
 }
 
 # A failing pod (KT_SIM_EXIT_CODE) on a runtime with backoffLimit 0: the JobSet fails and the
-# TrainJob becomes Failed with the JobSet's reason and message (SPEC §5, upstream's).
+# TrainJob becomes Failed with the JobSet's reason and message (docs/internals/upstream.md#controller, upstream's).
 case_failing() {
     local n=e2e-failing out
     ns $n

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/fuzz/run.sh NAME... - build and run libFuzzer targets (STYLE rule 33).
+# tests/fuzz/run.sh NAME... - build and run libFuzzer targets (docs/internals/style.md#a-fuzz-target-per-outside-parser).
 #
 # NAME is fuzz_<target> or <target>; with no NAME every tests/fuzz/fuzz_*.c runs. The
 # library (common/ api/ certs/) is compiled once with clang into build/fuzz/obj, each

@@ -4,11 +4,11 @@
 #
 # A case is a directory tests/golden/<case>/ holding trainjob.yaml, runtime.yaml (passed
 # with --runtime), optional objects.yaml (--objects), optional `args` (extra flags, one
-# line), a `spec` file naming the SPEC section it pins, and either expected.json (the whole
+# line), a `spec` file citing the rule it pins (docs/internals/upstream.md), and either expected.json (the whole
 # `ktctl render -o json` List, byte for byte) or `error` (the exact stderr; exit code 1, or
 # the number in an optional `exit` file). Cases run from inside their directory so file
 # names in messages are relative. UPDATE=1 rewrites expected.json / error from the current
-# output: review every change against SPEC before committing it.
+# output: review every change against docs/internals/upstream.md before committing it.
 set -uo pipefail
 b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/integration/cluster_harness.sh ENV_FILE - the harness itself (DESIGN "Cluster harness"):
+# tests/integration/cluster_harness.sh ENV_FILE - the harness itself (docs/development.md#the-real-control-plane-tests-and-make-run):
 # the env file, the daemon identities (authenticated, no rights without deploy/rbac bindings),
 # restart-apiserver.sh over the same etcd, a second concurrent cluster, a failed start that
 # cleans up, and down.sh leaving nothing running.

@@ -10,7 +10,7 @@
 #                     (jq @tsv escaping: backslash, tab, newline as \\, \t, \n)
 #                     (one element of the aggregate each, as `ktctl validate` prints them)
 #   subresource       optional: "status" sends the patch to the status subresource
-#   spec              the SPEC section the case pins
+#   spec              the upstream rule the case pins (a heading of docs/internals/upstream.md)
 # KT_CAPTURE=1 writes missing expected.* files from the server's answer (review them!).
 . "$(dirname "$0")/lib.sh"
 

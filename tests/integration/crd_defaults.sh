@@ -3,7 +3,7 @@
 # tests/integration/crd_defaults.sh ENV_FILE - every CRD default is applied by the real API
 # server: each tests/integration/defaults/<case>/input.yaml is created, read back as JSON, and
 # its .spec compared with expected.json (key order ignored). KT_CAPTURE=1 writes a missing
-# expected.json from the server (review it against SPEC §1 before committing).
+# expected.json from the server (review it against docs/internals/upstream.md#api-types before committing).
 . "$(dirname "$0")/lib.sh"
 
 ns=$(it_ns crd-defaults) || {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/integration/crd_kubectl.sh ENV_FILE - what a kubectl user sees (SPEC §1.1): the
+# tests/integration/crd_kubectl.sh ENV_FILE - what a kubectl user sees (docs/internals/upstream.md#group-kinds-and-crd-shape): the
 # TrainJob printer columns (STATE = type of the condition that is True, SUSPENDED, AGE) and `kubectl explain`
 # printing our CRD descriptions.
 . "$(dirname "$0")/lib.sh"

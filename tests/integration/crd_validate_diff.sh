@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/crd_validate_diff.sh ENV_FILE - differential test of `ktctl validate`
-# against the real API server (issue 7). One corpus: every object of tests/validate/*/,
+# against the real API server (ktctl validate's offline schema and CEL stage). One corpus: every object of tests/validate/*/,
 # tests/crd/cases/*.yaml (create cases), tests/integration/crd/*/input.yaml, plus systematic
 # mutations of valid objects (deploy/runtimes, tests/integration/accept): every scalar leaf
 # set to a value of the wrong type, to -1 / 0 / "" / a 300-character string, every object

@@ -4,7 +4,7 @@
 # deploy/` builds, the REAL API server accepts every object (server-side dry run, so the
 # shared cluster is not changed), `ktctl validate` accepts the runtimes in it, the shipped
 # Configuration loads in both daemons, and the objects carry the install names and the
-# settings README promises (DESIGN.md "Install names", SPEC §4.1, §5.7, §7). Negative
+# settings README promises (docs/install.md, docs/internals/upstream.md#webhook-configurations, #manager-process, #configuration-and-certificates). Negative
 # controls: a broken copy is refused by the API server and by ktctl.
 . "$(dirname "$0")/lib.sh"
 
@@ -61,7 +61,7 @@ q install-cert-secret "$(obj Secret kubeflow-trainer-webhook-cert) | .data == nu
 q install-webhook-configs "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .metadata.name] | sort == [\"defaulter.trainer.kubeflow.org\",\"validator.trainer.kubeflow.org\"]"
 q install-webhook-service-ref "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .webhooks[].clientConfig.service | .name == \"kubeflow-trainer-controller-manager\" and .namespace == \"kubeflow-system\"] | all"
 
-# The Kubeflow SDK's version ConfigMap, readable by every authenticated user (SPEC §5.6 "Extra").
+# The Kubeflow SDK's version ConfigMap, readable by every authenticated user (docs/internals/upstream.md#rbac "Extra").
 q install-public-configmap "$(obj ConfigMap kubeflow-trainer-public) | .data == {\"kubeflow_trainer_version\": \"v2.3.0\"}"
 q install-public-role "$(obj Role kubeflow-trainer-public) | .rules == [{apiGroups: [\"\"], resources: [\"configmaps\"], resourceNames: [\"kubeflow-trainer-public\"], verbs: [\"get\", \"list\", \"watch\"]}]"
 q install-public-rolebinding "$(obj RoleBinding kubeflow-trainer-public) | .roleRef.kind == \"Role\" and .roleRef.name == \"kubeflow-trainer-public\" and .subjects == [{apiGroup: \"rbac.authorization.k8s.io\", kind: \"Group\", name: \"system:authenticated\"}]"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/integration/itest_webhook_store.c - kt-webhook's runtime store on the real API server.
  *
- * The webhook sources are compiled in (STYLE rule 34). Checks, as the cluster admin (the
- * webhook's own identity and RBAC are covered by webhook_admission.sh):
+ * The webhook sources are compiled in (docs/internals/style.md#testing-a-static-helper). Checks, as
+ * the cluster admin (the webhook's own identity and RBAC are covered by webhook_admission.sh):
  *  - a cache miss does one live GET: with the informers not started, a TrainingRuntime that
  *    exists is still found, one that does not exist gives an empty list (so the validator
  *    says "must be created"), a ClusterTrainingRuntime likewise;

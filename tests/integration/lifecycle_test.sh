@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/lifecycle_test.sh ENV_FILE - a TrainJob's end of life on the real API
-# server (issue 25), with kt-reconciler as its non-admin identity (deploy/rbac/reconciler):
+# server (the provisional lifecycle fields, docs/api.md), with kt-reconciler as its non-admin identity (deploy/rbac/reconciler):
 # - terminal is terminal: the deleted JobSet (and PodGroup) of a Complete or Failed TrainJob is
 #   never re-created, observed with watches, while a running TrainJob's deleted JobSet is (the
 #   negative control proving the watch and the reconciler saw the same events); a later JobSet

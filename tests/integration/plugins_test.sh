@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/integration/plugins_test.sh ENV_FILE - external plugins (api/kt_plugin.h, issue 11) in
+# tests/integration/plugins_test.sh ENV_FILE - external plugins (api/kt_plugin.h, docs/plugins.md) in
 # the daemons on the real API server: kt-webhook with `--plugin require_label.so,...` denies a
 # TrainJob through the API server (registered with a url clientConfig + caBundle, scoped to the
 # test namespace); kt-reconciler with `--plugin extra_configmap.so --plugin tensorflow.so`

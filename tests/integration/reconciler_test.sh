@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/reconciler_test.sh ENV_FILE - kt-reconciler on the real API server
-# (SPEC §5.1-5.5), running as its non-admin identity with exactly deploy/rbac/reconciler
+# (docs/internals/upstream.md#trainjob-reconcile to #runtime-finalizers), running as its non-admin identity with exactly deploy/rbac/reconciler
 # applied by the admin. JobSet status is written with kubectl as upstream's integration tests
 # do. Every wait is `kubectl wait` (60 s) or a bounded poll on a condition; nothing sleeps for
 # readiness and nothing asserts on time.
@@ -192,7 +192,7 @@ neg_subset() {
 check render-subset-negative neg_subset
 
 # ---- LimitRange / RuntimeClass events re-reconcile the suspended TrainJobs they affect ----
-# (SPEC §3.7; the PodGroup CRD is installed, so these watches run). The reconciler logs the
+# (docs/internals/upstream.md#coscheduling-and-volcano; the PodGroup CRD is installed, so these watches run). The reconciler logs the
 # keys it enqueues for each event; events of one informer are handled in order, so an event
 # that must enqueue nothing is followed by one that must, and the first is checked after.
 logged() { grep -F "$1" "$IT_TMP/main.log"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/integration/status_server_test.sh ENV_FILE - the feature gate TrainJobStatus (SPEC §3.11,
-# §5.8; alpha, off by default) on the real API server:
+# tests/integration/status_server_test.sh ENV_FILE - the feature gate TrainJobStatus (docs/internals/upstream.md#trainjobstatus-plugin,
+# docs/internals/upstream.md#status-server; alpha, off by default) on the real API server:
 #  - kt-webhook without the gate has no status server; with --feature-gates TrainJobStatus=true
 #    it serves one on --status-listen as its own identity (deploy/rbac/webhook plus
 #    deploy/rbac/webhook/status-server), and the answers for: a real projected token with the

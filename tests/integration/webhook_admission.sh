@@ -227,7 +227,7 @@ if [[ "$out" == *"Warning: Referenced ClusterTrainingRuntime \"old-$ns\" is depr
 else
     it_fail webhook-trainjob-deprecation-warning "got: $out"
 fi
-# Runtime deleted: an update of its TrainJob is refused (SPEC §9.13).
+# Runtime deleted: an update of its TrainJob is refused (docs/internals/upstream.md#quirk-13).
 kc delete clustertrainingruntime "old-$ns" >/dev/null 2>&1
 out=$(kc -n "$ns" patch trainjob uses-old --type merge -p '{"spec":{"suspend":true}}' 2>&1)
 if [[ "$out" == *"specified clusterTrainingRuntime must be created before the TrainJob is created"* ]]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_update_diff.sh ENV_FILE - `ktctl validate --old OLD NEW` against the
-# REAL API server with kt-webhook registered, for UPDATE requests (issue 18; creates are
+# REAL API server with kt-webhook registered, for UPDATE requests (updates; creates are
 # webhook_validate_diff.sh's and crd_validate_diff.sh's).
 #
 # Corpus: every tests/validate/upd-*/ case with files old.yaml (one TrainJob, optionally its

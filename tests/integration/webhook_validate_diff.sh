@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/webhook_validate_diff.sh ENV_FILE - differential test of `ktctl validate`'s
-# webhook stage against the REAL API server with kt-webhook registered (issue 8; the schema
+# webhook stage against the REAL API server with kt-webhook registered (the webhook stage; the schema
 # and CEL stages are crd_validate_diff.sh's).
 #
 # Corpus: every directory of tests/validate/ (its runtimes and each of its Trainer documents)
@@ -11,7 +11,7 @@
 # `ktctl validate -o json` together with those runtimes:
 #  - server accepts               <=> ktctl reports no error for the document;
 #  - webhook "X" denied: MSG      <=> ktctl has no decode/schema/CEL error and its webhook
-#                                     elements aggregate to exactly MSG (SPEC §4.5);
+#                                     elements aggregate to exactly MSG (docs/internals/upstream.md#error-text);
 #  - refused before the webhook  -> not compared here (crd_validate_diff.sh's job).
 # Groups whose runtimes the cluster refuses are skipped. A disagreement listed in
 # tests/integration/webhook_diff_known (TAG<TAB>reason; an expected failure with an open fix)

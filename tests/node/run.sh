@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/node/run.sh [CASE...] - the real-node tier (DESIGN.md test tier 6): the full local chain
+# tests/node/run.sh [CASE...] - the real-node tier (docs/development.md#a-real-node-upsh---real-node): the full local chain
 # with a real node (tests/cluster/up.sh --real-node: containerd, runc, CNI, kubelet, kube-proxy,
 # CoreDNS), kt installed by `helm install` of deploy/helm/kt from its own image (`make image`,
 # imported into the node's containerd) as Pods, and TrainJobs whose containers really train,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/reliability/cache_strangers.sh ENV_FILE - strangers cannot grow the reconciler's cache
-# (issue 20). Anyone who may create ConfigMaps can put our label
+# (docs/development.md#the-reliability-tier). Anyone who may create ConfigMaps can put our label
 # (trainer.kubeflow.org/trainjob-name) on them; such objects without a TrainJob controller
 # must cost the reconciler (almost) nothing, on the watch path and on a restart's relist.
 # 300 labelled 1 MB ConfigMaps; the reconciler's RSS (/proc/PID/status) is compared with its

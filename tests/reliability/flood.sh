@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/reliability/flood.sh ENV_FILE - the webhook keeps answering the API server while
-# others flood it (issue 20, "Done when": >= 95% answered within 2 s, memory bounded).
+# others flood it (docs/development.md#the-reliability-tier: >= 95% answered within 2 s, memory bounded).
 # tests/tools/flood holds 3,000 idle TCP connections from twelve loopback addresses
 # (127.0.0.2-13, 250 each: under the per-address limit, so the total is what is tested; each
 # one the server closes is reopened, up to 500 a second) and 300 TLS requests dripped a byte a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/reliability/http_abuse.sh ENV_FILE - the HTTP abuse list against one kt-webhook
-# (issue 20), over TLS from 127.0.0.1: a 10 MB body and a 10 MB chunked body (413), 100,000-deep
+# (docs/development.md#the-reliability-tier), over TLS from 127.0.0.1: a 10 MB body and a 10 MB chunked body (413), 100,000-deep
 # JSON (400), invalid UTF-8 in a string (400), a 100 KB header (431), wrong methods (405), an
 # unknown path (404), a wrong content type (415), truncated, uid-less and non-object reviews
 # (400). Each case asserts the status and the answer's message; after each one a valid review

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/reliability/leader_partition.sh ENV_FILE - leadership expires on time (issue 20): a
+# tests/reliability/leader_partition.sh ENV_FILE - leadership expires on time (docs/development.md#the-reliability-tier): a
 # leader that cannot renew within renewDeadline stops acting before a standby can take the
 # Lease, so two replicas never act at once. Two drills on the real API server:
 #   - a silent partition: the leader reaches kube-apiserver through tests/tools/tcp_relay,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/reliability/memory_flood.sh ENV_FILE - unfinished bodies cannot exhaust kt-webhook's
-# memory (issue 20: 60 such connections once took it to 224 MiB, 120 aborted it under a
+# memory (the reliability drills: 60 such connections once took it to 224 MiB, 120 aborted it under a
 # 512 MiB address-space limit). Two drills with tests/tools/hold_bodies (120 TLS connections,
 # each announcing a 3 MiB body and sending all but 1 KiB of it, then holding on):
 #   budget      the body budget (32 MiB by default) buffers at most ten and refuses the rest

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/reliability/reconciler_faults.sh ENV_FILE - kt-reconciler under faults while TrainJobs
-# are being created (issue 20). Four drills on the real API server, each with its own
+# are being created (docs/development.md#the-reliability-tier). Four drills on the real API server, each with its own
 # namespace and N (20) TrainJobs created ten a second in the background (each create retried
 # until the API server has it, so the fault cannot lose one on the client side):
 #   kill9      kill -9 of the reconciler once some JobSets exist; a new one is started;

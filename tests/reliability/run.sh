@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/reliability/run.sh [DRILL...] - the reliability tier (issue 20): the drills of
+# tests/reliability/run.sh [DRILL...] - the reliability tier (docs/development.md#the-reliability-tier): the drills of
 # tests/reliability/*.sh on one real control plane (tests/cluster/up.sh: etcd +
 # kube-apiserver), each run as `DRILL ENV_FILE` and printing `ok NAME` / `FAIL NAME: why`
 # lines like the integration tests. Builds what the drills need (`make -s itests`: the

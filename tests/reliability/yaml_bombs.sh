@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/reliability/yaml_bombs.sh ENV_FILE - hostile YAML into ktctl validate (issue 20):
+# tests/reliability/yaml_bombs.sh ENV_FILE - hostile YAML into ktctl validate (docs/development.md#the-reliability-tier):
 # billion laughs (10 levels of 10 aliases), 100,000-deep flow sequences, 50 MB in a file and
 # on stdin, 1 MiB of random bytes, and 20,000 documents. Each asserts the exit code (1
 # invalid, 2 unreadable, 0 for the 20,000 valid documents), a clear error naming the file and

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/tools/bench_render.c - in-process render benchmark (DESIGN.md targets: >= 10,000
+/* tests/tools/bench_render.c - in-process render benchmark (docs/benchmarks.md targets: >= 10,000
  * renders/s on one core for the torch golden case).
  *
  * Usage: bench_render CASE_DIR [SECONDS]. Reads CASE_DIR/trainjob.yaml and runtime.yaml

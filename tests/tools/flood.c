@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/flood.c - a connection flood against a server, for the reliability tier's
- * flood drill (issue 20).
+ * flood drill (docs/development.md#the-reliability-tier).
  *
  * Usage: flood PORT IDLE_SRC N_IDLE SLOW_SRC N_SLOW SECONDS [plain]
  * For SECONDS, keeps N_IDLE TCP connections from IDLE_SRC open to 127.0.0.1:PORT (never

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/tools/hold_bodies.c - hold many unfinished request bodies open on a TLS server, for
- * the admission tier's memory check (issue 20: the body budget).
+ * the admission tier's memory check (the reliability drills: the body budget).
  *
  * Usage: hold_bodies PORT CONNECTIONS BODY_BYTES SENT_BYTES PATH
  * Opens CONNECTIONS TLS connections to 127.0.0.1:PORT (the certificate is not checked: this

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_api.c - the TrainJob and runtime codecs (SPEC §1.2, §1.3).
+/* tests/unit/test_api.c - the TrainJob and runtime codecs
+ * (docs/internals/upstream.md#trainjob-fields, #trainingruntime-and-clustertrainingruntime).
  *
  * Inline fixtures are JSON with ' for " (see J()). Covers every TrainJob field, the CRD
  * defaults (checked against our CRD files), unknown-field round-trips, typed write-back,
@@ -766,7 +767,7 @@ static void test_defaults_match_crds(void)
     check_crd("api/trainer.kubeflow.org_clustertrainingruntimes.yaml", rules, n);
 }
 
-/* ---- the shipped runtimes (deploy/runtimes, SPEC §6) ---- */
+/* ---- the shipped runtimes (deploy/runtimes, docs/internals/upstream.md#shipped-runtimes) ---- */
 
 static const struct {
     const char *name;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_certs.c - certs/: SPEC §7.2 names and validity, the rotation decision at
- * its boundaries, the folder layout, and an OpenSSL cross-check when `openssl` is installed.
+/* tests/unit/test_certs.c - certs/: docs/internals/upstream.md#certificates names and validity, the
+ * rotation decision at its boundaries, the folder layout, and an OpenSSL cross-check when `openssl`
+ * is installed.
  *
  * Every time is a fixed instant passed in (T0); OpenSSL is told the same instant with
  * -attime, so nothing depends on the clock. */

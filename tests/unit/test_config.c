@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_config.c - the Configuration file loader (SPEC §7.1): defaults, the shipped
- * file, strict decoding, upstream's validation texts, warnings, I/O errors. Expected texts were
- * checked against apimachinery v0.35.4's strict codec and pkg/config/validation.go. */
+/* tests/unit/test_config.c - the Configuration file loader
+ * (docs/internals/upstream.md#configuration-file): defaults, the shipped file, strict decoding,
+ * upstream's validation texts, warnings, I/O errors. Expected texts were checked against
+ * apimachinery v0.35.4's strict codec and pkg/config/validation.go. */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -373,7 +374,7 @@ static void test_missing_file(void)
     kt_config_release(&c);
 }
 
-/* --feature-gates over the file's featureGates (SPEC §5.7). */
+/* --feature-gates over the file's featureGates (docs/internals/upstream.md#manager-process). */
 static void test_feature_gates(void)
 {
     struct kt_config c;

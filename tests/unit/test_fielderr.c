@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_fielderr.c - field errors rendered as upstream (SPEC §4.5). */
+/* tests/unit/test_fielderr.c - field errors rendered as upstream
+ * (docs/internals/upstream.md#error-text). */
 #include "tests/test.h"
 
 #include <stdlib.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_framework.c - plugin table, build pipeline, TrainJobStatus mapping
- * (SPEC §3.3, §3.8 Status, §3.9) and the runtime-info helpers (SPEC §3.2). */
+ * (docs/internals/upstream.md#extension-points, #jobset Status, #runtime-snapshots) and the
+ * runtime-info helpers (docs/internals/upstream.md#runtime-info-and-pod-sets). */
 #include "tests/test.h"
 
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_plugins.c - the MPI, JAX, XGBoost, Flux, CoScheduling and Volcano plugins
- * (SPEC §3.5-3.7) through the whole build and validation pipelines, with negative cases
- * (self-gating, build errors, validation denials). The byte-exact outputs are pinned by the
- * golden cases under tests/golden/{mpi,jax,xgboost,flux,cosched,volcano}-*. */
+ * (docs/internals/upstream.md#mpi to #coscheduling-and-volcano) through the whole build and
+ * validation pipelines, with negative cases (self-gating, build errors, validation denials). The
+ * byte-exact outputs are pinned by the golden cases under
+ * tests/golden/{mpi,jax,xgboost,flux,cosched,volcano}-*. */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -551,7 +552,8 @@ static void test_self_gating(void)
     run_release(&r);
 }
 
-/* ---- TrainJobStatus (SPEC §3.11), feature gate off by default ---- */
+/* ---- TrainJobStatus (docs/internals/upstream.md#trainjobstatus-plugin), feature gate off by
+ * default ---- */
 
 static const char *STATUS_RT = RT_HEAD "'template':{'spec':{'replicatedJobs':[" JOB(
     "dataset-initializer", ANCESTOR("dataset-initializer") ",",

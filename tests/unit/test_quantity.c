@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_quantity.c - quantities parse, print and add exactly as apimachinery's
- * resource.Quantity (SPEC §2.5). Expected strings were produced by apimachinery v0.35.4's
- * ParseQuantity/String/Add/Mul on the same inputs. */
+ * resource.Quantity (docs/internals/upstream.md#quantities). Expected strings were produced by
+ * apimachinery v0.35.4's ParseQuantity/String/Add/Mul on the same inputs. */
 #include "tests/test.h"
 
 #include "common/base/mem.h"

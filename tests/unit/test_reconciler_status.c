@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_status.c - reconciler/status.c, the pure status steps of the
- * TrainJob reconcile (SPEC §5.1 steps 6-9): time parsing, conditions with upstream's
- * SetStatusCondition rule, Suspended/Resumed, the DeadlineExceeded preservation, the active
- * deadline on an injected clock, the status merge patch and the event note truncation; the
- * provisional KEP-2899 steps: value resolution, start/completion times, ttlSecondsAfterFinished.
- * Compiled in directly because reconciler/ is not part of libkt.a. */
+ * TrainJob reconcile (docs/internals/upstream.md#trainjob-reconcile steps 6-9): time parsing,
+ * conditions with upstream's SetStatusCondition rule, Suspended/Resumed, the DeadlineExceeded
+ * preservation, the active deadline on an injected clock, the status merge patch and the event note
+ * truncation; the provisional KEP-2899 steps: value resolution, start/completion times,
+ * ttlSecondsAfterFinished. Compiled in directly because reconciler/ is not part of libkt.a. */
 #include "tests/test.h"
 
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_smp.c - strategic merge patch for JobSetSpec / PodSpec (SPEC §3.2). */
+/* tests/unit/test_smp.c - strategic merge patch for JobSetSpec / PodSpec
+ * (docs/internals/upstream.md#runtime-info-and-pod-sets). */
 #include "tests/test.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* tests/unit/test_status_server.c - the status server's pure parts (SPEC §5.8): the route
- * and the Authorization header. The server itself runs against the real API server in
- * tests/integration/status_server_test.sh. */
+/* tests/unit/test_status_server.c - the status server's pure parts
+ * (docs/internals/upstream.md#status-server): the route and the Authorization header. The server
+ * itself runs against the real API server in tests/integration/status_server_test.sh. */
 #include "tests/test.h"
 
 #include "webhook/status_server.c"

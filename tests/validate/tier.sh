@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/validate/tier.sh BUILD_DIR - golden cases of `ktctl validate` (DESIGN.md interface).
+# tests/validate/tier.sh BUILD_DIR - golden cases of `ktctl validate` (docs/ktctl.md#ktctl-validate).
 #
 # A case is a directory tests/validate/<case>/ with input files, a `spec` file naming the
-# SPEC section it pins, the expected `stdout` and `exit`, and optionally `stderr` (compared
+# upstream rule it pins (docs/internals/upstream.md), the expected `stdout` and `exit`, and optionally `stderr` (compared
 # when present), `args` (the command line after `validate`, one line; default: every *.yaml,
 # *.yml and *.json of the case in name order), `cmd` (instead of args: the whole command line
 # after `ktctl`, one line, for --help and the other subcommands) and `stdin` (fed to the
 # command). Cases run inside their directory so file names in messages are relative. UPDATE=1 rewrites stdout,
-# exit (and an existing stderr) from the current output: review every change against SPEC.
+# exit (and an existing stderr) from the current output: review every change against docs/internals/upstream.md.
 # Also checks that common/validate/crd_schemas.c is up to date with api/ (tests/crd/embed_crds.py).
 set -uo pipefail
 b=$(cd "$1" && pwd)

@@ -159,7 +159,7 @@ mpi_over_ssh() {
 }
 
 # test_mpi REF - mpirun -np 2 in one container; then over SSH, with the Secret's key layout
-# (SPEC §3.5: an ECDSA P-521 key in id_rsa mode 0640, id_rsa.pub and authorized_keys 0644).
+# (docs/internals/upstream.md#mpi: an ECDSA P-521 key in id_rsa mode 0640, id_rsa.pub and authorized_keys 0644).
 test_mpi() {
     local out rc=0 s="$D/ssh"
     out=$(run_ mpi-local "$1" -- mpirun --allow-run-as-root -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?

@@ -1,6 +1,6 @@
 """train_xgboost.py - distributed XGBoost (1.7, Rabit collective) for kt's cluster tests.
 
-Reads the variables kt's XGBoost plugin sets (SPEC §3.6): DMLC_TRACKER_URI, DMLC_TRACKER_PORT,
+Reads the variables kt's XGBoost plugin sets (docs/internals/upstream.md#plainml-jax-xgboost-flux): DMLC_TRACKER_URI, DMLC_TRACKER_PORT,
 DMLC_TASK_ID (the pod's completion index), DMLC_NUM_WORKER. Task 0 also runs the Rabit tracker
 on DMLC_TRACKER_PORT (as upstream Kubeflow Trainer's XGBoost examples do), ranks sorted by task.
 Each worker trains on its shard of a synthetic binary-classification set (fixed seed, nothing
