@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* reconciler/main.c - kt-reconciler: flags, signals, wiring (STYLE rule 5).
+/* reconciler/main.c - kt-reconciler: flags, signals, wiring
+ * (docs/internals/style.md#mainc-only-wires).
  *
  *   kt-reconciler [--config FILE] [--kubeconfig FILE] [--health-listen ADDR:PORT]
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
@@ -563,7 +564,8 @@ static int start_leader(struct app *a, struct kt_err *err)
     return kt_leader_start(a->leader, err);
 }
 
-/* The certificate rotator runs on the leader only (DESIGN.md: single writer). */
+/* The certificate rotator runs on the leader only (a single writer:
+ * docs/operating.md#certificates). */
 static bool leads(void *arg)
 {
     struct app *a = arg;
@@ -602,9 +604,9 @@ static int start_rotator(struct app *a, struct kt_err *err)
     return kt_certs_rotator_start(a->rotator, err);
 }
 
-/* Feature gate TrainJobStatus (SPEC §3.11): trainer pods are pointed at the status server
- * behind certManagement.webhookServiceName in this namespace, with its CA copied from
- * certManagement.webhookSecretName. */
+/* Feature gate TrainJobStatus (docs/internals/upstream.md#trainjobstatus-plugin): trainer pods are
+ * pointed at the status server behind certManagement.webhookServiceName in this namespace, with its
+ * CA copied from certManagement.webhookSecretName. */
 static void set_status_server(struct app *a)
 {
     if (!kt_config_gate(&a->conf, KT_GATE_TRAINJOB_STATUS, false)) {

@@ -106,8 +106,6 @@ fi
 # trackers (kubeflow/trainer#NNNN) are public and allowed. Every docs/...md#anchor cited names an
 # existing heading (tests/docs/check.py's slugs). Planted lines first prove both checks fail.
 cite_re='\b(SPEC|DESIGN|STYLE|CLUSTER)\.md\b|\b(SPEC|DESIGN|STYLE)( rule| section)? ?§?[0-9]|\bDESIGN "|\bSTYLE rule\b|§[0-9]|\b[Ii]ssues? #?[0-9]{1,3}\b|\(#[0-9]{1,3}[),]'
-# Until hprim merges: files another branch is refactoring keep their old citations for now.
-cite_exempt='^(common/kube/informer\.c|common/kube/kube\.c|common/kube/kube\.h|common/kube/kube_internal\.h|reconciler/applied\.c|reconciler/queue\.c|reconciler/snapcache\.c|reconciler/podevents\.c|reconciler/main\.c|webhook/main\.c|common/base/hash\.h|common/base/mem\.h):'
 cites() { # cites FILE... - the lines citing an outside document or a tracker number
     grep -snIE -d skip "$cite_re" -- "$@" | grep -vE 'RFC [0-9]+ §' || true
 }
@@ -146,7 +144,7 @@ elif [ "$(anchors_bad "$PWD" "${TMPDIR:-/tmp}/kt-cite.$$.txt" | grep -c 'no-such
     echo "lint: the anchor check passed a planted citation of a missing anchor"
     fail=$((fail + 1))
 else
-    hits=$(cites "${tracked[@]}" | grep -vE "$cite_exempt")
+    hits=$(cites "${tracked[@]}")
     badanchors=$(anchors_bad "$PWD" "${tracked[@]}")
     if [ -n "$hits" ] || [ -n "$badanchors" ]; then
         [ -z "$hits" ] || printf 'lint: a citation of a document outside the repository or a tracker number (cite docs/):\n%s\n' "$hits"

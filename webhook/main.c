@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* webhook/main.c - kt-webhook: flags, configuration and wiring only (DESIGN.md interface).
+/* webhook/main.c - kt-webhook: flags, configuration and wiring only
+ * (docs/configuration.md#kt-webhook-flags).
  *
  * Three servers: the admission webhook over TLS (--listen), plain-HTTP health probes
  * (--health-listen: /healthz, /readyz) and Prometheus metrics (--metrics-listen; TLS with
@@ -258,8 +259,9 @@ static int make_servers(struct app *a, struct kt_err *err)
     return a->mon ? 0 : kt_err_prefix(err, "metrics server");
 }
 
-/* The status server (SPEC §5.8), only with the feature gate and a cluster to write to. Its
- * kube configuration is its own, with statusServer.qps/burst as upstream's own client. */
+/* The status server (docs/internals/upstream.md#status-server), only with the feature gate and a
+ * cluster to write to. Its kube configuration is its own, with statusServer.qps/burst as upstream's
+ * own client. */
 static int make_status_server(struct app *a, struct kt_err *err)
 {
     if (!kt_config_gate(&a->cfg, KT_GATE_TRAINJOB_STATUS, false)) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* common/base/mem.h - allocation that aborts on out-of-memory (STYLE rule 16).
+/* common/base/mem.h - allocation that aborts on out-of-memory
+ * (docs/internals/style.md#out-of-memory-aborts).
  *
  * The only place that calls malloc/realloc. kt_mem_init() points jansson at
  * these functions; call it once at startup (tests and binaries do).

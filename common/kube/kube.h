@@ -5,10 +5,10 @@
  * only libcurl users). TLS verification is always on. It does no caching (see informer.h) and
  * no business rules.
  *
- * Thread model (DESIGN.md "Concurrency"): a struct kt_kube_config is immutable once loaded and
- * may be shared by any number of threads (its token cache and QPS limiter lock internally). A
- * struct kt_kube_client (one curl easy handle, keep-alive) belongs to ONE thread at a time; make
- * one per thread. Everything else here is pure and thread-safe. */
+ * Thread model (docs/internals/architecture.md#threads): a struct kt_kube_config is immutable once
+ * loaded and may be shared by any number of threads (its token cache and QPS limiter lock
+ * internally). A struct kt_kube_client (one curl easy handle, keep-alive) belongs to ONE thread at
+ * a time; make one per thread. Everything else here is pure and thread-safe. */
 #ifndef KT_KUBE_H
 #define KT_KUBE_H
 
@@ -54,8 +54,8 @@ KT_MUST_CHECK struct kt_kube_config *kt_kube_config_load(const char *kubeconfig_
                                                          struct kt_err *err);
 
 /* Tuning; call before the config is shared. qps <= 0 disables limiting. Defaults: qps 50,
- * burst 100 (SPEC §7.1 clientConnection), request timeout 30 s, connect timeout 10 s, response
- * body cap 64 MiB, watch line cap 16 MiB. */
+ * burst 100 (clientConnection, docs/internals/upstream.md#configuration-file), request timeout 30
+ * s, connect timeout 10 s, response body cap 64 MiB, watch line cap 16 MiB. */
 void kt_kube_config_set_rate(struct kt_kube_config *cfg, double qps, int burst);
 /* kt_kube_config_load, then kt_kube_config_set_rate: a config with its own QPS budget (each
  * load has its own limiter, so a caller that must not queue behind others loads its own).

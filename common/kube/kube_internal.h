@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* common/kube/kube_internal.h - what kube.c, kube_config.c, kube_watch.c and informer.c share.
  *
- * Not part of the library's interface (STYLE rule 7: kt__ names). Includes curl.h, so only
- * the kube client files may include it. */
+ * Not part of the library's interface (kt__ names:
+ * docs/internals/style.md#double-underscore-for-shared-internals). Includes curl.h, so only the
+ * kube client files may include it. */
 #ifndef KT_KUBE_INTERNAL_H
 #define KT_KUBE_INTERNAL_H
 
