@@ -54,7 +54,8 @@ step "build (WERROR=1)" make -s -j"$jobs" WERROR=1 all
 step "tiers (plain)" make -s -j"$jobs" WERROR=1 unit
 step "tiers (ASan+UBSan)" make -s -j"$jobs" WERROR=1 SANITIZER=address,undefined unit
 if [ -n "$(ls tests/unit/test_*thread* 2>/dev/null)" ]; then
-    step "threaded (TSan)" make -s -j"$jobs" WERROR=1 SANITIZER=thread unit \
+    # T= : the shell tiers run under TSan too (TESTS alone would pick only the unit binaries).
+    step "threaded (TSan)" make -s -j"$jobs" WERROR=1 SANITIZER=thread unit T= \
         TESTS="$(cd tests/unit && ls test_*thread*.c | sed 's/\.c$//' | tr '\n' ' ')"
 fi
 step "lint" make -s lint

@@ -16,7 +16,6 @@
  * kt-webhook.8 (docs/man/build.sh), so keep it in help2man's layout: "  --flag ARG", two or
  * more spaces, the description; continuation lines indented. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,7 @@
 #include "common/kube/kube.h"
 #include "common/base/log.h"
 #include "common/base/mem.h"
+#include "common/base/sig.h"
 #include "common/net/metrics.h"
 #include "common/plugins/plugin_loader.h"
 #include "common/net/tlsopts.h"
@@ -392,8 +392,7 @@ int main(int argc, char **argv)
     struct app a = {0};
     struct kt_err err = {0};
     enum kt_log_level lvl;
-    sigset_t set;
-    int sig = 0, rc = 1;
+    int rc = 1;
 
     kt_mem_init();
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -415,18 +414,12 @@ int main(int argc, char **argv)
     }
     kt_log_set_level(a.f.log_level ? lvl : KT_LOG_INFO);
     kt_config_default(&a.cfg);
-    /* Every thread inherits this mask; only sigwait below sees the signals. */
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    kt_sig_block(); /* before any thread: every thread inherits the mask */
     if (setup(&a, &err) != 0 || start(&a, &err) != 0) {
         kt_log_error(LOG, "%s", err.msg);
         goto out;
     }
-    sigwait(&set, &sig);
-    kt_log_info(LOG, "signal %d: shutting down", sig);
+    kt_log_info(LOG, "signal %d: shutting down", kt_sig_wait(-1));
     rc = 0;
 out:
     shutdown_all(&a);
