@@ -228,7 +228,7 @@ static int inject_one(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, c
             json_decref(obj);
             return 0;
         }
-        rc = kt_kube_update(c, gvr, NULL, name, NULL, obj, NULL, &e);
+        rc = kt_kube_update(c, &(struct kt_kube_ref){.gvr = gvr, .name = name}, obj, NULL, &e);
         json_decref(obj);
         if (rc == 0) {
             rep->webhooks_updated++;
@@ -372,7 +372,9 @@ static int state_write(struct kt_kube_client *c, const struct kt_rotator_opts *o
     int rc;
 
     if (s->secret) {
-        rc = kt_kube_update(c, &KT_GVR_SECRETS, ns, name, NULL, obj, NULL, &e);
+        rc =
+            kt_kube_update(c, &(struct kt_kube_ref){.gvr = &KT_GVR_SECRETS, .ns = ns, .name = name},
+                           obj, NULL, &e);
     } else {
         rc = kt_kube_create(c, &KT_GVR_SECRETS, ns, obj, NULL, &e);
     }

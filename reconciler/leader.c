@@ -154,7 +154,9 @@ static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, bool releas
         goto out;
     }
     json_object_set_new(lease, "spec", lease_spec(l, spec, release));
-    if (kt_kube_update(c, &KT_GVR_LEASES, l->ns, l->name, NULL, lease, NULL, &err) != 0) {
+    if (kt_kube_update(c,
+                       &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
+                       lease, NULL, &err) != 0) {
         kt_log_info(LOG, "updating lease %s/%s: %s", l->ns, l->name, err.msg);
         goto out;
     }

@@ -750,8 +750,11 @@ static void adopt(struct rview *v, const struct kt_kube_gvr *gvr, const json_t *
     json_t *patch =
         json_pack("{s:{s:{s:s}}}", "metadata", "labels", KT_TRAINJOB_NAME_LABEL, v->tj->name);
     struct kt_err err = {0};
-    if (kt_kube_merge_patch(v->c, gvr, kt_json_str(meta, "namespace", ""),
-                            kt_json_str(meta, "name", ""), NULL, patch, NULL, &err) != 0) {
+    if (kt_kube_merge_patch(v->c,
+                            &(struct kt_kube_ref){.gvr = gvr,
+                                                  .ns = kt_json_str(meta, "namespace", ""),
+                                                  .name = kt_json_str(meta, "name", "")},
+                            patch, NULL, &err) != 0) {
         kt_log_warn(LOG, "adopting %s %s failed: %s", gvr->resource, kt_json_str(meta, "name", ""),
                     err.msg);
     } else {
@@ -1040,7 +1043,11 @@ static int patch_status(struct rview *v, const char *owner, json_t *orig, json_t
     }
     json_t *patch = json_pack("{s:o}", "status", kt_rec_merge_patch(orig, st));
     json_t *resp = NULL;
-    int rc = kt_kube_merge_patch(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, "status",
+    int rc = kt_kube_merge_patch(v->c,
+                                 &(struct kt_kube_ref){.gvr = &KT_GVR_TRAINJOBS,
+                                                       .ns = v->tj->namespace_,
+                                                       .name = v->tj->name,
+                                                       .subresource = "status"},
                                  patch, &resp, err);
     json_decref(patch);
     if (rc == 0 && resp) {
@@ -1293,7 +1300,9 @@ static int reconcile_runtime(struct kt_rec *r, struct kt_kube_client *c, bool cl
     }
     const struct kt_kube_gvr *gvr =
         cluster ? &KT_GVR_CLUSTERTRAININGRUNTIMES : &KT_GVR_TRAININGRUNTIMES;
-    if (kt_kube_merge_patch(c, gvr, cluster ? NULL : ns, name, NULL, patch, NULL, err) != 0) {
+    if (kt_kube_merge_patch(
+            c, &(struct kt_kube_ref){.gvr = gvr, .ns = cluster ? NULL : ns, .name = name}, patch,
+            NULL, err) != 0) {
         rc = err->code == KT_ENOENT ? 0 : -1;
     } else {
         kt_log_info(LOG, "removed finalizer %s from %s %s", KT_LEGACY_FINALIZER, gvr->resource,

@@ -535,19 +535,18 @@ int kt_kube_create(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, cons
     return obj_verb(c, "POST", "application/json", gvr, ns, NULL, NULL, NULL, obj, out, err);
 }
 
-int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                   const char *name, const char *subresource, const json_t *obj, json_t **out,
-                   struct kt_err *err)
+int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_ref *ref, const json_t *obj,
+                   json_t **out, struct kt_err *err)
 {
-    return obj_verb(c, "PUT", "application/json", gvr, ns, name, subresource, NULL, obj, out, err);
+    return obj_verb(c, "PUT", "application/json", ref->gvr, ref->ns, ref->name, ref->subresource,
+                    NULL, obj, out, err);
 }
 
-int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                        const char *name, const char *subresource, const json_t *patch,
-                        json_t **out, struct kt_err *err)
+int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_ref *ref,
+                        const json_t *patch, json_t **out, struct kt_err *err)
 {
-    return obj_verb(c, "PATCH", "application/merge-patch+json", gvr, ns, name, subresource, NULL,
-                    patch, out, err);
+    return obj_verb(c, "PATCH", "application/merge-patch+json", ref->gvr, ref->ns, ref->name,
+                    ref->subresource, NULL, patch, out, err);
 }
 
 int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req, json_t **out,

@@ -215,11 +215,19 @@ KT_MUST_CHECK int kt_kube_create(struct kt_kube_client *c, const struct kt_kube_
                                  const char *ns, const json_t *obj, json_t **out,
                                  struct kt_err *err);
 
+/* Which object a verb is about; callers fill it with designated initialisers (a compound
+ * literal at the call). Nothing is retained. */
+struct kt_kube_ref {
+    const struct kt_kube_gvr *gvr;
+    const char *ns; /* NULL for a cluster-scoped object */
+    const char *name;
+    const char *subresource; /* NULL or e.g. "status" */
+};
+
 /* PUT obj to name[/subresource] (an update; metadata.resourceVersion, when set, is the
  * optimistic-lock precondition and a mismatch is KT_ECONFLICT). Caller owns *out (may be
  * NULL). Does not retain obj. */
-KT_MUST_CHECK int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
-                                 const char *ns, const char *name, const char *subresource,
+KT_MUST_CHECK int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_ref *ref,
                                  const json_t *obj, json_t **out, struct kt_err *err);
 
 /* What kt_kube_apply sends where; callers fill it with designated initialisers. */
@@ -241,8 +249,7 @@ KT_MUST_CHECK int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_a
 
 /* JSON merge patch (RFC 7386) to name[/subresource]. Caller owns *out (may be NULL). Does
  * not retain patch. */
-KT_MUST_CHECK int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
-                                      const char *ns, const char *name, const char *subresource,
+KT_MUST_CHECK int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_ref *ref,
                                       const json_t *patch, json_t **out, struct kt_err *err);
 
 /* Delete options; zero = none. */

@@ -200,7 +200,8 @@ static void test_drift(struct ctx *x)
 
     /* Someone overwrites one caBundle: the next tick puts the CA back. */
     CHECK(kt_certs_inject_bundle(cfg, "QUJD") == 1);
-    CHECK_OK(kt_kube_update(x->c, &GVR_MWC, NULL, x->mname, NULL, cfg, NULL, &err));
+    CHECK_OK(kt_kube_update(x->c, &(struct kt_kube_ref){.gvr = &GVR_MWC, .name = x->mname}, cfg,
+                            NULL, &err));
     json_decref(cfg);
     CHECK_OK(tick(x, x->now, 0, &rep));
     CHECK_EQ_INT(rep.webhooks_updated, 1);

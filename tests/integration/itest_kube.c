@@ -148,16 +148,23 @@ static void test_update_patch_apply(struct ctx *x)
     json_t *a;
 
     json_object_set_new(json_object_get(cur, "data"), "k", json_string("v2"));
-    CHECK_OK(kt_kube_update(x->c, &KT_GVR_CONFIGMAPS, x->ns, "cm1", NULL, cur, NULL, &err));
+    CHECK_OK(kt_kube_update(
+        x->c, &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .name = "cm1"}, cur,
+        NULL, &err));
     /* The old resourceVersion is now a failed optimistic lock. */
-    CHECK_EQ_INT(kt_kube_update(x->c, &KT_GVR_CONFIGMAPS, x->ns, "cm1", NULL, stale, NULL, &err),
-                 -1);
+    CHECK_EQ_INT(
+        kt_kube_update(x->c,
+                       &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .name = "cm1"},
+                       stale, NULL, &err),
+        -1);
     CHECK_EQ_INT(err.code, KT_ECONFLICT);
     CHECK_EQ_STR(kt_kube_client_last_status(x->c)->reason, "Conflict");
     CHECK_CONTAINS(err.msg, "the object has been modified");
 
     patch = json_pack("{s:{s:s, s:n}}", "data", "added", "yes", "k");
-    CHECK_OK(kt_kube_merge_patch(x->c, &KT_GVR_CONFIGMAPS, x->ns, "cm1", NULL, patch, &out, &err));
+    CHECK_OK(kt_kube_merge_patch(
+        x->c, &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .name = "cm1"}, patch,
+        &out, &err));
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "added", ""), "yes");
     CHECK(json_object_get(json_object_get(out, "data"), "k") == NULL);
     json_decref(out);
@@ -211,13 +218,17 @@ static void test_status_subresource(struct ctx *x)
 
     CHECK_OK(kt_kube_create(x->c, &pods, x->ns, pod, NULL, &err));
     st = json_pack("{s:{s:s, s:s}}", "status", "phase", "Running", "message", "by kt");
-    CHECK_OK(kt_kube_merge_patch(x->c, &pods, x->ns, "p1", "status", st, &out, &err));
+    CHECK_OK(kt_kube_merge_patch(
+        x->c,
+        &(struct kt_kube_ref){.gvr = &pods, .ns = x->ns, .name = "p1", .subresource = "status"}, st,
+        &out, &err));
     CHECK_EQ_STR(kt_json_str(kt_json_path(out, "status"), "phase", ""), "Running");
     json_decref(out);
     json_decref(st);
     /* Writing spec through /status is ignored; writing status through the main resource too. */
     st = json_pack("{s:{s:s}}", "status", "phase", "Failed");
-    CHECK_OK(kt_kube_merge_patch(x->c, &pods, x->ns, "p1", NULL, st, &out, &err));
+    CHECK_OK(kt_kube_merge_patch(
+        x->c, &(struct kt_kube_ref){.gvr = &pods, .ns = x->ns, .name = "p1"}, st, &out, &err));
     CHECK_EQ_STR(kt_json_str(kt_json_path(out, "status"), "phase", ""), "Running");
     json_decref(out);
     json_decref(st);
@@ -236,7 +247,12 @@ static void test_status_subresource(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(kt_json_path(out, "status"), "message", ""), "applied");
     json_decref(out);
     json_decref(st);
-    CHECK_EQ_INT(kt_kube_merge_patch(x->c, &pods, x->ns, "nope", "status", pod, NULL, &err), -1);
+    CHECK_EQ_INT(
+        kt_kube_merge_patch(x->c,
+                            &(struct kt_kube_ref){
+                                .gvr = &pods, .ns = x->ns, .name = "nope", .subresource = "status"},
+                            pod, NULL, &err),
+        -1);
     CHECK_EQ_INT(err.code, KT_ENOENT);
     json_decref(pod);
 }
@@ -336,12 +352,17 @@ static void test_leases(struct ctx *x)
     stale = json_deep_copy(got);
     kt_kube_time_now(now, KT_KUBE_TIME_MICRO);
     json_object_set_new(kt_json_path(got, "spec"), "renewTime", json_string(now));
-    CHECK_OK(
-        kt_kube_update(x->c, &KT_GVR_LEASES, x->ns, "trainer.kubeflow.org", NULL, got, NULL, &err));
+    CHECK_OK(kt_kube_update(
+        x->c,
+        &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = x->ns, .name = "trainer.kubeflow.org"},
+        got, NULL, &err));
     /* A second candidate with the old resourceVersion loses. */
     json_object_set_new(kt_json_path(stale, "spec"), "holderIdentity", json_string("b"));
-    CHECK_EQ_INT(kt_kube_update(x->c, &KT_GVR_LEASES, x->ns, "trainer.kubeflow.org", NULL, stale,
-                                NULL, &err),
+    CHECK_EQ_INT(kt_kube_update(x->c,
+                                &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES,
+                                                      .ns = x->ns,
+                                                      .name = "trainer.kubeflow.org"},
+                                stale, NULL, &err),
                  -1);
     CHECK_EQ_INT(err.code, KT_ECONFLICT);
     json_decref(got);
@@ -411,8 +432,10 @@ static void *writer_main(void *arg)
             char buf[32];
             snprintf(buf, sizeof(buf), "%lld", (long long)(n + 1));
             json_object_set_new(json_object_get(o, "data"), "n", json_string(buf));
-            int rc =
-                kt_kube_update(c, &KT_GVR_CONFIGMAPS, w->x->ns, "counter", NULL, o, NULL, &err);
+            int rc = kt_kube_update(
+                c,
+                &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = w->x->ns, .name = "counter"},
+                o, NULL, &err);
             json_decref(o);
             if (rc == 0) {
                 break;
@@ -520,7 +543,9 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, NULL, &list, &err));
     o.resource_version = kt_json_str(json_object_get(list, "metadata"), "resourceVersion", "");
     CHECK_OK(kt_kube_create(x->c, &KT_GVR_CONFIGMAPS, x->ns, cm, NULL, &err));
-    CHECK_OK(kt_kube_merge_patch(x->c, &KT_GVR_CONFIGMAPS, x->ns, "w-1", NULL, patch, NULL, &err));
+    CHECK_OK(kt_kube_merge_patch(
+        x->c, &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .name = "w-1"}, patch,
+        NULL, &err));
     CHECK_OK(kt_kube_delete(x->c, &KT_GVR_CONFIGMAPS, x->ns, "w-1", NULL, &err));
     /* Replayed from the list's resourceVersion; the callback stops at the DELETED event. */
     CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, record, &s, NULL, &last, &err));

@@ -240,7 +240,9 @@ static void patch_cm(struct ctx *x, const char *name, const char *key, const cha
     json_t *p = label ? json_pack("{s:{s:{s:s}}}", "metadata", "labels", key, val)
                       : json_pack("{s:{s:s}}", "data", key, val);
 
-    if (kt_kube_merge_patch(x->c, &KT_GVR_CONFIGMAPS, x->ns, name, NULL, p, NULL, &err) < 0) {
+    if (kt_kube_merge_patch(
+            x->c, &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .name = name}, p,
+            NULL, &err) < 0) {
         fprintf(stderr, "patch %s: %s\n", name, err.msg);
         test_failed++;
     }

@@ -148,7 +148,9 @@ int main(int argc, char **argv)
     CHECK(wait_present(inf, a, "second", true));
     CHECK(wait_present(inf, b, "second", true));
     json_t *p = json_pack("{s:{s:s}}", "data", "v", "1");
-    if (kt_kube_merge_patch(c, &KT_GVR_CONFIGMAPS, b, "first", NULL, p, NULL, &err) < 0 ||
+    if (kt_kube_merge_patch(
+            c, &(struct kt_kube_ref){.gvr = &KT_GVR_CONFIGMAPS, .ns = b, .name = "first"}, p, NULL,
+            &err) < 0 ||
         kt_kube_delete(c, &KT_GVR_CONFIGMAPS, a, "first", NULL, &err) < 0) {
         fprintf(stderr, "patch/delete: %s\n", err.msg);
         test_failed++;
