@@ -83,7 +83,7 @@ webhooks:
 YAML
 }
 
-runtime_yaml() { # runtime_yaml NS NAME FRAMEWORK
+plugin_runtime_yaml() { # plugin_runtime_yaml NS NAME FRAMEWORK
     cat <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainingRuntime
@@ -99,7 +99,7 @@ $(it_runtime_template)
 YAML
 }
 
-trainjob_yaml() { # trainjob_yaml NS NAME RUNTIME [LABELS_YAML]
+plugin_trainjob_yaml() { # plugin_trainjob_yaml NS NAME RUNTIME [LABELS_YAML]
     cat <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -143,16 +143,16 @@ PIDS+=("$WPID")
 ready webhook "$WPID" || { it_fail webhook-start "not ready"; it_finish; }
 register_webhook "$NS" "$(jq -r .webhook "$IT_TMP/webhook.ports")" ||
     { it_fail webhook-register "apply failed"; it_finish; }
-runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { it_fail runtime "apply"; it_finish; }
+plugin_runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { it_fail runtime "apply"; it_finish; }
 
-if trainjob_yaml "$NS" unlabelled tf | kc create -f - >"$IT_TMP/deny.out" 2>&1; then
+if plugin_trainjob_yaml "$NS" unlabelled tf | kc create -f - >"$IT_TMP/deny.out" 2>&1; then
     it_fail webhook-plugin-denies "the unlabelled TrainJob was admitted"
 elif grep -q "denied the request: metadata.labels: Required value: label cost-center is required for TrainJobs in namespace $NS" "$IT_TMP/deny.out"; then
     it_ok webhook-plugin-denies
 else
     it_fail webhook-plugin-denies "$(head -c 600 "$IT_TMP/deny.out")"
 fi
-if trainjob_yaml "$NS" labelled tf "  labels: {cost-center: ml}" | kc create -f - >"$IT_TMP/admit.out" 2>&1; then
+if plugin_trainjob_yaml "$NS" labelled tf "  labels: {cost-center: ml}" | kc create -f - >"$IT_TMP/admit.out" 2>&1; then
     it_ok webhook-plugin-admits
 else
     it_fail webhook-plugin-admits "$(head -c 600 "$IT_TMP/admit.out")"

@@ -24,8 +24,8 @@ ktctl=${KTCTL:-$it_root/build/plain/bin/ktctl}
 }
 wh_setup
 
-# server_verdict < kubectl output: OK | WEBHOOK<TAB>MSG | INVALID<TAB>cause|cause... | OTHER
-server_verdict() {
+# update_server_verdict < kubectl output: OK | WEBHOOK<TAB>MSG | INVALID<TAB>cause|cause... | OTHER
+update_server_verdict() {
     python3 -c '
 import re, sys
 t = sys.stdin.read()
@@ -47,8 +47,8 @@ if "(server dry run)" in t and "rror" not in t:
     print("OK"); sys.exit()
 print("OTHER\t" + t.strip().replace("\n", " "))'
 }
-# ktctl_verdict < ktctl -o json: the same shapes
-ktctl_verdict() {
+# update_ktctl_verdict < ktctl -o json: the same shapes
+update_ktctl_verdict() {
     python3 -c '
 import json, sys
 try:
@@ -117,9 +117,9 @@ PY
         continue
     fi
     kc apply --server-side --field-manager=itest --dry-run=server -f "$c/new.yaml" 2>&1 |
-        server_verdict >"$c/s"
+        update_server_verdict >"$c/s"
     (cd "$d" && "$ktctl" validate -o json --old old.yaml new.yaml runtime.yaml 2>/dev/null) |
-        ktctl_verdict >"$c/k"
+        update_ktctl_verdict >"$c/k"
     compared=$((compared + 1))
     if cmp -s "$c/s" "$c/k"; then
         agree=$((agree + 1))

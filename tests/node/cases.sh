@@ -209,7 +209,7 @@ export -f tj_missing_runtime tj
 # ---- training that trains ----------------------------------------------------------------
 case_torch_ddp() {
     tj default ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
-    check torch-ddp-complete tj_wait default ddp Complete
+    check torch-ddp-complete node_tj_wait default ddp Complete
     tj_logs default ddp >"$T/ddp.log"
     check torch-ddp-both-ranks-world-2 test "$(grep -c 'world size 2' "$T/ddp.log")" -ge 2
     check torch-ddp-loss-decreases loss_decreases "$T/ddp.log"
@@ -255,7 +255,7 @@ EOF
 case_torch_fail() {
     runtime_torch_once
     tj default boom TrainingRuntime/torch-once "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
-    check torch-fail-failed tj_wait default boom Failed
+    check torch-fail-failed node_tj_wait default boom Failed
     check torch-fail-reason cond_is default boom Failed \
         'FailedJobs: jobset failed due to one or more job failures (first failed job: boom-node-0)'
     check torch-fail-exit-code kq '[.items[].status.containerStatuses[0].state.terminated.exitCode] | any(. == 3)' \
@@ -272,7 +272,7 @@ case_torch_pod_deleted() {
         kc apply -f - >/dev/null
     check torch-pod-deleted-training wait_for "rank 0 training" logs_say default cut 'rank 0/2 epoch 1 step 2 '
     check torch-pod-deleted-delete-worker delete_worker default cut
-    check torch-pod-deleted-failed tj_wait default cut Failed
+    check torch-pod-deleted-failed node_tj_wait default cut Failed
     check torch-pod-deleted-condition-is-the-jobsets cond_from_jobset default cut
     check torch-pod-deleted-reason cond_is default cut Failed \
         'FailedJobs: jobset failed due to one or more job failures (first failed job: cut-node-0)'
@@ -281,7 +281,7 @@ case_torch_pod_deleted() {
     tj default heal torch-distributed "env EPOCHS=120 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check torch-pod-deleted-retried-training wait_for "rank 0 training" logs_say default heal 'rank 0/2 epoch 1 step 2 '
     check torch-pod-deleted-retried-delete-worker delete_worker default heal
-    check torch-pod-deleted-retried-complete tj_wait default heal Complete
+    check torch-pod-deleted-retried-complete node_tj_wait default heal Complete
     check torch-pod-deleted-retried-job-counted kq '.items[0].status.failed >= 1 or
         ([.items[0].status.uncountedTerminatedPods.failed // [] | length] | .[0] >= 1)' \
         jobs -n default -l jobset.sigs.k8s.io/jobset-name=heal
@@ -321,7 +321,7 @@ cond_is() {
 case_mpi_allreduce() {
     tj default allreduce deepspeed-distributed "mpirun -np 2 python3 /workspace/allreduce.py" |
         kc apply -f - >/dev/null
-    check mpi-allreduce-complete tj_wait default allreduce Complete
+    check mpi-allreduce-complete node_tj_wait default allreduce Complete
     tj_logs default allreduce >"$T/mpi.log"
     check mpi-allreduce-sum grep -q 'sum 3' "$T/mpi.log"
     check mpi-hostfile-secret-from-kt kq '.type == "Opaque" or .type == "kubernetes.io/ssh-auth"' \
@@ -330,7 +330,7 @@ case_mpi_allreduce() {
 
 case_xgboost() {
     tj default xgb xgboost-distributed "python3 /workspace/train_xgboost.py" | kc apply -f - >/dev/null
-    check xgboost-complete tj_wait default xgb Complete
+    check xgboost-complete node_tj_wait default xgb Complete
     tj_logs default xgb >"$T/xgb.log"
     check xgboost-two-workers grep -q 'world size 2' "$T/xgb.log"
 }
@@ -500,7 +500,7 @@ case_kustomize() {
         clustertrainingruntime torch-distributed
     check kustomize-webhook-ready wait_for "kt-webhook answers through its Service" webhook_denies
     tj default kz-ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
-    check kustomize-torch-ddp-complete tj_wait default kz-ddp Complete
+    check kustomize-torch-ddp-complete node_tj_wait default kz-ddp Complete
     # (the namespace goes too: deploy/ creates it)
     check kustomize-delete kc delete -k "$o" --ignore-not-found --wait=true --timeout=120s
     check kustomize-delete-no-pods wait_for "kt pods gone" kq '.items | length == 0' pods -n "$NS"

@@ -11,9 +11,9 @@
 node_ctr() { ctr --address "$KT_CONTAINERD_SOCK" -n k8s.io "$@"; }
 
 
-# tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
+# node_tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
 # Failed); fails early on the other terminal condition, printing its pods and their logs.
-tj_wait() {
+node_tj_wait() {
     local st deadline=$((SECONDS + WAIT))
     while :; do
         st=$(tj_state "$1" "$2")
