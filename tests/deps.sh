@@ -11,7 +11,7 @@ libcurl4-gnutls-dev libyaml-dev clang libclang-rt-14-dev clang-format valgrind o
 containerd runc containernetworking-plugins iptables mmdebstrap umoci help2man groff-base shellcheck"
 missing=""
 for p in $pkgs; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -c "install ok installed" >/dev/null; then
         missing="$missing $p"
     fi
 done

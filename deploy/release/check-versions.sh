@@ -32,6 +32,6 @@ tag=$(awk '/^image:/ { in_image = 1; next } /^[^ #]/ { in_image = 0 } in_image &
 same "deploy/kustomization.yaml newTag" "$(grep -m1 'newTag:' "$r/deploy/kustomization.yaml" | unq)" "$v"
 # CHANGELOG.md: the newest released section (the first `## [X.Y.Z] - DATE`, after Unreleased)
 same "CHANGELOG.md newest release" \
-    "$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\] - .*/\1/p' "$r/CHANGELOG.md" | head -n 1)" "$v"
+    "$(sed -nE 's/^## \[([0-9]+\.[0-9]+\.[0-9]+)\] - .*/\1/p' "$r/CHANGELOG.md" | sed -n 1p)" "$v"
 [ "$bad" -eq 0 ] && echo "check-versions: $v everywhere (upstream $up)"
 exit "$bad"

@@ -68,7 +68,7 @@ cp -R deploy "$p/usr/share/kt/deploy"
 rm -rf "$p/usr/share/kt/deploy/helm" "$p/usr/share/kt/deploy/image" "$p/usr/share/kt/deploy/release" \
     "$p/usr/share/kt/deploy/pre-commit"
 # the years of the history (first commit .. last); without .git (a source tarball) the last commit's
-first=$(git -C "$rel_root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | head -n 1) || true
+first=$(git -C "$rel_root" log --reverse --format=%cd --date=format:%Y 2>/dev/null | sed -n 1p) || true
 last=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
 years=${first:-$last}
 [ "$years" = "$last" ] || years="$years-$last"

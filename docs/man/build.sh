@@ -30,7 +30,7 @@ page() {
     shift 5
     for f in "$@"; do inc+=(--include "$f"); done
     help2man --no-info --section "$sec" --name "$what" \
-        --version-string "$ver" --source "$(echo "$ver" | head -n 1 | cut -d' ' -f1-2)" \
+        --version-string "$ver" --source "$(echo "$ver" | sed -n 1p | cut -d' ' -f1-2)" \
         "${inc[@]}" --output "$out/$name.$sec" "$exe"
 }
 

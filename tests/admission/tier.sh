@@ -260,13 +260,13 @@ fi
 
 # TLS 1.3 key exchange: finite-field groups are refused, ECDHE groups accepted.
 if echo | timeout 10 openssl s_client -tls1_3 -groups ffdhe2048:ffdhe3072 \
-    -connect "127.0.0.1:$PORT" 2>/dev/null | grep -q 'BEGIN CERTIFICATE\|Server certificate'; then
+    -connect "127.0.0.1:$PORT" 2>/dev/null | grep -c 'BEGIN CERTIFICATE\|Server certificate' >/dev/null; then
     bad tls13-ffdhe "a TLS 1.3 handshake with only ffdhe groups succeeded"
 else
     ok
 fi
 if echo | timeout 10 openssl s_client -tls1_3 -groups X25519 -connect "127.0.0.1:$PORT" 2>/dev/null |
-    grep -q 'Server certificate'; then
+    grep -c 'Server certificate' >/dev/null; then
     ok
 else
     bad tls13-x25519 "a TLS 1.3 handshake with X25519 failed"
@@ -287,12 +287,12 @@ if grep -q '^kubeflow_trainer_webhook_validation_total{resource="trainjobs",oper
     grep -q '^kubeflow_trainer_build_info{component="webhook",git_version="[^"]*",upstream_version="v2.3.0",api_version="trainer.kubeflow.org/v1alpha1"} 1$' "$T/metrics"; then
     ok
 else
-    bad trainer-metrics "kubeflow_trainer_webhook_validation_total or build_info missing: $(grep kubeflow_trainer "$T/metrics" | head -5)"
+    bad trainer-metrics "kubeflow_trainer_webhook_validation_total or build_info missing: $(grep kubeflow_trainer "$T/metrics" | sed -n 1,5p)"
 fi
 names=$(cat "$here"/*/request.json 2>/dev/null | grep -o '"name": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' | sort -u | grep -v '^$' || true)
 leaked=""
 for n in $names; do
-    if grep '^kubeflow_trainer_webhook' "$T/metrics" | grep -q "\"$n\""; then leaked="$leaked $n"; fi
+    if grep '^kubeflow_trainer_webhook' "$T/metrics" | grep -c "\"$n\"" >/dev/null; then leaked="$leaked $n"; fi
 done
 if [ -z "$leaked" ] && [ -n "$names" ]; then ok; else bad trainer-metrics-labels "object names as labels:$leaked (names seen: $(echo $names | wc -w))"; fi
 

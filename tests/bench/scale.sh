@@ -111,7 +111,7 @@ start_standby() {
 # leads PORTFILE - the reconciler of PORTFILE reports leader_election_master_status 1.
 leads() {
     curl -sk --max-time 5 "https://127.0.0.1:$(jq -r .metrics "$1")/metrics" |
-        grep -q '^leader_election_master_status{.*} 1$'
+        grep -c '^leader_election_master_status{.*} 1$' >/dev/null
 }
 # failover N - (background) N/2 / RATE seconds into the creates, signal the leading replica and
 # time the Lease's move to the other; writes $W/failover.json (survivor PID, figures).

@@ -130,7 +130,7 @@ K=""
 setup_cluster() {
     if [ -n "$kubeconfig" ]; then
         local bin
-        bin=$(ls -d "$HOME"/.cache/kt/cluster/*/kubectl 2>/dev/null | head -1)
+        bin=$(ls -d "$HOME"/.cache/kt/cluster/*/kubectl 2>/dev/null | sed -n 1p)
         [ -n "$bin" ] || bin=$(command -v kubectl)
         K="$bin --kubeconfig $kubeconfig"
         return 0
@@ -157,7 +157,7 @@ install_crds() {
             crd/clustertrainingruntimes.trainer.kubeflow.org >>"$tmp/crd.out" 2>&1; then
         ok "CRDs accepted by the API server (CEL cost budget included) and Established"
     else
-        bad "CRD install: $(tr '\n' ' ' <"$tmp/crd.out" | head -c 2000)"
+        bad "CRD install: $(tr '\n' ' ' <"$tmp/crd.out" | { head -c 2000; cat >/dev/null; })"
         return 1
     fi
     local cond
@@ -248,7 +248,7 @@ EOF_PY
 run_case() {
     local f=$1 name exp rc out
     name=$(basename "$f")
-    exp=$(sed -n 's/^# expect: //p' "$f" | head -1)
+    exp=$(sed -n 's/^# expect: //p' "$f" | sed -n 1p)
     out="$tmp/case.out"
     case $name in
     *.update.yaml | *.status.yaml)

@@ -49,19 +49,19 @@ grep '^    apt-get install ' "$P/share/doc/kt/README.binary" >apt-line
 check dist-readme-names-jansson grep -qw libjansson4 apt-line
 check dist-readme-names-microhttpd grep -qw libmicrohttpd12 apt-line
 check dist-readme-not-unlinked bash -c "! grep -qw -e libssl3 -e libsystemd0 apt-line"
-check dist-ktctl-validate-runtimes bash -c "'$P/bin/ktctl' validate '$P/share/kt/deploy/runtimes' 2>&1 | grep -q '8 objects checked, 0 invalid'"
+check dist-ktctl-validate-runtimes bash -c "'$P/bin/ktctl' validate '$P/share/kt/deploy/runtimes' 2>&1 | grep -c '8 objects checked, 0 invalid' >/dev/null"
 cp "$root/tests/run/example-trainjob.yaml" job.yaml
 check dist-ktctl-validate-example "$P/bin/ktctl" validate job.yaml "$P/share/kt/deploy/runtimes/torch-distributed.yaml"
 sed 's/name: EPOCHS$/name: PET_NNODES/' job.yaml >bad.yaml
-check dist-ktctl-refuses-bad bash -c "'$P/bin/ktctl' validate bad.yaml '$P/share/kt/deploy/runtimes/torch-distributed.yaml' | grep -q 'must not have reserved envs'; test \${PIPESTATUS[0]} -eq 1"
+check dist-ktctl-refuses-bad bash -c "'$P/bin/ktctl' validate bad.yaml '$P/share/kt/deploy/runtimes/torch-distributed.yaml' | grep -c 'must not have reserved envs' >/dev/null; test \${PIPESTATUS[0]} -eq 1"
 check dist-ktctl-render bash -c "'$P/bin/ktctl' render --runtime '$P/share/kt/deploy/runtimes/torch-distributed.yaml' -o json job.yaml | jq -e '[.items[].kind] == [\"ConfigMap\",\"JobSet\"]'"
 check dist-ktctl-certs bash -c "'$P/bin/ktctl' certs -q --dir certs --san IP:127.0.0.1 && test -s certs/tls.crt && test -s certs/ca.key"
-check dist-webhook-usage bash -c "'$P/bin/kt-webhook' --help 2>&1 | grep -q -- --tls-cert-file"
-check dist-reconciler-usage bash -c "'$P/bin/kt-reconciler' --help 2>&1 | grep -q -- --kubeconfig"
+check dist-webhook-usage bash -c "'$P/bin/kt-webhook' --help 2>&1 | grep -c -- --tls-cert-file >/dev/null"
+check dist-reconciler-usage bash -c "'$P/bin/kt-reconciler' --help 2>&1 | grep -c -- --kubeconfig >/dev/null"
 for m in "$P"/share/man/man*/*; do
     check "dist-man-renders ${m#"$P"/}" bash -c "w=\$(groff -ww -z -man '$m' 2>&1); echo \"\$w\"; test -z \"\$w\""
 done
 export LC_ALL=C MANWIDTH=200 MANPAGER=cat
-check dist-man-finds-ktctl-certs bash -c "man -M '$P/share/man' ktctl-certs | grep -q 'issue the CA and the serving certificate of kt-webhook'"
-check dist-man-finds-kt-webhook bash -c "man -M '$P/share/man' 8 kt-webhook | grep -q -- '--tls-cert-file'"
+check dist-man-finds-ktctl-certs bash -c "man -M '$P/share/man' ktctl-certs | grep -c 'issue the CA and the serving certificate of kt-webhook' >/dev/null"
+check dist-man-finds-kt-webhook bash -c "man -M '$P/share/man' 8 kt-webhook | grep -c -- '--tls-cert-file' >/dev/null"
 tier_finish

@@ -71,7 +71,7 @@ else
         ok "changelog: moved when code moved (no product commit after the last CHANGELOG.md commit)"
     else
         n=$(wc -w <<<"$stray")
-        bad "changelog: moved when code moved" "$n commit(s) change ${PRODUCT[*]} after the last change to $c (add a line under ## [Unreleased], or the trailer 'Changelog: none'): $(for x in $stray; do git log -1 --format='%h %s' "$x" | cut -c1-80; done | head -n 5 | tr '\n' ';')"
+        bad "changelog: moved when code moved" "$n commit(s) change ${PRODUCT[*]} after the last change to $c (add a line under ## [Unreleased], or the trailer 'Changelog: none'): $(for x in $stray; do git log -1 --format='%h %s' "$x" | cut -c1-80; done | sed -n 1,5p | tr '\n' ';')"
     fi
 fi
 echo "$pass passed, $fail failed"

@@ -52,7 +52,7 @@ passes() {
     if python3 "$here/check.py" --root "$T/neg" "${@:2}" >"$T/neg.out" 2>&1; then
         ok "$1"
     else
-        bad "$1" "$(grep '^FAIL' "$T/neg.out" | head -c 400)"
+        bad "$1" "$(grep '^FAIL' "$T/neg.out" | { head -c 400; cat >/dev/null; })"
     fi
 }
 # planted NAME WANT [--bin DIR]: the checker on $T/neg must exit non-zero with a FAIL line
@@ -65,7 +65,7 @@ planted() {
     elif grep -qE "^FAIL .*$want" "$T/neg.out"; then
         ok "negative: $name"
     else
-        bad "negative: $name" "no FAIL line matching '$want': $(grep '^FAIL' "$T/neg.out" | head -c 400)"
+        bad "negative: $name" "no FAIL line matching '$want': $(grep '^FAIL' "$T/neg.out" | { head -c 400; cat >/dev/null; })"
     fi
     rm -rf "$T/neg"
     copy_root "$T/neg"
@@ -223,7 +223,7 @@ changelog_case() {
     elif [ "$2" != pass ] && grep -qE "^FAIL .*$2" "$T/cln.out"; then
         ok "$1"
     else
-        bad "$1" "$(grep '^FAIL' "$T/cln.out" | head -c 400)"
+        bad "$1" "$(grep '^FAIL' "$T/cln.out" | { head -c 400; cat >/dev/null; })"
     fi
 }
 changelog_case "changelog: a repo whose last commit adds code and changelog passes" pass

@@ -234,7 +234,7 @@ case_unschedulable() {
     ns $n
     trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
     wait_for "pods marked Unschedulable" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n &&
-        ok unschedulable-pods-pending || bad unschedulable-pods-pending "$(kc get pods -n $n -o wide 2>&1 | head)"
+        ok unschedulable-pods-pending || bad unschedulable-pods-pending "$(kc get pods -n $n -o wide 2>&1 | sed -n 1,10p)"
     p=$(pods_of $n greedy)
     check unschedulable-none-bound jq -e 'all(.[]; .spec.nodeName == null and .status.phase == "Pending")' <<<"$p"
     check unschedulable-scheduler-says-why jq -e 'all(.[]; .status.conditions[] | select(.type == "PodScheduled") | .message | test("Insufficient nvidia.com/gpu"))' <<<"$p"
@@ -280,7 +280,7 @@ case_status() {
         ok status-suspended-json || bad status-suspended-json "$out"
     out=$(kst held -o yaml)
     grep -q '^waitingFor: suspended$' <<<"$out" && ok status-suspended-yaml || bad status-suspended-yaml "$out"
-    if wait_for "slow running" sh -c "'$KTCTL' status --kubeconfig '$KT_ADMIN_KUBECONFIG' -n $n slow | grep -q '^Status:    running: 2/2 pods Running$'"; then
+    if wait_for "slow running" sh -c "'$KTCTL' status --kubeconfig '$KT_ADMIN_KUBECONFIG' -n $n slow | grep -c '^Status:    running: 2/2 pods Running$' >/dev/null"; then
         ok status-running
     else
         bad status-running "$(kst slow)"
@@ -352,7 +352,7 @@ case_metrics() {
     kc delete trainjob m-ok -n $n --wait=false >/dev/null
     port=$(jq -r .metrics "$D/kt-reconciler.ports")
     L='namespace="e2e-metrics",runtime="ClusterTrainingRuntime",runtime_name="torch-distributed",framework="torch"'
-    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -q '^kubeflow_trainer_trainjobs_deleted_total{$L} 1'"
+    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -c '^kubeflow_trainer_trainjobs_deleted_total{$L} 1' >/dev/null"
     scrape "$port" >"$m"
     scrape "$WMPORT" >"$w"
     kill -TERM "$wpid" 2>/dev/null
@@ -374,7 +374,7 @@ case_metrics() {
     got="$got ready=$(mval "$m" '^kubeflow_trainer_trainjob_first_job_ready_seconds_count\{namespace="e2e-metrics"')"
     got="$got states=$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Complete"'),$(mval "$m" '^kubeflow_trainer_trainjobs_by_state\{namespace="e2e-metrics",state="Failed"')"
     [ "$got" = "created=2,1 completed=2 failed=1 suspended=1 resumed=1 deleted=1 jobsets=3 finished=3 ready=$seen states=1,1" ] &&
-        ok "metrics-counters-agree ($got)" || bad metrics-counters-agree "got $got; $(grep "e2e-metrics" "$m" | grep -v _bucket | head -30)"
+        ok "metrics-counters-agree ($got)" || bad metrics-counters-agree "got $got; $(grep "e2e-metrics" "$m" | grep -v _bucket | sed -n 1,30p)"
     [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="Build"\}')" -gt 0 ] &&
         [ "$(mval "$m" '^kubeflow_trainer_reconcile_phase_duration_seconds_count\{phase="PostExecution"\}')" -gt 0 ] &&
         grep -q '^kubeflow_trainer_build_info{component="reconciler",.*} 1$' "$m" &&
@@ -383,8 +383,8 @@ case_metrics() {
     [ "$(mval "$w" '^kubeflow_trainer_webhook_validation_total\{resource="trainjobs",operation="CREATE",result="allowed"\}')" -ge 3 ] &&
         grep -q '^kubeflow_trainer_build_info{component="webhook",' "$w" &&
         ok metrics-webhook-decisions || bad metrics-webhook-decisions "$(grep kubeflow_trainer "$w")"
-    if grep -h '^kubeflow_trainer_' "$m" "$w" | grep -qE '"(m-ok|m-bad|m-held|greedy|boom|fine|held|slow)"|"m-(ok|bad|held)-'; then
-        bad metrics-no-object-names "$(grep -hE '"(m-ok|m-bad|m-held)' "$m" "$w" | head -3)"
+    if grep -h '^kubeflow_trainer_' "$m" "$w" | grep -cE '"(m-ok|m-bad|m-held|greedy|boom|fine|held|slow)"|"m-(ok|bad|held)-' >/dev/null; then
+        bad metrics-no-object-names "$(grep -hE '"(m-ok|m-bad|m-held)' "$m" "$w" | sed -n 1,3p)"
     else
         ok "metrics-no-object-names ($(cat "$m" "$w" | grep -c '^kubeflow_trainer_') kubeflow_trainer_ samples)"
     fi
@@ -428,7 +428,7 @@ spec:
   suspend: true
 EOF
     wait_for "gang pods all rejected" kq '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == "PodScheduled" and .status == "False"))' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig &&
-        ok coscheduling-gang-seen-by-scheduler || bad coscheduling-gang-seen-by-scheduler "$(kc get pods -n $n -o wide | head)"
+        ok coscheduling-gang-seen-by-scheduler || bad coscheduling-gang-seen-by-scheduler "$(kc get pods -n $n -o wide | sed -n 1,10p)"
     p=$(pods_of $n toobig)
     check coscheduling-all-or-nothing jq -e 'all(.[]; .spec.nodeName == null)' <<<"$p"
     # the contrast: the default scheduler places 4 of the same 5 pods (with the gang gone)
@@ -436,7 +436,7 @@ EOF
     wait_for "gang pods gone" kq '.items | length == 0' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig
     kc patch trainjob greedy -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
     wait_for "default scheduler binds 4 of 5" kq '[.items[] | select(.spec.nodeName != null)] | length == 4' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy &&
-        ok coscheduling-contrast-default-binds-4-of-5 || bad coscheduling-contrast-default-binds-4-of-5 "$(kc get pods -n $n -o wide | head)"
+        ok coscheduling-contrast-default-binds-4-of-5 || bad coscheduling-contrast-default-binds-4-of-5 "$(kc get pods -n $n -o wide | sed -n 1,10p)"
     kc delete trainjob greedy -n $n --wait=false >/dev/null
 }
 

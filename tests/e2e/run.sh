@@ -106,7 +106,7 @@ tj_wait() {
         esac
         if [ $SECONDS -ge $deadline ]; then
             echo "TrainJob $1/$2 not $3 after ${WAIT}s (conditions: ${st:-none}); pods:"
-            kc get pods -n "$1" -o wide 2>&1 | head -20
+            kc get pods -n "$1" -o wide 2>&1 | sed -n 1,20p
             return 1
         fi
         sleep 0.5

@@ -184,7 +184,7 @@ sw_acted() {
     if [ "$1" = up ]; then
         grep -q 'successfully acquired lease' "$SW_UP_OUT/manager.log"
     else
-        tail -n "+$(($2 + 1))" "$D/kt-reconciler.log" | grep -q 'became leader'
+        tail -n "+$(($2 + 1))" "$D/kt-reconciler.log" | grep -c 'became leader' >/dev/null
     fi
 }
 sw_new_holder() { # sw_new_holder OLD - the Lease is held, by someone else than OLD

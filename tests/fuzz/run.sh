@@ -36,7 +36,7 @@ fi
 
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 # One object per library source, rebuilt when the source or any header is newer.
-newest_h=$(ls -t common/*/*.h api/*.h certs/*.h 2>/dev/null | head -n 1)
+newest_h=$(ls -t common/*/*.h api/*.h certs/*.h 2>/dev/null | sed -n 1p)
 build_lib() {
     local src obj pids=() rc=0 want=" "
     for src in common/*/*.c api/*.c certs/*.c; do
@@ -89,7 +89,7 @@ run_one() {
         printf '  %-24s ok (%s runs in %ss)\n' "fuzz_$name" "${runs:-?}" "$FUZZ_SECONDS"
     else
         printf '  %-24s FAILED (exit %d); log %s\n' "fuzz_$name" "$rc" "$log"
-        grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | head -n 10
+        grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | sed -n 1,10p
     fi >"$OUT/fuzz_$name.result"
     echo "$rc" >"$OUT/fuzz_$name.rc"
 }

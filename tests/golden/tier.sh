@@ -44,7 +44,7 @@ run_case() {
         else
             fail=$((fail + 1))
             echo "FAIL golden/$name: exit $rc (want $want_rc)"
-            diff -u "$dir/error" "$err" | head -40
+            diff -u "$dir/error" "$err" | sed -n 1,40p
         fi
     else
         [ "${UPDATE:-}" = 1 ] && [ $rc -eq 0 ] && cp "$out" "$dir/expected.json"
@@ -54,7 +54,7 @@ run_case() {
             fail=$((fail + 1))
             echo "FAIL golden/$name: exit $rc"
             cat "$err"
-            diff -u "$dir/expected.json" "$out" | head -60
+            diff -u "$dir/expected.json" "$out" | sed -n 1,60p
         fi
     fi
     rm -f "$out" "$err"

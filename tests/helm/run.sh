@@ -88,7 +88,7 @@ tojson "$T/default.yaml" >"$T/default.json" && tojson "$T/all.yaml" >"$T/all.jso
     finish
 }
 q() { # q NAME FILE JQ - the jq expression must print true
-    if [ "$(jq -r "$3" "$2" 2>&1)" = true ]; then ok "$1"; else bad "$1" "$(jq -c "$3" "$2" 2>&1 | head -c 300)"; fi
+    if [ "$(jq -r "$3" "$2" 2>&1)" = true ]; then ok "$1"; else bad "$1" "$(jq -c "$3" "$2" 2>&1 | { head -c 300; cat >/dev/null; })"; fi
 }
 kinds() { jq -r '[.[] | "\(.kind)/\(.metadata.name)"] | sort | .[]' "$1"; }
 q helm-default-crds "$T/default.json" '[.[] | select(.kind == "CustomResourceDefinition") | .metadata.name] | sort == ["clustertrainingruntimes.trainer.kubeflow.org","trainingruntimes.trainer.kubeflow.org","trainjobs.trainer.kubeflow.org"]'
@@ -103,7 +103,7 @@ q helm-all-image "$T/all.json" '[.[] | select(.kind == "Deployment") | .spec.tem
 q helm-all-replicas "$T/all.json" '[.[] | select(.kind == "Deployment") | "\(.metadata.name)=\(.spec.replicas)"] | sort == ["kubeflow-trainer-controller-manager=2","kubeflow-trainer-webhook=3"]'
 q helm-all-gate-in-config "$T/all.json" '[.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"] | test("featureGates:\n  TrainJobStatus: true")] == [true]'
 q helm-default-image "$T/default.json" '[.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].image] | all(. == "kt:0.1.0")'
-check helm-chart-version-is-ktctl-release bash -c "'$B/bin/ktctl' --version | grep -q \"^ktctl \$(awk '/^version:/ { print \$2 }' '$chart/Chart.yaml') \""
+check helm-chart-version-is-ktctl-release bash -c "'$B/bin/ktctl' --version | grep -c \"^ktctl \$(awk '/^version:/ { print \$2 }' '$chart/Chart.yaml') \" >/dev/null"
 
 # The kustomize install and the chart agree on names, webhooks, Service ports and RBAC rules.
 "$root/tests/cluster/build.sh" >/dev/null || {
@@ -147,7 +147,7 @@ for sel in '.kind | endswith("WebhookConfiguration")' '.kind == "Service"' '.kin
     # (the chart's extra: upstream's public ConfigMap Role)
     a=$(jq -cS "[.[] | select($sel) | {kind, name: .metadata.name, webhooks: (.webhooks // null), ports: (.spec.ports // null), rules: (.rules // null)}] | sort_by(.kind, .name)" "$T/kust.json")
     b=$(jq -cS "[.[] | select($sel) | {kind, name: .metadata.name, webhooks: (.webhooks // null), ports: (.spec.ports // null), rules: (.rules // null)}] | sort_by(.kind, .name)" "$T/rt.json")
-    if [ "$a" = "$b" ]; then ok "helm-same-as-kustomize [$sel]"; else bad "helm-same-as-kustomize [$sel]" "$(diff <(echo "$a" | jq .) <(echo "$b" | jq .) | head -20)"; fi
+    if [ "$a" = "$b" ]; then ok "helm-same-as-kustomize [$sel]"; else bad "helm-same-as-kustomize [$sel]" "$(diff <(echo "$a" | jq .) <(echo "$b" | jq .) | sed -n 1,20p)"; fi
 done
 # Container env: the webhook's malloc tunable in both installs, the reconciler without it.
 envs() { jq -cS '[.[] | select(.kind == "Deployment") | {name: .metadata.name, env: [.spec.template.spec.containers[].env // [] | .[]]}] | sort_by(.name)' "$1"; }
@@ -171,7 +171,7 @@ q helm-namespaced-no-secrets-cluster-wide "$T/ns.json" '[.[] | select(.kind == "
 check helm-namespaced-config bash -c "jq -r '.[] | select(.metadata.name == \"kubeflow-trainer-config\") | .data[\"controller_manager_config.yaml\"]' '$T/ns.json' |
     python3 -c 'import sys,yaml; sys.exit(yaml.safe_load(sys.stdin)[\"watchNamespaces\"] != [\"team-a\", \"team-b\"])'"
 check helm-namespaced-config-loads bash -c "jq -r '.[] | select(.metadata.name == \"kubeflow-trainer-config\") | .data[\"controller_manager_config.yaml\"]' '$T/ns.json' >'$T/ns-config.yaml' &&
-    '$B/bin/kt-reconciler' --config '$T/ns-config.yaml' --kubeconfig /nonexistent 2>&1 | grep -q 'nonexistent'"
+    '$B/bin/kt-reconciler' --config '$T/ns-config.yaml' --kubeconfig /nonexistent 2>&1 | grep -c 'nonexistent' >/dev/null"
 q helm-default-no-watch "$T/rt.json" '[.[] | select(.metadata.name == "kubeflow-trainer-config") | .data["controller_manager_config.yaml"] | test("watchNamespaces")] == [false]'
 jq -c '[.[] | select(.kind == "ClusterTrainingRuntime")]' "$T/rt.json" | python3 -c 'import json,sys,yaml; yaml.safe_dump_all(json.load(sys.stdin), sys.stdout)' >"$T/runtimes.yaml"
 check helm-runtimes-validate "$B/bin/ktctl" validate "$T/runtimes.yaml"
@@ -239,7 +239,7 @@ PORT=$(jq -r .webhook "$T/wh.ports" 2>/dev/null)
     finish
 }
 EXAMPLE="$root/tests/run/example-trainjob.yaml"
-check helm-fail-closed-before-url bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f '$EXAMPLE' 2>&1 | tee /dev/stderr | grep -q created"
+check helm-fail-closed-before-url bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f '$EXAMPLE' 2>&1 | tee /dev/stderr | grep -c created >/dev/null"
 
 # ---- 4. helm upgrade ---------------------------------------------------------------------
 before=$(secret_data)
@@ -271,7 +271,7 @@ for i in $(seq 600); do
     sleep 0.1
 done
 check helm-example-trainjob-reconciled kc -n default get jobset "$tj"
-check helm-webhook-denies-missing-runtime bash -c "sed 's/name: torch-distributed/name: no-such-runtime/; s/^  name: $tj\$/  name: $tj-x/' '$EXAMPLE' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f - 2>&1 | grep -q 'admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied the request'"
+check helm-webhook-denies-missing-runtime bash -c "sed 's/name: torch-distributed/name: no-such-runtime/; s/^  name: $tj\$/  name: $tj-x/' '$EXAMPLE' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f - 2>&1 | grep -c 'admission webhook \"validator.trainjob.trainer.kubeflow.org\" denied the request' >/dev/null"
 check helm-release-revision-2 test "$(helm status kt -n kubeflow-system -o json | jq -r .version)" = 2
 
 # ---- 5. helm uninstall -------------------------------------------------------------------

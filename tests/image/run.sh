@@ -77,7 +77,7 @@ check image-no-package-manager bash -c "! ls '$r/usr/bin/dpkg' '$r/usr/bin/apt' 
 check image-passwd-nonroot grep -qx 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' "$r/etc/passwd"
 run() { chroot --userspec=65532:65532 "$1" "${@:2}"; }
 check image-ktctl-version bash -c "test \"\$(chroot --userspec=65532:65532 '$r' /usr/local/bin/ktctl --version)\" = \"\$('$B/bin/ktctl' --version)\""
-check image-webhook-help bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-webhook --help | grep -q '^Usage: kt-webhook'"
+check image-webhook-help bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-webhook --help | grep -c '^Usage: kt-webhook' >/dev/null"
 # (no grep -q: it would close the pipe at the first line and the daemon die of SIGPIPE, not exit 2)
 check image-reconciler-usage bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-reconciler --no-such-flag 2>&1 | grep '^Usage: kt-reconciler' >/dev/null; test \${PIPESTATUS[0]} -eq 2"
 mkdir -p "$r/tmp/rt" && cp "$root"/deploy/runtimes/*.yaml "$r/tmp/rt/"

@@ -18,7 +18,7 @@ done
 if "$KT_KUBECTL" version --client -o json | jq -e '.clientVersion.gitVersion | startswith("v1.35.")' >/dev/null; then
     it_ok kubectl-1.35
 else
-    it_fail kubectl-1.35 "KT_KUBECTL is $("$KT_KUBECTL" version --client 2>&1 | head -1)"
+    it_fail kubectl-1.35 "KT_KUBECTL is $("$KT_KUBECTL" version --client 2>&1 | sed -n 1p)"
 fi
 
 # whoami KUBECONFIG USER - the identity the API server sees, with both service-account groups.
@@ -84,7 +84,7 @@ if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$IT_TM
     new_url=$(. "$1" && echo "$KT_APISERVER")
     if [ "$new_pid" != "$old_pid" ] && [ "$new_url" = "$KT_APISERVER" ] && it_dead "$old_pid" &&
         [ "$(kc -n "$ns" get configmap survives -o jsonpath='{.data.k}')" = v ] &&
-        tr '\0' ' ' <"/proc/$new_pid/cmdline" | grep -q -- '--watch-cache=false'; then
+        tr '\0' ' ' <"/proc/$new_pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
         it_ok restart-apiserver
     else
         it_fail restart-apiserver "pid $old_pid -> $new_pid, url $new_url"
@@ -95,7 +95,7 @@ fi
 # Without "--" the previous extra flags are kept.
 "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" 2>"$IT_TMP/err" || it_fail restart-apiserver-keep "$(tail -5 "$IT_TMP/err")"
 pid=$(. "$1" && echo "$KT_APISERVER_PID")
-if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q -- '--watch-cache=false'; then
+if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
     it_ok restart-apiserver-keeps-flags
 else
     it_fail restart-apiserver-keeps-flags "--watch-cache=false lost"
@@ -103,7 +103,7 @@ fi
 # Back to the standard flags for the tests that follow.
 "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- 2>"$IT_TMP/err" || it_fail restart-apiserver-back "$(tail -5 "$IT_TMP/err")"
 KT_APISERVER_PID=$(. "$1" && echo "$KT_APISERVER_PID")
-if ! tr '\0' ' ' <"/proc/$KT_APISERVER_PID/cmdline" | grep -q -- '--watch-cache=false'; then
+if ! tr '\0' ' ' <"/proc/$KT_APISERVER_PID/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
     it_ok restart-apiserver-flags-replaced
 else
     it_fail restart-apiserver-flags-replaced "--watch-cache=false still set"

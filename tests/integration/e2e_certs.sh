@@ -135,7 +135,7 @@ sync_secret() {
 }
 sync_secret &
 SYNCPID=$!
-check e2e-webhook-ready-once-certs-land poll 30 bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -qx ok"
+check e2e-webhook-ready-once-certs-land poll 30 bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -cx ok >/dev/null"
 
 # ---- webhook configurations, trusted with the (aging) CA ---------------------------------
 kc create --dry-run=client -o json -f "$it_root/deploy/webhook/manifests.yaml" |

@@ -128,10 +128,10 @@ if kc kustomize "$it_root/deploy/cert-manager" >"$W/cm.yaml" 2>"$W/cm.err"; then
     cmq() { jq -r "$1" "$W/cm.json"; }
     check install-cert-manager-objects test "$(cmq '.items | length')" -eq $(($(grep -c '^kind:' "$W/cm.yaml") - 2))
     check install-cert-manager-no-kt-secret test "$(cmq '[.items[] | select(.kind == "Secret")] | length')" = 0
-    cm_external() { cmq '.items[] | select(.kind == "ConfigMap") | .data["controller_manager_config.yaml"]' | grep -qx '  enable: false'; }
+    cm_external() { cmq '.items[] | select(.kind == "ConfigMap") | .data["controller_manager_config.yaml"]' | grep -cx '  enable: false' >/dev/null; }
     check install-cert-manager-config-external cm_external
     check install-cert-manager-inject-ca-from test "$(cmq '[.items[] | select(.kind | endswith("WebhookConfiguration")) | .metadata.annotations["cert-manager.io/inject-ca-from"]] | unique | join(",")')" = kubeflow-system/kubeflow-trainer-webhook-cert
-    check install-cert-manager-certificate bash -c "grep -A3 '^kind: Certificate$' '$W/cm.yaml' | grep -q 'name: kubeflow-trainer-webhook-cert' && grep -q 'secretName: kubeflow-trainer-webhook-cert' '$W/cm.yaml'"
+    check install-cert-manager-certificate bash -c "grep -A3 '^kind: Certificate$' '$W/cm.yaml' | grep -c 'name: kubeflow-trainer-webhook-cert' >/dev/null && grep -q 'secretName: kubeflow-trainer-webhook-cert' '$W/cm.yaml'"
     check install-cert-manager-dry-run-rest kc apply --server-side --dry-run=server -f "$W/cm.json"
 else
     it_fail install-cert-manager-builds "$(cat "$W/cm.err")"

@@ -36,7 +36,7 @@ for v in KT_APISERVER_PID KT_ETCD_PID KT_KCM_PID KT_SCHEDULER_PID KT_SCHEDPLUGIN
     [ -n "$pid" ] && ! it_dead "$pid" && left="$left $v=$pid"
 done
 for c in /proc/[0-9]*/cmdline; do # a daemon of the demo still running (pgrep may be absent)
-    if tr '\0' ' ' <"$c" 2>/dev/null | grep -qF -- "--portfile $D/"; then
+    if tr '\0' ' ' <"$c" 2>/dev/null | grep -cF -- "--portfile $D/" >/dev/null; then
         p=${c#/proc/}
         left="$left daemon=${p%/cmdline}"
     fi

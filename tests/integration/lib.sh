@@ -34,7 +34,7 @@ it_stop_clean() {
     kill -TERM "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     rc=$?
-    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | head -c 3000)"; fi
+    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | { head -c 3000; cat >/dev/null; })"; fi
 }
 
 it_ok() {
@@ -130,7 +130,7 @@ it_not_pruned() {
     if [ -z "$missing" ]; then
         it_ok "$1"
     else
-        it_fail "$1" "fields pruned or changed: $(echo "$missing" | head -5 | tr '\n' ' ')"
+        it_fail "$1" "fields pruned or changed: $(echo "$missing" | sed -n 1,5p | tr '\n' ' ')"
     fi
 }
 

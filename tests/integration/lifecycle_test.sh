@@ -101,8 +101,8 @@ not_deleting() { test -z "$(jp trainjob "$1" -n "$NS" -o jsonpath='{.metadata.de
 # ---- setup -------------------------------------------------------------------------------
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
 kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
-check rbac-can-delete-trainjobs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete trainjobs.trainer.kubeflow.org -A | grep -q yes"
-check rbac-cannot-create-trainjobs bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -q yes"
+check rbac-can-delete-trainjobs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
+check rbac-cannot-create-trainjobs bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
 start_rec || { it_fail start "reconciler not ready"; it_finish; }
 it_ok start
 NS=$(it_ns life)
@@ -201,7 +201,7 @@ ttl_own() {
     measure "ttl 3: deletionTimestamp - completionTime = $((del - done)) s"
     [ $((del - done)) -ge 3 ] && [ $((del - done)) -le 5 ] &&
         # foreground: the garbage collector's finalizer; the Complete condition was recorded
-        jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.finalizers}' | grep -q foregroundDeletion &&
+        jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.finalizers}' | grep -c foregroundDeletion >/dev/null &&
         test "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True &&
         # negative: the TTL-less TrainJob, finished before it, is left alone
         not_deleting nottl

@@ -146,7 +146,7 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     expect public-path-allowed-404 404 '^404 page not found$'
     get "http://127.0.0.1:$MP/metrics" -H "Authorization: Bearer $SCRAPER"
     check plain-http-refused test "$CODE" != 200
-    check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -q 'IP Address:127.0.0.1'"
+    check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -c 'IP Address:127.0.0.1' >/dev/null"
     check self-signed-in-memory grep -q 'self-signed certificate (in memory)' "$IT_TMP/auth.log"
     check self-signed-nothing-on-disk test -z "$(ls -A "$IT_TMP/rtmp")"
     it_stop_clean auth

@@ -42,7 +42,7 @@ check overlay-clusterrole-minimal jq -e '[.rules[].resources[]] | sort ==
     ["clustertrainingruntimes", "runtimeclasses", "subjectaccessreviews", "tokenreviews"]' "$IT_TMP/cr.json"
 check overlay-clusterrole-read-only jq -e '[.rules[] | select(.resources[0] | test("reviews$") | not) | .verbs[]] | unique == ["get", "list", "watch"]' "$IT_TMP/cr.json"
 check overlay-role-secrets jq -e '.metadata.namespace == "team-a" and ([.rules[].resources[]] | index("secrets") and index("configmaps") and index("trainjobs"))' "$IT_TMP/role.json"
-check overlay-config-watches bash -c "jq -r '.[] | select(.kind == \"ConfigMap\" and .metadata.name == \"kubeflow-trainer-config\") | .data[]' '$IT_TMP/all.json' | grep -A1 '^watchNamespaces:' | grep -q -- '- team-a'"
+check overlay-config-watches bash -c "jq -r '.[] | select(.kind == \"ConfigMap\" and .metadata.name == \"kubeflow-trainer-config\") | .data[]' '$IT_TMP/all.json' | grep -A1 '^watchNamespaces:' | grep -c -- '- team-a' >/dev/null"
 # The whole overlay is accepted by the API server (server-side dry run; its example namespace and
 # the install namespace must exist, as README says).
 for ns in team-a kubeflow-system; do kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null; done
@@ -70,7 +70,7 @@ users: [{name: sa, user: {token: "$TOKEN"}}]
 contexts: [{name: kt, context: {cluster: kt, user: sa, namespace: $SA_NS}}]
 current-context: kt
 EOF
-can() { "$KT_KUBECTL" --kubeconfig "$IT_TMP/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -qx yes; }
+can() { "$KT_KUBECTL" --kubeconfig "$IT_TMP/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -cx yes >/dev/null; }
 cannot() { ! can "$@"; }
 check rbac-secrets-in-a can get secrets -n "$A"
 check rbac-no-secrets-in-b cannot get secrets -n "$B"

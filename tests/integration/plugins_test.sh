@@ -186,6 +186,6 @@ if kc wait --timeout=$T --for=create jobset/labelled -n "$NS" >/dev/null 2>&1 &&
         (map(select(.name == "TF_CONFIG"))[0].value == $want)' "$IT_TMP/js.json" >/dev/null; then
     it_ok reconciler-plugin-tf-config
 else
-    it_fail reconciler-plugin-tf-config "$(jq -c '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env' "$IT_TMP/js.json" 2>/dev/null | head -c 600)"
+    it_fail reconciler-plugin-tf-config "$(jq -c '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env' "$IT_TMP/js.json" 2>/dev/null | { head -c 600; cat >/dev/null; })"
 fi
 it_finish

@@ -89,7 +89,7 @@ render_subset() {
         jp "$kind" "$oname" -n "$ns" -o json >"$IT_TMP/have.json" || return 1
         if ! subset "$IT_TMP/want.json" "$IT_TMP/have.json"; then
             echo "$kind/$oname differs:"
-            diff <(jq -S . "$IT_TMP/want.json") <(jq -S . "$IT_TMP/have.json") | head -40
+            diff <(jq -S . "$IT_TMP/want.json") <(jq -S . "$IT_TMP/have.json") | sed -n 1,40p
             return 1
         fi
     done
@@ -143,9 +143,9 @@ kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "appl
 kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
 # The identity really is not admin: it must not be able to write trainjobs. It lists and
 # watches pods (the FailedScheduling events) and nothing more on them.
-check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -q yes"
-check rbac-pods-list-only bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i watch pods -A | grep -q yes && ! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete pods -A | grep -q yes"
-check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -q yes"
+check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
+check rbac-pods-list-only bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i watch pods -A | grep -c yes >/dev/null && ! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete pods -A | grep -c yes >/dev/null"
+check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -c yes >/dev/null"
 # One worker: keys are handled in arrival order, which the managedBy test relies on.
 start_rec main --workers 1 || { it_fail start "reconciler not ready"; it_finish; }
 it_ok start
@@ -219,9 +219,9 @@ spec: {limits: [{type: Container, default: {cpu: 500m}}]}
 YAML
     # both suspended TrainJobs of the namespace, not the running cosched one, not another namespace
     poll logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
-    logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/lrs\"" &&
-        logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/rcs\"" &&
-        ! logged "limitrange $NS/lr1 changed" | grep -qF "\"$NS/cosched\"" &&
+    logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/lrs\"" >/dev/null &&
+        logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/rcs\"" >/dev/null &&
+        ! logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/cosched\"" >/dev/null &&
         ! logged "limitrange $other/lr-other" || return 1
     kc create -f - >/dev/null <<YAML || return 1
 apiVersion: node.k8s.io/v1
@@ -237,7 +237,7 @@ handler: runc
 YAML
     # only the suspended TrainJob whose runtime names that class
     poll logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
-        logged "runtimeclass kt-rc changed" | grep -qF "[\"$NS/rcs\"]" &&
+        logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]" >/dev/null &&
         ! logged "runtimeclass kt-rc-unused changed" || return 1
     # the snapshot decides once the TrainJob ran: deleting the live runtime changes nothing
     kc delete trainingruntime rc-rt -n "$NS" >/dev/null &&
@@ -405,7 +405,7 @@ sched_event_posted() {
     test "$(wc -l <"$IT_TMP/ev.json")" -eq 1 &&
         jq -e --arg u "$uid" --arg m "replicatedJob \"node\": $GPU_MSG" \
             '.type == "Warning" and .message == $m and .uid == $u and .source == "trainer-controller-manager"' "$IT_TMP/ev.json" >/dev/null &&
-        kc describe trainjob gpu -n "$NS" | grep -E 'Warning +FailedScheduling' | grep -qF 'Insufficient nvidia.com/gpu'
+        kc describe trainjob gpu -n "$NS" | grep -E 'Warning +FailedScheduling' | grep -cF 'Insufficient nvidia.com/gpu' >/dev/null
 }
 check sched-event-posted sched_event_posted
 sched_event_dedup() {
@@ -695,7 +695,7 @@ stop_rec plug TERM
 kc delete clusterrolebinding,clusterrole kt-test-plugin-services >/dev/null 2>&1
 
 # ---- an install whose RBAC predates the pod watch still reconciles -----------------------
-rec_can_list_pods() { "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i list pods -A | grep -q yes; }
+rec_can_list_pods() { "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i list pods -A | grep -c yes >/dev/null; }
 rec_cannot_list_pods() { ! rec_can_list_pods; }
 no_pods_rbac() {
     kc get clusterrole kubeflow-trainer-controller-manager -o json |

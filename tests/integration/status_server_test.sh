@@ -174,7 +174,7 @@ post "$url" "Bearer $tok" "$IT_TMP/empty.json"
 expect status-no-trainerstatus-200 200 ""
 check status-no-trainerstatus-echo jq -e '. == {}' "$IT_TMP/resp"
 post "$url" "Bearer $tok" "$IT_TMP/invalid.json"
-if [ "$CODE" = 422 ] && jq -r .message "$IT_TMP/resp" | grep -q 'progressPercentage'; then
+if [ "$CODE" = 422 ] && jq -r .message "$IT_TMP/resp" | grep -c 'progressPercentage' >/dev/null; then
     it_ok status-invalid-status-422
 else
     it_fail status-invalid-status-422 "HTTP $CODE: $(head -c 400 "$IT_TMP/resp")"
@@ -305,7 +305,7 @@ kill "$PID_recon"
 wait "$PID_off" "$PID_on" "$PID_recon" 2>/dev/null
 # sanitizer builds (KT_WEBHOOK_BIN / KT_RECONCILER_BIN) report into the logs at exit
 if grep -lE 'Sanitizer|runtime error' "$IT_TMP"/*.log; then
-    it_fail status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$IT_TMP"/*.log | head -40)"
+    it_fail status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$IT_TMP"/*.log | sed -n 1,40p)"
 else
     it_ok status-daemons-clean-exit
 fi

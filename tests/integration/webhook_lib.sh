@@ -94,6 +94,6 @@ fi
 # asynchronously: poll (bounded) a server-side dry run of YAML until its output has WANT.
 wh_wait_effective() {
     local deadline=$((SECONDS + 30))
-    until echo "$1" | kc apply --dry-run=server -f - 2>&1 | grep -qF "$2" ||
+    until echo "$1" | kc apply --dry-run=server -f - 2>&1 | grep -cF "$2" >/dev/null ||
         [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 }

@@ -23,8 +23,8 @@ node_tj_wait() {
         sleep 0.5
     done
     echo "TrainJob $1/$2: conditions '${st:-none}', wanted $3: $(tj_cond "$1" "$2" Failed)"
-    kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" -o wide 2>&1 | head -10
-    kc logs -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" --prefix --tail=15 2>&1 | head -40
+    kc get pods -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" -o wide 2>&1 | sed -n 1,10p
+    kc logs -n "$1" -l "jobset.sigs.k8s.io/jobset-name=$2" --prefix --tail=15 2>&1 | sed -n 1,40p
     return 1
 }
 

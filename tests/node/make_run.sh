@@ -22,7 +22,7 @@ demo_ok() { [ "$(cat "$T/$1.rc")" = 0 ] && says "$1" '^It works\.'; }
 demo_left() {
     local c
     for c in /proc/[0-9]*/cmdline; do
-        tr '\0' ' ' <"$c" 2>/dev/null | grep -qF -- "--portfile $T/$1.dir/" && return 0
+        tr '\0' ' ' <"$c" 2>/dev/null | grep -cF -- "--portfile $T/$1.dir/" >/dev/null && return 0
     done 2>/dev/null
     return 1
 }

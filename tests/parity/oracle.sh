@@ -121,8 +121,8 @@ python3 tests/parity/oracle_cmp.py defaults "$W/gen/reviews.jsonl" \
 kcp "$KTD" apply --server-side -f "$W/gen/trainjobs.json" >"$KTD/apply-jobs.log" 2>&1 &
 ak=$!
 kcp "$UPD" apply --server-side -f "$W/gen/trainjobs.json" >"$UPD/apply-jobs.log" 2>&1 ||
-    die "applying trainjobs.json (upstream plane): $(grep -v serverside-applied "$UPD/apply-jobs.log" | head -3)"
-wait "$ak" || die "applying trainjobs.json (kt plane): $(grep -v serverside-applied "$KTD/apply-jobs.log" | head -3)"
+    die "applying trainjobs.json (upstream plane): $(grep -v serverside-applied "$UPD/apply-jobs.log" | sed -n 1,3p)"
+wait "$ak" || die "applying trainjobs.json (kt plane): $(grep -v serverside-applied "$KTD/apply-jobs.log" | sed -n 1,3p)"
 a_kt=$(kcp "$KTD" get trainjobs -n parity -o name | wc -l)
 a_up=$(kcp "$UPD" get trainjobs -n parity -o name | wc -l)
 [ "$a_kt" = "$a_up" ] || die "TrainJobs admitted by the two API servers differ: kt $a_kt, upstream $a_up"

@@ -201,7 +201,7 @@ EOF
         bad "$name: render"
         continue
     fi
-    lead=$(grep -o 'mainHost="[^"]*"' "$out/up-entry.sh" | head -1 | cut -d'"' -f2)
+    lead=$(grep -o 'mainHost="[^"]*"' "$out/up-entry.sh" | sed -n 1p | cut -d'"' -f2)
     compare "$name init.sh" "$out/up-init.sh" "$out/kt-init.sh" "$lead" 0
     compare "$name entrypoint.sh lead with command" "$out/up-entry.sh" "$out/kt-entry.sh" "$lead" 0 "train --epochs 2"
     compare "$name entrypoint.sh lead, flux fails" "$out/up-entry.sh" "$out/kt-entry.sh" "$lead" 1 "train"

@@ -52,8 +52,8 @@ run_case() {
     else
         fail=$((fail + 1))
         echo "FAIL plugins/$name: exit $rc (want $want_rc)"
-        diff -u "$dir/stdout" "$out" | head -40
-        if [ -f "$dir/stderr" ]; then diff -u "$dir/stderr" "$err" | head -20; else head -20 "$err"; fi
+        diff -u "$dir/stdout" "$out" | sed -n 1,40p
+        if [ -f "$dir/stderr" ]; then diff -u "$dir/stderr" "$err" | sed -n 1,20p; else head -20 "$err"; fi
     fi
     rm -f "$out" "$err"
 }

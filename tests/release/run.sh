@@ -81,7 +81,7 @@ tar -xzf "$out/$src" -C "$T/srcbuild"
 t1=$(now)
 check src-builds-with-make nice -n 10 make -s -C "$T/srcbuild/kt-$v" -j"$(nproc)" all
 echo "time: source tarball build $(($(now) - t1)) s"
-check src-ktctl-version bash -c "'$T/srcbuild/kt-$v/bin/ktctl' --version | grep -qw '$v'"
+check src-ktctl-version bash -c "'$T/srcbuild/kt-$v/bin/ktctl' --version | grep -cw '$v' >/dev/null"
 rm -rf "$T/srcbuild"
 
 # ---- binary tarball ------------------------------------------------------------------------
@@ -143,7 +143,7 @@ check deb-lintian-gate-is-real bash -c "! lintian --fail-on error,warning '$T/no
 tar -xzf "$out/$chart" -C "$T" kt/Chart.yaml
 check chart-version grep -qx "version: $v" "$T/kt/Chart.yaml"
 check chart-appversion grep -qxE "appVersion: \"?$v\"?" "$T/kt/Chart.yaml"
-check chart-has-crds bash -c "tar -tzf '$out/$chart' | grep -qx 'kt/crds/trainer.kubeflow.org_trainjobs.yaml'"
+check chart-has-crds bash -c "tar -tzf '$out/$chart' | grep -cx 'kt/crds/trainer.kubeflow.org_trainjobs.yaml' >/dev/null"
 helm=${KT_HELM:-$("$root/tests/helm/build-helm.sh" | tail -n 1)}
 "$helm" template kt "$out/$chart" -n kubeflow-system >"$T/chart.yaml" 2>/dev/null
 check chart-image-tag-is-version test "$(grep -cE "image: \"?kt:$v\"?$" "$T/chart.yaml")" -ge 2
@@ -192,12 +192,12 @@ fi
 echo "time: clean root + apt-get install $(($(now) - t2)) s"
 cp "$T/bad.yaml" "$r/srv/bad.yaml" # mmdebstrap empties /tmp at its end
 in_root() { chroot "$r" "$@"; }
-check root-kt-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status} \${Version}' kt | grep -qx 'install ok installed $v-1'"
-check root-depends-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status}\n' libjansson4 libmicrohttpd12 | grep -c 'install ok installed' | grep -qx 2"
+check root-kt-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status} \${Version}' kt | grep -cx 'install ok installed $v-1' >/dev/null"
+check root-depends-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status}\n' libjansson4 libmicrohttpd12 | grep -c 'install ok installed' | grep -cx 2 >/dev/null"
 check root-dpkg-verify in_root dpkg --verify kt
-check root-ktctl-version bash -c "chroot '$r' ktctl --version | grep -qw '$v'"
-check root-webhook-version bash -c "chroot '$r' kt-webhook --version | grep -qw '$v'"
-check root-reconciler-version bash -c "chroot '$r' kt-reconciler --version | grep -qw '$v'"
+check root-ktctl-version bash -c "chroot '$r' ktctl --version | grep -cw '$v' >/dev/null"
+check root-webhook-version bash -c "chroot '$r' kt-webhook --version | grep -cw '$v' >/dev/null"
+check root-reconciler-version bash -c "chroot '$r' kt-reconciler --version | grep -cw '$v' >/dev/null"
 check root-ktctl-validate-runtime in_root ktctl validate /usr/share/kt/deploy/runtimes/torch-distributed.yaml
 in_root ktctl validate /srv/bad.yaml /usr/share/kt/deploy/runtimes/torch-distributed.yaml >"$T/badout" 2>&1
 rc=$?

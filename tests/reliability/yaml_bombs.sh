@@ -37,7 +37,7 @@ bomb() {
     fi
     rc=$?
     rss=$(tail -1 "$name.time")
-    echo "  $name: exit $rc, peak rss ${rss} kB: $(cat "$name.out" "$name.err" | grep -v '^Command' | grep -E "$re" | head -1 | cut -c1-160)"
+    echo "  $name: exit $rc, peak rss ${rss} kB: $(cat "$name.out" "$name.err" | grep -v '^Command' | grep -E "$re" | sed -n 1p | cut -c1-160)"
     if [ "$rc" = "$want" ] && grep -qE "$re" "$name.out" "$name.err"; then
         it_ok "yaml-$name-clear-error"
     else

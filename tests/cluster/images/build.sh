@@ -66,7 +66,7 @@ image_key() {
         (cd "$here/$1" && find . -type f \( -perm -u+x -printf '%p x\n' -o -printf '%p -\n' \) |
             LC_ALL=C sort)
         (cd "$here/$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-        if [ "$1" = pause ]; then cc --version | head -1; fi
+        if [ "$1" = pause ]; then cc --version | sed -n 1p; fi
     } | sha256sum | cut -c1-12
 }
 

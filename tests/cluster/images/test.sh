@@ -97,7 +97,7 @@ test_pause() {
     run_ pause-test "$1" -- &
     local p=$!
     sleep 2
-    ctr_ task ls | grep -q '^pause-test .*RUNNING' || log "pause-test not running"
+    ctr_ task ls | grep -c '^pause-test .*RUNNING' >/dev/null || log "pause-test not running"
     ctr_ task kill -s SIGTERM pause-test
     wait "$p" || rc=$?
     expect "pause exits 0 on SIGTERM (rc $rc)" "[ $rc = 0 ]"
@@ -153,7 +153,7 @@ mpi_over_ssh() {
     wait "$worker" || true
     grep 'Accepted publickey' "$D/sshd-$user.log" >&2 || cat "$D/sshd-$user.log" >&2
     expect "mpirun as $user over ssh into the sshd container (rc $rc)" \
-        "[ $rc = 0 ] && echo \"\$out\" | grep -q 'allreduce sum 3 expected 3 ok'"
+        "[ $rc = 0 ] && echo \"\$out\" | grep -c 'allreduce sum 3 expected 3 ok' >/dev/null"
     expect "sshd accepted the Secret's key for $user" \
         "grep -q 'Accepted publickey for $user' '$D/sshd-$user.log'"
 }
@@ -164,7 +164,7 @@ test_mpi() {
     local out rc=0 s="$D/ssh"
     out=$(run_ mpi-local "$1" -- mpirun --allow-run-as-root -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
     echo "$out" >&2
-    expect "local mpirun allreduce (rc $rc)" "[ $rc = 0 ] && echo \"\$out\" | grep -q 'allreduce sum 3 expected 3 ok'"
+    expect "local mpirun allreduce (rc $rc)" "[ $rc = 0 ] && echo \"\$out\" | grep -c 'allreduce sum 3 expected 3 ok' >/dev/null"
     mkdir -p "$s"
     ssh-keygen -q -t ecdsa -b 521 -m PEM -N '' -f "$s/key"
     install -m 0640 -g 1000 "$s/key" "$s/id_rsa"
