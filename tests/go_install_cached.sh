@@ -24,7 +24,7 @@ exec 9>"$dir/.build.lock"
 flock 9
 if [ ! -x "$bin" ]; then
     echo "go-install: building $name $version from $pkg (cold: several minutes)" >&2
-    GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS= GOBIN="$dir/tmp" \
+    GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS='' GOBIN="$dir/tmp" \
         nice -n 10 go install -trimpath -tags "$tags" -ldflags "$ldf" "$pkg@$version"
     mv "$dir/tmp/$name" "$bin"
     rmdir "$dir/tmp"

@@ -62,7 +62,9 @@ ktd_start_webhook() {
     ktd_record_pid "$WPID"
     ktd_wait_ready kt-webhook "$WPID" "$D/kt-webhook.ports"
     WPORT=$(jq -r .webhook "$D/kt-webhook.ports")
+    # shellcheck disable=SC2034 # WHPORT, WMPORT: read by the scripts that source this file
     WHPORT=$(jq -r .health "$D/kt-webhook.ports")
+    # shellcheck disable=SC2034 # see WHPORT
     WMPORT=$(jq -r .metrics "$D/kt-webhook.ports")
 }
 
@@ -89,7 +91,9 @@ ktd_spawn_reconciler() {
 ktd_start_reconciler() {
     local deadline
     ktd_spawn_reconciler kt-reconciler
+    # shellcheck disable=SC2034 # RPID, RHPORT: read by the scripts that source this file
     RPID=$KTD_PID
+    # shellcheck disable=SC2034 # see RPID
     RHPORT=$(jq -r .health "$D/kt-reconciler.ports")
     deadline=$((SECONDS + 60))
     until [ -n "$(ktd_lease_holder)" ]; do
@@ -100,6 +104,7 @@ ktd_start_reconciler() {
 
 # KTD_PROBE - a TrainJob every validating webhook of Trainer denies (a reserved env var): sent
 # with --dry-run=server, its denial proves the API server really calls the webhook.
+# shellcheck disable=SC2034 # KTD_PROBE: read by the scripts that source this file
 KTD_PROBE='apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata: {name: kt-probe, namespace: default}

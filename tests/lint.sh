@@ -10,7 +10,7 @@
 # document outside the repository or of a tracker number (and every cited docs anchor
 # existing); the clang-format check.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 fail=0
 pass=0
 files=$(git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^build/')
@@ -86,10 +86,12 @@ rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
 shells=$({
     git ls-files '*.sh'
     git ls-files | grep -v '\.sh$' | while IFS= read -r f; do
-        [ -f "$f" ] && [[ $(head -c 40 "$f") =~ ^#!.*(/|env\ )(ba)?sh($'\n'|$) ]] && echo "$f"
+        first=""
+        [ -f "$f" ] && IFS= read -r -n 40 first <"$f"
+        [[ $first =~ ^#!.*(/|env\ )(ba)?sh$ ]] && echo "$f"
     done
 } | sort -u)
-# shellcheck at -S warning (docs/development.md "Shell lint"): errors and warnings (unused or
+# Shell lint, -S warning (docs/development.md "Shell lint"): errors and warnings (unused or
 # unset variables, unquoted splitting, `cd` without a check, ...), not info/style, whose 444 and
 # 447 findings were mostly SC2317 (functions reached through traps and `check`), SC2015
 # (`a && b || c` used on purpose) and SC1091 (sourced files) when the level was chosen. A false
@@ -200,6 +202,7 @@ else
         echo "lint: a pipe into a reader that stops early (above; see tests/shlint.py)"
         fail=$((fail + 1))
     fi
+    # shellcheck disable=SC2046 # one word per file name (git ls-files, no spaces in kt's paths)
     if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep '^tests/') >"$tmp/dup.out"; then
         echo "lint: shell function names under tests/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
         pass=$((pass + 1))

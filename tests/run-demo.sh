@@ -24,7 +24,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 
 D=${KT_RUN_DIR:-/tmp/kt-run}
 WEBHOOK=${KT_WEBHOOK_BIN:-$root/build/plain/bin/kt-webhook}
@@ -66,10 +66,9 @@ die() {
 
 # ---- cleanup: only what this script started, by PID --------------------------------------
 stop_pid() { # stop_pid PID NAME
-    local i
     [ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 0
     kill -TERM "$1" 2>/dev/null
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         kill -0 "$1" 2>/dev/null || break
         sleep 0.05
     done

@@ -7,7 +7,7 @@
 # tiers, and each fuzz target briefly.
 # Every step prints its wall time; the last line is the total "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 pass=0
 fail=0
 jobs=$(nproc)

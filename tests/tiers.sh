@@ -42,6 +42,7 @@ run_one() { # name, command...
 }
 vg=()
 if [ "${VALGRIND:-}" = 1 ]; then
+    # shellcheck disable=SC2054 # the comma is part of valgrind's flag value
     vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect)
 fi
 . tests/only.sh

@@ -144,7 +144,7 @@ count_until() { # count_until N - read names until N distinct ones were seen (li
         seen[$name]=1
         if [ "${#seen[@]}" -ge "$1" ]; then
             kill "$(cat "$W/curl.pid")" # ends the watch, so the pipeline ends
-            echo done
+            echo "done"
             return 0
         fi
     done
@@ -182,7 +182,7 @@ run() {
     fi
     wait "$WPID"
     secs=$(since "$t0")
-    if [ "$(cat "$W/watch.out")" != done ]; then
+    if [ "$(cat "$W/watch.out")" != "done" ]; then
         echo "bench: $who did not drain $n TrainJobs"
     else
         rec "$who-drain-$tag" "$secs"

@@ -22,7 +22,6 @@
 # missing (never by `make deps`).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-root=$(pwd)
 b=${1:-build/plain}
 bin="$b/bin/kt-webhook"
 secs=${BENCH_SECONDS:-10}

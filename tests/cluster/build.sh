@@ -104,6 +104,7 @@ build_module() {
 
 build_k8s() {
     local want=() b p
+    # shellcheck disable=SC2046 # k8s_bins prints one word per binary: split on purpose
     for b in $(missing $(k8s_bins)); do
         want+=("k8s.io/kubernetes/cmd/$b=$b")
     done
@@ -200,7 +201,7 @@ volcano_crd() {
     w=$(mktemp -d)
     cp "$here/volcano/go.mod" "$here/volcano/go.sum" "$here/volcano/tools.go" "$w/"
     log "generating the Volcano PodGroup CRD (controller-gen $CONTROLLER_TOOLS_VERSION)"
-    if (cd "$w" && GOFLAGS= GOBIN="$w/bin" go install \
+    if (cd "$w" && GOFLAGS='' GOBIN="$w/bin" go install \
         "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION" &&
         ./bin/controller-gen crd:crdVersions=v1 paths=volcano.sh/apis/pkg/apis/scheduling/v1beta1 \
             output:crd:dir="$w/out") >"$w/log" 2>&1 &&

@@ -138,7 +138,6 @@ EOF
 # kt_full_jobset_webhooks BASEURL CABUNDLE - register JobSet's four webhooks; wait until the
 # API server calls them.
 kt_full_jobset_webhooks() {
-    local hook
     hook() { # NAME PATH GROUP RESOURCE OPS [SELECTOR]
         printf -- '- name: %s\n  admissionReviewVersions: [v1]\n  sideEffects: None\n' "$1"
         printf '  failurePolicy: Fail\n  clientConfig: {url: "%s%s", caBundle: "%s"}\n' "$base" "$2" "$ca"
@@ -190,6 +189,7 @@ kt_full_kwok_stages() {
     # folder exists only complete. `go mod download` (which asks the module proxy) only without it.
     m="$(go env GOMODCACHE 2>/dev/null)/sigs.k8s.io/kwok@$KWOK_VERSION"
     if [ ! -d "$m/kustomize/stage" ]; then
+        # shellcheck disable=SC2154 # kt_here: set by tests/cluster/lib.sh, sourced first
         m=$(cd "$kt_here/kwok" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
             sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
     fi

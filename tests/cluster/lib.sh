@@ -38,9 +38,9 @@ kt_port_free() {
 # kt_pick_port VAR - set VAR to a free TCP port below the kernel's ephemeral range (so
 # outgoing connections never take it). Callers hold the port lock until their servers listen.
 kt_pick_port() {
-    local lo p i
+    local lo p
     lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    for i in $(seq 1 200); do
+    for _ in $(seq 1 200); do
         p=$((20000 + (RANDOM * 32768 + RANDOM) % (lo - 20000)))
         case " ${KT_TAKEN_PORTS:-} " in *" $p "*) continue ;; esac
         if kt_port_free "$p"; then
@@ -97,16 +97,16 @@ kt_wait_ready() {
 
 # kt_stop PID WHAT - SIGTERM, bounded wait, then SIGKILL. No-op for a dead PID.
 kt_stop() {
-    local pid=$1 i
+    local pid=$1
     kt_alive "$pid" || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         kt_alive "$pid" || return 0
         sleep 0.05
     done
     kt_log "$2 ($pid) ignored SIGTERM for 5s; sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         kt_alive "$pid" || return 0
         sleep 0.05
     done

@@ -185,6 +185,7 @@ EOF
 
 # kt_node_image_ref NAME - the reference of a locally built image (tests/cluster/images).
 kt_node_image_ref() {
+    # shellcheck disable=SC2154 # kt_here: set by tests/cluster/lib.sh, sourced first
     "$kt_here/images/build.sh" "$1" 2>>"$D/images.log" | awk -v n="$1" '$1 == n { print $2 }'
 }
 
@@ -370,7 +371,9 @@ kt_node_restore() {
     grep -E " ($d/node|$(kt_node_croot))" /proc/self/mountinfo | awk '{ print $5 }' | sort -r | while read -r m; do
         umount -l "$m" 2>/dev/null || true
     done
-    for ns in $(ls /run/netns 2>/dev/null | grep '^cni-'); do
+    for ns in /run/netns/cni-*; do
+        [ -e "$ns" ] || continue
+        ns=${ns##*/}
         grep -qx "netns $ns" "$d/node/fingerprint.before" 2>/dev/null && continue
         umount "/run/netns/$ns" 2>/dev/null || true
         rm -f "/run/netns/$ns"
@@ -384,6 +387,7 @@ kt_node_restore() {
     done
     kt_node_restore_paths "$d"
     if [ -f "$d/node/sysctl.saved" ]; then
+        # shellcheck disable=SC2046 # the saved file holds key=value words, split on purpose
         sysctl -qw $(cat "$d/node/sysctl.saved") >/dev/null 2>&1 || true
     fi
 }

@@ -10,7 +10,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 . tests/cluster/versions.sh
 

@@ -120,6 +120,7 @@ kt_env_set "$D" KT_BIN "$KT_BIN"
 kt_env_set "$D" KT_CLUSTER_DIR "$D"
 
 kt_port_lock
+ep='' pp='' ap='' # kt_pick_port sets each
 kt_pick_port ep
 kt_pick_port pp
 kt_pick_port ap

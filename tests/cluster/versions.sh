@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # every version here is read by the scripts that source this file
 # tests/cluster/versions.sh - the pinned versions of the test control plane (sourced).
 # KT_K8S_VERSION=X.Y.Z selects another Kubernetes release for the control plane (make compat,
 # docs/compatibility.md): its wrapper module is tests/cluster/k8s-X.Y/ (made by k8s-wrapper.sh),

@@ -15,7 +15,7 @@ case "$b" in /*) ;; *) b="$root/$b" ;; esac
 . "$root/tests/tier_lib.sh"
 
 n="kt-test-linux-$(dpkg --print-architecture)"
-if KT_VERSION=test "$root/deploy/release/bindist.sh" "$b" "$T/dist" >"$T/dist.log" 2>&1; then
+if KT_VERSION="test" "$root/deploy/release/bindist.sh" "$b" "$T/dist" >"$T/dist.log" 2>&1; then
     ok dist-builds
 else
     bad dist-builds "$(cat "$T/dist.log")"

@@ -6,6 +6,7 @@
 # the end: prometheus asks Prometheus about the whole run while both daemons are still the ones
 # it scrapes, and switch (tests/e2e/switch.sh) runs last: it stops kt, runs upstream's manager,
 # and leaves this kt running.
+# shellcheck disable=SC2034 # read by tests/e2e/run.sh, which sources this file
 E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal unschedulable coscheduling status metrics sdk chaos prometheus switch"
 
 # Every shipped ClusterTrainingRuntime (deploy/runtimes) runs a TrainJob to Complete. The
@@ -152,7 +153,7 @@ gone_all() { # gone_all NS NAME - no TrainJob, JobSet, Job, pod, ConfigMap or Se
             jobsets,jobs,pods,configmaps,secrets -n "$1"
 }
 case_ttl() {
-    local n=e2e-ttl out done t
+    local n=e2e-ttl out completed t
     ns $n
     runtime $n ttl2-rt "" "" "  runPolicy:
     ttlSecondsAfterFinished: 2"
@@ -167,9 +168,9 @@ case_ttl() {
     # the MPI job has a ConfigMap and a Secret of its own besides the snapshot
     wait_for "ttl3 completionTime" kq '.status.completionTime' trainjob ttl3 -n $n ||
         bad ttl3-completes "$(tj_state $n ttl3)"
-    done=$(date -u -d "$(kc get trainjob ttl3 -n $n -o jsonpath='{.status.completionTime}')" +%s)
+    completed=$(date -u -d "$(kc get trainjob ttl3 -n $n -o jsonpath='{.status.completionTime}')" +%s)
     if wait_for "ttl3 and its objects gone" gone_all $n ttl3; then
-        t=$(($(date +%s) - done))
+        t=$(($(date +%s) - completed))
         # completionTime has second precision: gone 3 s after it at the earliest
         [ $t -ge 3 ] && [ $t -le 20 ] && ok "ttl-3s-gone-with-children (${t}s after completionTime)" ||
             bad ttl-3s-gone-with-children "gone ${t}s after completionTime"
@@ -201,10 +202,10 @@ case_terminal() {
     local n=e2e-terminal out t0 k f
     ns $n
     runtime $n fail-fast "" "              backoffLimit: 0"
-    trainjob $n done torch-distributed
+    trainjob $n "done" torch-distributed
     trainjob $n broke fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
     trainjob $n busy torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
-    out=$(tj_wait $n done Complete) && out=$(tj_wait $n broke Failed) &&
+    out=$(tj_wait $n "done" Complete) && out=$(tj_wait $n broke Failed) &&
         wait_for "busy running" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=busy ||
         { bad terminal-setup "$out"; return; }
     E2E_WATCHES=()
@@ -213,18 +214,18 @@ case_terminal() {
         wait_for "$k watch listed" test -s "$T/term-$k.w"
     done
     t0=$SECONDS
-    kc delete jobset done broke busy -n $n --wait=false >/dev/null
+    kc delete jobset "done" broke busy -n $n --wait=false >/dev/null
     wait_for "busy's JobSet re-created" ctl_back "$T/term-jobsets.w" busy &&
         ok terminal-control-running-jobset-recreated || bad terminal-control-running-jobset-recreated "not seen"
     while [ $((SECONDS - t0)) -lt 30 ]; do sleep 1; done # the observation window
     kill "${E2E_WATCHES[@]}" 2>/dev/null
-    for f in done broke; do
+    for f in "done" broke; do
         out=$(for k in jobsets jobs pods; do echo "$k=$(readded "$T/term-$k.w" $f)"; done | tr '\n' ' ')
         [ "$out" = "jobsets=0 jobs=0 pods=0 " ] && grep -q "^DELETED $f " "$T/term-jobsets.w" &&
             ok "terminal-$f-nothing-recreated-30s ($out)" || bad "terminal-$f-nothing-recreated-30s" "$out"
     done
-    [ "$(tj_state $n done)" = Complete ] && [ "$(tj_state $n broke)" = Failed ] &&
-        ok terminal-conditions-kept || bad terminal-conditions-kept "done: $(tj_state $n done), broke: $(tj_state $n broke)"
+    [ "$(tj_state $n "done")" = Complete ] && [ "$(tj_state $n broke)" = Failed ] &&
+        ok terminal-conditions-kept || bad terminal-conditions-kept "done: $(tj_state $n "done"), broke: $(tj_state $n broke)"
 }
 
 # More GPUs than any node has: the pods stay Pending (Unschedulable) and the TrainJob neither
@@ -558,4 +559,5 @@ case_prometheus() {
     done <"$T/prom-check.out"
     echo "e2e: chart of TrainJobs by state: $svg"
 }
+# shellcheck disable=SC2154 # here: set by tests/e2e/run.sh, which sources this file
 . "$here/switch.sh"

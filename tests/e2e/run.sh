@@ -16,7 +16,7 @@ set -uo pipefail
 KT_E2E_KEEP=${KT_E2E_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 t_start=$SECONDS
 WEBHOOK=${KT_WEBHOOK_BIN:-$ROOT/build/plain/bin/kt-webhook}

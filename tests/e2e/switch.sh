@@ -430,7 +430,8 @@ sw_control() {
 }
 
 case_switch() {
-    local chain=(${SW_CHAIN:-up kt up prev kt}) i out t
+    local chain i out t
+    read -ra chain <<<"${SW_CHAIN:-up kt up prev kt}"
     . "$ROOT/tests/parity/upstream_lib.sh"
     up_build 2>>"$T/sw-up.log" || {
         bad switch-upstream-build "$(tail -3 "$T/sw-up.log")"

@@ -209,7 +209,7 @@ kc -n kubeflow-system get configmap kubeflow-trainer-config -o jsonpath='{.data.
     --cert-sans IP:127.0.0.1 >"$T/rec.log" 2>&1 &
 PIDS+=($!)
 secret_data() { kc -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o json | jq -cS .data; }
-for i in $(seq 600); do
+for _ in $(seq 600); do
     [ "$(secret_data 2>/dev/null | jq -r '."tls.crt" // empty')" != "" ] && break
     kill -0 "${PIDS[0]}" 2>/dev/null || break
     sleep 0.1
@@ -228,7 +228,7 @@ done
     --tls-cert-file "$T/mount/tls.crt" --tls-key-file "$T/mount/tls.key" --listen 127.0.0.1:0 \
     --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$T/wh.ports" >"$T/wh.log" 2>&1 &
 PIDS+=($!)
-for i in $(seq 300); do
+for _ in $(seq 300); do
     [ -s "$T/wh.ports" ] && [ "$(curl -s "http://127.0.0.1:$(jq .health "$T/wh.ports")/readyz")" = ok ] && break
     kill -0 "${PIDS[1]}" 2>/dev/null || break
     sleep 0.1
@@ -249,7 +249,7 @@ check helm-upgrade-keeps-cert-secret test "$(secret_data)" = "$before"
 check helm-upgrade-url-set test "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.url}')" = "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
 # caBundle: injected by the reconciler's leader, kept (or re-injected) across the upgrade
 ca=$(kc -n kubeflow-system get secret kubeflow-trainer-webhook-cert -o jsonpath='{.data.ca\.crt}')
-for i in $(seq 600); do
+for _ in $(seq 600); do
     [ "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.caBundle}')" = "$ca" ] &&
         [ "$(kc get mutatingwebhookconfiguration defaulter.trainer.kubeflow.org -o jsonpath='{.webhooks[0].clientConfig.caBundle}')" = "$ca" ] && break
     sleep 0.1
@@ -257,7 +257,7 @@ done
 check helm-cabundle-injected test "$(kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o jsonpath='{.webhooks[2].clientConfig.caBundle}')" = "$ca"
 # the API server picks up configuration changes asynchronously: bounded retry of the create
 admitted=""
-for i in $(seq 300); do
+for _ in $(seq 300); do
     if kc -n default apply -f "$EXAMPLE" >"$T/apply.log" 2>&1; then
         admitted=1
         break
@@ -266,7 +266,7 @@ for i in $(seq 300); do
 done
 if [ -n "$admitted" ]; then ok helm-example-trainjob-admitted; else bad helm-example-trainjob-admitted "$(cat "$T/apply.log")"; fi
 tj=$(awk '/^metadata:/ { m = 1; next } m && /^  name:/ { print $2; exit }' "$EXAMPLE")
-for i in $(seq 600); do
+for _ in $(seq 600); do
     kc -n default get jobset "$tj" >/dev/null 2>&1 && break
     sleep 0.1
 done

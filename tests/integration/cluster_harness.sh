@@ -5,6 +5,7 @@
 # restart-apiserver.sh over the same etcd, a second concurrent cluster, a failed start that
 # cleans up, and down.sh leaving nothing running.
 . "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 cl=$it_root/tests/cluster
 
 for v in KT_APISERVER KT_CA KT_ETCD KT_SA_KEY KT_ADMIN_KUBECONFIG KT_WEBHOOK_KUBECONFIG \
@@ -80,7 +81,9 @@ ns=$(it_ns harness)
 kc -n "$ns" create configmap survives --from-literal=k=v >/dev/null
 old_pid=$KT_APISERVER_PID
 if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$IT_TMP/err"; then
+    # shellcheck source=/dev/null # a cluster env file, written at run time
     new_pid=$(. "$1" && echo "$KT_APISERVER_PID")
+    # shellcheck source=/dev/null # the same env file
     new_url=$(. "$1" && echo "$KT_APISERVER")
     if [ "$new_pid" != "$old_pid" ] && [ "$new_url" = "$KT_APISERVER" ] && it_dead "$old_pid" &&
         [ "$(kc -n "$ns" get configmap survives -o jsonpath='{.data.k}')" = v ] &&
@@ -94,6 +97,7 @@ else
 fi
 # Without "--" the previous extra flags are kept.
 "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" 2>"$IT_TMP/err" || it_fail restart-apiserver-keep "$(tail -5 "$IT_TMP/err")"
+# shellcheck source=/dev/null # a cluster env file, written at run time
 pid=$(. "$1" && echo "$KT_APISERVER_PID")
 if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
     it_ok restart-apiserver-keeps-flags
@@ -102,6 +106,7 @@ else
 fi
 # Back to the standard flags for the tests that follow.
 "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- 2>"$IT_TMP/err" || it_fail restart-apiserver-back "$(tail -5 "$IT_TMP/err")"
+# shellcheck source=/dev/null # a cluster env file, written at run time
 KT_APISERVER_PID=$(. "$1" && echo "$KT_APISERVER_PID")
 if ! tr '\0' ' ' <"/proc/$KT_APISERVER_PID/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
     it_ok restart-apiserver-flags-replaced
@@ -153,6 +158,7 @@ if "$cl/up.sh" "$d3" -- --no-such-flag >"$IT_TMP/out" 2>&1; then
 else
     ep3=$(. "$d3/env" && echo "$KT_ETCD_PID")
     ap3=$(. "$d3/env" && echo "$KT_APISERVER_PID")
+    # shellcheck disable=SC2010 # ls of a glob that may match nothing, compared with one exact path
     if grep -q 'unknown flag: --no-such-flag' "$IT_TMP/out" && it_dead "$ep3" && it_dead "$ap3" &&
         [ -z "$(ls -d /dev/shm/kt-etcd.* 2>/dev/null | grep -Fx "$(. "$d3/env" && echo "$KT_ETCD_DATA")")" ]; then
         it_ok up-failure-cleans-up

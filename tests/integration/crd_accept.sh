@@ -23,6 +23,7 @@ check_stored() {
     it_not_pruned "$name" "$IT_TMP/sent.json" "$IT_TMP/stored.json"
 }
 
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 for f in "$it_root"/deploy/runtimes/*.yaml; do
     [ -f "$f" ] || continue
     kind=$(it_kind "$f")
@@ -46,6 +47,7 @@ for f in "$it_root"/deploy/runtimes/*.yaml; do
 done
 
 # Runtimes first (TrainJobs do not need them at the API level, but keep the natural order).
+# shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 for f in $(grep -l 'kind: .*TrainingRuntime$' "$it_dir"/accept/*.yaml) $(grep -L 'kind: .*TrainingRuntime$' "$it_dir"/accept/*.yaml); do
     kind=$(it_kind "$f")
     obj=$(it_name "$f")

@@ -67,6 +67,7 @@ $(sed 's/^/    /' "$IT_TMP/diff")"
     it_api DELETE "$path/$objname"
 }
 
+# shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 for c in "$it_dir"/crd/*/; do
     run_case "${c%/}"
 done

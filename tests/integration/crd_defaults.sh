@@ -10,6 +10,7 @@ ns=$(it_ns crd-defaults) || {
     it_fail crd-defaults "cannot create a namespace"
     it_finish
 }
+# shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 for c in "$it_dir"/defaults/*/; do
     c=${c%/}
     name=defaults/$(basename "$c")

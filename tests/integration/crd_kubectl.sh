@@ -9,6 +9,7 @@ ns=$(it_ns crd-kubectl) || {
     it_fail crd-kubectl "cannot create a namespace"
     it_finish
 }
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 crd=$it_root/api/trainer.kubeflow.org_trainjobs.yaml
 
 # cols_row NAME SPEC_EXTRA CONDITIONS_JSON - create TrainJob NAME (SPEC_EXTRA: extra spec
@@ -52,7 +53,7 @@ row_is printer-columns-suspended "susp Suspended true" \
 row_is printer-columns-resumed-running "resumed false" \
     "$(cols_row resumed '' "[$(cond Suspended False Resumed)]")"
 row_is printer-columns-complete "done Complete false" \
-    "$(cols_row done '' "[$(cond Suspended False Resumed),$(cond Complete True AllJobsCompleted)]")"
+    "$(cols_row "done" '' "[$(cond Suspended False Resumed),$(cond Complete True AllJobsCompleted)]")"
 # Failed before the last condition in the list: still the True one.
 row_is printer-columns-failed "failed Failed false" \
     "$(cols_row failed '' "[$(cond Failed True FailedJobs),$(cond Suspended False Resumed)]")"

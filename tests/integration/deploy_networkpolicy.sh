@@ -4,6 +4,7 @@
 # accepted by the real API server once API-SERVER-CIDR is replaced (server-side dry run), and
 # refused while the placeholder is left in (so an unedited apply cannot block admission).
 . "$(dirname "$0")/lib.sh"
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 "$KT_KUBECTL" kustomize "$it_root/deploy/networkpolicy" >"$IT_TMP/np.yaml" ||
     { it_fail networkpolicy-builds "kustomize failed"; it_finish; }
 if sed 's#API-SERVER-CIDR#10.0.0.0/24#' "$IT_TMP/np.yaml" |

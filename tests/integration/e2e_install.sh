@@ -8,6 +8,7 @@
 # controls: a broken copy is refused by the API server and by ktctl.
 . "$(dirname "$0")/lib.sh"
 
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 KTCTL=$it_root/build/plain/bin/ktctl
 REC=${KT_RECONCILER_BIN:-$it_root/build/plain/bin/kt-reconciler}
 WEBHOOK=${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}

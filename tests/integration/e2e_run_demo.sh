@@ -11,6 +11,7 @@
 
 D="$IT_TMP/run"
 out="$IT_TMP/run.out"
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 KT_RUN_NODE=kwok KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then

@@ -7,12 +7,14 @@
 
 set -uo pipefail
 it_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # it_root: read by the test files sourced after this library
 it_root=$(cd "$it_dir/../.." && pwd)
 . "$it_dir/certs_lib.sh"
 [ $# -ge 1 ] && [ -f "$1" ] || {
     echo "usage: $0 ENV_FILE (from tests/cluster/up.sh)" >&2
     exit 2
 }
+# shellcheck source=/dev/null # a cluster env file, written at run time
 . "$1"
 IT_TMP=$(mktemp -d)
 trap 'rm -rf "$IT_TMP"' EXIT
@@ -72,6 +74,7 @@ it_api() {
     if [ $# -ge 3 ]; then
         args+=(-H "Content-Type: ${4:-application/yaml}" --data-binary "@$3")
     fi
+    # shellcheck disable=SC2034 # IT_CODE: the HTTP code, read by the callers
     IT_CODE=$(curl "${args[@]}" "$KT_APISERVER$2") || IT_CODE=000
 }
 
@@ -160,8 +163,7 @@ YAML
 # it_poll CMD... - run CMD every 0.1 s until it succeeds (output discarded), at most IT_POLL_S
 # seconds (default 60): for conditions `kubectl wait` cannot express. Returns 1 on timeout.
 it_poll() {
-    local i
-    for i in $(seq $((${IT_POLL_S:-60} * 10))); do
+    for _ in $(seq $((${IT_POLL_S:-60} * 10))); do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done

@@ -32,13 +32,13 @@ measure() { echo "$*" >>"$IT_TMP/measured"; } # a figure, printed at the end
 # start_rec - start the reconciler (one worker: keys are handled in arrival order) and wait
 # (bounded poll) until its /readyz answers 200; READY_AT = epoch seconds it became ready.
 start_rec() {
-    local port i
+    local port
     rm -f "$IT_TMP/main.ports"
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
         --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/main.ports" --workers 1 \
         >>"$IT_TMP/main.log" 2>&1 &
     PID_main=$!
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         if [ -s "$IT_TMP/main.ports" ]; then
             port=$(jq -r .health "$IT_TMP/main.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
@@ -139,7 +139,8 @@ terminal_case() { # terminal_case Complete|Failed NAME CONTROL
     grep -qx "DELETED $n" "$IT_TMP/js-$n.w" || { echo "the watch missed the deletion"; return 1; }
     while [ $(($(date +%s) - t0)) -lt "$WINDOW" ]; do sleep 0.5; done # the observation window
     kill "${WATCH_PIDS[@]}" 2>/dev/null
-    local msg="$what: JobSet ADDED $(added "$IT_TMP/js-$n.w" "$n"), PodGroup ADDED $(added "$IT_TMP/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
+    local msg
+    msg="$what: JobSet ADDED $(added "$IT_TMP/js-$n.w" "$n"), PodGroup ADDED $(added "$IT_TMP/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
     measure "$msg"
     echo "$msg"
     test "$(added "$IT_TMP/js-$n.w" "$n")" = 0 && test "$(added "$IT_TMP/pg-$n.w" "$n")" = 0 &&
@@ -193,13 +194,13 @@ check status-times-suspended-then-resumed suspended_times
 # ---- ttlSecondsAfterFinished (provisional) -----------------------------------------------
 ttl_own() {
     # TTL 3: the deletion comes about 3 s after the recorded finish (API timestamps, seconds)
-    local done del
+    local completed del
     ctj ttl3 "  ttlSecondsAfterFinished: 3" && ctj nottl && kw --for=create jobset/ttl3 jobset/nottl -n "$NS" >/dev/null &&
         finish nottl Complete && finish ttl3 Complete && poll deleting ttl3 || return 1
-    done=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.completionTime}')")
+    completed=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.completionTime}')")
     del=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.deletionTimestamp}')")
-    measure "ttl 3: deletionTimestamp - completionTime = $((del - done)) s"
-    [ $((del - done)) -ge 3 ] && [ $((del - done)) -le 5 ] &&
+    measure "ttl 3: deletionTimestamp - completionTime = $((del - completed)) s"
+    [ $((del - completed)) -ge 3 ] && [ $((del - completed)) -le 5 ] &&
         # foreground: the garbage collector's finalizer; the Complete condition was recorded
         jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.finalizers}' | grep -c foregroundDeletion >/dev/null &&
         test "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}')" = True &&
@@ -231,14 +232,14 @@ check ttl-changed-after-finish ttl_changed
 ttl_restart() {
     # kill -9 after the finish is recorded, wait past the TTL (the fault itself), restart:
     # deleted at once
-    local done t1
+    local completed t1
     ctj ttlr "  ttlSecondsAfterFinished: 2" && kw --for=create jobset/ttlr -n "$NS" >/dev/null &&
         finish ttlr Complete || return 1
     kill -9 "$PID_main"
     wait "$PID_main" 2>/dev/null
     PID_main=""
-    done=$(epoch "$(jp trainjob ttlr -n "$NS" -o jsonpath='{.status.completionTime}')") || return 1
-    while [ "$(date +%s)" -le $((done + 3)) ]; do sleep 0.2; done
+    completed=$(epoch "$(jp trainjob ttlr -n "$NS" -o jsonpath='{.status.completionTime}')") || return 1
+    while [ "$(date +%s)" -le $((completed + 3)) ]; do sleep 0.2; done
     not_deleting ttlr || { echo "deleted while no reconciler ran"; return 1; }
     start_rec && poll deleting ttlr || return 1
     t1=$(date +%s.%N)

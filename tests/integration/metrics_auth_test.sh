@@ -250,6 +250,7 @@ EOF
     --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
     --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/wnobody.ports" >>"$IT_TMP/wnobody.log" 2>&1 &
 PIDS+=("$!")
+# shellcheck disable=SC2034 # PID_wnobody: read by it_stop_clean wnobody (eval)
 PID_wnobody=$!
 nobody_named() { # /readyz of wnobody: 503 naming the forbidden runtime list
     [ -s "$IT_TMP/wnobody.ports" ] || return 1

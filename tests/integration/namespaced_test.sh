@@ -90,7 +90,7 @@ EOF
 # start_rec NAME KUBECONFIG [FLAGS...] - start a reconciler; sets PID_NAME, HP_NAME and MP_NAME
 # once its ports file is written (not waiting for readiness).
 start_rec() {
-    local name=$1 kcfg=$2 i
+    local name=$1 kcfg=$2
     shift 2
     rm -f "$IT_TMP/$name.ports"
     "$REC" --kubeconfig "$kcfg" --config "$IT_TMP/config.yaml" --health-listen 127.0.0.1:0 \
@@ -98,7 +98,7 @@ start_rec() {
         >>"$IT_TMP/$name.log" 2>&1 &
     eval "PID_$name=$!"
     PIDS+=($!)
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         [ -s "$IT_TMP/$name.ports" ] && break
         kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || return 1
         sleep 0.1
@@ -116,7 +116,7 @@ tj_status() { kc get trainjob "$2" -n "$1" -o json | jq -e "$3"; } # tj_status N
 # first (exponential backoff: [0.1, 0.3] s, then [0.4, 1.2] s), so a refusal is no storm.
 backoff_grows() {
     local d
-    d=($(sed -n "s/.*list: .*; retrying in \\([0-9.]*\\)s resource=trainjobs namespace=$2\$/\\1/p" "$IT_TMP/$1.log"))
+    mapfile -t d < <(sed -n "s/.*list: .*; retrying in \\([0-9.]*\\)s resource=trainjobs namespace=$2\$/\\1/p" "$IT_TMP/$1.log")
     [ "${#d[@]}" -ge 3 ] && awk -v a="${d[0]}" -v c="${d[2]}" 'BEGIN { exit !(c > a) }'
 }
 readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }

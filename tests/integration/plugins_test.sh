@@ -26,8 +26,8 @@ trap cleanup EXIT
 
 # ready NAME PID - bounded poll of the /readyz of a daemon started with --portfile.
 ready() {
-    local i port
-    for i in $(seq 600); do
+    local port
+    for _ in $(seq 600); do
         if [ -s "$IT_TMP/$1.ports" ]; then
             port=$(jq -r .health "$IT_TMP/$1.ports")
             [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] &&

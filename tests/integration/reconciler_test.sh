@@ -762,6 +762,7 @@ lease_qps() {
     for i in $(seq 1 40); do
         kw --for=create "jobset/lq$i" -n "$NS" >/dev/null || return 1
     done
+    # shellcheck disable=SC2154 # PID_lq: set by start_rec lq (eval "PID_$name=...")
     kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$IT_TMP/lq.log" && holder_is "$a" &&
         test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" = "$t0"
 }

@@ -13,7 +13,7 @@ set -uo pipefail
 KT_KEEP_CLUSTER=${KT_KEEP_CLUSTER:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 t0=$(date +%s%N)
 pass=0
 fail=0

@@ -29,8 +29,7 @@ cleanup() {
 trap cleanup EXIT
 # wait_ports NAME PID KEY - bounded poll for the portfile's KEY (30 s); prints it
 wait_ports() {
-    local i
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
         if [ -s "$IT_TMP/$1.ports" ]; then
             jq -r ".$3 // empty" "$IT_TMP/$1.ports"
             return 0
@@ -66,6 +65,7 @@ start_webhook() { # start_webhook NAME [FLAGS...]
 
 # ---- gate off: no status server ----------------------------------------------------------
 start_webhook off --status-listen 127.0.0.1:0
+# shellcheck disable=SC2154 # PID_off: set by the start function above (eval "PID_$name=...")
 p=$(wait_ports off "$PID_off" webhook)
 if [ -n "$p" ] && [ -z "$(jq -r '.status // empty' "$IT_TMP/off.ports")" ] &&
     ! grep -q "status server" "$IT_TMP/off.log"; then
@@ -78,6 +78,7 @@ wait "$PID_off" 2>/dev/null
 
 # ---- gate on ------------------------------------------------------------------------------
 start_webhook on --status-listen 127.0.0.1:0 --feature-gates TrainJobStatus=true
+# shellcheck disable=SC2154 # PID_on: set by the start function above (eval "PID_$name=...")
 SP=$(wait_ports on "$PID_on" status)
 if [ -z "$SP" ]; then
     it_fail status-server-listens "$(cat "$IT_TMP/on.log")"
@@ -236,8 +237,7 @@ spec:
     name: rt
     kind: TrainingRuntime
 YAML
-    local i
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         kc -n "$ns" get jobset "$1" -o json >"$IT_TMP/$1.jobset.json" 2>/dev/null && return 0
         sleep 0.1
     done
@@ -254,6 +254,7 @@ if job off-job && [ -z "$(node_env "$IT_TMP/off-job.jobset.json" KUBEFLOW_TRAINE
 else
     it_fail status-plugin-off-by-default "$(cat "$IT_TMP/recoff.log" | tail -5)"
 fi
+# shellcheck disable=SC2154 # PID_recoff: set by start_rec recoff (eval "PID_$name=...")
 kill "$PID_recoff"
 wait "$PID_recoff" 2>/dev/null
 
@@ -288,7 +289,7 @@ spec:
     kind: TrainingRuntime
 YAML
 found=""
-for i in $(seq 600); do
+for _ in $(seq 600); do
     if kc -n "$ns" get events --field-selector involvedObject.name=nosecret -o json 2>/dev/null |
         jq -e '.items[] | select(.message | contains("failed to look up status server tls secret"))' >/dev/null; then
         found=1
@@ -301,6 +302,7 @@ if [ -n "$found" ] && ! kc -n "$ns" get jobset nosecret >/dev/null 2>&1; then
 else
     it_fail status-plugin-missing-secret-event "$(tail -5 "$IT_TMP/recon.log")"
 fi
+# shellcheck disable=SC2154 # PID_recon: set by start_rec recon (eval "PID_$name=...")
 kill "$PID_recon"
 wait "$PID_off" "$PID_on" "$PID_recon" 2>/dev/null
 # sanitizer builds (KT_WEBHOOK_BIN / KT_RECONCILER_BIN) report into the logs at exit

@@ -19,6 +19,7 @@ ns=$(it_ns webhook) || {
     it_fail webhook-namespace "cannot create a namespace"
     it_finish
 }
+# shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 kc apply -f "$it_root/deploy/runtimes/torch-distributed.yaml" >/dev/null 2>&1
 
 # tj NAME [SPEC_EXTRA_YAML] - a TrainJob on torch-distributed in $ns.

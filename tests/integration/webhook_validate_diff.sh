@@ -122,6 +122,7 @@ for p in errs:
 print("WEBHOOK\t" + (seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"))' "$1"
 }
 
+# shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 known_file="$it_dir/webhook_diff_known"
 known_reason() { # TAG -> the reason, or nothing
     [ -f "$known_file" ] && awk -F'\t' -v t="$1" '$1 == t { print $2 }' "$known_file"

@@ -137,6 +137,7 @@ prom_start() {
     done
     kt_port_unlock
     PROM_READY_S=$((SECONDS - t1))
+    # shellcheck disable=SC2034 # PROM_START: read by tests/e2e/cases.sh (case_prometheus)
     PROM_START=$(date +%s.%N)
     # every TrainJob of the run, as the API server reports it (list, then watch: no gap)
     kc get trainjobs -A --watch --output-watch-events -o json >"$PROM_DIR/trainjobs.watch" 2>"$PROM_DIR/watch.err" &

@@ -3,6 +3,7 @@
 # tests/node/cases.sh - the cases of the real-node tier, in the order they run (sourced by
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.
+# shellcheck disable=SC2034 # NODE_CASES: read by tests/node/run.sh, which sources this file
 NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail torch-pod-deleted mpi-allreduce xgboost sdk
 leader-failover helm-upgrade webhook-replicas helm-uninstall kustomize"
 

@@ -15,11 +15,12 @@ set -uo pipefail
 KT_NODE_KEEP=${KT_NODE_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 t_start=$SECONDS
 WAIT=${KT_NODE_WAIT:-240}
 NS=kubeflow-system
+# shellcheck disable=SC2034 # CHART: read by tests/node/cases.sh, sourced below
 CHART=$ROOT/deploy/helm/kt
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-node.XXXXXX")
 CASES=("$@")

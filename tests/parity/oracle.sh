@@ -20,7 +20,7 @@ set -uo pipefail
 KT_PARITY_KEEP=${KT_PARITY_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 . tests/tier_lib.sh
 B=$(cd "${1:-build/plain}" 2>/dev/null && pwd) || B="$ROOT/${1:-build/plain}"
 WEBHOOK=${KT_WEBHOOK_BIN:-$B/bin/kt-webhook}

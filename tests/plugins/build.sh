@@ -8,6 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$1/plugins"
 mkdir -p "$out"
 cc=${CC:-cc}
+# shellcheck disable=SC2054 # commas inside a compiler flag, not between elements
 flags=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
     -Wmissing-prototypes -Wcast-qual -Wwrite-strings -fPIC -shared -fvisibility=hidden
     -I"$root" -Wl,--no-undefined)

@@ -24,7 +24,7 @@ rss_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
 # start_rec NAME - start a reconciler; wait (bounded) for /readyz 200. Sets REC_PID, MPORT.
 start_rec() {
-    local i port
+    local port
     rm -f "$IT_TMP/$1.ports"
     # ASan's quarantine (256 MiB) would keep every freed 1 MB object: keep it small so RSS
     # measures what the reconciler keeps (no effect on the plain build).
@@ -33,7 +33,7 @@ start_rec() {
         >>"$IT_TMP/$1.log" 2>&1 &
     REC_PID=$!
     PIDS+=($!)
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         if [ -s "$IT_TMP/$1.ports" ]; then
             port=$(jq -r .health "$IT_TMP/$1.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then

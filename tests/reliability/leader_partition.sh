@@ -30,13 +30,13 @@ poll() { it_poll "$@"; }
 
 # start_rec NAME KUBECONFIG CONFIG - start a reconciler; wait (bounded) for /readyz 200.
 start_rec() {
-    local name=$1 port i
+    local name=$1 port
     rm -f "$IT_TMP/$name.ports"
     "$REC" --kubeconfig "$2" --config "$3" --health-listen 127.0.0.1:0 --metrics-listen 0 \
         --portfile "$IT_TMP/$name.ports" --workers 1 >>"$IT_TMP/$name.log" 2>&1 &
     eval "PID_$name=$!"
     PIDS+=($!)
-    for i in $(seq 600); do
+    for _ in $(seq 600); do
         if [ -s "$IT_TMP/$name.ports" ]; then
             port=$(jq -r .health "$IT_TMP/$name.ports")
             [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && return 0

@@ -6,6 +6,7 @@
 # file: the drills aim at the daemon's listeners, not at its API-server cache) and
 # rel_review (one valid AdmissionReview from 127.0.0.1, as the API server would send it).
 
+# shellcheck disable=SC2034 # REL_DIR, REL_TOOLS: read by the drills that source this file
 REL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REL_WEBHOOK=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
 REL_TOOLS="$it_root/build/plain/tools"
@@ -50,6 +51,7 @@ rel_webhook_start() {
     rel_poll 300 test -s "$pf" || { cat "$IT_TMP/$name.stderr"; return 1; }
     PORT=$(jq .webhook "$pf")
     HPORT=$(jq .health "$pf")
+    # shellcheck disable=SC2034 # MPORT: read by the drills that source this file
     MPORT=$(jq .metrics "$pf")
     rel_poll 300 rel_readyz || { cat "$IT_TMP/$name.stderr"; return 1; }
 }

@@ -45,9 +45,9 @@ trainjob() { # trainjob NS NAME
 # a retry whose first try went through); runs in the background (CPID); writes "done" to
 # $IT_TMP/NS.created at the end.
 creator() {
-    local i k code
+    local i code
     for i in $(seq "$N"); do
-        for k in $(seq 300); do
+        for _ in $(seq 300); do
             code=$(trainjob "$1" "t$i" | curl -sS --max-time 5 -o /dev/null -w '%{http_code}' \
                 --cacert "$KT_CA" --cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key" \
                 -H 'Content-Type: application/yaml' --data-binary @- \
@@ -57,14 +57,14 @@ creator() {
         done
         sleep 0.1 # the pace of the load, not a readiness wait
     done
-    echo done >"$IT_TMP/$1.created"
+    echo "done" >"$IT_TMP/$1.created"
 }
 start_creator() { # start_creator NS
     creator "$1" &
     CPID=$!
     REL_PIDS+=("$CPID")
 }
-created() { grep -q done "$IT_TMP/$1.created" 2>/dev/null; }
+created() { grep -q "done" "$IT_TMP/$1.created" 2>/dev/null; }
 jobsets_at_least() { [ "$(kc get jobsets -n "$1" -o name --request-timeout=5s 2>/dev/null | wc -l)" -ge "$2" ]; }
 
 # exact NS - every TrainJob has exactly one JobSet and one snapshot ConfigMap, controlled by it.
@@ -122,6 +122,7 @@ kill9() {
     start_rec k1 || return 1
     start_creator "$ns"
     rel_poll 1200 jobsets_at_least "$ns" 5 || { echo "no JobSets before the kill"; return 1; }
+    # shellcheck disable=SC2154 # PID_k1: set by start_rec k1 (eval "PID_$name=...")
     kill -KILL "$PID_k1"
     wait "$PID_k1" 2>/dev/null
     at_fault "$ns"
@@ -200,6 +201,7 @@ failover() {
     grep -q 'became leader' "$IT_TMP/l1.log" && ! grep -q 'became leader' "$IT_TMP/l2.log" || { echo "l1 should lead, l2 stand by"; return 1; }
     at_fault "$ns"
     t0=$(date +%s%N)
+    # shellcheck disable=SC2154 # PID_l1: set by start_rec l1 (eval "PID_$name=...")
     kill -KILL "$PID_l1"
     wait "$PID_l1" 2>/dev/null
     rel_poll 600 grep -q 'became leader' "$IT_TMP/l2.log" || { echo "standby never led"; return 1; }

@@ -10,7 +10,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 t0=$(date +%s%N)
 pass=0
 fail=0

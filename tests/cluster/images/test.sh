@@ -50,8 +50,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 EOF
     containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 9>&- &
     CPID=$!
-    local i
-    for i in $(seq 1 100); do
+    for _ in $(seq 1 100); do
         ctr --address "$SOCK" version >/dev/null 2>&1 && return 0
         kill -0 "$CPID" 2>/dev/null || break
         sleep 0.1
