@@ -1,15 +1,27 @@
 # SPDX-License-Identifier: Apache-2.0
 # kt - Kubeflow Trainer v2 control plane in C. One non-recursive Makefile (docs/internals/style.md#one-makefile).
 #
-#   make            build bin/kt-webhook bin/kt-reconciler bin/ktctl and libkt.a
-#   make unit       unit + golden + validate + admission tiers (no apt, no Go, no cluster)
-#   make test       everything: deps, WERROR build, tiers plain + ASan/UBSan, TSan, integration, fuzz
+#   make            build bin/kt-webhook bin/kt-reconciler bin/ktctl and libkt.a (build/plain)
+#   make unit       the tiers with no cluster, apt or Go: unit tests, then every tests/*/tier.sh
+#                   (admission build certs cluster dist golden install parity plugins validate)
+#   make check      unit plain and under ASan+UBSan, then lint: the check before a commit
+#   make test       everything: deps, WERROR build, tiers plain + ASan/UBSan, TSan, lint, CI formats,
+#                   pre-commit, docs, integration, parity, reliability, helm, image, e2e, node, fuzz
+#   make lint       C and shell lint (tests/lint.sh); make format applies .clang-format
+#   make itests     the C integration tests (tests/integration/run.sh runs them on a cluster)
+#   make deps       the Debian packages kt uses, when missing; make cluster: the cluster's binaries
+#   make compat     the API-server tiers against each supported Kubernetes (COMPAT_VERSIONS)
+#   make bench      benchmarks; make scale: N TrainJobs, kt beside upstream (N, SIDES)
+#   make fuzz       each libFuzzer target (FUZZ_SECONDS); make analyze: gcc -fanalyzer build
 #   make run        the local demo (see README)
 #   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
 #   make man        build/man/*.1 *.8, man pages written by help2man from each binary's --help
 #   make precommit  the pre-commit hooks with the real pre-commit, ktctl built in pre-commit's cache
-#   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR
-#   make release    build/release/VERSION/: source and binary tarballs, .deb, image, SBOM, chart, SHA256SUMS
+#   make install    the binaries, man pages, manifests and docs under PREFIX (/usr/local); DESTDIR;
+#                   make uninstall removes them
+#   make release    build/release/VERSION/: source and binary tarballs, .deb, image, SBOM, chart,
+#                   SHA256SUMS; make dist, bindist, deb: one of them; make release-test checks them
+#   make print-version, make clean, make links (bin/ -> build/plain/bin)
 #   SANITIZER=address,undefined|thread  VALGRIND=1  WERROR=1  V=1  TESTS=test_buf
 #   T=PATTERN (make unit: only the tests whose TIER/NAME matches; tests/run TIER PATTERN for any tier)
 #   (a change of flags recompiles: $(B)/.build-flags)
@@ -96,7 +108,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test compat
+.PHONY: print-version all deps unit check test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test compat
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -150,6 +162,13 @@ deps:
 # The inner loop: every tier that needs no cluster. tests/tiers.sh prints N passed, N failed.
 unit: $(UNIT_BINS) $(TOOL_BINS) $(BINS) links
 	$(Q)VALGRIND=$(VALGRIND) KT_ONLY="$(T)" tests/tiers.sh $(B) $(UNIT_BINS)
+
+# Between unit and test: the no-cluster tiers plain and under ASan+UBSan, then lint; no cluster,
+# no apt, no Go. Stops at the first step that fails.
+check:
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory SANITIZER=address,undefined unit
+	$(Q)$(MAKE) --no-print-directory lint
 
 test: deps
 	$(Q)tests/test-all.sh
