@@ -12,17 +12,17 @@ cc=${CC:-cc}
 flags=(-std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
     -Wmissing-prototypes -Wcast-qual -Wwrite-strings -fPIC -shared -fvisibility=hidden
     -I"$root" -Wl,--no-undefined)
-build() { # name source [extra flags]
+build_plugin() { # name source [extra flags]
     local name=$1 src=$2
     shift 2
     "$cc" "${flags[@]}" "$@" -o "$out/$name.so" "$root/tests/plugins/$src"
 }
-build tensorflow tensorflow.c
-build mxnet mxnet.c
-build require_label require_label.c
-build extra_configmap extra_configmap.c
-build minimal minimal.c
-build status_stub status_stub.c
-build bad_abi bad_abi.c
-build bad_minor bad_abi.c -DBAD_MINOR
-build bad_claim bad_abi.c -DBAD_CLAIM
+build_plugin tensorflow tensorflow.c
+build_plugin mxnet mxnet.c
+build_plugin require_label require_label.c
+build_plugin extra_configmap extra_configmap.c
+build_plugin minimal minimal.c
+build_plugin status_stub status_stub.c
+build_plugin bad_abi bad_abi.c
+build_plugin bad_minor bad_abi.c -DBAD_MINOR
+build_plugin bad_claim bad_abi.c -DBAD_CLAIM
