@@ -92,8 +92,8 @@ shells=$({
     done
 } | sort -u)
 # Shell lint, -S warning (docs/development.md "Shell lint"): errors and warnings (unused or
-# unset variables, unquoted splitting, `cd` without a check, ...), not info/style, whose 444 and
-# 447 findings were mostly SC2317 (functions reached through traps and `check`), SC2015
+# unset variables, unquoted splitting, `cd` without a check, ...), not info/style, whose 447 and
+# 450 findings were mostly SC2317 (functions reached through traps and `check`), SC2015
 # (`a && b || c` used on purpose) and SC1091 (sourced files) when the level was chosen. A false
 # positive gets `# shellcheck disable=SCxxxx` with its reason on the line above. A snippet with
 # a known warning first proves the check can fail.
