@@ -25,7 +25,7 @@ import tempfile
 
 # Function names that today still have different bodies in different files under tests/. Most
 # are the per-tier assert and daemon vocabularies (ok/bad/check, start_rec, poll, cleanup, ...)
-# that the one test library of issue 35 replaces; until then this list records them, and a new
+# that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
 bad cached can case_sdk check cleanup cpu created die expect failover finish helm holder_is
