@@ -35,7 +35,7 @@ fi
 # One copy of each primitive: an array's length is KT_ARRAY_SIZE (common/base/mem.h), and FNV-1a
 # lives in common/base/hash.h only (its primes nowhere else). tests/plugins/ are out-of-tree
 # plugin examples built against the plugin ABI alone, so they keep the long form.
-dup=$(grep -nE 'sizeof\(([A-Za-z_][A-Za-z0-9_>.-]*)\) */ *sizeof\(\1\[0\]\)|1099511628211|16777619' $files |
+dup=$(grep -nE 'sizeof\(([A-Za-z_][A-Za-z0-9_>.-]*)\) */ *sizeof\(\1\[0\]\)|/ *sizeof\(\([a-z]\)\[0\]\)|1099511628211|16777619' $files |
     grep -vE '^(common/base/mem\.h:|common/base/hash\.h:|tests/plugins/|tests/unit/test_base\.c:)' || true)
 if [ -n "$dup" ]; then
     echo "lint: use KT_ARRAY_SIZE / common/base/hash.h:"

@@ -5,8 +5,9 @@
  * volcano.sh/apis@v1.13.1-0.20251028070205-46d20c0699e7). Do not edit: re-run the script. Data
  * only: Go's JSON field order, omitempty/omitzero and nested types (common/base/gotypes.h). */
 #include "common/base/gotypes.h"
+#include "common/base/mem.h"
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define N(a) KT_ARRAY_SIZE(a)
 
 static const struct kt_godesc gt_bool = {KT_GK_BOOL, NULL, NULL, 0, "bool", 0, 0};
 static const struct kt_godesc gt_int = {KT_GK_INT, NULL, NULL, 0, "int", 64, 0};

@@ -56,8 +56,6 @@ static const char *const TLS13_SUITES[] = {
     "TLS_CHACHA20_POLY1305_SHA256",
 };
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
 static bool in_list(const char *name, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -71,7 +69,7 @@ static bool in_list(const char *name, const char *const *list, size_t n)
 /* A SUITES entry by Go name, or NULL. */
 static const struct suite *find_suite(const char *name)
 {
-    for (size_t i = 0; i < COUNT(SUITES); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(SUITES); i++) {
         if (strcmp(name, SUITES[i].go_name) == 0) {
             return &SUITES[i];
         }
@@ -81,8 +79,8 @@ static const struct suite *find_suite(const char *name)
 
 bool kt__tls_suite_known(const char *name)
 {
-    return find_suite(name) || in_list(name, INSECURE, COUNT(INSECURE)) ||
-           in_list(name, TLS13_SUITES, COUNT(TLS13_SUITES));
+    return find_suite(name) || in_list(name, INSECURE, KT_ARRAY_SIZE(INSECURE)) ||
+           in_list(name, TLS13_SUITES, KT_ARRAY_SIZE(TLS13_SUITES));
 }
 
 static void add_warning(struct kt_strv *warnings, const char *text, const char *value)
@@ -119,9 +117,9 @@ static void pick_suites(const struct kt_strv *names, char *ciphers, char *kx, si
         if (s) {
             add_once(ciphers, cap, s->cipher);
             add_once(kx, cap, s->kx);
-        } else if (in_list(name, INSECURE, COUNT(INSECURE))) {
+        } else if (in_list(name, INSECURE, KT_ARRAY_SIZE(INSECURE))) {
             add_warning(warnings, "tls.cipherSuites: insecure cipher suite refused: ", name);
-        } else if (in_list(name, TLS13_SUITES, COUNT(TLS13_SUITES))) {
+        } else if (in_list(name, TLS13_SUITES, KT_ARRAY_SIZE(TLS13_SUITES))) {
             add_warning(warnings,
                         "tls.cipherSuites: TLS 1.3 suites are always enabled and not "
                         "configurable, ignored: ",

@@ -25,7 +25,6 @@ static const char *const immutable_cfgs[] = {
     "output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file"};
 static const char *const supported_models[] = {"llama3_2/1B", "llama3_2/3B", "llama3_3/70B",
                                                "qwen2_5/1.5B"};
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 /* numProcPerNode: an integer, or "auto" (auto == true). */
 struct npp {
@@ -133,7 +132,7 @@ static bool is_immutable_cfg(const char *arg, size_t *which)
 {
     const char *eq = strchr(arg, '=');
     size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
-    for (size_t i = 0; i < NELEM(immutable_cfgs); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(immutable_cfgs); i++) {
         if (strlen(immutable_cfgs[i]) == klen && strncmp(arg, immutable_cfgs[i], klen) == 0) {
             *which = i;
             return true;
@@ -339,12 +338,12 @@ void kt__validate_reserved_envs(const struct kt_trainjob *tj, const char *const 
 static void validate_reserved(const struct kt_trainjob *tj, struct kt_ferrs *errs)
 {
     static const char *const reserved[] = {PET_NNODES, PET_NPROC, PET_RANK, PET_ADDR, PET_PORT};
-    kt__validate_reserved_envs(tj, reserved, NELEM(reserved), errs);
+    kt__validate_reserved_envs(tj, reserved, KT_ARRAY_SIZE(reserved), errs);
 }
 
 static bool model_supported(const char *model)
 {
-    for (size_t i = 0; i < NELEM(supported_models); i++) {
+    for (size_t i = 0; i < KT_ARRAY_SIZE(supported_models); i++) {
         if (strcmp(model, supported_models[i]) == 0) {
             return true;
         }

@@ -314,8 +314,8 @@ def emit(gen, roots):
              ", ".join(f"{m}@{gen.vers[m]}" for m in sorted(gen.pkgs_modules())) +
              "). Do not edit: re-run\n * the script. Data only: Go's JSON field order, "
              "omitempty/omitzero and nested types\n * (common/base/gotypes.h). */")
-    o.append('#include "common/base/gotypes.h"\n')
-    o.append("#define N(a) (sizeof(a) / sizeof((a)[0]))\n")
+    o.append('#include "common/base/gotypes.h"\n#include "common/base/mem.h"\n')
+    o.append("#define N(a) KT_ARRAY_SIZE(a)\n")
     emitted = set()
     exported = {c: e for e, c in roots}
     # Only what a root reaches (a named type copies its underlying one, which may then be unused).
