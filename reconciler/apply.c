@@ -163,7 +163,8 @@ int kt_rec_kinds_resolve(struct kt_rec_kinds *k, struct kt_kube_client *c, const
     char *path = kt_xasprintf("%s/%s", core ? "/api" : "/apis", api_version);
     json_t *list = NULL;
     struct kt_err e = {0};
-    int rc = kt_kube_request(c, "GET", path, NULL, NULL, 0, &list, &e);
+    int rc = kt_kube_request(c, &(struct kt_kube_http_req){.method = "GET", .path_query = path},
+                             &list, &e);
     free(path);
     const char *res = rc == 0 ? resource_of(list, kind) : NULL;
     if (rc != 0 && e.code != KT_ENOENT) {

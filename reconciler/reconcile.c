@@ -407,7 +407,8 @@ static bool crd_served(struct kt_kube_client *c, const struct kt_kube_gvr *gvr)
     json_t *list = NULL;
     struct kt_err err = {0};
     bool found = false;
-    if (kt_kube_request(c, "GET", path, NULL, NULL, 0, &list, &err) == 0) {
+    if (kt_kube_request(c, &(struct kt_kube_http_req){.method = "GET", .path_query = path}, &list,
+                        &err) == 0) {
         found = kt_json_arr_find(json_object_get(list, "resources"), "name", gvr->resource, NULL) !=
                 NULL;
     }

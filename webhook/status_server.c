@@ -128,8 +128,14 @@ static int authenticate(struct kt_status_srv *s, const char *token, const char *
     json_decref(req);
     if (!body) {
         rc = 1; /* a token that is not valid UTF-8 */
-    } else if (kt_kube_request(s->c, "POST", "/apis/authentication.k8s.io/v1/tokenreviews",
-                               JSON_TYPE, body, strlen(body), &out, err) == 0) {
+    } else if (kt_kube_request(s->c,
+                               &(struct kt_kube_http_req){
+                                   .method = "POST",
+                                   .path_query = "/apis/authentication.k8s.io/v1/tokenreviews",
+                                   .content_type = JSON_TYPE,
+                                   .body = body,
+                                   .body_len = strlen(body)},
+                               &out, err) == 0) {
         const json_t *st = json_object_get(out, "status");
         const char *user = kt_json_str(json_object_get(st, "user"), "username", "");
         char *want = kt_xasprintf(SA_PREFIX "%s:", ns);

@@ -173,8 +173,13 @@ static int post(struct kt_mauth *a, const char *path, json_t *obj, json_t **out,
     const char *kind[] = {strcmp(path, TOKENREVIEWS) == 0 ? "tokenreview" : "subjectaccessreview"};
     kt_metric_inc(a->m_reviews, kind);
     pthread_mutex_lock(&a->client_mu);
-    int rc =
-        kt_kube_request(a->client, "POST", path, "application/json", body, strlen(body), out, err);
+    int rc = kt_kube_request(a->client,
+                             &(struct kt_kube_http_req){.method = "POST",
+                                                        .path_query = path,
+                                                        .content_type = "application/json",
+                                                        .body = body,
+                                                        .body_len = strlen(body)},
+                             out, err);
     pthread_mutex_unlock(&a->client_mu);
     explicit_bzero(body, strlen(body));
     free(body);

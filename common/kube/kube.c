@@ -462,11 +462,11 @@ static int request(struct kt_kube_client *c, const struct req *r, json_t **out, 
     return 0;
 }
 
-int kt_kube_request(struct kt_kube_client *c, const char *method, const char *path_query,
-                    const char *content_type, const char *body, size_t body_len, json_t **out,
+int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req, json_t **out,
                     struct kt_err *err)
 {
-    struct req r = {method, path_query, content_type, body, body_len, NULL};
+    struct req r = {req->method, req->path_query, req->content_type,
+                    req->body,   req->body_len,   NULL};
 
     return request(c, &r, out, err);
 }
@@ -488,7 +488,8 @@ int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const c
 
     *out = NULL;
     if (path_of(&p, gvr, ns, name, NULL, err) == 0) {
-        rc = kt_kube_request(c, "GET", p.data, NULL, NULL, 0, out, err);
+        rc = kt_kube_request(c, &(struct kt_kube_http_req){.method = "GET", .path_query = p.data},
+                             out, err);
     }
     kt_buf_release(&p);
     return rc;
@@ -503,7 +504,13 @@ static int send_obj(struct kt_kube_client *c, const char *method, const char *pa
 
     kt_buf_init(&body, c->cfg->body_max);
     if (kt_json_dump_buf(obj, &body, err) == 0) {
-        rc = kt_kube_request(c, method, path, ctype, body.data, body.len, out, err);
+        rc = kt_kube_request(c,
+                             &(struct kt_kube_http_req){.method = method,
+                                                        .path_query = path,
+                                                        .content_type = ctype,
+                                                        .body = body.data,
+                                                        .body_len = body.len},
+                             out, err);
     }
     kt_buf_release(&body);
     return rc;

@@ -167,17 +167,23 @@ void kt_kube_client_set_timeouts(struct kt_kube_client *c, long request_ms, long
  * metrics and tests). The only client function that may be called from another thread. */
 unsigned long kt_kube_client_retries(const struct kt_kube_client *c);
 
-/* One raw request. method "GET"/"POST"/"PUT"/"PATCH"/"DELETE"; path_query is the URL path
- * plus an optional "?query"; body may be NULL. On 2xx *out (may be NULL) gets the parsed JSON
+/* One raw request; callers fill it with designated initialisers. Nothing is retained. */
+struct kt_kube_http_req {
+    const char *method;       /* "GET", "POST", "PUT", "PATCH" or "DELETE" */
+    const char *path_query;   /* the URL path plus an optional "?query" */
+    const char *content_type; /* NULL without a body */
+    const char *body;         /* NULL: none */
+    size_t body_len;
+};
+
+/* One raw request (req). On 2xx *out (may be NULL) gets the parsed JSON
  * body (NULL for an empty body). Non-2xx: -1 with the decoded Status (kt_kube_status_err).
  * 429, and 5xx responses that carry Retry-After, are retried up to 3 times after
  * min(Retry-After, 10 s). A 401 with a token file re-reads the file and retries once.
  * Network failures: KT_EIO; timeouts: KT_ETIMEOUT; body over the cap: KT_ETOOBIG.
  * Caller owns *out; free with json_decref(). Does not retain its other arguments. */
-KT_MUST_CHECK int kt_kube_request(struct kt_kube_client *c, const char *method,
-                                  const char *path_query, const char *content_type,
-                                  const char *body, size_t body_len, json_t **out,
-                                  struct kt_err *err);
+KT_MUST_CHECK int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req,
+                                  json_t **out, struct kt_err *err);
 
 /* GET one object. Caller owns *out; free with json_decref(). */
 KT_MUST_CHECK int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
@@ -333,16 +339,26 @@ void kt_kube_lines_release(struct kt_kube_lines *l);
  * returns 0). */
 typedef int (*kt_kube_watch_fn)(void *ud, const struct kt_kube_watch_event *ev);
 
-/* Blocking WATCH from opts->resource_version (with bookmarks when asked). Returns 0 when the
- * server ends the stream (timeoutSeconds, --min-request-timeout) or fn asks to stop; -1 with
- * KT_EGONE for HTTP 410 or an in-stream ERROR with code 410 (the caller must relist), other
- * codes for other failures (an in-stream ERROR's Status is decoded like a response's).
- * *stop (may be NULL), when it becomes non-zero from another thread, ends the watch within
- * about a second (returns 0). *last_rv (may be NULL) is replaced by the newest resourceVersion
- * seen (events and bookmarks); caller owns it, free with free(). */
-KT_MUST_CHECK int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
-                                const char *ns, const struct kt_kube_list_opts *opts,
-                                kt_kube_watch_fn fn, void *ud, const atomic_int *stop,
-                                char **last_rv, struct kt_err *err);
+/* What kt_kube_watch watches and where its events go; callers fill it with designated
+ * initialisers. Nothing is retained after the call. */
+struct kt_kube_watch_req {
+    const struct kt_kube_gvr *gvr;
+    const char *ns;                       /* NULL: every namespace */
+    const struct kt_kube_list_opts *opts; /* NULL: none */
+    kt_kube_watch_fn fn;                  /* NULL: events are decoded and dropped */
+    void *ud;                             /* fn's first argument */
+    const atomic_int *stop;               /* NULL, or set non-zero from another thread to end */
+    char **last_rv;                       /* NULL, or where the newest resourceVersion goes */
+};
+
+/* Blocking WATCH of req->gvr in req->ns from opts->resource_version (with bookmarks when asked).
+ * Returns 0 when the server ends the stream (timeoutSeconds, --min-request-timeout) or fn asks to
+ * stop; -1 with KT_EGONE for HTTP 410 or an in-stream ERROR with code 410 (the caller must relist),
+ * other codes for other failures (an in-stream ERROR's Status is decoded like a response's). *stop
+ * (may be NULL), when it becomes non-zero from another thread, ends the watch within about a second
+ * (returns 0). *last_rv (may be NULL) is replaced by the newest resourceVersion seen (events and
+ * bookmarks); caller owns it, free with free(). */
+KT_MUST_CHECK int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req,
+                                struct kt_err *err);
 
 #endif

@@ -300,29 +300,28 @@ void kt__kube_stream_release(struct kt__kube_stream *s)
 
 /* ---- the blocking watch ----------------------------------------------------------------- */
 
-int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                  const struct kt_kube_list_opts *opts, kt_kube_watch_fn fn, void *ud,
-                  const atomic_int *stop, char **last_rv, struct kt_err *err)
+int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req, struct kt_err *err)
 {
+    const struct kt_kube_list_opts *opts = req->opts;
     struct kt__kube_stream s;
     struct kt_buf p;
     CURLcode rc;
     int ret = -1;
 
     kt_buf_init(&p, 8192);
-    if (kt_kube_path(&p, gvr, ns, NULL, NULL, err) < 0 ||
+    if (kt_kube_path(&p, req->gvr, req->ns, NULL, NULL, err) < 0 ||
         kt__kube_list_query(&p, opts, NULL, true, err) < 0) {
         kt_buf_release(&p);
         return -1;
     }
-    kt__kube_stream_init(&s, c->cfg, c->easy, p.data, opts ? opts->timeout_seconds : 0, fn, ud,
-                         stop);
+    kt__kube_stream_init(&s, c->cfg, c->easy, p.data, opts ? opts->timeout_seconds : 0, req->fn,
+                         req->ud, req->stop);
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(c->easy);
     ret = kt__kube_stream_result(&s, rc, err);
-    if (last_rv && s.last_rv) {
-        free(*last_rv);
-        *last_rv = s.last_rv;
+    if (req->last_rv && s.last_rv) {
+        free(*req->last_rv);
+        *req->last_rv = s.last_rv;
         s.last_rv = NULL;
     }
     kt__kube_stream_release(&s);

@@ -387,8 +387,9 @@ static void test_forbidden(struct ctx *x)
     CHECK_EQ_INT(err.code, KT_EFORBIDDEN);
     CHECK_CONTAINS(err.msg, "cannot create resource");
     /* A refused watch: the HTTP status of the stream's response, decoded the same way. */
-    CHECK_EQ_INT(kt_kube_watch(c, &KT_GVR_CONFIGMAPS, x->ns, NULL, NULL, NULL, NULL, NULL, &err),
-                 -1);
+    CHECK_EQ_INT(
+        kt_kube_watch(c, &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns}, &err),
+        -1);
     CHECK_EQ_INT(err.code, KT_EFORBIDDEN);
     CHECK_CONTAINS(err.msg, "cannot watch resource \"configmaps\"");
     json_decref(cm);
@@ -548,7 +549,14 @@ static void test_watch_replay_and_timeout(struct ctx *x)
         NULL, &err));
     CHECK_OK(kt_kube_delete(x->c, &KT_GVR_CONFIGMAPS, x->ns, "w-1", NULL, &err));
     /* Replayed from the list's resourceVersion; the callback stops at the DELETED event. */
-    CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, record, &s, NULL, &last, &err));
+    CHECK_OK(kt_kube_watch(x->c,
+                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
+                                                       .ns = x->ns,
+                                                       .opts = &o,
+                                                       .fn = record,
+                                                       .ud = &s,
+                                                       .last_rv = &last},
+                           &err));
     CHECK_EQ_INT(s.added, 1);
     CHECK_EQ_INT(s.modified, 1);
     CHECK_EQ_INT(s.deleted, 1);
@@ -559,18 +567,37 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     o.timeout_seconds = 1;
     memset(&s, 0, sizeof(s));
     t0 = itest_now();
-    CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, record, &s, NULL, &last, &err));
+    CHECK_OK(kt_kube_watch(x->c,
+                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
+                                                       .ns = x->ns,
+                                                       .opts = &o,
+                                                       .fn = record,
+                                                       .ud = &s,
+                                                       .last_rv = &last},
+                           &err));
     CHECK_EQ_INT(s.added + s.modified + s.deleted, 0);
     fprintf(stderr, "watch with timeoutSeconds=1 ended cleanly after %.2fs\n", itest_now() - t0);
 
     /* A stop flag set from outside ends the watch at once. */
     atomic_init(&stop, 1);
     o.timeout_seconds = 60;
-    CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, record, &s, &stop, NULL, &err));
+    CHECK_OK(kt_kube_watch(x->c,
+                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
+                                                       .ns = x->ns,
+                                                       .opts = &o,
+                                                       .fn = record,
+                                                       .ud = &s,
+                                                       .stop = &stop},
+                           &err));
     /* An invalid namespace fails before any request. */
     o.resource_version = NULL;
-    CHECK_EQ_INT(kt_kube_watch(x->c, &KT_GVR_TRAINJOBS, "bad/ns", &o, record, &s, NULL, NULL, &err),
-                 -1);
+    CHECK_EQ_INT(
+        kt_kube_watch(
+            x->c,
+            &(struct kt_kube_watch_req){
+                .gvr = &KT_GVR_TRAINJOBS, .ns = "bad/ns", .opts = &o, .fn = record, .ud = &s},
+            &err),
+        -1);
     CHECK_EQ_INT(err.code, KT_EINVAL);
     free(last);
     json_decref(patch);

@@ -433,7 +433,9 @@ static void phase_min_request_timeout(struct ctx *x, char **names)
     check_converges(x, "churn across server-ended watches");
     /* The blocking watch without timeoutSeconds ends cleanly too. */
     t0 = itest_now();
-    CHECK_OK(kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, NULL, NULL, NULL, NULL, &err));
+    CHECK_OK(kt_kube_watch(
+        x->c, &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .opts = &o},
+        &err));
     fprintf(stderr, "blocking watch ended by the server after %.2fs\n", itest_now() - t0);
 }
 
@@ -467,7 +469,10 @@ static void phase_compaction(struct ctx *x, char **names)
     fprintf(stderr, "compacted etcd at revision %ld (old watch point %s)\n", rev,
             o.resource_version);
     CHECK_EQ_INT(
-        kt_kube_watch(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, stop_at_first, NULL, NULL, NULL, &err),
+        kt_kube_watch(x->c,
+                      &(struct kt_kube_watch_req){
+                          .gvr = &KT_GVR_CONFIGMAPS, .ns = x->ns, .opts = &o, .fn = stop_at_first},
+                      &err),
         -1);
     CHECK_EQ_INT(err.code, KT_EGONE);
     fprintf(stderr, "watch from the compacted revision: %s\n", err.msg);
