@@ -549,14 +549,13 @@ static void test_watch_replay_and_timeout(struct ctx *x)
         NULL, &err));
     CHECK_OK(kt_kube_delete(x->c, &KT_GVR_CONFIGMAPS, x->ns, "w-1", NULL, &err));
     /* Replayed from the list's resourceVersion; the callback stops at the DELETED event. */
-    CHECK_OK(kt_kube_watch(x->c,
-                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
-                                                       .ns = x->ns,
-                                                       .opts = &o,
-                                                       .fn = record,
-                                                       .ud = &s,
-                                                       .last_rv = &last},
-                           &err));
+    struct kt_kube_watch_req w = {.gvr = &KT_GVR_CONFIGMAPS,
+                                  .ns = x->ns,
+                                  .opts = &o,
+                                  .fn = record,
+                                  .ud = &s,
+                                  .last_rv = &last};
+    CHECK_OK(kt_kube_watch(x->c, &w, &err));
     CHECK_EQ_INT(s.added, 1);
     CHECK_EQ_INT(s.modified, 1);
     CHECK_EQ_INT(s.deleted, 1);
@@ -567,37 +566,22 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     o.timeout_seconds = 1;
     memset(&s, 0, sizeof(s));
     t0 = itest_now();
-    CHECK_OK(kt_kube_watch(x->c,
-                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
-                                                       .ns = x->ns,
-                                                       .opts = &o,
-                                                       .fn = record,
-                                                       .ud = &s,
-                                                       .last_rv = &last},
-                           &err));
+    CHECK_OK(kt_kube_watch(x->c, &w, &err));
     CHECK_EQ_INT(s.added + s.modified + s.deleted, 0);
     fprintf(stderr, "watch with timeoutSeconds=1 ended cleanly after %.2fs\n", itest_now() - t0);
 
     /* A stop flag set from outside ends the watch at once. */
     atomic_init(&stop, 1);
     o.timeout_seconds = 60;
-    CHECK_OK(kt_kube_watch(x->c,
-                           &(struct kt_kube_watch_req){.gvr = &KT_GVR_CONFIGMAPS,
-                                                       .ns = x->ns,
-                                                       .opts = &o,
-                                                       .fn = record,
-                                                       .ud = &s,
-                                                       .stop = &stop},
-                           &err));
+    w.stop = &stop;
+    w.last_rv = NULL;
+    CHECK_OK(kt_kube_watch(x->c, &w, &err));
     /* An invalid namespace fails before any request. */
     o.resource_version = NULL;
-    CHECK_EQ_INT(
-        kt_kube_watch(
-            x->c,
-            &(struct kt_kube_watch_req){
-                .gvr = &KT_GVR_TRAINJOBS, .ns = "bad/ns", .opts = &o, .fn = record, .ud = &s},
-            &err),
-        -1);
+    w.gvr = &KT_GVR_TRAINJOBS;
+    w.ns = "bad/ns";
+    w.stop = NULL;
+    CHECK_EQ_INT(kt_kube_watch(x->c, &w, &err), -1);
     CHECK_EQ_INT(err.code, KT_EINVAL);
     free(last);
     json_decref(patch);
