@@ -438,6 +438,12 @@ kt_node_stop() {
     kt_node_force_clean "$d"
     kt_stop "$(kt_env_get "$d" KT_CONTAINERD_PID)" containerd || rc=1
     pkill -f "containerd-shim-runc-v2 .*-address $d/node/containerd.sock" 2>/dev/null || true
+    # A shim told to stop may still be exiting: poll (at most 10 s) before the fingerprint
+    # counts shims, or a dying one reads as left behind.
+    for _ in $(seq 1 100); do
+        pgrep -f "containerd-shim-runc-v2 .*-address $d/node/containerd.sock" >/dev/null || break
+        sleep 0.1
+    done
     kt_node_restore "$d"
     kt_node_fingerprint "$d" >"$d/node/fingerprint.after"
     if ! diff -u "$d/node/fingerprint.before" "$d/node/fingerprint.after" >"$d/node/fingerprint.diff"; then
