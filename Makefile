@@ -97,7 +97,7 @@ ifneq ($(TESTS),)
   UNIT_SRCS := $(filter $(addprefix tests/unit/,$(addsuffix .c,$(TESTS))),$(UNIT_SRCS))
 endif
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
-# make unit T='PATTERN...': only the tests whose TIER/NAME matches (tests/only.sh); TESTS=test_x
+# make unit T='PATTERN...': only the tests whose TIER/NAME matches (tests/lib.sh kt_only); TESTS=test_x
 # alone means T=unit/test_x, so the shell tiers' cases do not run either.
 T ?= $(addprefix unit/,$(TESTS))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))

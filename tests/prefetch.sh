@@ -50,10 +50,10 @@ modules() {
     done
 }
 
-# sdk - the Kubeflow SDK's venv (tests/tier_lib.sh sdk_python, the same lock).
+# sdk - the Kubeflow SDK's venv (tests/lib_kube.sh sdk_python, the same lock).
 sdk() {
-    # shellcheck source=tests/tier_lib.sh
-    . tests/tier_lib.sh
+    # shellcheck source=tests/lib_kube.sh
+    . tests/lib_kube.sh
     sdk_python || {
         tail -n 5 "$T/pip.log"
         return 1

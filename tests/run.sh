@@ -25,7 +25,7 @@ case "$variant" in plain) san= ;; thread) san=thread ;; *) san=${variant//-/,} ;
 if [ -n "${KT_KEEP:-}" ]; then
     export KT_KEEP_CLUSTER=$KT_KEEP KT_E2E_KEEP=$KT_KEEP KT_NODE_KEEP=$KT_KEEP KT_PARITY_KEEP=$KT_KEEP
 fi
-# only TIER PATTERN... - the KT_ONLY patterns naming TIER's tests (tests/only.sh).
+# only TIER PATTERN... - the KT_ONLY patterns naming TIER's tests (tests/lib.sh kt_only).
 only() {
     local t=$1 p out=
     shift

@@ -29,9 +29,9 @@ import tempfile
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
 bad cached can case_sdk check cleanup cpu created die expect failover finish helm holder_is
-js_status kc line log logged median metrics mk need_tools now obj ok poll post q ratio ready
-readyz refused rss_kb run run_case run_one runtime start_rec step teardown tj trainjob usage
-wanted
+js_status kc line log logged median metrics mk need_tools now obj ok post q ratio ready
+readyz refused rss_kb run run_case runtime start_rec step teardown tj trainjob usage
+
 """.split())
 
 PIPE_READER = re.compile(r"(?<![|\\])\|(?!\|)\s*(grep|head)\b([^|;&)]*)")

@@ -8,15 +8,14 @@
 # Every step prints its wall time; the last line is the total "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-pass=0
-fail=0
+. tests/lib.sh # kt_count, kt_cleanup, kt_finish
 jobs=$(nproc)
 # Every make below and every make a tier script calls builds with -Werror: the Makefile
 # recompiles objects whose flags changed ($(B)/.build-flags), so one setting for the whole run
 # keeps build/plain from being compiled twice.
 export WERROR=1
 step() { # name, command... ; adds the step's "N passed, N failed" to the total
-    local name=$1 out rc p f t0 t1 line
+    local name=$1 out rc p f t0 t1
     shift
     echo "== $name"
     out=$(mktemp)
@@ -24,19 +23,9 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
     "$@" 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
     t1=$(date +%s)
-    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
-    p=0
-    f=0
-    if [ -n "$line" ]; then
-        p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
-        f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
-    fi
-    if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-        f=1
-    fi
-    if [ -z "$line" ] && [ $rc -eq 0 ]; then
-        p=1
-    fi
+    read -r p f < <(kt_count "$out")
+    [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    [ $rc -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
     echo "== $name: $((t1 - t0))s, rc=$rc"
     pass=$((pass + p))
     fail=$((fail + f))
@@ -49,7 +38,7 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
 mkdir -p build
 tests/prefetch.sh build/prefetch >build/prefetch.log 2>&1 &
 prefetch_pid=$!
-trap 'kill "$prefetch_pid" 2>/dev/null' EXIT
+kt_cleanup kill "$prefetch_pid"
 step "build (WERROR=1)" make -s -j"$jobs" WERROR=1 all
 step "tiers (plain)" make -s -j"$jobs" WERROR=1 unit
 step "tiers (ASan+UBSan)" make -s -j"$jobs" WERROR=1 SANITIZER=address,undefined unit
@@ -96,5 +85,4 @@ wait "$prefetch_pid"
 echo "== background builds (tests/prefetch.sh; logs in build/prefetch/)"
 cat build/prefetch.log
 echo "== total"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

@@ -25,26 +25,15 @@ root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 bin="$b/bin/kt-webhook"
-pass=0
-fail=0
-T=$(mktemp -d)
+. "$root/tests/lib.sh" # T, ok, bad, kt_only, kt_finish
 pids=()
 cleanup() {
     local p
     for p in ${pids[@]+"${pids[@]}"}; do
         kill "$p" 2>/dev/null
     done
-    rm -rf "$T"
 }
-trap cleanup EXIT
-
-ok() {
-    pass=$((pass + 1))
-}
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $1: $2"
-}
+kt_cleanup cleanup
 
 if [ ! -x "$bin" ]; then
     bad build "$bin missing"
@@ -54,7 +43,6 @@ fi
 
 # Throwaway CA + serving certificate for 127.0.0.1.
 . "$root/tests/integration/certs_lib.sh"
-. "$here/../only.sh"
 if ! it_serving_certs "$T" kt-admission-test-ca 2; then
     bad certs "openssl failed"
     echo "$pass passed, $fail failed"
@@ -163,12 +151,12 @@ run_case() {
         bad "$name" "response is not JSON: $(head -c 400 "$T/$name.out")"
     elif [ "${KT_ADMISSION_BLESS:-}" = 1 ]; then
         cp "$T/$name.got" "$d/response.json" # a changed expectation is a reviewed decision
-        ok
+        ok "$name"
     elif ! diff -u <(jq -S . "$d/response.json") "$T/$name.got" >"$T/$name.diff"; then
         bad "$name" "response differs:"
         sed 's/^/    /' "$T/$name.diff"
     else
-        ok
+        ok "$name"
     fi
 }
 
@@ -215,7 +203,7 @@ healthy() { # CHECK - the daemon still answers a valid review and /healthz
     post /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$valid_req" "$T/h.out"
     if [ "$CODE" = 200 ] && jq -e '.response.allowed == true' "$T/h.out" >/dev/null &&
         [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then
-        ok
+        ok "$1"
     else
         bad "$1" "daemon unhealthy (HTTP $CODE)"
     fi
@@ -249,13 +237,13 @@ healthy stalled-clients-do-not-block
 if curl -sS --max-time 5 -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
     bad plain-http "plain HTTP got an answer"
 else
-    ok
+    ok plain-http
 fi
 if curl -sS --max-time 5 --cacert "$T/ca.crt" --tls-max 1.1 -o /dev/null \
     "https://127.0.0.1:$PORT/healthz" 2>/dev/null; then
     bad tls11 "TLS 1.1 handshake succeeded"
 else
-    ok
+    ok tls11
 fi
 
 # TLS 1.3 key exchange: finite-field groups are refused, ECDHE groups accepted.
@@ -263,21 +251,21 @@ if echo | timeout 10 openssl s_client -tls1_3 -groups ffdhe2048:ffdhe3072 \
     -connect "127.0.0.1:$PORT" 2>/dev/null | grep -c 'BEGIN CERTIFICATE\|Server certificate' >/dev/null; then
     bad tls13-ffdhe "a TLS 1.3 handshake with only ffdhe groups succeeded"
 else
-    ok
+    ok tls13-ffdhe
 fi
 if echo | timeout 10 openssl s_client -tls1_3 -groups X25519 -connect "127.0.0.1:$PORT" 2>/dev/null |
     grep -c 'Server certificate' >/dev/null; then
-    ok
+    ok tls13-x25519
 else
     bad tls13-x25519 "a TLS 1.3 handshake with X25519 failed"
 fi
 
 # Readiness and metrics.
-if [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/readyz")" = ok ]; then ok; else bad readyz "not ready"; fi
+if [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/readyz")" = ok ]; then ok readyz; else bad readyz "not ready"; fi
 curl -sS --max-time 5 --cacert "$T/ca.crt" "https://127.0.0.1:$MPORT/metrics" >"$T/metrics"
 if grep -q 'kt_webhook_admission_reviews_total{webhook="validator.trainjob.trainer.kubeflow.org",verdict="allowed"}' "$T/metrics" &&
     grep -q 'kt_http_request_duration_seconds_bucket' "$T/metrics"; then
-    ok
+    ok metrics
 else
     bad metrics "review counter or latency histogram missing"
 fi
@@ -285,7 +273,7 @@ fi
 # (no object name of the reviews sent above, e.g. "valid-torch"'s TrainJob, is a label value).
 if grep -q '^kubeflow_trainer_webhook_validation_total{resource="trainjobs",operation="CREATE",result="allowed"} [1-9]' "$T/metrics" &&
     grep -q '^kubeflow_trainer_build_info{component="webhook",git_version="[^"]*",upstream_version="v2.3.0",api_version="trainer.kubeflow.org/v1alpha1"} 1$' "$T/metrics"; then
-    ok
+    ok trainer-metrics
 else
     bad trainer-metrics "kubeflow_trainer_webhook_validation_total or build_info missing: $(grep kubeflow_trainer "$T/metrics" | sed -n 1,5p)"
 fi
@@ -294,10 +282,10 @@ leaked=""
 for n in $names; do
     if grep '^kubeflow_trainer_webhook' "$T/metrics" | grep -c "\"$n\"" >/dev/null; then leaked="$leaked $n"; fi
 done
-if [ -z "$leaked" ] && [ -n "$names" ]; then ok; else bad trainer-metrics-labels "object names as labels:$leaked (names seen: $(echo $names | wc -w))"; fi
+if [ -z "$leaked" ] && [ -n "$names" ]; then ok trainer-metrics-labels; else bad trainer-metrics-labels "object names as labels:$leaked (names seen: $(echo $names | wc -w))"; fi
 
 # The stalled connections are cut by the server's timeout (10 s): reading fd 5 ends.
-if timeout 20 cat <&5 >/dev/null 2>&1; then ok; else bad idle-timeout "idle connection not closed"; fi
+if timeout 20 cat <&5 >/dev/null 2>&1; then ok idle-timeout; else bad idle-timeout "idle connection not closed"; fi
 exec 5>&- 6>&-
 kill "$slow" 2>/dev/null
 wait "$slow" 2>/dev/null
@@ -305,7 +293,7 @@ wait "$dripper" 2>/dev/null
 sent=$(cat "$T/drip.n" 2>/dev/null || echo none)
 echo "  header deadline: the dripping client was cut after header line $sent"
 if [ "$sent" != none ] && [ "$sent" -lt 119 ]; then
-    ok
+    ok header-deadline
 else
     bad header-deadline "a client dripping headers was not cut off (sent line $sent of 119)"
 fi
@@ -332,7 +320,7 @@ if [ -s "$pf" ]; then
     PORT=$(jq .webhook "$pf")
     HPORT=$(jq .health "$pf")
     r=$(curl -sS --max-time 5 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz")
-    case "$r" in *"certificates are not ready"*" 503") ok ;; *) bad readyz-no-certs "got '$r'" ;; esac
+    case "$r" in *"certificates are not ready"*" 503") ok readyz-no-certs ;; *) bad readyz-no-certs "got '$r'" ;; esac
     cp "$T/tls.crt" "$T/tls.key" "$T/late/"
     ready=""
     for ((i = 0; i < 1000; i++)); do
@@ -340,7 +328,7 @@ if [ -s "$pf" ]; then
         [ "$ready" = ok ] && break
         sleep 0.01
     done
-    if [ "$ready" = ok ]; then ok; else bad readyz-certs-appear "readyz: '$ready'"; fi
+    if [ "$ready" = ok ]; then ok readyz-certs-appear; else bad readyz-certs-appear "readyz: '$ready'"; fi
     # A new CA and pair replace the files: new connections get the new certificate.
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca2.key" -out "$T/ca2.crt" -days 2 \
         -subj /CN=kt-admission-test-ca2 2>/dev/null
@@ -357,7 +345,7 @@ if [ -s "$pf" ]; then
         [ "$got" = 200 ] && break
         sleep 0.01
     done
-    if [ "$got" = 200 ]; then ok; else bad cert-reload "new certificate not served (HTTP $got)"; fi
+    if [ "$got" = 200 ]; then ok cert-reload; else bad cert-reload "new certificate not served (HTTP $got)"; fi
 else
     bad "$name" "kt-webhook did not start: $(cat "$T/$name.stderr")"
 fi

@@ -4,12 +4,12 @@
 # objects depend on $(B)/.build-flags, rewritten when CC, CFLAGS, WERROR, SANITIZER, LDFLAGS or
 # the libraries change (docs/development.md "Building"). One object in a scratch build folder,
 # asked with `make -q` (exit 0: up to date, 1: would rebuild), in a scratch folder that keeps
-# the real build untouched. Then running one test: KT_ONLY (tests/only.sh) on BUILD_DIR's ktctl
+# the real build untouched. Then running one test: KT_ONLY (tests/lib.sh kt_only) on BUILD_DIR's ktctl
 # and tests/run.sh's usage error.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$root/tests/tier_lib.sh"
+. "$root/tests/lib.sh"
 # The scratch build must not inherit the calling make's variables (make unit WERROR=1 passes
 # them down in MAKEFLAGS) nor make test's exported WERROR.
 unset MAKEFLAGS MFLAGS MAKELEVEL WERROR SANITIZER CFLAGS LDFLAGS
@@ -45,7 +45,7 @@ else
     ok flags-file-follows
 fi
 
-# Running one test (tests/only.sh, tests/run.sh): a pattern picks exactly its cases; one that
+# Running one test (tests/lib.sh kt_only, tests/run.sh): a pattern picks exactly its cases; one that
 # matches nothing runs none; an unknown tier is a usage error.
 vt="$root/tests/validate/tier.sh"
 b=${1:-build/plain}
@@ -59,4 +59,4 @@ if [ -x "$b/bin/ktctl" ]; then
     if [ "$(tail -n 1 "$T/none.log")" = "0 passed, 0 failed" ]; then ok only-no-match; else bad only-no-match "$(tail -n 3 "$T/none.log")"; fi
 fi
 if exits 2 "$root/tests/run.sh" no-such-tier; then ok run-unknown-tier; else bad run-unknown-tier "tests/run.sh no-such-tier did not exit 2"; fi
-tier_finish
+kt_finish

@@ -11,7 +11,7 @@ root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 K="$b/bin/ktctl"
-. "$root/tests/tier_lib.sh"
+. "$root/tests/lib.sh"
 
 check certs-writes-folder "$K" certs -q --dir "$T/a/b" --san IP:127.0.0.1 --san DNS:localhost
 check certs-modes test "$(stat -c '%a' "$T/a/b/ca.crt" "$T/a/b/ca.key" "$T/a/b/tls.crt" "$T/a/b/tls.key" | tr '\n' ' ')" = "644 600 644 600 "
@@ -63,4 +63,4 @@ check certs-force-and-renew exits 2 "$K" certs --dir "$T/old" --force --renew-se
 for flag in --dir --service --namespace --san --renew-server --force --issued-at --quiet; do
     check "certs-help-lists$flag" test "$(grep -c -- "^      [-a-z, ]*$flag" "$T/certs-help.txt")" = 1
 done
-tier_finish
+kt_finish

@@ -11,7 +11,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
-. tests/tier_lib.sh
+. tests/lib.sh
 . tests/cluster/versions.sh
 
 # A module folder with the stage files kt_full_kwok_stages reads.

@@ -21,7 +21,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root" || exit 1
-. tests/tier_lib.sh
+. tests/lib.sh
 VERSIONS=${COMPAT_VERSIONS:-1.34.4 1.35.4 1.36.3 1.37.2}
 IT_WORDS=${COMPAT_IT:-crd_ webhook_ reconciler_test itest_kube}
 E2E_WORDS=${COMPAT_E2E:-runtimes coscheduling sdk}
@@ -57,8 +57,7 @@ tier() {
 
 if ! make -s all >"$L/make.log" 2>&1; then
     bad make-all "$(tail -5 "$L/make.log")"
-    tier_finish
-    exit 1
+    kt_finish
 fi
 
 # The knob's negative control: a release without a pinned wrapper is refused by name before
@@ -114,4 +113,4 @@ unset KT_K8S_VERSION
 
 echo "== compat summary ($(date -u +%Y-%m-%d), $((SECONDS - t_all))s)"
 printf '%s\n' "${results[@]}" | tee "$L/summary.txt"
-tier_finish
+kt_finish

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
-. "$root/tests/tier_lib.sh"
+. "$root/tests/lib.sh"
 
 n="kt-test-linux-$(dpkg --print-architecture)"
 if KT_VERSION="test" "$root/deploy/release/bindist.sh" "$b" "$T/dist" >"$T/dist.log" 2>&1; then
@@ -64,4 +64,4 @@ done
 export LC_ALL=C MANWIDTH=200 MANPAGER=cat
 check dist-man-finds-ktctl-certs bash -c "man -M '$P/share/man' ktctl-certs | grep -c 'issue the CA and the serving certificate of kt-webhook' >/dev/null"
 check dist-man-finds-kt-webhook bash -c "man -M '$P/share/man' 8 kt-webhook | grep -c -- '--tls-cert-file' >/dev/null"
-tier_finish
+kt_finish

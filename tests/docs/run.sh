@@ -14,7 +14,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
-. tests/tier_lib.sh
+. tests/lib.sh
 
 if [ ! -x bin/ktctl ] || [ ! -x bin/kt-webhook ] || [ ! -x bin/kt-reconciler ]; then
     make -s -j"$(nproc)" all >"$T/build.log" 2>&1 || { cat "$T/build.log"; echo "docs: build failed" >&2; }

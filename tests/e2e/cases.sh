@@ -477,7 +477,7 @@ EOF
 # ttlSecondsAfterFinished: a TrainJob on a runtime with a runPolicy TTL and one with its own TTL
 # (patched in: the SDK drops an option setting it) complete and are deleted by kt, after which
 # get_job raises (RuntimeError from the 404) and list_jobs omits them; a TTL-less one stays. The venv
-# lives in the cache outside the repo, one per SDK version (tests/tier_lib.sh sdk_python).
+# lives in the cache outside the repo, one per SDK version (tests/lib_kube.sh sdk_python).
 case_sdk() {
     local py
     py=$(sdk_python) || { bad sdk-install "$(tail -5 "$T/pip.log")"; return; }

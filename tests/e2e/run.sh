@@ -17,7 +17,7 @@ KT_E2E_KEEP=${KT_E2E_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
-. tests/tier_lib.sh
+. tests/lib_kube.sh
 t_start=$SECONDS
 WEBHOOK=${KT_WEBHOOK_BIN:-$ROOT/build/plain/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$ROOT/build/plain/bin/kt-reconciler}
@@ -58,8 +58,7 @@ t0=$SECONDS
 tests/cluster/up.sh --full "$D" >/dev/null 2>"$T/up.log" || {
     cat "$T/up.log"
     bad cluster-up "tests/cluster/up.sh --full failed"
-    tier_finish
-    exit 1
+    kt_finish
 }
 grep 'ready in' "$T/up.log" | sed 's/^/e2e: /'
 . "$D/env"
@@ -190,4 +189,4 @@ for c in $E2E_CASES; do
     case_run "$c" "case_${c//-/_}"
 done
 echo "e2e wall time: $((SECONDS - t_start))s"
-tier_finish
+kt_finish

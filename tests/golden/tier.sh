@@ -59,7 +59,7 @@ run_case() {
     fi
     rm -f "$out" "$err"
 }
-. "$here/../only.sh"
+. "$here/../lib.sh"
 for dir in "$here"/*/; do
     [ -f "$dir/trainjob.yaml" ] || continue
     kt_only "golden/$(basename "$dir")" || continue

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
-. "$root/tests/tier_lib.sh"
+. "$root/tests/lib.sh"
 inst="$root/deploy/release/install.sh"
 version=$(make -s -C "$root" print-version)
 
@@ -91,4 +91,4 @@ else
     refused "a DESTDIR the user may not write is refused" "cannot write to $T/ro" "$T/ro" \
         env PREFIX=/usr DESTDIR="$T/ro" "$inst" install "$b"
 fi
-tier_finish
+kt_finish

@@ -11,15 +11,15 @@ cl=$it_root/tests/cluster
 for v in KT_APISERVER KT_CA KT_ETCD KT_SA_KEY KT_ADMIN_KUBECONFIG KT_WEBHOOK_KUBECONFIG \
     KT_RECONCILER_KUBECONFIG KT_KUBECTL KT_ETCD_PID KT_APISERVER_PID; do
     if [ -n "${!v:-}" ]; then
-        it_ok "env-$v"
+        ok "env-$v"
     else
-        it_fail "env-$v" "missing from $1"
+        bad "env-$v" "missing from $1"
     fi
 done
 if "$KT_KUBECTL" version --client -o json | jq -e '.clientVersion.gitVersion | startswith("v1.35.")' >/dev/null; then
-    it_ok kubectl-1.35
+    ok kubectl-1.35
 else
-    it_fail kubectl-1.35 "KT_KUBECTL is $("$KT_KUBECTL" version --client 2>&1 | sed -n 1p)"
+    bad kubectl-1.35 "KT_KUBECTL is $("$KT_KUBECTL" version --client 2>&1 | sed -n 1p)"
 fi
 
 # whoami KUBECONFIG USER - the identity the API server sees, with both service-account groups.
@@ -29,9 +29,9 @@ whoami_is() {
     if echo "$got" | jq -e --arg u "$3" '.status.userInfo.username == $u
         and (.status.userInfo.groups | index("system:serviceaccounts"))
         and (.status.userInfo.groups | index("system:serviceaccounts:kubeflow-system"))' >/dev/null 2>&1; then
-        it_ok "$1"
+        ok "$1"
     else
-        it_fail "$1" "got: $got"
+        bad "$1" "got: $got"
     fi
 }
 whoami_is identity-webhook "$KT_WEBHOOK_KUBECONFIG" system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook
@@ -43,44 +43,44 @@ check_no_rights() {
     local kcfg n
     for kcfg in "$@"; do
         n=no-rights-$(basename "$kcfg" .kubeconfig)
-        if "$KT_KUBECTL" --kubeconfig "$kcfg" get trainjobs -A >"$IT_TMP/out" 2>&1; then
-            it_fail "$n" "listing trainjobs was allowed"
-        elif grep -q 'Forbidden' "$IT_TMP/out"; then
-            it_ok "$n"
+        if "$KT_KUBECTL" --kubeconfig "$kcfg" get trainjobs -A >"$T/out" 2>&1; then
+            bad "$n" "listing trainjobs was allowed"
+        elif grep -q 'Forbidden' "$T/out"; then
+            ok "$n"
         else
-            it_fail "$n" "$(cat "$IT_TMP/out")"
+            bad "$n" "$(cat "$T/out")"
         fi
     done
 }
 if [ "$(kc auth can-i '*' '*')" = yes ]; then
-    it_ok admin-is-cluster-admin
+    ok admin-is-cluster-admin
 else
-    it_fail admin-is-cluster-admin "admin kubeconfig lacks rights"
+    bad admin-is-cluster-admin "admin kubeconfig lacks rights"
 fi
 if kc get namespace kubeflow-system >/dev/null 2>&1; then
-    it_ok namespace-kubeflow-system
+    ok namespace-kubeflow-system
 else
-    it_fail namespace-kubeflow-system "missing"
+    bad namespace-kubeflow-system "missing"
 fi
 if [ "$(kc get crd -o name | grep -c 'trainer.kubeflow.org')" -eq 3 ] &&
     kc get crd jobsets.jobset.x-k8s.io podgroups.scheduling.x-k8s.io >/dev/null 2>&1; then
-    it_ok crds-installed
+    ok crds-installed
 else
-    it_fail crds-installed "$(kc get crd -o name | tr '\n' ' ')"
+    bad crds-installed "$(kc get crd -o name | tr '\n' ' ')"
 fi
 if [ ! -f "$KT_BIN/crds/scheduling.volcano.sh_podgroups.yaml" ]; then
     echo "skip volcano-crd-installed: the Volcano CRD could not be generated (see build.sh)"
 elif kc get crd podgroups.scheduling.volcano.sh >/dev/null 2>&1; then
-    it_ok volcano-crd-installed
+    ok volcano-crd-installed
 else
-    it_fail volcano-crd-installed "podgroups.scheduling.volcano.sh missing"
+    bad volcano-crd-installed "podgroups.scheduling.volcano.sh missing"
 fi
 
 # restart-apiserver.sh: same port and etcd, new PID, data kept, extra flags applied.
-ns=$(it_ns harness)
+ns=$(kt_ns harness)
 kc -n "$ns" create configmap survives --from-literal=k=v >/dev/null
 old_pid=$KT_APISERVER_PID
-if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$IT_TMP/err"; then
+if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$T/err"; then
     # shellcheck source=/dev/null # a cluster env file, written at run time
     new_pid=$(. "$1" && echo "$KT_APISERVER_PID")
     # shellcheck source=/dev/null # the same env file
@@ -88,83 +88,83 @@ if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$IT_TM
     if [ "$new_pid" != "$old_pid" ] && [ "$new_url" = "$KT_APISERVER" ] && it_dead "$old_pid" &&
         [ "$(kc -n "$ns" get configmap survives -o jsonpath='{.data.k}')" = v ] &&
         tr '\0' ' ' <"/proc/$new_pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
-        it_ok restart-apiserver
+        ok restart-apiserver
     else
-        it_fail restart-apiserver "pid $old_pid -> $new_pid, url $new_url"
+        bad restart-apiserver "pid $old_pid -> $new_pid, url $new_url"
     fi
 else
-    it_fail restart-apiserver "$(tail -5 "$IT_TMP/err")"
+    bad restart-apiserver "$(tail -5 "$T/err")"
 fi
 # Without "--" the previous extra flags are kept.
-"$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" 2>"$IT_TMP/err" || it_fail restart-apiserver-keep "$(tail -5 "$IT_TMP/err")"
+"$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" 2>"$T/err" || bad restart-apiserver-keep "$(tail -5 "$T/err")"
 # shellcheck source=/dev/null # a cluster env file, written at run time
 pid=$(. "$1" && echo "$KT_APISERVER_PID")
 if tr '\0' ' ' <"/proc/$pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
-    it_ok restart-apiserver-keeps-flags
+    ok restart-apiserver-keeps-flags
 else
-    it_fail restart-apiserver-keeps-flags "--watch-cache=false lost"
+    bad restart-apiserver-keeps-flags "--watch-cache=false lost"
 fi
 # Back to the standard flags for the tests that follow.
-"$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- 2>"$IT_TMP/err" || it_fail restart-apiserver-back "$(tail -5 "$IT_TMP/err")"
+"$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- 2>"$T/err" || bad restart-apiserver-back "$(tail -5 "$T/err")"
 # shellcheck source=/dev/null # a cluster env file, written at run time
 KT_APISERVER_PID=$(. "$1" && echo "$KT_APISERVER_PID")
 if ! tr '\0' ' ' <"/proc/$KT_APISERVER_PID/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
-    it_ok restart-apiserver-flags-replaced
+    ok restart-apiserver-flags-replaced
 else
-    it_fail restart-apiserver-flags-replaced "--watch-cache=false still set"
+    bad restart-apiserver-flags-replaced "--watch-cache=false still set"
 fi
 
 # up.sh refuses a directory with a running cluster.
-if "$cl/up.sh" "$KT_CLUSTER_DIR" >"$IT_TMP/out" 2>&1; then
-    it_fail up-twice-same-dir "second up.sh on a live DIR succeeded"
+if "$cl/up.sh" "$KT_CLUSTER_DIR" >"$T/out" 2>&1; then
+    bad up-twice-same-dir "second up.sh on a live DIR succeeded"
 else
-    it_ok up-twice-same-dir
+    ok up-twice-same-dir
 fi
 
 # A second cluster next to this one: its own ports, both answer, down.sh stops it all.
 d2=$(mktemp -d)
-if "$cl/up.sh" "$d2" >"$IT_TMP/out" 2>&1; then
+if "$cl/up.sh" "$d2" >"$T/out" 2>&1; then
     e2=$(. "$d2/env" && echo "$KT_APISERVER $KT_ETCD $KT_APISERVER_PID $KT_ETCD_PID $KT_ETCD_DATA")
     read -r a2 etcd2 ap2 ep2 data2 <<<"$e2"
     if [ "$a2" != "$KT_APISERVER" ] && [ "$etcd2" != "$KT_ETCD" ] &&
         "$KT_KUBECTL" --kubeconfig "$d2/admin.kubeconfig" get ns kubeflow-system >/dev/null 2>&1 &&
         kc get ns "$ns" >/dev/null 2>&1; then
-        it_ok second-cluster
+        ok second-cluster
     else
-        it_fail second-cluster "ports $a2 $etcd2 vs $KT_APISERVER $KT_ETCD"
+        bad second-cluster "ports $a2 $etcd2 vs $KT_APISERVER $KT_ETCD"
     fi
     check_no_rights "$d2/webhook.kubeconfig" "$d2/controller-manager.kubeconfig"
     "$cl/down.sh" "$d2"
     if it_dead "$ap2" && it_dead "$ep2" && [ ! -e "$data2" ]; then
-        it_ok down-stops-everything
+        ok down-stops-everything
     else
-        it_fail down-stops-everything "left: apiserver $ap2 etcd $ep2 data $data2"
+        bad down-stops-everything "left: apiserver $ap2 etcd $ep2 data $data2"
     fi
     if "$cl/down.sh" "$d2"; then
-        it_ok down-idempotent
+        ok down-idempotent
     else
-        it_fail down-idempotent "second down.sh failed"
+        bad down-idempotent "second down.sh failed"
     fi
 else
-    it_fail second-cluster "$(grep -v '^[IWE][0-9]\{4\} \|^{' "$IT_TMP/out" | tail -20)"
+    bad second-cluster "$(grep -v '^[IWE][0-9]\{4\} \|^{' "$T/out" | tail -20)"
 fi
 rm -rf "$d2"
 
 # A start that fails (bad API server flag) exits non-zero, prints the logs, leaves nothing.
 d3=$(mktemp -d)
-if "$cl/up.sh" "$d3" -- --no-such-flag >"$IT_TMP/out" 2>&1; then
-    it_fail up-failure-cleans-up "up.sh with a bad flag succeeded"
+if "$cl/up.sh" "$d3" -- --no-such-flag >"$T/out" 2>&1; then
+    bad up-failure-cleans-up "up.sh with a bad flag succeeded"
     "$cl/down.sh" "$d3"
 else
     ep3=$(. "$d3/env" && echo "$KT_ETCD_PID")
     ap3=$(. "$d3/env" && echo "$KT_APISERVER_PID")
     # shellcheck disable=SC2010 # ls of a glob that may match nothing, compared with one exact path
-    if grep -q 'unknown flag: --no-such-flag' "$IT_TMP/out" && it_dead "$ep3" && it_dead "$ap3" &&
+    if grep -q 'unknown flag: --no-such-flag' "$T/out" && it_dead "$ep3" && it_dead "$ap3" &&
         [ -z "$(ls -d /dev/shm/kt-etcd.* 2>/dev/null | grep -Fx "$(. "$d3/env" && echo "$KT_ETCD_DATA")")" ]; then
-        it_ok up-failure-cleans-up
+        ok up-failure-cleans-up
     else
-        it_fail up-failure-cleans-up "etcd $ep3 / apiserver $ap3 alive or no log: $(tail -3 "$IT_TMP/out")"
+        bad up-failure-cleans-up "etcd $ep3 / apiserver $ap3 alive or no log: $(tail -3 "$T/out")"
     fi
 fi
 rm -rf "$d3"
-it_finish
+kt_finish

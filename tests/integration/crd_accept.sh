@@ -6,21 +6,21 @@
 # validation). Each object is read back: nothing may be pruned or changed (defaults may be added).
 . "$(dirname "$0")/lib.sh"
 
-ns=$(it_ns crd-accept) || {
-    it_fail crd-accept "cannot create a namespace"
-    it_finish
+ns=$(kt_ns crd-accept) || {
+    bad crd-accept "cannot create a namespace"
+    kt_finish
 }
 
 # check_stored NAME FILE KIND OBJ NSARGS... - compare FILE with what the server stored.
 check_stored() {
     local name=$1 file=$2 kind=$3 obj=$4
     shift 4
-    yq 'del(.metadata)' "$file" >"$IT_TMP/sent.json"
-    if ! kc "$@" get "$(echo "$kind" | tr 'A-Z' 'a-z')/$obj" -o json >"$IT_TMP/stored.json" 2>"$IT_TMP/err"; then
-        it_fail "$name" "read back: $(cat "$IT_TMP/err")"
+    yq 'del(.metadata)' "$file" >"$T/sent.json"
+    if ! kc "$@" get "$(echo "$kind" | tr 'A-Z' 'a-z')/$obj" -o json >"$T/stored.json" 2>"$T/err"; then
+        bad "$name" "read back: $(cat "$T/err")"
         return
     fi
-    it_not_pruned "$name" "$IT_TMP/sent.json" "$IT_TMP/stored.json"
+    it_not_pruned "$name" "$T/sent.json" "$T/stored.json"
 }
 
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
@@ -30,8 +30,8 @@ for f in "$it_root"/deploy/runtimes/*.yaml; do
     [ "$kind" = Kustomization ] && continue
     obj=$(it_name "$f")
     name=shipped/$(basename "$f" .yaml)
-    if ! kc apply --server-side --validate=strict -f "$f" >"$IT_TMP/out" 2>&1; then
-        it_fail "$name" "apply: $(cat "$IT_TMP/out")"
+    if ! kc apply --server-side --validate=strict -f "$f" >"$T/out" 2>&1; then
+        bad "$name" "apply: $(cat "$T/out")"
         continue
     fi
     check_stored "$name" "$f" "$kind" "$obj"
@@ -40,9 +40,9 @@ for f in "$it_root"/deploy/runtimes/*.yaml; do
     kc apply --server-side --validate=strict -f "$f" >/dev/null 2>&1
     gen2=$(kc get "$(echo "$kind" | tr 'A-Z' 'a-z')/$obj" -o jsonpath='{.metadata.generation}')
     if [ "$gen" = "$gen2" ]; then
-        it_ok "$name-reapply"
+        ok "$name-reapply"
     else
-        it_fail "$name-reapply" "generation $gen -> $gen2"
+        bad "$name-reapply" "generation $gen -> $gen2"
     fi
 done
 
@@ -54,21 +54,21 @@ for f in $(grep -l 'kind: .*TrainingRuntime$' "$it_dir"/accept/*.yaml) $(grep -L
     name=accept/$(basename "$f" .yaml)
     nsargs=(-n "$ns")
     [ "$kind" = ClusterTrainingRuntime ] && nsargs=()
-    if ! kc ${nsargs[@]+"${nsargs[@]}"} create --validate=strict -f "$f" >"$IT_TMP/out" 2>&1; then
-        it_fail "$name" "create: $(cat "$IT_TMP/out")"
+    if ! kc ${nsargs[@]+"${nsargs[@]}"} create --validate=strict -f "$f" >"$T/out" 2>&1; then
+        bad "$name" "create: $(cat "$T/out")"
         continue
     fi
     check_stored "$name" "$f" "$kind" "$obj" ${nsargs[@]+"${nsargs[@]}"}
 done
 
 # Strict field validation is what would catch a field our CRD lacks: prove it is on.
-printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: unknown-field\nspec:\n  runtimeRef:\n    name: x\n  noSuchField: 1\n' >"$IT_TMP/bad.yaml"
-if kc -n "$ns" create --validate=strict -f "$IT_TMP/bad.yaml" >"$IT_TMP/out" 2>&1; then
-    it_fail strict-unknown-field "an unknown field was accepted"
-elif grep -q 'unknown field "spec.noSuchField"' "$IT_TMP/out"; then
-    it_ok strict-unknown-field
+printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: unknown-field\nspec:\n  runtimeRef:\n    name: x\n  noSuchField: 1\n' >"$T/bad.yaml"
+if kc -n "$ns" create --validate=strict -f "$T/bad.yaml" >"$T/out" 2>&1; then
+    bad strict-unknown-field "an unknown field was accepted"
+elif grep -q 'unknown field "spec.noSuchField"' "$T/out"; then
+    ok strict-unknown-field
 else
-    it_fail strict-unknown-field "unexpected error: $(cat "$IT_TMP/out")"
+    bad strict-unknown-field "unexpected error: $(cat "$T/out")"
 fi
 kc delete clustertrainingruntime accept-torch-volcano --ignore-not-found >/dev/null 2>&1
 # Leave the cluster as we found it: later tests dry-run objects with the same names.
@@ -76,4 +76,4 @@ for f in "$it_root"/deploy/runtimes/*.yaml $(grep -l 'kind: ClusterTrainingRunti
     [ "$(it_kind "$f")" = ClusterTrainingRuntime ] || continue
     kc delete clustertrainingruntime "$(it_name "$f")" --ignore-not-found >/dev/null 2>&1
 done
-it_finish
+kt_finish

@@ -14,9 +14,9 @@
 # KT_CAPTURE=1 writes missing expected.* files from the server's answer (review them!).
 . "$(dirname "$0")/lib.sh"
 
-ns=$(it_ns crd-cases) || {
-    it_fail crd-cases "cannot create a namespace"
-    it_finish
+ns=$(kt_ns crd-cases) || {
+    bad crd-cases "cannot create a namespace"
+    kt_finish
 }
 
 # run_case DIR - one case; prints its result.
@@ -26,13 +26,13 @@ run_case() {
     kind=$(it_kind "$c/input.yaml")
     objname=$(it_name "$c/input.yaml")
     path=$(it_path "$kind" "$ns") || {
-        it_fail "$name" "unknown kind $kind"
+        bad "$name" "unknown kind $kind"
         return
     }
     it_api POST "$path" "$c/input.yaml"
     if [ -f "$c/patch.json" ]; then
         if [ "$IT_CODE" != 201 ]; then
-            it_fail "$name" "create before the patch answered $IT_CODE: $(jq -r .message "$IT_TMP/body" 2>/dev/null)"
+            bad "$name" "create before the patch answered $IT_CODE: $(jq -r .message "$T/body" 2>/dev/null)"
             return
         fi
         sub=""
@@ -41,27 +41,27 @@ run_case() {
     fi
     want=$(cat "$c/expected.code")
     if [ "$IT_CODE" != "$want" ]; then
-        it_fail "$name" "HTTP $IT_CODE, want $want: $(jq -r .message "$IT_TMP/body" 2>/dev/null)"
+        bad "$name" "HTTP $IT_CODE, want $want: $(jq -r .message "$T/body" 2>/dev/null)"
     elif [ "$want" -lt 400 ]; then
-        it_ok "$name"
+        ok "$name"
     else
-        jq -j .message "$IT_TMP/body" >"$IT_TMP/message"
-        jq -r '.details.causes // [] | .[] | [.reason, .field, .message] | @tsv' "$IT_TMP/body" >"$IT_TMP/causes"
+        jq -j .message "$T/body" >"$T/message"
+        jq -r '.details.causes // [] | .[] | [.reason, .field, .message] | @tsv' "$T/body" >"$T/causes"
         for f in message causes; do
             if [ ! -f "$c/expected.$f" ] && [ "${KT_CAPTURE:-}" = 1 ]; then
-                cp "$IT_TMP/$f" "$c/expected.$f"
+                cp "$T/$f" "$c/expected.$f"
                 echo "captured $c/expected.$f" >&2
             fi
         done
-        if ! cmp -s "$IT_TMP/message" "$c/expected.message"; then
-            it_fail "$name" "message differs
-    got:  $(cat "$IT_TMP/message")
+        if ! cmp -s "$T/message" "$c/expected.message"; then
+            bad "$name" "message differs
+    got:  $(cat "$T/message")
     want: $(cat "$c/expected.message" 2>/dev/null)"
-        elif ! diff -u "$c/expected.causes" "$IT_TMP/causes" >"$IT_TMP/diff" 2>&1; then
-            it_fail "$name" "causes differ:
-$(sed 's/^/    /' "$IT_TMP/diff")"
+        elif ! diff -u "$c/expected.causes" "$T/causes" >"$T/diff" 2>&1; then
+            bad "$name" "causes differ:
+$(sed 's/^/    /' "$T/diff")"
         else
-            it_ok "$name"
+            ok "$name"
         fi
     fi
     it_api DELETE "$path/$objname"
@@ -71,4 +71,4 @@ $(sed 's/^/    /' "$IT_TMP/diff")"
 for c in "$it_dir"/crd/*/; do
     run_case "${c%/}"
 done
-it_finish
+kt_finish

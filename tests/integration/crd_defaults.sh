@@ -6,9 +6,9 @@
 # expected.json from the server (review it against docs/internals/upstream.md#api-types before committing).
 . "$(dirname "$0")/lib.sh"
 
-ns=$(it_ns crd-defaults) || {
-    it_fail crd-defaults "cannot create a namespace"
-    it_finish
+ns=$(kt_ns crd-defaults) || {
+    bad crd-defaults "cannot create a namespace"
+    kt_finish
 }
 # shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 for c in "$it_dir"/defaults/*/; do
@@ -19,21 +19,21 @@ for c in "$it_dir"/defaults/*/; do
     path=$(it_path "$kind" "$ns")
     it_api POST "$path" "$c/input.yaml"
     if [ "$IT_CODE" != 201 ]; then
-        it_fail "$name" "create answered $IT_CODE: $(jq -r .message "$IT_TMP/body")"
+        bad "$name" "create answered $IT_CODE: $(jq -r .message "$T/body")"
         continue
     fi
     # Read back with kubectl, as a user would see it.
     if [ "$kind" = ClusterTrainingRuntime ]; then
-        kc get "clustertrainingruntime/$obj" -o json >"$IT_TMP/got.json"
+        kc get "clustertrainingruntime/$obj" -o json >"$T/got.json"
     else
-        kc -n "$ns" get "$(echo "$kind" | tr 'A-Z' 'a-z')/$obj" -o json >"$IT_TMP/got.json"
+        kc -n "$ns" get "$(echo "$kind" | tr 'A-Z' 'a-z')/$obj" -o json >"$T/got.json"
     fi
-    jq .spec "$IT_TMP/got.json" >"$IT_TMP/spec.json"
+    jq .spec "$T/got.json" >"$T/spec.json"
     if [ ! -f "$c/expected.json" ] && [ "${KT_CAPTURE:-}" = 1 ]; then
-        cp "$IT_TMP/spec.json" "$c/expected.json"
+        cp "$T/spec.json" "$c/expected.json"
         echo "captured $c/expected.json" >&2
     fi
-    it_json_eq "$name" "$c/expected.json" "$IT_TMP/spec.json"
+    it_json_eq "$name" "$c/expected.json" "$T/spec.json"
     it_api DELETE "$path/$obj"
 done
-it_finish
+kt_finish

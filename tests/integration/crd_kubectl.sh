@@ -5,9 +5,9 @@
 # printing our CRD descriptions.
 . "$(dirname "$0")/lib.sh"
 
-ns=$(it_ns crd-kubectl) || {
-    it_fail crd-kubectl "cannot create a namespace"
-    it_finish
+ns=$(kt_ns crd-kubectl) || {
+    bad crd-kubectl "cannot create a namespace"
+    kt_finish
 }
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 crd=$it_root/api/trainer.kubeflow.org_trainjobs.yaml
@@ -27,22 +27,22 @@ cond() { # cond TYPE STATUS REASON
     printf '{"type":"%s","status":"%s","reason":"%s","message":"m","lastTransitionTime":"2026-01-01T00:00:00Z"}' "$@"
 }
 row_is() { # row_is CHECK WANT GOT - WANT is the row without its AGE column
-    if [ "${3% *}" = "$2" ]; then it_ok "$1"; else it_fail "$1" "want '$2 <age>', got '$3'"; fi
+    if [ "${3% *}" = "$2" ]; then ok "$1"; else bad "$1" "want '$2 <age>', got '$3'"; fi
 }
 
 cols_row cols "" "" >/dev/null
-kc -n "$ns" get trainjobs >"$IT_TMP/get" 2>&1
-if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
-    it_ok printer-columns-header
+kc -n "$ns" get trainjobs >"$T/get" 2>&1
+if [ "$(head -1 "$T/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
+    ok printer-columns-header
 else
-    it_fail printer-columns-header "got: $(head -1 "$IT_TMP/get")"
+    bad printer-columns-header "got: $(head -1 "$T/get")"
 fi
 # No conditions yet: the STATE cell is blank (custom columns print nothing, not <none>);
 # SUSPENDED shows the defaulted spec.suspend.
-if awk 'NR == 2 { exit !($1 == "cols" && $2 == "false" && NF == 3) }' "$IT_TMP/get"; then
-    it_ok printer-columns-no-status
+if awk 'NR == 2 { exit !($1 == "cols" && $2 == "false" && NF == 3) }' "$T/get"; then
+    ok printer-columns-no-status
 else
-    it_fail printer-columns-no-status "got: $(sed -n 2p "$IT_TMP/get")"
+    bad printer-columns-no-status "got: $(sed -n 2p "$T/get")"
 fi
 
 # STATE is the type of the condition that is True now (upstream #3963), not of the last one.
@@ -60,59 +60,59 @@ row_is printer-columns-failed "failed Failed false" \
 # Negative control: the v2.3.0 column on the resumed job would say Suspended.
 last=$(kc -n "$ns" get trainjob resumed -o 'custom-columns=S:.status.conditions[-1:].type' --no-headers)
 if [ "$last" = Suspended ]; then
-    it_ok printer-columns-old-jsonpath-was-wrong
+    ok printer-columns-old-jsonpath-was-wrong
 else
-    it_fail printer-columns-old-jsonpath-was-wrong "the last-condition column gave '$last'"
+    bad printer-columns-old-jsonpath-was-wrong "the last-condition column gave '$last'"
 fi
-kc -n "$ns" get trainjob cols -o wide >"$IT_TMP/get" 2>&1
-if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
-    it_ok printer-columns-wide
+kc -n "$ns" get trainjob cols -o wide >"$T/get" 2>&1
+if [ "$(head -1 "$T/get" | tr -s ' ')" = "NAME STATE SUSPENDED AGE" ]; then
+    ok printer-columns-wide
 else
-    it_fail printer-columns-wide "got: $(head -1 "$IT_TMP/get")"
+    bad printer-columns-wide "got: $(head -1 "$T/get")"
 fi
 # The runtimes have no printer columns: the default NAME AGE table.
 printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainingRuntime\nmetadata:\n  name: cols\nspec:\n  mlPolicy:\n    torch: {}\n' |
     kc -n "$ns" create -f - >/dev/null
-kc -n "$ns" get trainingruntimes >"$IT_TMP/get" 2>&1
-if [ "$(head -1 "$IT_TMP/get" | tr -s ' ')" = "NAME AGE" ] && awk 'NR == 2 { exit !($1 == "cols" && NF == 2) }' "$IT_TMP/get"; then
-    it_ok runtimes-default-columns
+kc -n "$ns" get trainingruntimes >"$T/get" 2>&1
+if [ "$(head -1 "$T/get" | tr -s ' ')" = "NAME AGE" ] && awk 'NR == 2 { exit !($1 == "cols" && NF == 2) }' "$T/get"; then
+    ok runtimes-default-columns
 else
-    it_fail runtimes-default-columns "got: $(cat "$IT_TMP/get")"
+    bad runtimes-default-columns "got: $(cat "$T/get")"
 fi
 
 # explain: the description of spec.trainer and of each of its fields is printed (whitespace
 # normalised, kubectl wraps long lines).
 norm() { tr -s ' \n\t' '   ' | sed 's/^ //; s/ $//'; }
-kc explain trainjob.spec.trainer >"$IT_TMP/explain" 2>&1
-out=$(norm <"$IT_TMP/explain")
+kc explain trainjob.spec.trainer >"$T/explain" 2>&1
+out=$(norm <"$T/explain")
 sch='.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.trainer'
-yq . "$crd" >"$IT_TMP/crd.json"
-desc=$(jq -r "$sch.description" "$IT_TMP/crd.json" | norm)
+yq . "$crd" >"$T/crd.json"
+desc=$(jq -r "$sch.description" "$T/crd.json" | norm)
 if [ -n "$desc" ] && [ "$desc" != null ] && [[ "$out" == *"$desc"* ]]; then
-    it_ok explain-trainer-description
+    ok explain-trainer-description
 else
-    it_fail explain-trainer-description "'$desc' not in: $(head -5 "$IT_TMP/explain")"
+    bad explain-trainer-description "'$desc' not in: $(head -5 "$T/explain")"
 fi
-for f in $(jq -r "$sch.properties | keys | .[]" "$IT_TMP/crd.json"); do
-    d=$(jq -r "$sch.properties.$f.description" "$IT_TMP/crd.json" | norm)
+for f in $(jq -r "$sch.properties | keys | .[]" "$T/crd.json"); do
+    d=$(jq -r "$sch.properties.$f.description" "$T/crd.json" | norm)
     if [ "$d" = null ] || [ -z "$d" ]; then
-        it_fail "explain-trainer-$f" "no description in the CRD"
+        bad "explain-trainer-$f" "no description in the CRD"
     elif [[ "$out" == *"$f"*"$d"* ]]; then
-        it_ok "explain-trainer-$f"
+        ok "explain-trainer-$f"
     else
-        it_fail "explain-trainer-$f" "'$d' not printed"
+        bad "explain-trainer-$f" "'$d' not printed"
     fi
 done
-if grep -q '^GROUP: *trainer.kubeflow.org' "$IT_TMP/explain" && grep -q '^KIND: *TrainJob' "$IT_TMP/explain"; then
-    it_ok explain-header
+if grep -q '^GROUP: *trainer.kubeflow.org' "$T/explain" && grep -q '^KIND: *TrainJob' "$T/explain"; then
+    ok explain-header
 else
-    it_fail explain-header "got: $(head -3 "$IT_TMP/explain")"
+    bad explain-header "got: $(head -3 "$T/explain")"
 fi
 # A field that does not exist is an error.
 if kc explain trainjob.spec.nosuchfield >/dev/null 2>&1; then
-    it_fail explain-unknown-field "kubectl explain accepted spec.nosuchfield"
+    bad explain-unknown-field "kubectl explain accepted spec.nosuchfield"
 else
-    it_ok explain-unknown-field
+    ok explain-unknown-field
 fi
 kc -n "$ns" delete trainjob/cols trainingruntime/cols >/dev/null
-it_finish
+kt_finish

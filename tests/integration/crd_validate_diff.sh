@@ -16,19 +16,19 @@
 
 ktctl=${KTCTL:-$it_root/build/plain/bin/ktctl}
 if [ ! -x "$ktctl" ]; then
-    it_fail validate-diff "$ktctl not built"
-    it_finish
+    bad validate-diff "$ktctl not built"
+    kt_finish
 fi
 command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null || {
-    it_fail validate-diff "python3 with PyYAML is needed"
-    it_finish
+    bad validate-diff "python3 with PyYAML is needed"
+    kt_finish
 }
-ns=$(it_ns validate-diff) || {
-    it_fail validate-diff "cannot create a namespace"
-    it_finish
+ns=$(kt_ns validate-diff) || {
+    bad validate-diff "cannot create a namespace"
+    kt_finish
 }
 
-python3 - "$it_root" "$IT_TMP/corpus" "${KT_DIFF_MAX:-600}" <<'PY'
+python3 - "$it_root" "$T/corpus" "${KT_DIFF_MAX:-600}" <<'PY'
 import copy, glob, os, sys, yaml
 root, out, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
 os.makedirs(out, exist_ok=True)
@@ -134,7 +134,7 @@ PY
 # A dry run against an existing object is an UPDATE (transition rules, validation ratcheting),
 # so cluster-scoped runtimes another test left behind under a corpus name would skew the
 # verdict: remove them first.
-names=$(python3 - "$IT_TMP/corpus" <<'PY'
+names=$(python3 - "$T/corpus" <<'PY'
 import glob, sys, yaml
 seen = set()
 for f in glob.glob(sys.argv[1] + "/*.yaml"):
@@ -157,8 +157,8 @@ fi
 # Each document: `kubectl apply --dry-run=server` and ktctl, both normalised to their elements
 # (or "OK"), one per line, sorted. KT_DIFF_JOBS documents at a time (default 4: each is two
 # short-lived processes, mostly waiting; the verdicts do not depend on the order).
-python3 - "$IT_TMP/corpus" "${KT_DIFF_JOBS:-4}" "$ktctl" "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" \
-    --cache-dir "$KT_CLUSTER_DIR/kubectl-cache" -n "$ns" >"$IT_TMP/diff.out" <<'PY'
+python3 - "$T/corpus" "${KT_DIFF_JOBS:-4}" "$ktctl" "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" \
+    --cache-dir "$KT_CLUSTER_DIR/kubectl-cache" -n "$ns" >"$T/diff.out" <<'PY'
 import concurrent.futures, difflib, json, os, re, subprocess, sys
 corpus, jobs, ktctl, kubectl = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 
@@ -215,13 +215,13 @@ with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
 print("diff: %d docs, %d agree (%d accepted and %d rejected by both)"
       % (len(entries), agree, accepted, agree - accepted))
 PY
-cat "$IT_TMP/diff.out"
-n=$(sed -n 's/^diff: \([0-9]*\) docs, .*/\1/p' "$IT_TMP/diff.out")
-agree=$(sed -n 's/^diff: [0-9]* docs, \([0-9]*\) agree.*/\1/p' "$IT_TMP/diff.out")
-IT_FAILS=$((IT_FAILS + $(grep -c '^FAIL diff ' "$IT_TMP/diff.out")))
+cat "$T/diff.out"
+n=$(sed -n 's/^diff: \([0-9]*\) docs, .*/\1/p' "$T/diff.out")
+agree=$(sed -n 's/^diff: [0-9]* docs, \([0-9]*\) agree.*/\1/p' "$T/diff.out")
+fail=$((fail + $(grep -c '^FAIL diff ' "$T/diff.out")))
 if [ -z "$n" ]; then
-    it_fail validate-diff "the comparison did not finish"
+    bad validate-diff "the comparison did not finish"
 elif [ "$n" -gt 0 ] && [ "$agree" -eq "$n" ]; then
-    it_ok "validate-diff ($n docs agree)"
+    ok "validate-diff ($n docs agree)"
 fi
-it_finish
+kt_finish

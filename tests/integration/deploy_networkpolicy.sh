@@ -5,19 +5,19 @@
 # refused while the placeholder is left in (so an unedited apply cannot block admission).
 . "$(dirname "$0")/lib.sh"
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
-"$KT_KUBECTL" kustomize "$it_root/deploy/networkpolicy" >"$IT_TMP/np.yaml" ||
-    { it_fail networkpolicy-builds "kustomize failed"; it_finish; }
-if sed 's#API-SERVER-CIDR#10.0.0.0/24#' "$IT_TMP/np.yaml" |
-    kc apply --dry-run=server -f - >"$IT_TMP/out" 2>&1; then
-    it_ok networkpolicy-accepted-with-cidr
+"$KT_KUBECTL" kustomize "$it_root/deploy/networkpolicy" >"$T/np.yaml" ||
+    { bad networkpolicy-builds "kustomize failed"; kt_finish; }
+if sed 's#API-SERVER-CIDR#10.0.0.0/24#' "$T/np.yaml" |
+    kc apply --dry-run=server -f - >"$T/out" 2>&1; then
+    ok networkpolicy-accepted-with-cidr
 else
-    it_fail networkpolicy-accepted-with-cidr "$(cat "$IT_TMP/out")"
+    bad networkpolicy-accepted-with-cidr "$(cat "$T/out")"
 fi
-if kc apply --dry-run=server -f "$IT_TMP/np.yaml" >"$IT_TMP/out" 2>&1; then
-    it_fail networkpolicy-placeholder-refused "the unedited placeholder was accepted"
-elif grep -q 'API-SERVER-CIDR' "$IT_TMP/out"; then
-    it_ok networkpolicy-placeholder-refused
+if kc apply --dry-run=server -f "$T/np.yaml" >"$T/out" 2>&1; then
+    bad networkpolicy-placeholder-refused "the unedited placeholder was accepted"
+elif grep -q 'API-SERVER-CIDR' "$T/out"; then
+    ok networkpolicy-placeholder-refused
 else
-    it_fail networkpolicy-placeholder-refused "unexpected error: $(cat "$IT_TMP/out")"
+    bad networkpolicy-placeholder-refused "unexpected error: $(cat "$T/out")"
 fi
-it_finish
+kt_finish

@@ -22,7 +22,7 @@ REC=${KT_RECONCILER_BIN:-$it_root/build/plain/bin/kt-reconciler}
 KTCTL=$it_root/build/plain/bin/ktctl
 CONFIG=$it_root/deploy/manager/controller_manager_config.yaml
 SECRET=kubeflow-trainer-webhook-cert
-W="$IT_TMP/e2e"
+W="$T/e2e"
 M="$W/mount" # what a kubelet would mount at /tmp/k8s-webhook-server/serving-certs
 mkdir -p "$W" "$M"
 WPID="" RPID="" SYNCPID="" STREAMPID=""
@@ -35,31 +35,23 @@ cleanup() {
     kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
     kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
     kc delete secret "$SECRET" -n kubeflow-system --ignore-not-found >/dev/null 2>&1
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 
 check() { # check NAME CMD... - ok when CMD succeeds
     local name=$1
     shift
-    if "$@" >"$W/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 800 "$W/check.out")"; fi
-}
-poll() { # poll SECONDS CMD... - bounded poll until CMD succeeds
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.1
-    done
+    if "$@" >"$W/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$W/check.out")"; fi
 }
 b64pem() { base64 -w0 <"$1"; }
 
 for b in "$WEBHOOK" "$REC" "$KTCTL"; do
-    [ -x "$b" ] || { it_fail e2e-binaries "$b missing (make)"; it_finish; }
+    [ -x "$b" ] || { bad e2e-binaries "$b missing (make)"; kt_finish; }
 done
 if [[ "$("$REC" --help 2>&1)" != *--cert-sans* ]]; then
-    it_fail e2e-reconciler-rotator "kt-reconciler has no certificate rotator flags (--cert-dir, --cert-sans): certs/rotator.h is not wired into reconciler/main.c"
-    it_finish
+    bad e2e-reconciler-rotator "kt-reconciler has no certificate rotator flags (--cert-dir, --cert-sans): certs/rotator.h is not wired into reconciler/main.c"
+    kt_finish
 fi
 
 # ---- RBAC: exactly deploy/rbac -------------------------------------------------------------
@@ -103,7 +95,7 @@ check e2e-aging-secret-created test $? -eq 0
     --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/wh.ports" \
     </dev/null >"$W/webhook.log" 2>&1 &
 WPID=$!
-poll 30 test -s "$W/wh.ports" || { it_fail e2e-webhook-start "$(cat "$W/webhook.log")"; it_finish; }
+kt_poll 30 test -s "$W/wh.ports" || { bad e2e-webhook-start "$(cat "$W/webhook.log")"; kt_finish; }
 PORT=$(jq .webhook "$W/wh.ports")
 HPORT=$(jq .health "$W/wh.ports")
 readyz() { curl -s --max-time 2 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz"; }
@@ -135,7 +127,7 @@ sync_secret() {
 }
 sync_secret &
 SYNCPID=$!
-check e2e-webhook-ready-once-certs-land poll 30 bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -cx ok >/dev/null"
+check e2e-webhook-ready-once-certs-land kt_poll 30 bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -cx ok >/dev/null"
 
 # ---- webhook configurations, trusted with the (aging) CA ---------------------------------
 kc create --dry-run=client -o json -f "$it_root/deploy/webhook/manifests.yaml" |
@@ -146,7 +138,7 @@ kc create --dry-run=client -o json -f "$it_root/deploy/webhook/manifests.yaml" |
     kc apply --server-side --force-conflicts -f "$W/hooks.json" >/dev/null
 check e2e-webhook-configurations-registered test $? -eq 0
 
-NS=$(it_ns e2e-certs) || { it_fail e2e-namespace "cannot create a namespace"; it_finish; }
+NS=$(kt_ns e2e-certs) || { bad e2e-namespace "cannot create a namespace"; kt_finish; }
 tj_yaml() { # tj_yaml NAME [ENV_NAME]
     cat <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -166,7 +158,7 @@ EOF
 }
 # Wait (bounded) until the API server uses the new configurations: our validator denies.
 denied() { [[ "$(tj_yaml x PET_NNODES | kc create --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; }
-check e2e-validator-answers poll 30 denied
+check e2e-validator-answers kt_poll 30 denied
 
 # ---- a stream of admissions across the rotation ------------------------------------------
 stream() {
@@ -185,7 +177,7 @@ stream &
 STREAMPID=$!
 n_ok() { grep -c '^ok ' "$W/stream.log"; }
 at_least() { [ "$(n_ok)" -ge "$1" ]; }
-check e2e-stream-flows-before-rotation poll 60 at_least 10
+check e2e-stream-flows-before-rotation kt_poll 60 at_least 10
 
 "$REC" --config "$CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --cert-sans IP:127.0.0.1 \
     --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/rec.ports" \
@@ -194,21 +186,21 @@ RPID=$!
 old_ca=$(b64pem "$W/old/ca.crt")
 secret_ca() { kc get secret "$SECRET" -n kubeflow-system -o jsonpath='{.data.ca\.crt}'; }
 rotated() { local c; c=$(secret_ca) && [ -n "$c" ] && [ "$c" != "$old_ca" ]; }
-check e2e-leader-rotates-aging-ca poll 60 rotated
+check e2e-leader-rotates-aging-ca kt_poll 60 rotated
 secret_ca | base64 -d >"$W/new-ca.crt"
 # The webhook serves the new pair once "kubelet" copied it: TLS verifies against the new CA.
 serves_new() { [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$W/new-ca.crt" "https://127.0.0.1:$PORT/healthz")" != 000 ]; }
-check e2e-webhook-reloads-new-pair poll 30 serves_new
+check e2e-webhook-reloads-new-pair kt_poll 30 serves_new
 n_before=$(n_ok)
-check e2e-stream-flows-after-rotation poll 60 at_least $((n_before + 20))
+check e2e-stream-flows-after-rotation kt_poll 60 at_least $((n_before + 20))
 touch "$W/stop-stream"
 wait "$STREAMPID" 2>/dev/null
 STREAMPID=""
 fails=$(grep -c '^FAIL ' "$W/stream.log")
 if [ "$fails" -eq 0 ]; then
-    it_ok "e2e-no-admission-failed-during-rotation ($(n_ok) admissions)"
+    ok "e2e-no-admission-failed-during-rotation ($(n_ok) admissions)"
 else
-    it_fail e2e-no-admission-failed-during-rotation "$fails of $(wc -l <"$W/stream.log") failed: $(grep -m3 '^FAIL ' "$W/stream.log")"
+    bad e2e-no-admission-failed-during-rotation "$fails of $(wc -l <"$W/stream.log") failed: $(grep -m3 '^FAIL ' "$W/stream.log")"
 fi
 
 # ---- what the leader left behind -----------------------------------------------------------
@@ -245,7 +237,7 @@ check e2e-trainjob-denied-through-trusted-webhook test "${out#*admission webhook
 kc patch mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --type=json \
     -p '[{"op":"replace","path":"/webhooks/0/clientConfig/caBundle","value":"QUJD"}]' >/dev/null
 repaired() { bundle_check; }
-check e2e-leader-repairs-overwritten-cabundle poll 30 repaired
+check e2e-leader-repairs-overwritten-cabundle kt_poll 30 repaired
 
 touch "$W/stop-sync"
-it_finish
+kt_finish

@@ -12,23 +12,23 @@
 KTCTL=$it_root/build/plain/bin/ktctl
 REC=${KT_RECONCILER_BIN:-$it_root/build/plain/bin/kt-reconciler}
 WEBHOOK=${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}
-W="$IT_TMP/install"
+W="$T/install"
 mkdir -p "$W"
 # The reconciler started below is a leader in managed mode: it creates the certificate Secret.
 # deploy/public is applied for real (below) and removed again.
-trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; kc delete -k "$it_root/deploy/public" --ignore-not-found >/dev/null 2>&1; rm -rf "$IT_TMP"' EXIT
+trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; kc delete -k "$it_root/deploy/public" --ignore-not-found >/dev/null 2>&1; rm -rf "$T"' EXIT
 
 check() { # check NAME CMD... - ok when CMD succeeds
     local name=$1
     shift
-    if "$@" >"$W/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 800 "$W/check.out")"; fi
+    if "$@" >"$W/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$W/check.out")"; fi
 }
 
 if kc kustomize "$it_root/deploy" >"$W/all.yaml" 2>"$W/kustomize.err"; then
-    it_ok install-kustomize-builds
+    ok install-kustomize-builds
 else
-    it_fail install-kustomize-builds "$(cat "$W/kustomize.err")"
-    it_finish
+    bad install-kustomize-builds "$(cat "$W/kustomize.err")"
+    kt_finish
 fi
 check install-server-side-dry-run kc apply --server-side --dry-run=server -f "$W/all.yaml"
 check install-ktctl-validate "$KTCTL" validate "$W/all.yaml"
@@ -41,7 +41,7 @@ check install-json test "$(jq '.items | length' "$W/all.json")" -eq "$(grep -c '
 q() {
     local name=$1
     shift
-    if [ "$(jq -r "$@" "$W/all.json" 2>&1)" = true ]; then it_ok "$name"; else it_fail "$name" "jq: $*"; fi
+    if [ "$(jq -r "$@" "$W/all.json" 2>&1)" = true ]; then ok "$name"; else bad "$name" "jq: $*"; fi
 }
 obj() { printf '.items[] | select(.kind == "%s" and .metadata.name == "%s")' "$1" "$2"; }
 q install-namespace "[.items[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == [\"kubeflow-system\"]"
@@ -120,7 +120,7 @@ check install-dist-tarball-same-manifests dist_same
 
 # deploy/cert-manager: the same install with cert-manager's certificates ("external").
 if kc kustomize "$it_root/deploy/cert-manager" >"$W/cm.yaml" 2>"$W/cm.err"; then
-    it_ok install-cert-manager-builds
+    ok install-cert-manager-builds
     # every document but cert-manager's own kinds (no cert-manager CRDs here)
     awk 'BEGIN { RS = "\n---\n" } $0 !~ /(^|\n)kind: (Certificate|Issuer)(\n|$)/ { printf "---\n%s\n", $0 }' \
         "$W/cm.yaml" >"$W/cm-rest.yaml"
@@ -135,7 +135,7 @@ if kc kustomize "$it_root/deploy/cert-manager" >"$W/cm.yaml" 2>"$W/cm.err"; then
     check install-cert-manager-certificate bash -c "grep -A3 '^kind: Certificate$' '$W/cm.yaml' | grep -c 'name: kubeflow-trainer-webhook-cert' >/dev/null && grep -q 'secretName: kubeflow-trainer-webhook-cert' '$W/cm.yaml'"
     check install-cert-manager-dry-run-rest kc apply --server-side --dry-run=server -f "$W/cm.json"
 else
-    it_fail install-cert-manager-builds "$(cat "$W/cm.err")"
+    bad install-cert-manager-builds "$(cat "$W/cm.err")"
 fi
 
 # ---- negative controls ---------------------------------------------------------------------
@@ -145,4 +145,4 @@ check install-negative-dry-run-refuses bash -c "! '$KT_KUBECTL' --kubeconfig '$K
 awk '/^kind: ClusterTrainingRuntime$/ { n++ } { print } n == 1 && /^spec:$/ && !done { print "  bogusField: 1"; done = 1 }' \
     "$W/all.yaml" >"$W/broken-runtime.yaml"
 check install-negative-ktctl-refuses bash -c "'$KTCTL' validate '$W/broken-runtime.yaml'; test \$? -eq 1"
-it_finish
+kt_finish

@@ -9,27 +9,27 @@
 # (The shared cluster of ENV_FILE is not used.)
 . "$(dirname "$0")/lib.sh"
 
-D="$IT_TMP/run"
-out="$IT_TMP/run.out"
+D="$T/run"
+out="$T/run.out"
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 KT_RUN_NODE=kwok KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then
-    it_ok "run-demo-stdin-closed ($(grep -o 'Demo took [0-9.]*s' "$out"))"
+    ok "run-demo-stdin-closed ($(grep -o 'Demo took [0-9.]*s' "$out"))"
 else
-    it_fail run-demo-stdin-closed "exit $rc: $(tail -30 "$out")"
+    bad run-demo-stdin-closed "exit $rc: $(tail -30 "$out")"
 fi
 steps=$(grep -c '^==> \[[0-9]*/10\]' "$out")
-if [ "$steps" -eq 10 ]; then it_ok run-demo-progress-steps; else it_fail run-demo-progress-steps "$steps of 10 steps printed"; fi
+if [ "$steps" -eq 10 ]; then ok run-demo-progress-steps; else bad run-demo-progress-steps "$steps of 10 steps printed"; fi
 if grep -qi 'writes JobSet status\|--subresource=status' "$out"; then
-    it_fail run-demo-writes-no-status "the demo still writes status"
+    bad run-demo-writes-no-status "the demo still writes status"
 else
-    it_ok run-demo-writes-no-status
+    ok run-demo-writes-no-status
 fi
 for want in ': Running on kwok-node-' ': Succeeded on kwok-node-' 'nodes (simulated by KWOK)' \
     'export KUBECONFIG=' \
     'denied the request' 'Complete=True reason=AllJobsCompleted' 'stdin is not a terminal'; do
-    if grep -qF "$want" "$out"; then it_ok "run-demo-says: $want"; else it_fail "run-demo-says: $want" "missing"; fi
+    if grep -qF "$want" "$out"; then ok "run-demo-says: $want"; else bad "run-demo-says: $want" "missing"; fi
 done
 left=""
 for v in KT_APISERVER_PID KT_ETCD_PID KT_KCM_PID KT_SCHEDULER_PID KT_SCHEDPLUGINS_PID KT_JOBSET_PID KT_KWOK_PID; do
@@ -42,5 +42,5 @@ for c in /proc/[0-9]*/cmdline; do # a daemon of the demo still running (pgrep ma
         left="$left daemon=${p%/cmdline}"
     fi
 done 2>/dev/null
-if [ -z "$left" ]; then it_ok run-demo-cleans-up; else it_fail run-demo-cleans-up "still running:$left"; fi
-it_finish
+if [ -z "$left" ]; then ok run-demo-cleans-up; else bad run-demo-cleans-up "still running:$left"; fi
+kt_finish

@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 # tests/integration/lib.sh - helpers for the shell integration tests (sourced).
 # A test script is run as `SCRIPT ENV_FILE` (ENV_FILE = DIR/env written by tests/cluster/up.sh).
-# It prints one line per check, `ok NAME` or `FAIL NAME: why`, and exits non-zero when any
-# check failed (it_finish). tests/integration/run.sh counts those lines.
+# The core (ok, bad, check, kt_test, kt_poll, kt_daemon, kt_finish, $T) is tests/lib.sh and the
+# cluster fixture (kc, kt_ns, kq, tj_state) tests/lib_kube.sh; this file adds the integration
+# tier's own helpers. A test prints `ok NAME` / `FAIL NAME: why` lines and ends with kt_finish.
 
 set -uo pipefail
 it_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,60 +17,21 @@ it_root=$(cd "$it_dir/../.." && pwd)
 }
 # shellcheck source=/dev/null # a cluster env file, written at run time
 . "$1"
-IT_TMP=$(mktemp -d)
-trap 'rm -rf "$IT_TMP"' EXIT
-IT_FAILS=0
-IT_PASSES=0
-
-# check NAME CMD... - ok NAME when CMD succeeds, else FAIL with the start of its output.
-check() {
-    local name=$1
-    shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 600 "$IT_TMP/check.out")"; fi
-}
+. "$it_root/tests/lib_kube.sh" # T, ok, bad, check, kt_test, kt_poll, kt_daemon, kt_finish, kc, kt_ns
 
 # it_stop_clean NAME - SIGTERM the daemon $PID_NAME and check it exits 0 (under ASan: no leak,
-# no error), as NAME-clean-exit; the failure quotes $IT_TMP/NAME.log.
+# no error), as NAME-clean-exit; the failure quotes $T/NAME.log.
 it_stop_clean() {
-    local pid rc
-    pid=$(eval echo "\$PID_$1")
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    local rc
+    kt_daemon_stop "$1"
     rc=$?
-    if [ "$rc" = 0 ]; then it_ok "$1-clean-exit"; else it_fail "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$IT_TMP/$1.log" | { head -c 3000; cat >/dev/null; })"; fi
-}
-
-it_ok() {
-    IT_PASSES=$((IT_PASSES + 1))
-    echo "ok $1"
-}
-it_fail() {
-    IT_FAILS=$((IT_FAILS + 1))
-    echo "FAIL $1: $2"
-}
-it_finish() {
-    [ "$IT_FAILS" -eq 0 ]
-    exit $?
-}
-
-# kc ARGS... - the 1.35 kubectl as the cluster admin.
-kc() {
-    "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$KT_CLUSTER_DIR/kubectl-cache" "$@"
-}
-
-# it_ns PREFIX - create a fresh namespace (there is no namespace controller to reuse one) and
-# print its name.
-it_ns() {
-    local ns
-    ns="$1-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
-    kc create namespace "$ns" >/dev/null || return 1
-    echo "$ns"
+    if [ "$rc" = 0 ]; then ok "$1-clean-exit"; else bad "$1-clean-exit" "exit $rc: $(grep -A30 -m1 -E 'ERROR|Sanitizer|leak' "$T/$1.log" | { head -c 3000; cat >/dev/null; })"; fi
 }
 
 # it_api METHOD PATH [BODY_FILE [CONTENT_TYPE]] - one request as admin. Sets IT_CODE (HTTP
-# status) and writes the response body to $IT_TMP/body.
+# status) and writes the response body to $T/body.
 it_api() {
-    local args=(-sS -o "$IT_TMP/body" -w '%{http_code}' --cacert "$KT_CA" -X "$1")
+    local args=(-sS -o "$T/body" -w '%{http_code}' --cacert "$KT_CA" -X "$1")
     args+=(--cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key")
     if [ $# -ge 3 ]; then
         args+=(-H "Content-Type: ${4:-application/yaml}" --data-binary "@$3")
@@ -105,11 +67,11 @@ it_dead() {
 
 # it_json_eq NAME WANT_FILE GOT_FILE - compare two JSON documents key-order-insensitively.
 it_json_eq() {
-    if diff -u <(jq -S . "$2") <(jq -S . "$3") >"$IT_TMP/diff"; then
-        it_ok "$1"
+    if diff -u <(jq -S . "$2") <(jq -S . "$3") >"$T/diff"; then
+        ok "$1"
     else
-        it_fail "$1" "JSON differs (want $2):"
-        sed 's/^/    /' "$IT_TMP/diff"
+        bad "$1" "JSON differs (want $2):"
+        sed 's/^/    /' "$T/diff"
     fi
 }
 
@@ -119,7 +81,7 @@ it_not_pruned() {
     local missing n
     n=$(jq '[paths(scalars)] | length' "$2" 2>/dev/null || echo 0)
     if [ "${n:-0}" -eq 0 ]; then
-        it_fail "$1" "nothing to compare in $2"
+        bad "$1" "nothing to compare in $2"
         return
     fi
     if ! missing=$(jq -n --slurpfile a "$2" --slurpfile b "$3" -r '
@@ -127,13 +89,13 @@ it_not_pruned() {
         | [$x | paths(scalars)]
         | map(. as $p | select(($x | getpath($p)) != ($y | getpath($p))))
         | map(map(tostring) | join(".")) | .[]'); then
-        it_fail "$1" "jq failed on $2 / $3"
+        bad "$1" "jq failed on $2 / $3"
         return
     fi
     if [ -z "$missing" ]; then
-        it_ok "$1"
+        ok "$1"
     else
-        it_fail "$1" "fields pruned or changed: $(echo "$missing" | sed -n 1,5p | tr '\n' ' ')"
+        bad "$1" "fields pruned or changed: $(echo "$missing" | sed -n 1,5p | tr '\n' ' ')"
     fi
 }
 
@@ -158,14 +120,4 @@ it_runtime_template() {
                     - name: node
                       image: busybox
 YAML
-}
-
-# it_poll CMD... - run CMD every 0.1 s until it succeeds (output discarded), at most IT_POLL_S
-# seconds (default 60): for conditions `kubectl wait` cannot express. Returns 1 on timeout.
-it_poll() {
-    for _ in $(seq $((${IT_POLL_S:-60} * 10))); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    return 1
 }

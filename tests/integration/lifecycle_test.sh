@@ -19,28 +19,27 @@
 # bounded poll; the only fixed waits are the observation windows of the negative checks.
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-T=60s
+KW=60s
 WINDOW=${KT_LIFECYCLE_WINDOW:-10} # seconds a "nothing is re-created" watch observes
 PID_main=""
-trap 'if [ -n "$PID_main" ]; then kill -9 "$PID_main" 2>/dev/null; wait "$PID_main" 2>/dev/null; fi; rm -rf "$IT_TMP"' EXIT
+trap 'if [ -n "$PID_main" ]; then kill -9 "$PID_main" 2>/dev/null; wait "$PID_main" 2>/dev/null; fi; rm -rf "$T"' EXIT
 
-kw() { kc wait --timeout=$T "$@"; }
+kw() { kc wait --timeout=$KW "$@"; }
 jp() { kc get "$@"; }
-poll() { it_poll "$@"; }
-measure() { echo "$*" >>"$IT_TMP/measured"; } # a figure, printed at the end
+measure() { echo "$*" >>"$T/measured"; } # a figure, printed at the end
 
 # start_rec - start the reconciler (one worker: keys are handled in arrival order) and wait
 # (bounded poll) until its /readyz answers 200; READY_AT = epoch seconds it became ready.
 start_rec() {
     local port
-    rm -f "$IT_TMP/main.ports"
+    rm -f "$T/main.ports"
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/main.ports" --workers 1 \
-        >>"$IT_TMP/main.log" 2>&1 &
+        --metrics-listen 127.0.0.1:0 --portfile "$T/main.ports" --workers 1 \
+        >>"$T/main.log" 2>&1 &
     PID_main=$!
     for _ in $(seq 600); do
-        if [ -s "$IT_TMP/main.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/main.ports")
+        if [ -s "$T/main.ports" ]; then
+            port=$(jq -r .health "$T/main.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
                 READY_AT=$(date +%s.%N)
                 return 0
@@ -49,7 +48,7 @@ start_rec() {
         kill -0 "$PID_main" 2>/dev/null || break
         sleep 0.1
     done
-    cat "$IT_TMP/main.log" >&2
+    cat "$T/main.log" >&2
     return 1
 }
 
@@ -99,13 +98,13 @@ deleting() { test -n "$(jp trainjob "$1" -n "$NS" -o jsonpath='{.metadata.deleti
 not_deleting() { test -z "$(jp trainjob "$1" -n "$NS" -o jsonpath='{.metadata.deletionTimestamp}')"; }
 
 # ---- setup -------------------------------------------------------------------------------
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
-kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
 check rbac-can-delete-trainjobs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
 check rbac-cannot-create-trainjobs bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
-start_rec || { it_fail start "reconciler not ready"; it_finish; }
-it_ok start
-NS=$(it_ns life)
+start_rec || { bad start "reconciler not ready"; kt_finish; }
+ok start
+NS=$(kt_ns life)
 
 # ---- terminal is terminal ----------------------------------------------------------------
 runtime cosched-rt "  podGroupPolicy:
@@ -116,7 +115,7 @@ watch_kind() {
     (kc get "$1" -n "$NS" --watch --output-watch-events -o json --request-timeout=$((WINDOW + 30))s |
         jq --unbuffered -r '"\(.type) \(.object.metadata.name)"' >"$2") 2>/dev/null &
     WATCH_PIDS+=($!)
-    poll grep -qx "ADDED $3" "$2"
+    kt_poll 60 grep -qx "ADDED $3" "$2"
 }
 # added FILE NAME - the number of times NAME was ADDED after it was first DELETED (re-created).
 added() { awk -v n="$2" '$2 == n && $1 == "DELETED" { d = 1 } d && $2 == n && $1 == "ADDED"' "$1" | wc -l; }
@@ -127,7 +126,7 @@ terminal_case() { # terminal_case Complete|Failed NAME CONTROL
     tj "$n" cosched-rt TrainingRuntime && tj "$ctl" cosched-rt TrainingRuntime &&
         kw --for=create "jobset/$n" "jobset/$ctl" "podgroups.scheduling.x-k8s.io/$n" -n "$NS" >/dev/null &&
         finish "$n" "$what" || return 1
-    watch_kind jobsets "$IT_TMP/js-$n.w" "$n" && watch_kind podgroups.scheduling.x-k8s.io "$IT_TMP/pg-$n.w" "$n" || return 1
+    watch_kind jobsets "$T/js-$n.w" "$n" && watch_kind podgroups.scheduling.x-k8s.io "$T/pg-$n.w" "$n" || return 1
     t0=$(date +%s)
     # the finished TrainJob first, then the running control (one worker: handled in order)
     kc delete jobset "$n" -n "$NS" --wait=false >/dev/null &&
@@ -135,15 +134,15 @@ terminal_case() { # terminal_case Complete|Failed NAME CONTROL
         kc annotate trainjob "$n" -n "$NS" poke=1 >/dev/null &&
         kc delete jobset "$ctl" -n "$NS" --wait=false >/dev/null || return 1
     # negative control: the running TrainJob's JobSet comes back (the watch sees it)
-    poll recreated "$IT_TMP/js-$n.w" "$ctl" || { echo "control not re-created"; return 1; }
-    grep -qx "DELETED $n" "$IT_TMP/js-$n.w" || { echo "the watch missed the deletion"; return 1; }
+    kt_poll 60 recreated "$T/js-$n.w" "$ctl" || { echo "control not re-created"; return 1; }
+    grep -qx "DELETED $n" "$T/js-$n.w" || { echo "the watch missed the deletion"; return 1; }
     while [ $(($(date +%s) - t0)) -lt "$WINDOW" ]; do sleep 0.5; done # the observation window
     kill "${WATCH_PIDS[@]}" 2>/dev/null
     local msg
-    msg="$what: JobSet ADDED $(added "$IT_TMP/js-$n.w" "$n"), PodGroup ADDED $(added "$IT_TMP/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
+    msg="$what: JobSet ADDED $(added "$T/js-$n.w" "$n"), PodGroup ADDED $(added "$T/pg-$n.w" "$n") in ${WINDOW}s; control re-created"
     measure "$msg"
     echo "$msg"
-    test "$(added "$IT_TMP/js-$n.w" "$n")" = 0 && test "$(added "$IT_TMP/pg-$n.w" "$n")" = 0 &&
+    test "$(added "$T/js-$n.w" "$n")" = 0 && test "$(added "$T/pg-$n.w" "$n")" = 0 &&
         ! jp jobset "$n" -n "$NS" >/dev/null 2>&1 &&
         test "$(jp trainjob "$n" -n "$NS" -o jsonpath="{.status.conditions[?(@.type==\"$what\")].status}")" = True
 }
@@ -196,7 +195,7 @@ ttl_own() {
     # TTL 3: the deletion comes about 3 s after the recorded finish (API timestamps, seconds)
     local completed del
     ctj ttl3 "  ttlSecondsAfterFinished: 3" && ctj nottl && kw --for=create jobset/ttl3 jobset/nottl -n "$NS" >/dev/null &&
-        finish nottl Complete && finish ttl3 Complete && poll deleting ttl3 || return 1
+        finish nottl Complete && finish ttl3 Complete && kt_poll 60 deleting ttl3 || return 1
     completed=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.completionTime}')")
     del=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.deletionTimestamp}')")
     measure "ttl 3: deletionTimestamp - completionTime = $((del - completed)) s"
@@ -218,7 +217,7 @@ ttl_runtime() {
         tj job-zero ttl600-rt TrainingRuntime "  ttlSecondsAfterFinished: 0" && tj rt-600 ttl600-rt TrainingRuntime &&
         kw --for=create jobset/rt-default jobset/rt-override jobset/job-zero jobset/rt-600 -n "$NS" >/dev/null &&
         finish rt-override Complete && finish rt-600 Failed && finish rt-default Complete && finish job-zero Failed &&
-        poll deleting rt-default && poll deleting job-zero &&
+        kt_poll 60 deleting rt-default && kt_poll 60 deleting job-zero &&
         not_deleting rt-override && not_deleting rt-600
 }
 check ttl-runtime-default-and-overrides ttl_runtime
@@ -226,7 +225,7 @@ ttl_changed() {
     # mutable: a finished TrainJob's TTL shortened from 600 to 0 deletes it; kept in the spec
     test "$(jp trainjob rt-override -n "$NS" -o jsonpath='{.spec.ttlSecondsAfterFinished}')" = 600 &&
         kc patch trainjob rt-override -n "$NS" --type=merge -p '{"spec":{"ttlSecondsAfterFinished":0}}' >/dev/null &&
-        poll deleting rt-override
+        kt_poll 60 deleting rt-override
 }
 check ttl-changed-after-finish ttl_changed
 ttl_restart() {
@@ -241,7 +240,7 @@ ttl_restart() {
     completed=$(epoch "$(jp trainjob ttlr -n "$NS" -o jsonpath='{.status.completionTime}')") || return 1
     while [ "$(date +%s)" -le $((completed + 3)) ]; do sleep 0.2; done
     not_deleting ttlr || { echo "deleted while no reconciler ran"; return 1; }
-    start_rec && poll deleting ttlr || return 1
+    start_rec && kt_poll 60 deleting ttlr || return 1
     t1=$(date +%s.%N)
     measure "expired while down: deletionTimestamp seen $(awk -v a="$t1" -v b="$READY_AT" 'BEGIN { printf "%.2f", a - b }') s after /readyz"
 }
@@ -254,10 +253,10 @@ cf_has() { [[ "$(cf "$1")" == *"$2"* ]]; } # cf_has TJ TEXT
 missing_runtime() {
     # the runtime is created afterwards: the condition goes, the JobSet comes
     tj stuck later-rt TrainingRuntime &&
-        poll cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: TrainingRuntime specified in TrainJob is not found: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || { cf stuck; return 1; }
+        kt_poll 60 cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: TrainingRuntime specified in TrainJob is not found: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || { cf stuck; return 1; }
     measure "stuck TrainJob's STATE column: $(kc get trainjob stuck -n "$NS" --no-headers | awk '{print $2}')"
     runtime later-rt "" && kc annotate trainjob stuck -n "$NS" poke=1 >/dev/null &&
-        kw --for=create jobset/stuck -n "$NS" >/dev/null && poll cf_is stuck "||"
+        kw --for=create jobset/stuck -n "$NS" >/dev/null && kt_poll 60 cf_is stuck "||"
 }
 check stuck-missing-runtime-then-created missing_runtime
 quota() {
@@ -272,11 +271,11 @@ spec: {hard: {count/jobsets.jobset.x-k8s.io: "0"}}
 YAML
     kc patch resourcequota no-jobsets -n "$NS" --subresource=status --type=merge \
         -p '{"status":{"hard":{"count/jobsets.jobset.x-k8s.io":"0"},"used":{"count/jobsets.jobset.x-k8s.io":"0"}}}' >/dev/null &&
-        ctj quota && poll cf_has quota "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: " &&
+        ctj quota && kt_poll 60 cf_has quota "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: " &&
         cf_has quota "exceeded quota: no-jobsets" && ! jp jobset quota -n "$NS" >/dev/null 2>&1 || { cf quota; return 1; }
     kc delete resourcequota no-jobsets -n "$NS" >/dev/null &&
         kc annotate trainjob quota -n "$NS" poke=1 >/dev/null &&
-        kw --for=create jobset/quota -n "$NS" >/dev/null && poll cf_is quota "||"
+        kw --for=create jobset/quota -n "$NS" >/dev/null && kt_poll 60 cf_is quota "||"
 }
 check stuck-quota-refusal-then-lifted quota
 
@@ -288,6 +287,6 @@ if [ -n "$PID_main" ]; then
     it_stop_clean main
     PID_main=""
 fi
-sed 's/^/measured: /' "$IT_TMP/measured" 2>/dev/null
-check reconciler-log-clean bash -c "! grep -E 'AddressSanitizer|runtime error:' '$IT_TMP/main.log'"
-it_finish
+sed 's/^/measured: /' "$T/measured" 2>/dev/null
+check reconciler-log-clean bash -c "! grep -E 'AddressSanitizer|runtime error:' '$T/main.log'"
+kt_finish

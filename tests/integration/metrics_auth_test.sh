@@ -17,7 +17,7 @@ cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
     kc delete clusterrolebinding "kt-metrics-it-$SUF" >/dev/null 2>&1
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 trap cleanup EXIT
@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 # config NAME SECURE AUTH - a Configuration file with metrics.secureServing and auth.enabled.
 config() {
-    cat >"$IT_TMP/$1.yaml" <<EOF
+    cat >"$T/$1.yaml" <<EOF
 apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 metrics:
@@ -46,17 +46,17 @@ await_ready() {
     PIDS+=("$pid")
     eval "PID_$name=$pid"
     for i in $(seq 600); do
-        if [ -s "$IT_TMP/$name.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$name.ports")
+        if [ -s "$T/$name.ports" ]; then
+            port=$(jq -r .health "$T/$name.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                MP=$(jq -r .metrics "$IT_TMP/$name.ports")
+                MP=$(jq -r .metrics "$T/$name.ports")
                 return 0
             fi
         fi
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
-    cat "$IT_TMP/$name.log" >&2
+    cat "$T/$name.log" >&2
     return 1
 }
 
@@ -66,47 +66,47 @@ start_rec() {
     local name=$1
     shift
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 1 "$@" \
-        >>"$IT_TMP/$name.log" 2>&1 &
+        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" --workers 1 "$@" \
+        >>"$T/$name.log" 2>&1 &
     await_ready "$name" $! || { echo "reconciler $name did not become ready" >&2; return 1; }
 }
 
-# get URL [CURL_ARGS...] - sets CODE and writes the body to $IT_TMP/out.
+# get URL [CURL_ARGS...] - sets CODE and writes the body to $T/out.
 get() {
     local url=$1
     shift
-    CODE=$(curl -sS --max-time 20 -o "$IT_TMP/out" -w '%{http_code}' "$@" "$url" 2>"$IT_TMP/curl.err") || CODE=000
+    CODE=$(curl -sS --max-time 20 -o "$T/out" -w '%{http_code}' "$@" "$url" 2>"$T/curl.err") || CODE=000
 }
 # expect NAME CODE BODY_REGEX - the last get answered CODE with a body matching BODY_REGEX.
 expect() {
-    if [ "$CODE" = "$2" ] && grep -Eq "$3" "$IT_TMP/out"; then
-        it_ok "$1"
+    if [ "$CODE" = "$2" ] && grep -Eq "$3" "$T/out"; then
+        ok "$1"
     else
-        it_fail "$1" "got $CODE: $(head -c 300 "$IT_TMP/out") $(head -c 200 "$IT_TMP/curl.err")"
+        bad "$1" "got $CODE: $(head -c 300 "$T/out") $(head -c 200 "$T/curl.err")"
     fi
 }
-reviews() { # reviews KIND - kt_metrics_auth_reviews_total{kind=KIND} in $IT_TMP/out
-    sed -n "s/^kt_metrics_auth_reviews_total{kind=\"$1\"} \\([0-9]*\\).*/\\1/p" "$IT_TMP/out"
+reviews() { # reviews KIND - kt_metrics_auth_reviews_total{kind=KIND} in $T/out
+    sed -n "s/^kt_metrics_auth_reviews_total{kind=\"$1\"} \\([0-9]*\\).*/\\1/p" "$T/out"
 }
 
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
 check rbac-tokenreviews "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i create tokenreviews.authentication.k8s.io
 check rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_RECONCILER_KUBECONFIG" auth can-i create subjectaccessreviews.authorization.k8s.io
 check rbac-metrics-reader-role bash -c "kc() { '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' \"\$@\"; }; \
     kc get clusterrole kt-metrics-reader -o json | jq -e '.rules == [{\"nonResourceURLs\":[\"/metrics\"],\"verbs\":[\"get\"]}]'"
 
-NS=$(it_ns metrics) || { it_fail namespace "cannot create"; it_finish; }
+NS=$(kt_ns metrics) || { bad namespace "cannot create"; kt_finish; }
 kc create serviceaccount nobody -n "$NS" >/dev/null && kc create serviceaccount scraper -n "$NS" >/dev/null &&
     kc create clusterrolebinding "kt-metrics-it-$SUF" --clusterrole=kt-metrics-reader \
-        --serviceaccount="$NS:scraper" >/dev/null || { it_fail accounts "cannot create"; it_finish; }
+        --serviceaccount="$NS:scraper" >/dev/null || { bad accounts "cannot create"; kt_finish; }
 NOBODY=$(kc create token nobody -n "$NS") && SCRAPER=$(kc create token scraper -n "$NS") ||
-    { it_fail tokens "kubectl create token failed"; it_finish; }
+    { bad tokens "kubectl create token failed"; kt_finish; }
 
 # ---- 1. TLS + authn/authz, self-signed certificate (no certificate folder) ----
-mkdir -p "$IT_TMP/rtmp"
-export TMPDIR="$IT_TMP/rtmp" # the self-signed pair stays in memory: nothing may appear here
+mkdir -p "$T/rtmp"
+export TMPDIR="$T/rtmp" # the self-signed pair stays in memory: nothing may appear here
 config auth true true
-if start_rec auth --config "$IT_TMP/auth.yaml"; then
+if start_rec auth --config "$T/auth.yaml"; then
     U="https://127.0.0.1:$MP/metrics"
     get "$U" -k
     expect no-token-401 401 '^Unauthorized$'
@@ -118,7 +118,7 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     expect no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
     get "$U" -k -H "Authorization: Bearer $SCRAPER"
     expect with-role-200 200 '^workqueue_depth\{name="trainjob_controller"\} [0-9]'
-    check with-role-metrics-text grep -q '^# TYPE controller_runtime_reconcile_total counter$' "$IT_TMP/out"
+    check with-role-metrics-text grep -q '^# TYPE controller_runtime_reconcile_total counter$' "$T/out"
     check with-role-content-type grep -q 'text/plain; version=0.0.4' <(curl -sk -D - -o /dev/null -H "Authorization: Bearer $SCRAPER" "$U")
     # a second scrape is answered from the cache: no new review is sent
     get "$U" -k -H "Authorization: Bearer $SCRAPER"
@@ -128,11 +128,11 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     check reviews-cached test -n "$t1" -a "$t1" = "$t2" -a -n "$s1" -a "$s1" = "$s2"
     # concurrent requests: 40 made-up tokens and 20 scrapes with the cached token, 10 at a
     # time; every made-up token costs exactly one TokenReview, the scrapes none
-    for i in $(seq 40); do echo "fake-$SUF-$i"; done >"$IT_TMP/req.list"
-    for i in $(seq 20); do echo "$SCRAPER"; done >>"$IT_TMP/req.list"
-    shuf "$IT_TMP/req.list" | xargs -P 10 -I TOKEN curl -sk --max-time 30 -o /dev/null \
-        -w '%{http_code}\n' -H "Authorization: Bearer TOKEN" "$U" >"$IT_TMP/codes"
-    check concurrent-answers test "$(sort "$IT_TMP/codes" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = "200:20 401:40 "
+    for i in $(seq 40); do echo "fake-$SUF-$i"; done >"$T/req.list"
+    for i in $(seq 20); do echo "$SCRAPER"; done >>"$T/req.list"
+    shuf "$T/req.list" | xargs -P 10 -I TOKEN curl -sk --max-time 30 -o /dev/null \
+        -w '%{http_code}\n' -H "Authorization: Bearer TOKEN" "$U" >"$T/codes"
+    check concurrent-answers test "$(sort "$T/codes" | uniq -c | awk '{printf "%s:%s ", $2, $1}')" = "200:20 401:40 "
     get "$U" -k -H "Authorization: Bearer $SCRAPER"
     check concurrent-reviews test "$(reviews tokenreview)" = "$((t2 + 40))" -a "$(reviews subjectaccessreview)" = "$s2"
     # the role allows get on /metrics only: another verb or path is refused (SAR per request)
@@ -147,98 +147,98 @@ if start_rec auth --config "$IT_TMP/auth.yaml"; then
     get "http://127.0.0.1:$MP/metrics" -H "Authorization: Bearer $SCRAPER"
     check plain-http-refused test "$CODE" != 200
     check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -c 'IP Address:127.0.0.1' >/dev/null"
-    check self-signed-in-memory grep -q 'self-signed certificate (in memory)' "$IT_TMP/auth.log"
-    check self-signed-nothing-on-disk test -z "$(ls -A "$IT_TMP/rtmp")"
+    check self-signed-in-memory grep -q 'self-signed certificate (in memory)' "$T/auth.log"
+    check self-signed-nothing-on-disk test -z "$(ls -A "$T/rtmp")"
     it_stop_clean auth
 else
-    it_fail auth-start "$(tail -5 "$IT_TMP/auth.log")"
+    bad auth-start "$(tail -5 "$T/auth.log")"
 fi
 
 # ---- 2. TLS with a given certificate folder, verified against its CA ----
-"$KTCTL" certs -q --dir "$IT_TMP/certs" --san IP:127.0.0.1 >/dev/null
-if start_rec dir --config "$IT_TMP/auth.yaml" --metrics-cert-dir "$IT_TMP/certs"; then
-    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+"$KTCTL" certs -q --dir "$T/certs" --san IP:127.0.0.1 >/dev/null
+if start_rec dir --config "$T/auth.yaml" --metrics-cert-dir "$T/certs"; then
+    get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     expect cert-dir-verified-200 200 '^# TYPE '
-    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt"
+    get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt"
     expect cert-dir-no-token-401 401 '^Unauthorized$'
     get "https://127.0.0.1:$MP/metrics" --cacert "$KT_CA" -H "Authorization: Bearer $SCRAPER"
     check cert-dir-other-ca-refused test "$CODE" = 000
     it_stop_clean dir
 else
-    it_fail dir-start "$(tail -5 "$IT_TMP/dir.log")"
+    bad dir-start "$(tail -5 "$T/dir.log")"
 fi
-check missing-cert-dir-not-ready bash -c "'$REC' --kubeconfig '$KT_RECONCILER_KUBECONFIG' --config '$IT_TMP/auth.yaml' --metrics-cert-dir /nonexistent --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile '$IT_TMP/nx.ports' >'$IT_TMP/nx.log' 2>&1 & p=\$!; \
-    for i in \$(seq 300); do [ -s '$IT_TMP/nx.ports' ] && break; sleep 0.1; done; \
-    c=\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:\$(jq -r .metrics '$IT_TMP/nx.ports')/metrics); kill \$p; wait \$p; test \"\$c\" = 000"
+check missing-cert-dir-not-ready bash -c "'$REC' --kubeconfig '$KT_RECONCILER_KUBECONFIG' --config '$T/auth.yaml' --metrics-cert-dir /nonexistent --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile '$T/nx.ports' >'$T/nx.log' 2>&1 & p=\$!; \
+    for i in \$(seq 300); do [ -s '$T/nx.ports' ] && break; sleep 0.1; done; \
+    c=\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:\$(jq -r .metrics '$T/nx.ports')/metrics); kill \$p; wait \$p; test \"\$c\" = 000"
 
 # ---- 3. the plain-HTTP switch: secureServing false, auth off (anyone may read) ----
 config plain false false
-if start_rec plain --config "$IT_TMP/plain.yaml"; then
+if start_rec plain --config "$T/plain.yaml"; then
     get "http://127.0.0.1:$MP/metrics"
     expect plain-http-200 200 '^workqueue_depth\{name="trainjob_controller"\} '
     get "https://127.0.0.1:$MP/metrics" -k
     check plain-no-tls test "$CODE" = 000
     it_stop_clean plain
 else
-    it_fail plain-start "$(tail -5 "$IT_TMP/plain.log")"
+    bad plain-start "$(tail -5 "$T/plain.log")"
 fi
 
 # ---- 4. TLS without auth (the upstream default: secureServing true, auth.enabled false) ----
 config tls true false
-if start_rec tls --config "$IT_TMP/tls.yaml"; then
+if start_rec tls --config "$T/tls.yaml"; then
     get "https://127.0.0.1:$MP/metrics" -k
     expect tls-no-auth-200 200 '^# TYPE '
     get "https://127.0.0.1:$MP/healthz" -k
     expect tls-no-auth-healthz 200 '^ok'
     it_stop_clean tls
 else
-    it_fail tls-start "$(tail -5 "$IT_TMP/tls.log")"
+    bad tls-start "$(tail -5 "$T/tls.log")"
 fi
 
 # ---- 5. kt-webhook's metrics: the same filter, as its own identity with deploy/rbac/webhook ----
 WH=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
-kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || it_fail webhook-rbac "apply failed"
+kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || bad webhook-rbac "apply failed"
 check webhook-rbac-tokenreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create tokenreviews.authentication.k8s.io
 check webhook-rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create subjectaccessreviews.authorization.k8s.io
 # start_wh NAME CONFIG - kt-webhook with the test certificate; waits (bounded poll) until
 # /readyz answers 200; sets MP to its metrics port and PID_NAME.
 start_wh() {
     local name=$1
-    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --config "$2" --tls-cert-file "$IT_TMP/certs/tls.crt" \
-        --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" >>"$IT_TMP/$name.log" 2>&1 &
+    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --config "$2" --tls-cert-file "$T/certs/tls.crt" \
+        --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" >>"$T/$name.log" 2>&1 &
     await_ready "$name" $!
 }
-if start_wh wauth "$IT_TMP/auth.yaml"; then
+if start_wh wauth "$T/auth.yaml"; then
     U="https://127.0.0.1:$MP/metrics"
-    get "$U" --cacert "$IT_TMP/certs/ca.crt"
+    get "$U" --cacert "$T/certs/ca.crt"
     expect webhook-no-token-401 401 '^Unauthorized$'
-    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer not-a-token"
+    get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer not-a-token"
     expect webhook-invalid-token-401 401 '^Unauthorized$'
-    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $NOBODY"
+    get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $NOBODY"
     expect webhook-no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
-    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     expect webhook-with-role-200 200 '^# TYPE kt_metrics_auth_reviews_total counter$'
-    check webhook-with-role-webhook-metrics grep -q '^# TYPE controller_runtime_webhook_requests_in_flight gauge$' "$IT_TMP/out"
+    check webhook-with-role-webhook-metrics grep -q '^# TYPE controller_runtime_webhook_requests_in_flight gauge$' "$T/out"
     t1=$(reviews tokenreview) s1=$(reviews subjectaccessreview)
-    get "$U" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     check webhook-reviews-cached test -n "$t1" -a "$t1" = "$(reviews tokenreview)" -a -n "$s1" -a "$s1" = "$(reviews subjectaccessreview)"
-    get "https://127.0.0.1:$MP/debug/pprof" --cacert "$IT_TMP/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
+    get "https://127.0.0.1:$MP/debug/pprof" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     expect webhook-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
     it_stop_clean wauth
 else
-    it_fail webhook-auth-start "$(tail -5 "$IT_TMP/wauth.log")"
+    bad webhook-auth-start "$(tail -5 "$T/wauth.log")"
 fi
 # without auth (the default) anyone may read the webhook's metrics, over TLS
-if start_wh wtls "$IT_TMP/tls.yaml"; then
-    get "https://127.0.0.1:$MP/metrics" --cacert "$IT_TMP/certs/ca.crt"
+if start_wh wtls "$T/tls.yaml"; then
+    get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt"
     expect webhook-tls-no-auth-200 200 '^# TYPE '
     it_stop_clean wtls
 else
-    it_fail webhook-tls-start "$(tail -5 "$IT_TMP/wtls.log")"
+    bad webhook-tls-start "$(tail -5 "$T/wtls.log")"
 fi
 # an identity that may not list runtimes: never ready, and /readyz says which list and why
-cat >"$IT_TMP/nobody.kubeconfig" <<EOF
+cat >"$T/nobody.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 clusters: [{name: kt, cluster: {server: "$KT_APISERVER", certificate-authority: "$KT_CA"}}]
@@ -246,28 +246,28 @@ users: [{name: nobody, user: {token: "$NOBODY"}}]
 contexts: [{name: kt, context: {cluster: kt, user: nobody}}]
 current-context: kt
 EOF
-"$WH" --kubeconfig "$IT_TMP/nobody.kubeconfig" --config "$IT_TMP/tls.yaml" --tls-cert-file "$IT_TMP/certs/tls.crt" \
-    --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/wnobody.ports" >>"$IT_TMP/wnobody.log" 2>&1 &
+"$WH" --kubeconfig "$T/nobody.kubeconfig" --config "$T/tls.yaml" --tls-cert-file "$T/certs/tls.crt" \
+    --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+    --metrics-listen 127.0.0.1:0 --portfile "$T/wnobody.ports" >>"$T/wnobody.log" 2>&1 &
 PIDS+=("$!")
 # shellcheck disable=SC2034 # PID_wnobody: read by it_stop_clean wnobody (eval)
 PID_wnobody=$!
 nobody_named() { # /readyz of wnobody: 503 naming the forbidden runtime list
-    [ -s "$IT_TMP/wnobody.ports" ] || return 1
-    curl -s -w ' %{http_code}' "http://127.0.0.1:$(jq -r .health "$IT_TMP/wnobody.ports")/readyz" >"$IT_TMP/wnobody.readyz"
-    grep -qE '^runtime cache is not synced: (cluster)?trainingruntimes: list: .*[Ff]orbidden.* 503$' "$IT_TMP/wnobody.readyz"
+    [ -s "$T/wnobody.ports" ] || return 1
+    curl -s -w ' %{http_code}' "http://127.0.0.1:$(jq -r .health "$T/wnobody.ports")/readyz" >"$T/wnobody.readyz"
+    grep -qE '^runtime cache is not synced: (cluster)?trainingruntimes: list: .*[Ff]orbidden.* 503$' "$T/wnobody.readyz"
 }
-if it_poll nobody_named; then
-    it_ok webhook-readyz-names-forbidden-list
+if kt_poll 60 nobody_named; then
+    ok webhook-readyz-names-forbidden-list
 else
-    it_fail webhook-readyz-names-forbidden-list "readyz: $(cat "$IT_TMP/wnobody.readyz" 2>/dev/null); log: $(tail -3 "$IT_TMP/wnobody.log")"
+    bad webhook-readyz-names-forbidden-list "readyz: $(cat "$T/wnobody.readyz" 2>/dev/null); log: $(tail -3 "$T/wnobody.log")"
 fi
 it_stop_clean wnobody
 # reviewing needs a cluster: --objects with metrics.auth.enabled is refused at start
-"$WH" --objects "$it_root/deploy/runtimes/torch-distributed.yaml" --config "$IT_TMP/auth.yaml" \
-    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" --listen 127.0.0.1:0 \
-    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 >"$IT_TMP/wobj.log" 2>&1
+"$WH" --objects "$it_root/deploy/runtimes/torch-distributed.yaml" --config "$T/auth.yaml" \
+    --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 \
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 >"$T/wobj.log" 2>&1
 rc=$?
 check webhook-objects-refused test "$rc" != 0
-check webhook-objects-message grep -q 'metrics.auth.enabled: reviewing tokens needs a cluster, not --objects' "$IT_TMP/wobj.log"
-it_finish
+check webhook-objects-message grep -q 'metrics.auth.enabled: reviewing tokens needs a cluster, not --objects' "$T/wobj.log"
+kt_finish

@@ -9,10 +9,10 @@
 # "forbidden" in its log, only A's TrainJobs cached); restricted to A and C without the Role in
 # C it stays unready and logs the RBAC error for C, and becomes ready once the Role is granted;
 # bad namespace names are refused at start. The cluster-wide install (deploy/rbac/reconciler,
-# no list) still reconciles B. Every wait is a bounded poll or `kubectl wait`.
+# no list) still reconciles B. Every wait is a bounded kt_poll or `kubectl wait`.
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-T=60s
+KW=60s
 PIDS=()
 SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 cleanup() {
@@ -20,49 +20,48 @@ cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
     kc delete clusterrole,clusterrolebinding "kt-ns-it-$SUF" >/dev/null 2>&1
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 
-poll() { it_poll "$@"; }
 
 # ---- the shipped overlay ------------------------------------------------------------------
-if kc kustomize "$it_root/deploy/namespaced" >"$IT_TMP/all.yaml" 2>"$IT_TMP/kust.err"; then
-    it_ok kustomize-builds
+if kc kustomize "$it_root/deploy/namespaced" >"$T/all.yaml" 2>"$T/kust.err"; then
+    ok kustomize-builds
 else
-    it_fail kustomize-builds "$(cat "$IT_TMP/kust.err")"
-    it_finish
+    bad kustomize-builds "$(cat "$T/kust.err")"
+    kt_finish
 fi
-kc create --dry-run=client -o json -f "$IT_TMP/all.yaml" | jq -s '[.[] | if .kind == "List" then .items[] else . end]' >"$IT_TMP/all.json"
-obj() { jq --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .metadata.name == $n)' "$IT_TMP/all.json"; }
-obj ClusterRole kubeflow-trainer-controller-manager >"$IT_TMP/cr.json"
-obj Role kubeflow-trainer-controller-manager >"$IT_TMP/role.json"
+kc create --dry-run=client -o json -f "$T/all.yaml" | jq -s '[.[] | if .kind == "List" then .items[] else . end]' >"$T/all.json"
+obj() { jq --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .metadata.name == $n)' "$T/all.json"; }
+obj ClusterRole kubeflow-trainer-controller-manager >"$T/cr.json"
+obj Role kubeflow-trainer-controller-manager >"$T/role.json"
 # No namespaced kind in the ClusterRole: only cluster-scoped reads and the metrics reviews.
 check overlay-clusterrole-minimal jq -e '[.rules[].resources[]] | sort ==
-    ["clustertrainingruntimes", "runtimeclasses", "subjectaccessreviews", "tokenreviews"]' "$IT_TMP/cr.json"
-check overlay-clusterrole-read-only jq -e '[.rules[] | select(.resources[0] | test("reviews$") | not) | .verbs[]] | unique == ["get", "list", "watch"]' "$IT_TMP/cr.json"
-check overlay-role-secrets jq -e '.metadata.namespace == "team-a" and ([.rules[].resources[]] | index("secrets") and index("configmaps") and index("trainjobs"))' "$IT_TMP/role.json"
-check overlay-config-watches bash -c "jq -r '.[] | select(.kind == \"ConfigMap\" and .metadata.name == \"kubeflow-trainer-config\") | .data[]' '$IT_TMP/all.json' | grep -A1 '^watchNamespaces:' | grep -c -- '- team-a' >/dev/null"
+    ["clustertrainingruntimes", "runtimeclasses", "subjectaccessreviews", "tokenreviews"]' "$T/cr.json"
+check overlay-clusterrole-read-only jq -e '[.rules[] | select(.resources[0] | test("reviews$") | not) | .verbs[]] | unique == ["get", "list", "watch"]' "$T/cr.json"
+check overlay-role-secrets jq -e '.metadata.namespace == "team-a" and ([.rules[].resources[]] | index("secrets") and index("configmaps") and index("trainjobs"))' "$T/role.json"
+check overlay-config-watches bash -c "jq -r '.[] | select(.kind == \"ConfigMap\" and .metadata.name == \"kubeflow-trainer-config\") | .data[]' '$T/all.json' | grep -A1 '^watchNamespaces:' | grep -c -- '- team-a' >/dev/null"
 # The whole overlay is accepted by the API server (server-side dry run; its example namespace and
 # the install namespace must exist, as README says).
 for ns in team-a kubeflow-system; do kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null; done
-check overlay-server-dry-run kc apply --server-side --dry-run=server -f "$IT_TMP/all.yaml"
+check overlay-server-dry-run kc apply --server-side --dry-run=server -f "$T/all.yaml"
 
 # ---- an identity with exactly the overlay's RBAC --------------------------------------------
-A=$(it_ns nsa) && B=$(it_ns nsb) && C=$(it_ns nsc) && SA_NS=$(it_ns nssa) ||
-    { it_fail namespaces "cannot create"; it_finish; }
+A=$(kt_ns nsa) && B=$(kt_ns nsb) && C=$(kt_ns nsc) && SA_NS=$(kt_ns nssa) ||
+    { bad namespaces "cannot create"; kt_finish; }
 SA=kt-rec-$SUF
-kc create serviceaccount "$SA" -n "$SA_NS" >/dev/null || { it_fail sa "cannot create"; it_finish; }
-jq --arg n "kt-ns-it-$SUF" '.metadata = {name: $n}' "$IT_TMP/cr.json" | kc apply -f - >/dev/null &&
+kc create serviceaccount "$SA" -n "$SA_NS" >/dev/null || { bad sa "cannot create"; kt_finish; }
+jq --arg n "kt-ns-it-$SUF" '.metadata = {name: $n}' "$T/cr.json" | kc apply -f - >/dev/null &&
     kc create clusterrolebinding "kt-ns-it-$SUF" --clusterrole="kt-ns-it-$SUF" \
-        --serviceaccount="$SA_NS:$SA" >/dev/null || { it_fail clusterrole "cannot create"; it_finish; }
+        --serviceaccount="$SA_NS:$SA" >/dev/null || { bad clusterrole "cannot create"; kt_finish; }
 grant() { # grant NS - the overlay's Role + a RoleBinding for the identity in NS
-    jq --arg ns "$1" '.metadata = {name: "kt-reconciler", namespace: $ns}' "$IT_TMP/role.json" | kc apply -f - >/dev/null &&
+    jq --arg ns "$1" '.metadata = {name: "kt-reconciler", namespace: $ns}' "$T/role.json" | kc apply -f - >/dev/null &&
         kc create rolebinding kt-reconciler -n "$1" --role=kt-reconciler --serviceaccount="$SA_NS:$SA" >/dev/null
 }
-grant "$A" || { it_fail role "cannot create"; it_finish; }
-TOKEN=$(kc create token "$SA" -n "$SA_NS" --duration=1h) || { it_fail token "kubectl create token failed"; it_finish; }
-cat >"$IT_TMP/sa.kubeconfig" <<EOF
+grant "$A" || { bad role "cannot create"; kt_finish; }
+TOKEN=$(kc create token "$SA" -n "$SA_NS" --duration=1h) || { bad token "kubectl create token failed"; kt_finish; }
+cat >"$T/sa.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
 clusters: [{name: kt, cluster: {server: "$KT_APISERVER", certificate-authority: "$KT_CA"}}]
@@ -70,7 +69,7 @@ users: [{name: sa, user: {token: "$TOKEN"}}]
 contexts: [{name: kt, context: {cluster: kt, user: sa, namespace: $SA_NS}}]
 current-context: kt
 EOF
-can() { "$KT_KUBECTL" --kubeconfig "$IT_TMP/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -cx yes >/dev/null; }
+can() { "$KT_KUBECTL" --kubeconfig "$T/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -cx yes >/dev/null; }
 cannot() { ! can "$@"; }
 check rbac-secrets-in-a can get secrets -n "$A"
 check rbac-no-secrets-in-b cannot get secrets -n "$B"
@@ -78,7 +77,7 @@ check rbac-no-secrets-cluster-wide cannot list secrets -A
 check rbac-no-kube-system-configmaps cannot list configmaps -n kube-system
 check rbac-clustertrainingruntimes-read-only cannot patch clustertrainingruntimes.trainer.kubeflow.org
 
-cat >"$IT_TMP/config.yaml" <<EOF
+cat >"$T/config.yaml" <<EOF
 apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 metrics:
@@ -92,21 +91,21 @@ EOF
 start_rec() {
     local name=$1 kcfg=$2
     shift 2
-    rm -f "$IT_TMP/$name.ports"
-    "$REC" --kubeconfig "$kcfg" --config "$IT_TMP/config.yaml" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" --workers 2 "$@" \
-        >>"$IT_TMP/$name.log" 2>&1 &
+    rm -f "$T/$name.ports"
+    "$REC" --kubeconfig "$kcfg" --config "$T/config.yaml" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" --workers 2 "$@" \
+        >>"$T/$name.log" 2>&1 &
     eval "PID_$name=$!"
     PIDS+=($!)
     for _ in $(seq 600); do
-        [ -s "$IT_TMP/$name.ports" ] && break
+        [ -s "$T/$name.ports" ] && break
         kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || return 1
         sleep 0.1
     done
-    eval "HP_$name=$(jq -r .health "$IT_TMP/$name.ports")"
-    eval "MP_$name=$(jq -r .metrics "$IT_TMP/$name.ports")"
+    eval "HP_$name=$(jq -r .health "$T/$name.ports")"
+    eval "MP_$name=$(jq -r .metrics "$T/$name.ports")"
 }
-not_in_log() { ! grep -Fi -- "$2" "$IT_TMP/$1.log"; }
+not_in_log() { ! grep -Fi -- "$2" "$T/$1.log"; }
 owned_by() { # owned_by NS NAME - JobSet NAME's controller is TrainJob NAME
     kc get jobset "$2" -n "$1" -o json |
         jq -e --arg n "$2" '.metadata.ownerReferences[0] | .kind == "TrainJob" and .name == $n and .controller'
@@ -116,7 +115,7 @@ tj_status() { kc get trainjob "$2" -n "$1" -o json | jq -e "$3"; } # tj_status N
 # first (exponential backoff: [0.1, 0.3] s, then [0.4, 1.2] s), so a refusal is no storm.
 backoff_grows() {
     local d
-    mapfile -t d < <(sed -n "s/.*list: .*; retrying in \\([0-9.]*\\)s resource=trainjobs namespace=$2\$/\\1/p" "$IT_TMP/$1.log")
+    mapfile -t d < <(sed -n "s/.*list: .*; retrying in \\([0-9.]*\\)s resource=trainjobs namespace=$2\$/\\1/p" "$T/$1.log")
     [ "${#d[@]}" -ge 3 ] && awk -v a="${d[0]}" -v c="${d[2]}" 'BEGIN { exit !(c > a) }'
 }
 readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
@@ -152,88 +151,88 @@ spec:
     kind: TrainingRuntime
 YAML
 }
-for ns in "$A" "$B" "$C"; do runtime "$ns" || it_fail "runtime-$ns" "apply failed"; done
+for ns in "$A" "$B" "$C"; do runtime "$ns" || bad "runtime-$ns" "apply failed"; done
 
 # ---- 1. restricted to A, only the Role in A: ready, reconciles A, ignores B ----------------
-if start_rec only_a "$IT_TMP/sa.kubeconfig" --namespaces "$A" && poll ready only_a; then
-    it_ok only-a-ready
+if start_rec only_a "$T/sa.kubeconfig" --namespaces "$A" && kt_poll 60 ready only_a; then
+    ok only-a-ready
     trainjob "$B" tj-b
     trainjob "$A" tj-a
-    check only-a-jobset-built kc wait --timeout=$T --for=create "jobset/tj-a" -n "$A"
+    check only-a-jobset-built kc wait --timeout=$KW --for=create "jobset/tj-a" -n "$A"
     trainjob "$A" tj-a2 # created after tj-b: its JobSet means tj-b had its chance
-    check only-a-second-jobset kc wait --timeout=$T --for=create "jobset/tj-a2" -n "$A"
+    check only-a-second-jobset kc wait --timeout=$KW --for=create "jobset/tj-a2" -n "$A"
     check only-a-ignores-b test -z "$(kc get jobsets -n "$B" -o name)"
     check only-a-caches-a-only test "$(cached only_a trainjobs)" = 2
     check only-a-log-no-b not_in_log only_a "$B"
     check only-a-log-no-forbidden not_in_log only_a forbidden
-    check only-a-log-says-scope grep -q "watching namespace $A (namespace-scoped)" "$IT_TMP/only_a.log"
+    check only-a-log-says-scope grep -q "watching namespace $A (namespace-scoped)" "$T/only_a.log"
     check only-a-jobset-owned owned_by "$A" tj-a
     check only-a-b-untouched tj_status "$B" tj-b '.status == null or .status == {}'
     it_stop_clean only_a
 else
-    it_fail only-a-ready "readyz $(readyz only_a): $(tail -5 "$IT_TMP/only_a.log")"
+    bad only-a-ready "readyz $(readyz only_a): $(tail -5 "$T/only_a.log")"
 fi
 
 # ---- 2. negative: A and C listed, no Role in C: not ready, the RBAC error named -------------
-if start_rec no_c "$IT_TMP/sa.kubeconfig" --namespaces "$A,$C"; then
-    check no-c-forbidden-logged poll grep -q "list: .*forbidden.*resource=[a-z.]* namespace=$C" "$IT_TMP/no_c.log"
-    check no-c-error-names-identity grep -q "system:serviceaccount:$SA_NS:$SA" "$IT_TMP/no_c.log"
+if start_rec no_c "$T/sa.kubeconfig" --namespaces "$A,$C"; then
+    check no-c-forbidden-logged kt_poll 60 grep -q "list: .*forbidden.*resource=[a-z.]* namespace=$C" "$T/no_c.log"
+    check no-c-error-names-identity grep -q "system:serviceaccount:$SA_NS:$SA" "$T/no_c.log"
     check no-c-not-ready test "$(readyz no_c)" = 503
     # /readyz says which informer, which namespace and why (not A's: A has listed)
     body=$(readyz_body no_c)
     if [[ "$body" == "informers not synced: "*" namespace=$C: list: "*orbidden* ]]; then
-        it_ok no-c-readyz-names-namespace
+        ok no-c-readyz-names-namespace
     else
-        it_fail no-c-readyz-names-namespace "body: $body"
+        bad no-c-readyz-names-namespace "body: $body"
     fi
-    check no-c-backoff poll backoff_grows no_c "$C"
-    check no-c-a-listed grep -q "watching namespace $A" "$IT_TMP/no_c.log"
-    grant "$C" || it_fail role-c "cannot create"
-    check no-c-ready-after-grant poll ready no_c
+    check no-c-backoff kt_poll 60 backoff_grows no_c "$C"
+    check no-c-a-listed grep -q "watching namespace $A" "$T/no_c.log"
+    grant "$C" || bad role-c "cannot create"
+    check no-c-ready-after-grant kt_poll 60 ready no_c
     check no-c-readyz-ok test "$(readyz_body no_c)" = ok
     trainjob "$C" tj-c
-    check no-c-reconciles-c kc wait --timeout=$T --for=create "jobset/tj-c" -n "$C"
+    check no-c-reconciles-c kc wait --timeout=$KW --for=create "jobset/tj-c" -n "$C"
     it_stop_clean no_c
 else
-    it_fail no-c-start "$(tail -5 "$IT_TMP/no_c.log")"
+    bad no-c-start "$(tail -5 "$T/no_c.log")"
 fi
 
 # ---- 3. bad names are refused at start, clearly ---------------------------------------------
 bad_start() { # bad_start NAME WANT_REGEX ARGS... - exits 1 and logs WANT_REGEX
     local name=$1 want=$2 rc
     shift 2
-    "$REC" --kubeconfig "$IT_TMP/sa.kubeconfig" --health-listen 127.0.0.1:0 --metrics-listen 0 "$@" >"$IT_TMP/$name.log" 2>&1
+    "$REC" --kubeconfig "$T/sa.kubeconfig" --health-listen 127.0.0.1:0 --metrics-listen 0 "$@" >"$T/$name.log" 2>&1
     rc=$?
-    if [ "$rc" = 1 ] && grep -Eq "$want" "$IT_TMP/$name.log"; then it_ok "$name"; else it_fail "$name" "exit $rc: $(tail -3 "$IT_TMP/$name.log")"; fi
+    if [ "$rc" = 1 ] && grep -Eq "$want" "$T/$name.log"; then ok "$name"; else bad "$name" "exit $rc: $(tail -3 "$T/$name.log")"; fi
 }
 bad_start bad-flag-name 'startup failed: --namespaces: watchNamespaces\[1\]: Invalid value: "Team_B": a lowercase RFC 1123 label' \
-    --config "$IT_TMP/config.yaml" --namespaces "$A,Team_B"
-bad_start bad-flag-empty 'watchNamespaces\[1\]: Invalid value: ""' --config "$IT_TMP/config.yaml" --namespaces "$A,"
+    --config "$T/config.yaml" --namespaces "$A,Team_B"
+bad_start bad-flag-empty 'watchNamespaces\[1\]: Invalid value: ""' --config "$T/config.yaml" --namespaces "$A,"
 bad_start bad-flag-duplicate "watchNamespaces\\[1\\]: Invalid value: \"$A\": duplicate namespace" \
-    --config "$IT_TMP/config.yaml" --namespaces "$A,$A"
-{ cat "$IT_TMP/config.yaml"; printf 'watchNamespaces:\n  - ok\n  - -bad\n'; } >"$IT_TMP/bad.yaml"
-bad_start bad-config-name "bad.yaml:[0-9]+: invalid configuration: watchNamespaces\\[1\\]: Invalid value: \"-bad\"" --config "$IT_TMP/bad.yaml"
-{ cat "$IT_TMP/config.yaml"; printf 'watchNamespaces: team-a\n'; } >"$IT_TMP/bad2.yaml"
-bad_start bad-config-type 'cannot unmarshal string into Go struct field Configuration.watchNamespaces of type \[\]string' --config "$IT_TMP/bad2.yaml"
+    --config "$T/config.yaml" --namespaces "$A,$A"
+{ cat "$T/config.yaml"; printf 'watchNamespaces:\n  - ok\n  - -bad\n'; } >"$T/bad.yaml"
+bad_start bad-config-name "bad.yaml:[0-9]+: invalid configuration: watchNamespaces\\[1\\]: Invalid value: \"-bad\"" --config "$T/bad.yaml"
+{ cat "$T/config.yaml"; printf 'watchNamespaces: team-a\n'; } >"$T/bad2.yaml"
+bad_start bad-config-type 'cannot unmarshal string into Go struct field Configuration.watchNamespaces of type \[\]string' --config "$T/bad2.yaml"
 
 # ---- 4. the config file's list, and the flag's "" = all namespaces ---------------------------
-{ cat "$IT_TMP/config.yaml"; printf 'watchNamespaces:\n  - %s\n' "$A"; } >"$IT_TMP/ns.yaml"
-cp "$IT_TMP/ns.yaml" "$IT_TMP/config.yaml"
-if start_rec from_file "$IT_TMP/sa.kubeconfig" && poll ready from_file; then
-    check from-file-scope grep -q "watching namespace $A (namespace-scoped)" "$IT_TMP/from_file.log"
+{ cat "$T/config.yaml"; printf 'watchNamespaces:\n  - %s\n' "$A"; } >"$T/ns.yaml"
+cp "$T/ns.yaml" "$T/config.yaml"
+if start_rec from_file "$T/sa.kubeconfig" && kt_poll 60 ready from_file; then
+    check from-file-scope grep -q "watching namespace $A (namespace-scoped)" "$T/from_file.log"
     check from-file-caches-a test "$(cached from_file trainjobs)" = 2
     it_stop_clean from_file
 else
-    it_fail from-file-ready "$(tail -5 "$IT_TMP/from_file.log")"
+    bad from-file-ready "$(tail -5 "$T/from_file.log")"
 fi
 
 # ---- 5. the cluster-wide install (no list) still reconciles every namespace -----------------
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || it_fail rbac-cluster "apply failed"
-if start_rec cluster "$KT_RECONCILER_KUBECONFIG" --namespaces "" && poll ready cluster; then
-    check cluster-log-all grep -q "watching all namespaces" "$IT_TMP/cluster.log"
-    check cluster-reconciles-b kc wait --timeout=$T --for=create "jobset/tj-b" -n "$B"
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || bad rbac-cluster "apply failed"
+if start_rec cluster "$KT_RECONCILER_KUBECONFIG" --namespaces "" && kt_poll 60 ready cluster; then
+    check cluster-log-all grep -q "watching all namespaces" "$T/cluster.log"
+    check cluster-reconciles-b kc wait --timeout=$KW --for=create "jobset/tj-b" -n "$B"
     it_stop_clean cluster
 else
-    it_fail cluster-ready "$(tail -5 "$IT_TMP/cluster.log")"
+    bad cluster-ready "$(tail -5 "$T/cluster.log")"
 fi
-it_finish
+kt_finish

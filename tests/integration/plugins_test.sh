@@ -10,8 +10,8 @@
 # KT_BIN_DIR overrides the binaries' directory (default build/plain/bin).
 . "$(dirname "$0")/lib.sh"
 BIN=${KT_BIN_DIR:-$it_root/build/plain/bin}
-PLUG="$IT_TMP/build/plugins"
-T=60s
+PLUG="$T/build/plugins"
+KW=60s
 PIDS=()
 
 cleanup() {
@@ -20,7 +20,7 @@ cleanup() {
         --ignore-not-found >/dev/null 2>&1
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 
@@ -28,15 +28,15 @@ trap cleanup EXIT
 ready() {
     local port
     for _ in $(seq 600); do
-        if [ -s "$IT_TMP/$1.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$1.ports")
+        if [ -s "$T/$1.ports" ]; then
+            port=$(jq -r .health "$T/$1.ports")
             [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] &&
                 return 0
         fi
         kill -0 "$2" 2>/dev/null || break
         sleep 0.1
     done
-    cat "$IT_TMP/$1.log" >&2
+    cat "$T/$1.log" >&2
     return 1
 }
 
@@ -44,18 +44,18 @@ ready() {
 refused() {
     local name=$1
     shift
-    if "$@" >"$IT_TMP/$name.log" 2>&1; then
-        it_fail "$name" "started with an ABI-mismatched plugin"
+    if "$@" >"$T/$name.log" 2>&1; then
+        bad "$name" "started with an ABI-mismatched plugin"
     elif grep -q "plugin $PLUG/bad_abi.so: built for plugin ABI 2.0, this kt speaks 1.0" \
-        "$IT_TMP/$name.log"; then
-        it_ok "$name"
+        "$T/$name.log"; then
+        ok "$name"
     else
-        it_fail "$name" "$(head -c 400 "$IT_TMP/$name.log")"
+        bad "$name" "$(head -c 400 "$T/$name.log")"
     fi
 }
 
 make_certs() {
-    mkdir -p "$IT_TMP/certs" && it_serving_certs "$IT_TMP/certs" kt-plugins-test-ca 1
+    mkdir -p "$T/certs" && it_serving_certs "$T/certs" kt-plugins-test-ca 1
 }
 
 register_webhook() { # register_webhook NS PORT
@@ -71,7 +71,7 @@ webhooks:
     failurePolicy: Fail
     clientConfig:
       url: https://127.0.0.1:$2/validate-trainer-kubeflow-org-v1alpha1-trainjob
-      caBundle: $(base64 -w0 "$IT_TMP/certs/ca.crt")
+      caBundle: $(base64 -w0 "$T/certs/ca.crt")
     namespaceSelector:
       matchLabels:
         kubernetes.io/metadata.name: $1
@@ -117,16 +117,16 @@ YAML
 }
 
 # ---- setup -------------------------------------------------------------------------------
-"$it_root/tests/plugins/build.sh" "$IT_TMP/build" >"$IT_TMP/build.log" 2>&1 ||
-    { it_fail build "$(head -c 400 "$IT_TMP/build.log")"; it_finish; }
-make_certs || { it_fail certs "openssl failed"; it_finish; }
-kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || { it_fail rbac "webhook"; it_finish; }
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "reconciler"; it_finish; }
-NS=$(it_ns plugins) || { it_fail namespace "create failed"; it_finish; }
+"$it_root/tests/plugins/build.sh" "$T/build" >"$T/build.log" 2>&1 ||
+    { bad build "$(head -c 400 "$T/build.log")"; kt_finish; }
+make_certs || { bad certs "openssl failed"; kt_finish; }
+kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || { bad rbac "webhook"; kt_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "reconciler"; kt_finish; }
+NS=$(kt_ns plugins) || { bad namespace "create failed"; kt_finish; }
 
 # ---- an ABI-mismatched plugin is refused at startup by both daemons ----------------------
 refused webhook-refuses-bad-abi "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
-    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" \
+    --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" \
     --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
     --plugin "$PLUG/bad_abi.so"
 refused reconciler-refuses-bad-abi "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
@@ -134,58 +134,58 @@ refused reconciler-refuses-bad-abi "$BIN/kt-reconciler" --kubeconfig "$KT_RECONC
 
 # ---- kt-webhook + an external CustomValidation deny through the API server ---------------
 "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
-    --tls-cert-file "$IT_TMP/certs/tls.crt" --tls-key-file "$IT_TMP/certs/tls.key" \
+    --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" \
     --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
-    --portfile "$IT_TMP/webhook.ports" \
-    --plugin "$PLUG/require_label.so,namespace=$NS,label=cost-center" >"$IT_TMP/webhook.log" 2>&1 &
+    --portfile "$T/webhook.ports" \
+    --plugin "$PLUG/require_label.so,namespace=$NS,label=cost-center" >"$T/webhook.log" 2>&1 &
 WPID=$!
 PIDS+=("$WPID")
-ready webhook "$WPID" || { it_fail webhook-start "not ready"; it_finish; }
-register_webhook "$NS" "$(jq -r .webhook "$IT_TMP/webhook.ports")" ||
-    { it_fail webhook-register "apply failed"; it_finish; }
-plugin_runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { it_fail runtime "apply"; it_finish; }
+ready webhook "$WPID" || { bad webhook-start "not ready"; kt_finish; }
+register_webhook "$NS" "$(jq -r .webhook "$T/webhook.ports")" ||
+    { bad webhook-register "apply failed"; kt_finish; }
+plugin_runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { bad runtime "apply"; kt_finish; }
 
-if plugin_trainjob_yaml "$NS" unlabelled tf | kc create -f - >"$IT_TMP/deny.out" 2>&1; then
-    it_fail webhook-plugin-denies "the unlabelled TrainJob was admitted"
-elif grep -q "denied the request: metadata.labels: Required value: label cost-center is required for TrainJobs in namespace $NS" "$IT_TMP/deny.out"; then
-    it_ok webhook-plugin-denies
+if plugin_trainjob_yaml "$NS" unlabelled tf | kc create -f - >"$T/deny.out" 2>&1; then
+    bad webhook-plugin-denies "the unlabelled TrainJob was admitted"
+elif grep -q "denied the request: metadata.labels: Required value: label cost-center is required for TrainJobs in namespace $NS" "$T/deny.out"; then
+    ok webhook-plugin-denies
 else
-    it_fail webhook-plugin-denies "$(head -c 600 "$IT_TMP/deny.out")"
+    bad webhook-plugin-denies "$(head -c 600 "$T/deny.out")"
 fi
-if plugin_trainjob_yaml "$NS" labelled tf "  labels: {cost-center: ml}" | kc create -f - >"$IT_TMP/admit.out" 2>&1; then
-    it_ok webhook-plugin-admits
+if plugin_trainjob_yaml "$NS" labelled tf "  labels: {cost-center: ml}" | kc create -f - >"$T/admit.out" 2>&1; then
+    ok webhook-plugin-admits
 else
-    it_fail webhook-plugin-admits "$(head -c 600 "$IT_TMP/admit.out")"
+    bad webhook-plugin-admits "$(head -c 600 "$T/admit.out")"
 fi
 
 # ---- kt-reconciler + an external ComponentBuilder and EnforceMLPolicy --------------------
 "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/reconciler.ports" --workers 1 \
+    --metrics-listen 127.0.0.1:0 --portfile "$T/reconciler.ports" --workers 1 \
     --plugin "$PLUG/extra_configmap.so,team=ml" --plugin "$PLUG/tensorflow.so" \
-    >"$IT_TMP/reconciler.log" 2>&1 &
+    >"$T/reconciler.log" 2>&1 &
 RPID=$!
 PIDS+=("$RPID")
-ready reconciler "$RPID" || { it_fail reconciler-start "not ready"; it_finish; }
+ready reconciler "$RPID" || { bad reconciler-start "not ready"; kt_finish; }
 UID_TJ=$(kc get trainjob labelled -n "$NS" -o jsonpath='{.metadata.uid}')
-if kc wait --timeout=$T --for=create configmap/labelled-extra -n "$NS" >/dev/null 2>&1 &&
-    kc get configmap labelled-extra -n "$NS" -o json >"$IT_TMP/cm.json" &&
+if kc wait --timeout=$KW --for=create configmap/labelled-extra -n "$NS" >/dev/null 2>&1 &&
+    kc get configmap labelled-extra -n "$NS" -o json >"$T/cm.json" &&
     jq -e --arg uid "$UID_TJ" '.metadata.ownerReferences == [{"apiVersion":
         "trainer.kubeflow.org/v1alpha1","kind":"TrainJob","name":"labelled","uid":$uid,
         "controller":true,"blockOwnerDeletion":true}] and .data.config == "team=ml" and
         .metadata.labels["trainer.kubeflow.org/trainjob-name"] == "labelled"' \
-        "$IT_TMP/cm.json" >/dev/null; then
-    it_ok reconciler-plugin-object-owned
+        "$T/cm.json" >/dev/null; then
+    ok reconciler-plugin-object-owned
 else
-    it_fail reconciler-plugin-object-owned "$(head -c 600 "$IT_TMP/cm.json" 2>/dev/null)"
+    bad reconciler-plugin-object-owned "$(head -c 600 "$T/cm.json" 2>/dev/null)"
 fi
 want="{\"cluster\":{\"worker\":[\"labelled-node-0-0.labelled:2222\",\"labelled-node-0-1.labelled:2222\"]},\"task\":{\"type\":\"worker\",\"index\":\$(TF_TASK_INDEX)}}"
-if kc wait --timeout=$T --for=create jobset/labelled -n "$NS" >/dev/null 2>&1 &&
-    kc get jobset labelled -n "$NS" -o json >"$IT_TMP/js.json" &&
+if kc wait --timeout=$KW --for=create jobset/labelled -n "$NS" >/dev/null 2>&1 &&
+    kc get jobset labelled -n "$NS" -o json >"$T/js.json" &&
     jq -e --arg want "$want" '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env |
         map(.name) as $n | ($n | index("TF_TASK_INDEX")) < ($n | index("TF_CONFIG")) and
-        (map(select(.name == "TF_CONFIG"))[0].value == $want)' "$IT_TMP/js.json" >/dev/null; then
-    it_ok reconciler-plugin-tf-config
+        (map(select(.name == "TF_CONFIG"))[0].value == $want)' "$T/js.json" >/dev/null; then
+    ok reconciler-plugin-tf-config
 else
-    it_fail reconciler-plugin-tf-config "$(jq -c '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env' "$IT_TMP/js.json" 2>/dev/null | { head -c 600; cat >/dev/null; })"
+    bad reconciler-plugin-tf-config "$(jq -c '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env' "$T/js.json" 2>/dev/null | { head -c 600; cat >/dev/null; })"
 fi
-it_finish
+kt_finish

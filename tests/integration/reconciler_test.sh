@@ -3,12 +3,12 @@
 # tests/integration/reconciler_test.sh ENV_FILE - kt-reconciler on the real API server
 # (docs/internals/upstream.md#trainjob-reconcile to #runtime-finalizers), running as its non-admin identity with exactly deploy/rbac/reconciler
 # applied by the admin. JobSet status is written with kubectl as upstream's integration tests
-# do. Every wait is `kubectl wait` (60 s) or a bounded poll on a condition; nothing sleeps for
+# do. Every wait is `kubectl wait` (60 s) or a bounded kt_poll on a condition; nothing sleeps for
 # readiness and nothing asserts on time.
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KTCTL="$it_root/build/plain/bin/ktctl"
-T=60s
+KW=60s
 PIDS=()
 
 cleanup_recs() {
@@ -16,9 +16,9 @@ cleanup_recs() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 }
-trap 'cleanup_recs; rm -rf "$IT_TMP"' EXIT
+trap 'cleanup_recs; rm -rf "$T"' EXIT
 
-kw() { kc wait --timeout=$T "$@"; }
+kw() { kc wait --timeout=$KW "$@"; }
 jp() { kc get "$@"; }
 
 # start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity and wait
@@ -26,15 +26,15 @@ jp() { kc get "$@"; }
 start_rec() {
     local name=$1 port i
     shift
-    rm -f "$IT_TMP/$name.ports"
+    rm -f "$T/$name.ports"
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$name.ports" "$@" \
-        >>"$IT_TMP/$name.log" 2>&1 &
+        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" "$@" \
+        >>"$T/$name.log" 2>&1 &
     eval "PID_$name=$!"
     PIDS+=($!)
     for i in $(seq 600); do
-        if [ -s "$IT_TMP/$name.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$name.ports")
+        if [ -s "$T/$name.ports" ]; then
+            port=$(jq -r .health "$T/$name.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
                 return 0
             fi
@@ -43,7 +43,7 @@ start_rec() {
         sleep 0.1
     done
     echo "reconciler $name did not become ready" >&2
-    cat "$IT_TMP/$name.log" >&2
+    cat "$T/$name.log" >&2
     return 1
 }
 stop_rec() { # stop_rec NAME [SIGNAL]
@@ -72,24 +72,24 @@ render_subset() {
     local ns=$1 name=$2 file=$3 uid n i kind oname args=()
     [ $# -ge 4 ] && args=(--runtime "$4")
     uid=$(jp trainjob "$name" -n "$ns" -o jsonpath='{.metadata.uid}')
-    "$KTCTL" render --uid "$uid" "${args[@]}" -o json "$file" >"$IT_TMP/render.json" || return 1
-    n=$(jq '.items | length' "$IT_TMP/render.json")
+    "$KTCTL" render --uid "$uid" "${args[@]}" -o json "$file" >"$T/render.json" || return 1
+    n=$(jq '.items | length' "$T/render.json")
     [ "$n" -gt 0 ] || return 1
     for i in $(seq 0 $((n - 1))); do
         jq ".items[$i] | if .kind == \"Secret\" then del(.data) else . end |
             if .kind == \"ConfigMap\" and (.metadata.name | endswith(\"-runtime-snapshot\"))
-            then del(.data.runtime) else . end" "$IT_TMP/render.json" >"$IT_TMP/want.json"
-        kind=$(jq -r .kind "$IT_TMP/want.json")
-        oname=$(jq -r .metadata.name "$IT_TMP/want.json")
-        case "$(jq -r .apiVersion "$IT_TMP/want.json")" in
+            then del(.data.runtime) else . end" "$T/render.json" >"$T/want.json"
+        kind=$(jq -r .kind "$T/want.json")
+        oname=$(jq -r .metadata.name "$T/want.json")
+        case "$(jq -r .apiVersion "$T/want.json")" in
         scheduling.volcano.sh/*) kind=podgroups.scheduling.volcano.sh ;;
         scheduling.x-k8s.io/*) kind=podgroups.scheduling.x-k8s.io ;;
         esac
         kw --for=create "$kind/$oname" -n "$ns" >/dev/null || return 1
-        jp "$kind" "$oname" -n "$ns" -o json >"$IT_TMP/have.json" || return 1
-        if ! subset "$IT_TMP/want.json" "$IT_TMP/have.json"; then
+        jp "$kind" "$oname" -n "$ns" -o json >"$T/have.json" || return 1
+        if ! subset "$T/want.json" "$T/have.json"; then
             echo "$kind/$oname differs:"
-            diff <(jq -S . "$IT_TMP/want.json") <(jq -S . "$IT_TMP/have.json") | sed -n 1,40p
+            diff <(jq -S . "$T/want.json") <(jq -S . "$T/have.json") | sed -n 1,40p
             return 1
         fi
     done
@@ -128,7 +128,6 @@ ${5:-}
 YAML
 }
 
-poll() { it_poll "$@"; }
 finalizers_are() { test "$(kc get $1 -o jsonpath='{.metadata.finalizers}')" = "$2"; }
 no_finalizers() { test -z "$(kc get "$1" -o jsonpath='{.metadata.finalizers}')"; }
 js_status() { # js_status NS NAME JSON - write the JobSet status as the JobSet controller would
@@ -139,22 +138,22 @@ cond_json() { # cond_json TYPE REASON MESSAGE
 }
 
 # ---- setup -------------------------------------------------------------------------------
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
-kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
 # The identity really is not admin: it must not be able to write trainjobs. It lists and
 # watches pods (the FailedScheduling events) and nothing more on them.
 check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
 check rbac-pods-list-only bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i watch pods -A | grep -c yes >/dev/null && ! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete pods -A | grep -c yes >/dev/null"
 check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -c yes >/dev/null"
 # One worker: keys are handled in arrival order, which the managedBy test relies on.
-start_rec main --workers 1 || { it_fail start "reconciler not ready"; it_finish; }
-it_ok start
+start_rec main --workers 1 || { bad start "reconciler not ready"; kt_finish; }
+ok start
 
-NS=$(it_ns rec)
+NS=$(kt_ns rec)
 
 # ---- every policy: ktctl render --uid <live uid> is a subset of the cluster --------------
 policy_case() { # policy_case NAME RUNTIME_KIND RUNTIME [RUNTIME_FILE]
-    local name=$1 f="$IT_TMP/$1.yaml"
+    local name=$1 f="$T/$1.yaml"
     trainjob_yaml "$NS" "$name" "$3" "$2" "  trainer:
     numNodes: 2" >"$f"
     if [ "$2" = TrainingRuntime ]; then
@@ -185,9 +184,9 @@ owned_names() { kc get cm,secret,jobset -n "$1" -l "trainer.kubeflow.org/trainjo
 check owned-objects-mpi test "$(owned_names "$NS" mpi)" = "configmap/mpi-mpi-hostfile configmap/mpi-runtime-snapshot jobset.jobset.x-k8s.io/mpi secret/mpi-mpi-ssh-auth "
 # The subset check itself rejects a difference (negative control).
 neg_subset() {
-    echo '{"spec":{"replicatedJobs":[{"name":"node","replicas":7}]}}' >"$IT_TMP/neg.json"
-    jp jobset torch -n "$NS" -o json >"$IT_TMP/have.json"
-    ! subset "$IT_TMP/neg.json" "$IT_TMP/have.json"
+    echo '{"spec":{"replicatedJobs":[{"name":"node","replicas":7}]}}' >"$T/neg.json"
+    jp jobset torch -n "$NS" -o json >"$T/have.json"
+    ! subset "$T/neg.json" "$T/have.json"
 }
 check render-subset-negative neg_subset
 
@@ -195,10 +194,10 @@ check render-subset-negative neg_subset
 # (docs/internals/upstream.md#coscheduling-and-volcano; the PodGroup CRD is installed, so these watches run). The reconciler logs the
 # keys it enqueues for each event; events of one informer are handled in order, so an event
 # that must enqueue nothing is followed by one that must, and the first is checked after.
-logged() { grep -F "$1" "$IT_TMP/main.log"; }
+logged() { grep -F "$1" "$T/main.log"; }
 side_watches() {
     local other
-    other=$(it_ns recother)
+    other=$(kt_ns recother)
     runtime_yaml "$NS" rc-rt "    torch: {}" "  podGroupPolicy:
     coscheduling: {}" | sed 's/^\( *\)containers:$/\1runtimeClassName: kt-rc\n&/' |
         kc apply -f - >/dev/null &&
@@ -218,7 +217,7 @@ metadata: {name: lr1}
 spec: {limits: [{type: Container, default: {cpu: 500m}}]}
 YAML
     # both suspended TrainJobs of the namespace, not the running cosched one, not another namespace
-    poll logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
+    kt_poll 60 logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
     logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/lrs\"" >/dev/null &&
         logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/rcs\"" >/dev/null &&
         ! logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/cosched\"" >/dev/null &&
@@ -236,13 +235,13 @@ metadata: {name: kt-rc}
 handler: runc
 YAML
     # only the suspended TrainJob whose runtime names that class
-    poll logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
+    kt_poll 60 logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
         logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]" >/dev/null &&
         ! logged "runtimeclass kt-rc-unused changed" || return 1
     # the snapshot decides once the TrainJob ran: deleting the live runtime changes nothing
     kc delete trainingruntime rc-rt -n "$NS" >/dev/null &&
         kc delete runtimeclass kt-rc >/dev/null &&
-        poll rcs_requeued_twice
+        kt_poll 60 rcs_requeued_twice
 }
 rcs_requeued_twice() { # the log is read on every poll, not once before it
     test "$(logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
@@ -393,7 +392,7 @@ pod_cond() { # pod_cond POD STATUS REASON MESSAGE - write PodScheduled as the sc
 unsched() { pod_cond "$1" False Unschedulable "$2"; } # unsched POD MESSAGE
 GPU_MSG='0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.'
 has_event() { test "$(n_events_with "$1" "$2")" -ge 1; }
-wait_event() { poll has_event "$1" "$2"; } # wait_event TJ MESSAGE - bounded poll
+wait_event() { kt_poll 60 has_event "$1" "$2"; } # wait_event TJ MESSAGE - bounded poll
 sched_event_posted() {
     local uid
     tj gpu && kw --for=create jobset/gpu -n "$NS" >/dev/null || return 1
@@ -401,10 +400,10 @@ sched_event_posted() {
     uid=$(jp trainjob gpu -n "$NS" -o jsonpath='{.metadata.uid}')
     mkpod gpu-node-0 gpu "$JS_UID" && unsched gpu-node-0 "$GPU_MSG" &&
         wait_event gpu "replicatedJob \"node\": $GPU_MSG" || return 1
-    sched_events gpu >"$IT_TMP/ev.json"
-    test "$(wc -l <"$IT_TMP/ev.json")" -eq 1 &&
+    sched_events gpu >"$T/ev.json"
+    test "$(wc -l <"$T/ev.json")" -eq 1 &&
         jq -e --arg u "$uid" --arg m "replicatedJob \"node\": $GPU_MSG" \
-            '.type == "Warning" and .message == $m and .uid == $u and .source == "trainer-controller-manager"' "$IT_TMP/ev.json" >/dev/null &&
+            '.type == "Warning" and .message == $m and .uid == $u and .source == "trainer-controller-manager"' "$T/ev.json" >/dev/null &&
         kc describe trainjob gpu -n "$NS" | grep -E 'Warning +FailedScheduling' | grep -cF 'Insufficient nvidia.com/gpu' >/dev/null
 }
 check sched-event-posted sched_event_posted
@@ -462,8 +461,8 @@ finalizer() {
         -p '{"metadata":{"finalizers":["example.com/keep","trainer.kubeflow.org/resource-in-use"]}}' >/dev/null &&
         kc patch clustertrainingruntime torch-distributed --type=merge \
             -p '{"metadata":{"finalizers":["trainer.kubeflow.org/resource-in-use"]}}' >/dev/null &&
-        poll finalizers_are "trainingruntime/legacy-rt -n $NS" '["example.com/keep"]' &&
-        poll no_finalizers clustertrainingruntime/torch-distributed
+        kt_poll 60 finalizers_are "trainingruntime/legacy-rt -n $NS" '["example.com/keep"]' &&
+        kt_poll 60 no_finalizers clustertrainingruntime/torch-distributed
     local rc=$?
     wait "$writer"
     kc patch trainingruntime legacy-rt -n "$NS" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
@@ -496,7 +495,7 @@ check concurrent-writer-converges conflict
 # ---- 410 Gone: etcd compacted, API server restarted, watches resume from a compacted RV ---
 gone_midrun() {
     local rev ns3 i
-    ns3=$(it_ns gone) || return 1
+    ns3=$(kt_ns gone) || return 1
     for i in 1 2 3; do tj_in "$ns3" "g$i"; done
     for i in 1 2 3; do kw --for=create "jobset/g$i" -n "$ns3" >/dev/null || return 1; done
     rev=$(curl -s -X POST "$KT_ETCD/v3/kv/range" -d '{"key":"AA=="}' | jq -r .header.revision)
@@ -508,10 +507,10 @@ gone_midrun() {
     js_status "$ns3" g2 "{\"status\":{\"conditions\":[$(cond_json Failed FailedJobs 'jobset failed due to one or more job failures')]}}" &&
         kw --for=condition=Failed trainjob/g2 -n "$ns3" >/dev/null &&
         test "$(kc get jobsets -n "$ns3" -o name | wc -l)" -eq 6 &&
-        poll relisted
+        kt_poll 60 relisted
 }
 relisted() {
-    curl -sk "https://127.0.0.1:$(jq -r .metrics "$IT_TMP/main.ports")/metrics" |
+    curl -sk "https://127.0.0.1:$(jq -r .metrics "$T/main.ports")/metrics" |
         grep -E '^kt_informer_relists_gone\{resource="(trainjobs|jobsets|configmaps)"\} [1-9]'
 }
 tj_in() { trainjob_yaml "$1" "$2" torch-distributed ClusterTrainingRuntime | kc apply -f - >/dev/null; }
@@ -520,21 +519,21 @@ check gone-410-relist-converges gone_midrun
 # ---- metrics -----------------------------------------------------------------------------
 metrics() {
     local port
-    port=$(jq -r .metrics "$IT_TMP/main.ports")
+    port=$(jq -r .metrics "$T/main.ports")
     # metrics.secureServing defaults to true: TLS with a self-signed certificate
-    curl -sk "https://127.0.0.1:$port/metrics" >"$IT_TMP/metrics.txt" &&
-        grep -q '^controller_runtime_reconcile_total{controller="trainjob_controller",result="success"} [1-9]' "$IT_TMP/metrics.txt" &&
-        grep -q '^controller_runtime_reconcile_errors_total{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&
-        grep -q '^controller_runtime_reconcile_time_seconds_count{controller="trainjob_controller"} [1-9]' "$IT_TMP/metrics.txt" &&
-        grep -q '^workqueue_depth{name="trainjob_controller"} ' "$IT_TMP/metrics.txt" &&
-        grep -q '^kt_informer_watch_restarts{resource="trainjobs"} [1-9]' "$IT_TMP/metrics.txt" &&
-        test "$(curl -s "http://127.0.0.1:$(jq -r .health "$IT_TMP/main.ports")/healthz")" = ok
+    curl -sk "https://127.0.0.1:$port/metrics" >"$T/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_total{controller="trainjob_controller",result="success"} [1-9]' "$T/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_errors_total{controller="trainjob_controller"} [1-9]' "$T/metrics.txt" &&
+        grep -q '^controller_runtime_reconcile_time_seconds_count{controller="trainjob_controller"} [1-9]' "$T/metrics.txt" &&
+        grep -q '^workqueue_depth{name="trainjob_controller"} ' "$T/metrics.txt" &&
+        grep -q '^kt_informer_watch_restarts{resource="trainjobs"} [1-9]' "$T/metrics.txt" &&
+        test "$(curl -s "http://127.0.0.1:$(jq -r .health "$T/main.ports")/healthz")" = ok
 }
 check metrics-and-health metrics
 graceful() {
     stop_rec main TERM
     local rc=$?
-    grep -q 'stopped status=0' "$IT_TMP/main.log" && [ "$rc" -eq 0 ]
+    grep -q 'stopped status=0' "$T/main.log" && [ "$rc" -eq 0 ]
 }
 check sigterm-graceful graceful
 
@@ -591,7 +590,7 @@ tj_label() { jp "$1" "$2" -n "$3" -o jsonpath='{.metadata.labels.trainer\.kubefl
 TJ_KINDS='jobsets|configmaps|secrets|podgroups|trainjobs|trainingruntimes|clustertrainingruntimes'
 adopt_setup() {
     local i
-    AD=$(it_ns adopt) && BK=$(it_ns backlog) || return 1
+    AD=$(kt_ns adopt) && BK=$(kt_ns backlog) || return 1
     resumed_tj "$AD" ad1 && resumed_tj "$AD" ad2 &&
         legacy_jobset "$AD" ad1 trainer.kubeflow.org/v1alpha1 TrainJob/ad1 "$(uid_of trainjob ad1 "$AD")" &&
         legacy_jobset "$AD" ad2 trainer.kubeflow.org/v1alpha1 TrainJob/someone-else 0000-1 &&
@@ -606,7 +605,7 @@ adopt_setup() {
     RV_FOREIGN=$(jp configmap foreign -n "$AD" -o jsonpath='{.metadata.resourceVersion}')
     RV_PLAIN=$(jp configmap ad1-plain -n "$AD" -o jsonpath='{.metadata.resourceVersion}')
     GETS0=$(api_gets 'jobsets|configmaps' '[0-9]+') && G404_0=$(api_gets "$TJ_KINDS" 404) &&
-        kc get --raw /metrics | grep '^apiserver_request_total{' >"$IT_TMP/m0"
+        kc get --raw /metrics | grep '^apiserver_request_total{' >"$T/m0"
 }
 check adopt-setup adopt_setup
 adopt_run() {
@@ -614,13 +613,13 @@ adopt_run() {
         kw --for=condition=Suspended trainjob --all -n "$BK" >/dev/null &&
         kw --for=condition=Suspended=False trainjob/ad1 trainjob/ad2 -n "$AD" >/dev/null || return 1
     GETS1=$(api_gets 'jobsets|configmaps' '[0-9]+') && G404_1=$(api_gets "$TJ_KINDS" 404) &&
-        kc get --raw /metrics | grep '^apiserver_request_total{' >"$IT_TMP/m1"
+        kc get --raw /metrics | grep '^apiserver_request_total{' >"$T/m1"
 }
 check adopt-backlog-reconciled adopt_run
 # ad1's JobSet and ad2's (controlled by another TrainJob): the two the scan kept
-check adopt-scan-kept-two grep -q 'unlabelled objects controlled by a TrainJob: 2$' "$IT_TMP/adopt.log"
+check adopt-scan-kept-two grep -q 'unlabelled objects controlled by a TrainJob: 2$' "$T/adopt.log"
 check adopt-labelled test "$(tj_label jobset ad1 "$AD")/$(js_jobs "$AD" ad1)" = ad1/legacy
-check adopt-logged grep -q "labelled legacy jobsets $AD/ad1\$" "$IT_TMP/adopt.log"
+check adopt-logged grep -q "labelled legacy jobsets $AD/ad1\$" "$T/adopt.log"
 check adopt-other-trainjobs-left test "$(tj_label jobset ad2 "$AD")/$(js_jobs "$AD" ad2)" = /legacy
 check adopt-foreign-untouched test "$(jp configmap foreign ad1-plain -n "$AD" -o jsonpath='{range .items[*]}{.metadata.resourceVersion}{.metadata.labels}/{end}')" = "$RV_FOREIGN/$RV_PLAIN/"
 check adopt-backlog-applied test "$(kc get jobsets -n "$BK" -l trainer.kubeflow.org/trainjob-name -o name | wc -l)" -eq 20
@@ -629,7 +628,7 @@ check adopt-backlog-applied test "$(kc get jobsets -n "$BK" -l trainer.kubeflow.
 # ad1/ad2: a handful, not one per TrainJob).
 no_404() {
     echo "404 GETs: $((G404_1 - G404_0))"
-    diff "$IT_TMP/m0" "$IT_TMP/m1" | grep 'code="404"'
+    diff "$T/m0" "$T/m1" | grep 'code="404"'
     test "$((G404_1 - G404_0))" -eq 0
 }
 check adopt-no-404-gets no_404
@@ -640,7 +639,7 @@ stop_rec adopt TERM
 # The plugin (built here from api/kt_plugin.h) returns a headless Service per TrainJob and
 # watches Services and a kind no server serves. RBAC for plugin kinds is the admin's job: the
 # test grants services to the controller identity.
-cat >"$IT_TMP/svc_plugin.c" <<'C'
+cat >"$T/svc_plugin.c" <<'C'
 #include <stdio.h>
 #include "api/kt_plugin.h"
 static const char *const watches[] = {"v1/Service", "example.invalid/v1/Nope", NULL};
@@ -662,7 +661,7 @@ KT_PLUGIN_EXPORT const struct kt_plugin_def kt_plugin_def = {
 C
 plugin_kind() {
     cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden \
-        -I"$it_root" -Wl,--no-undefined -o "$IT_TMP/svc_plugin.so" "$IT_TMP/svc_plugin.c" &&
+        -I"$it_root" -Wl,--no-undefined -o "$T/svc_plugin.so" "$T/svc_plugin.c" &&
         kc apply -f - >/dev/null <<YAML &&
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -679,16 +678,16 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kt-test-
 subjects:
   - {kind: ServiceAccount, name: kubeflow-trainer-controller-manager, namespace: kubeflow-system}
 YAML
-        start_rec plug --workers 1 --plugin "$IT_TMP/svc_plugin.so" &&
-        grep -q 'plugin ExtraService: watching owned v1/Service' "$IT_TMP/plug.log" &&
-        grep -q 'plugin ExtraService watches example.invalid/v1/Nope: not watched' "$IT_TMP/plug.log" &&
+        start_rec plug --workers 1 --plugin "$T/svc_plugin.so" &&
+        grep -q 'plugin ExtraService: watching owned v1/Service' "$T/plug.log" &&
+        grep -q 'plugin ExtraService watches example.invalid/v1/Nope: not watched' "$T/plug.log" &&
         tj_rt psvc plainml-rt && kw --for=create service/psvc-svc -n "$NS" >/dev/null &&
         test "$(jp service psvc-svc -n "$NS" -o jsonpath='{.metadata.labels.trainer\.kubeflow\.org/trainjob-name}/{.metadata.ownerReferences[0].kind}/{.spec.clusterIP}')" = psvc/TrainJob/None || return 1
     # deleting the owned Service is a watch event on the owner: it comes back
     local uid
     uid=$(jp service psvc-svc -n "$NS" -o jsonpath='{.metadata.uid}')
     kc delete service psvc-svc -n "$NS" >/dev/null &&
-        poll bash -c "test -n \"\$('$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get service psvc-svc -n '$NS' -o jsonpath='{.metadata.uid}' 2>/dev/null | grep -v '^$uid\$')\""
+        kt_poll 60 bash -c "test -n \"\$('$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get service psvc-svc -n '$NS' -o jsonpath='{.metadata.uid}' 2>/dev/null | grep -v '^$uid\$')\""
 }
 check plugin-kind-discovered-watched-applied plugin_kind
 stop_rec plug TERM
@@ -701,17 +700,17 @@ no_pods_rbac() {
     kc get clusterrole kubeflow-trainer-controller-manager -o json |
         jq 'del(.metadata.resourceVersion, .metadata.managedFields) | .rules |= map(select(.resources != ["pods"]))' |
         kc replace -f - >/dev/null &&
-        poll rec_cannot_list_pods &&
+        kt_poll 60 rec_cannot_list_pods &&
         start_rec norbac --workers 1 && tj norbac1 && kw --for=create jobset/norbac1 -n "$NS" >/dev/null &&
-        poll grep -q 'list: .*resource=pods' "$IT_TMP/norbac.log"
+        kt_poll 60 grep -q 'list: .*resource=pods' "$T/norbac.log"
 }
 check old-rbac-without-pods-still-reconciles no_pods_rbac
 stop_rec norbac TERM
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
-check rbac-pods-restored poll rec_can_list_pods
+check rbac-pods-restored kt_poll 60 rec_can_list_pods
 
 # ---- leader election: one leader, standby idle, failover on release and on expiry --------
-cat >"$IT_TMP/le.yaml" <<YAML
+cat >"$T/le.yaml" <<YAML
 apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 leaderElection:
@@ -722,23 +721,23 @@ leaderElection:
   renewDeadline: 3s
   retryPeriod: 500ms
 YAML
-identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$IT_TMP/$1.log" | tail -1; }
+identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$T/$1.log" | tail -1; }
 holder_is() { kw --for=jsonpath='{.spec.holderIdentity}'="$1" lease/trainer.kubeflow.org -n kubeflow-system >/dev/null; }
 leader_election() {
     local a b
-    start_rec la --config "$IT_TMP/le.yaml" && a=$(identity_of la) && [ -n "$a" ] &&
+    start_rec la --config "$T/le.yaml" && a=$(identity_of la) && [ -n "$a" ] &&
         kw --for=create lease/trainer.kubeflow.org -n kubeflow-system >/dev/null && holder_is "$a" &&
-        start_rec lb --config "$IT_TMP/le.yaml" && b=$(identity_of lb) && [ -n "$b" ] &&
+        start_rec lb --config "$T/le.yaml" && b=$(identity_of lb) && [ -n "$b" ] &&
         tj le1 && kw --for=create jobset/le1 -n "$NS" >/dev/null &&
-        ! grep -q 'started .* workers' "$IT_TMP/lb.log" &&
+        ! grep -q 'started .* workers' "$T/lb.log" &&
         holder_is "$a" || return 1
     # graceful stop releases the lease: the standby takes over
     stop_rec la TERM
-    holder_is "$b" && poll grep -q 'started .* workers' "$IT_TMP/lb.log" &&
+    holder_is "$b" && kt_poll 60 grep -q 'started .* workers' "$T/lb.log" &&
         tj le2 && kw --for=create jobset/le2 -n "$NS" >/dev/null || return 1
     # a crashed leader: the lease expires and a new replica takes it
     stop_rec lb KILL
-    start_rec la2 --config "$IT_TMP/le.yaml" && a=$(identity_of la2) && holder_is "$a" &&
+    start_rec la2 --config "$T/le.yaml" && a=$(identity_of la2) && holder_is "$a" &&
         tj le3 && kw --for=create jobset/le3 -n "$NS" >/dev/null &&
         test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" -ge 2
 }
@@ -749,10 +748,10 @@ stop_rec la2 TERM
 # clientConnection qps 4: a backlog of 40 TrainJobs needs ~20 s of the workers' budget. With
 # one limiter shared by workers and elector a renewal would wait behind it past renewDeadline
 # (3 s) and the leader would exit; the elector's own budget keeps the lease.
-sed 's/^leaderElection:/clientConnection: {qps: 4, burst: 4}\nleaderElection:/' "$IT_TMP/le.yaml" >"$IT_TMP/le-qps.yaml"
+sed 's/^leaderElection:/clientConnection: {qps: 4, burst: 4}\nleaderElection:/' "$T/le.yaml" >"$T/le-qps.yaml"
 lease_qps() {
     local i a t0
-    start_rec lq --config "$IT_TMP/le-qps.yaml" --workers 4 && a=$(identity_of lq) &&
+    start_rec lq --config "$T/le-qps.yaml" --workers 4 && a=$(identity_of lq) &&
         holder_is "$a" || return 1
     t0=$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')
     for i in $(seq 1 40); do
@@ -763,7 +762,7 @@ lease_qps() {
         kw --for=create "jobset/lq$i" -n "$NS" >/dev/null || return 1
     done
     # shellcheck disable=SC2154 # PID_lq: set by start_rec lq (eval "PID_$name=...")
-    kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$IT_TMP/lq.log" && holder_is "$a" &&
+    kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$T/lq.log" && holder_is "$a" &&
         test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" = "$t0"
 }
 check lease-renewals-own-qps-budget lease_qps
@@ -797,7 +796,7 @@ sw_started() { # every TrainJob of $SW has its startTime
 sw_step() { # sw_step JOBSET_STATUS_JSON JSONPATH WANT
     local i
     for i in $(seq 1 "$SW_N"); do js_status "$SW" "sw$i" "$1" || return 1; done
-    poll sw_all "$2" "$3"
+    kt_poll 60 sw_all "$2" "$3"
 }
 jobs_json() { # jobs_json READY SUCCEEDED ACTIVE
     printf '"replicatedJobsStatus":[{"name":"node","ready":%s,"succeeded":%s,"failed":0,"active":%s,"suspended":0}]' "$1" "$2" "$3"
@@ -809,7 +808,7 @@ sw_watching() {
     for k in $(seq 1 20); do
         trainjob_yaml "$SW" "sw0-$k" torch-distributed ClusterTrainingRuntime "  suspend: true" |
             kc apply -f - >/dev/null || return 1
-        if IT_POLL_S=3 poll grep -q "ADDED sw0-$k" "$IT_TMP/sw.watch"; then
+        if kt_poll 3 grep -q "ADDED sw0-$k" "$T/sw.watch"; then
             kc delete trainjobs -n "$SW" --all >/dev/null
             return 0
         fi
@@ -819,10 +818,10 @@ sw_watching() {
 }
 status_writes() {
     local i p0 p1 wpid mod
-    SW=$(it_ns writes) && p0=$(api_count PATCH trainjobs status) || return 1
+    SW=$(kt_ns writes) && p0=$(api_count PATCH trainjobs status) || return 1
     # kubectl itself (not through kc) so that $! is its PID; the EXIT trap stops it too
     "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" get trainjobs -n "$SW" --watch-only \
-        --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$IT_TMP/sw.watch" 2>&1 &
+        --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$T/sw.watch" 2>&1 &
     wpid=$!
     PIDS+=("$wpid")
     sw_watching || return 1
@@ -832,7 +831,7 @@ status_writes() {
         echo ---
     done | kc apply -f - >/dev/null || return 1
     for i in $(seq 1 "$SW_N"); do kw --for=create "jobset/sw$i" -n "$SW" >/dev/null || return 1; done
-    poll sw_started || return 1
+    kt_poll 60 sw_started || return 1
     sw_step "{\"status\":{$(jobs_json 0 0 1)}}" '{.status.jobsStatus[0].active}' 1 &&
         sw_step "{\"status\":{$(jobs_json 1 0 1)}}" '{.status.jobsStatus[0].ready}' 1 &&
         sw_step "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')],$(jobs_json 0 1 0)}}" \
@@ -841,15 +840,15 @@ status_writes() {
     p1=$(api_count PATCH trainjobs status)
     kill "$wpid" 2>/dev/null
     wait "$wpid" 2>/dev/null
-    mod=$(grep -c '^MODIFIED sw[1-9]' "$IT_TMP/sw.watch")
+    mod=$(grep -c '^MODIFIED sw[1-9]' "$T/sw.watch")
     echo "status PATCHes: $((p1 - p0)) for $SW_N TrainJobs (bound $((4 * SW_N))), TrainJob MODIFIED events: $mod" |
-        tee "$IT_TMP/sw.figure"
+        tee "$T/sw.figure"
     test "$((p1 - p0))" -le "$((4 * SW_N))" && test "$((p1 - p0))" -eq "$mod"
 }
 check status-writes-upstream-bound-no-noop status_writes
-echo "measured: $(cat "$IT_TMP/sw.figure" 2>/dev/null)"
+echo "measured: $(cat "$T/sw.figure" 2>/dev/null)"
 stop_rec sw TERM
 # Every reconciler exited; with a sanitizer build (KT_RECONCILER_BIN) this catches leaks and UB.
-check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
+check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$T'/*.log"
 
-it_finish
+kt_finish

@@ -8,31 +8,28 @@
 # `N passed, N failed` line). Prints one line per check and a final
 # `N passed, N failed`, dumps the control plane logs when something failed, and always stops the
 # cluster. TEST... restricts the run to tests whose name contains one of the words.
-# KT_KEEP_CLUSTER=1 keeps the cluster directory (not the processes) for inspection.
+# KT_KEEP=1 keeps the cluster directory (not the processes) for inspection.
 set -uo pipefail
-KT_KEEP_CLUSTER=${KT_KEEP_CLUSTER:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root" || exit 1
 t0=$(date +%s%N)
-pass=0
-fail=0
+. tests/lib.sh # kt_run_one, kt_only, kt_secs, kt_finish, KT_KEEP
+KT_ONLY="${KT_ONLY:-} $(kt_only_args integration "$@")"
 D=""
 
 teardown() {
     if [ -n "$D" ]; then
         tests/cluster/down.sh "$D" || echo "integration: down.sh failed" >&2
-        if [ "${KT_KEEP_CLUSTER:-}" = 1 ]; then
+        if [ "${KT_KEEP:-}" = 1 ]; then
             echo "integration: cluster files kept in $D" >&2
         else
             rm -rf "$D"
         fi
     fi
 }
-trap teardown EXIT
+kt_cleanup teardown
 trap 'exit 130' INT TERM
-
-. tests/runner_lib.sh
 
 if ! tests/cluster/build.sh >/dev/null; then
     echo "integration: tests/cluster/build.sh failed"
@@ -62,7 +59,7 @@ fi
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-itest.XXXXXX")
 if ! tests/cluster/up.sh "$D"; then
     echo "integration: tests/cluster/up.sh failed"
-    echo "0 passed, $((fail + 1)) failed (wall $(secs "$t0"))"
+    echo "0 passed, $((fail + 1)) failed (wall $(kt_secs "$t0"))"
     exit 1
 fi
 
@@ -80,33 +77,32 @@ done
 # tier starts, and these wait for them.
 late=" tests/integration/e2e_run_demo.sh "
 for t in ${shells[@]+"${shells[@]}"}; do
-    wanted "$t" "$@" || continue
+    kt_only "integration/$(basename "$t")" || continue
     case "$late" in *" $t "*) continue ;; esac
-    run_one "$(basename "$t" .sh)" "$t" "$D/env"
+    KT_ONLY='' kt_run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 for b in ${itests[@]+"${itests[@]}"}; do
-    wanted "$b" "$@" || continue
+    kt_only "integration/$(basename "$b")" || continue
     case "$b" in
-    build/plain/*) run_one "$(basename "$b")" "$b" "$D/env" ;;
-    *) run_one "asan/$(basename "$b")" "$b" "$D/env" ;;
+    build/plain/*) KT_ONLY='' kt_run_one "$(basename "$b")" "$b" "$D/env" ;;
+    *) KT_ONLY='' kt_run_one "asan/$(basename "$b")" "$b" "$D/env" ;;
     esac
 done
 for t in $late; do
     [ -x "$t" ] || continue
-    wanted "$t" "$@" || continue
-    run_one "$(basename "$t" .sh)" "$t" "$D/env"
+    kt_only "integration/$(basename "$t")" || continue
+    KT_ONLY='' kt_run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 # Last: the harness tests restart the API server and start other clusters.
 for t in tests/integration/cluster_*.sh; do
     [ -x "$t" ] || continue
-    wanted "$t" "$@" || continue
-    run_one "$(basename "$t" .sh)" "$t" "$D/env"
+    kt_only "integration/$(basename "$t")" || continue
+    KT_ONLY='' kt_run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 
 if [ "$fail" -ne 0 ]; then
     . tests/cluster/lib.sh
     kt_print_logs "$D" 2>&1
 fi
-echo "integration wall time: $(secs "$t0")"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "integration wall time: $(kt_secs "$t0")"
+kt_finish

@@ -24,14 +24,14 @@ cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
     kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 # wait_ports NAME PID KEY - bounded poll for the portfile's KEY (30 s); prints it
 wait_ports() {
     for _ in $(seq 300); do
-        if [ -s "$IT_TMP/$1.ports" ]; then
-            jq -r ".$3 // empty" "$IT_TMP/$1.ports"
+        if [ -s "$T/$1.ports" ]; then
+            jq -r ".$3 // empty" "$T/$1.ports"
             return 0
         fi
         kill -0 "$2" 2>/dev/null || break
@@ -40,25 +40,25 @@ wait_ports() {
     return 1
 }
 
-it_serving_certs "$IT_TMP" kt-status-itest-ca 2 || {
-    it_fail status-certs "openssl failed"
-    it_finish
+it_serving_certs "$T" kt-status-itest-ca 2 || {
+    bad status-certs "openssl failed"
+    kt_finish
 }
 kc create namespace kubeflow-system >/dev/null 2>&1 # the operator namespace; may exist
-kc apply -k "$it_root/deploy/rbac/webhook" >"$IT_TMP/rbac.log" 2>&1 &&
-    kc apply -k "$it_root/deploy/rbac/webhook/status-server" >>"$IT_TMP/rbac.log" 2>&1 &&
-    kc apply -k "$it_root/deploy/rbac/reconciler" >>"$IT_TMP/rbac.log" 2>&1 ||
+kc apply -k "$it_root/deploy/rbac/webhook" >"$T/rbac.log" 2>&1 &&
+    kc apply -k "$it_root/deploy/rbac/webhook/status-server" >>"$T/rbac.log" 2>&1 &&
+    kc apply -k "$it_root/deploy/rbac/reconciler" >>"$T/rbac.log" 2>&1 ||
     {
-        it_fail status-rbac "$(cat "$IT_TMP/rbac.log")"
-        it_finish
+        bad status-rbac "$(cat "$T/rbac.log")"
+        kt_finish
     }
 
 start_webhook() { # start_webhook NAME [FLAGS...]
     local name=$1
     shift
-    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$IT_TMP/tls.crt" \
-        --tls-key-file "$IT_TMP/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-        --metrics-listen 0 --portfile "$IT_TMP/$name.ports" "$@" >"$IT_TMP/$name.log" 2>&1 &
+    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$T/tls.crt" \
+        --tls-key-file "$T/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
+        --metrics-listen 0 --portfile "$T/$name.ports" "$@" >"$T/$name.log" 2>&1 &
     PIDS+=($!)
     eval "PID_$name=$!"
 }
@@ -67,11 +67,11 @@ start_webhook() { # start_webhook NAME [FLAGS...]
 start_webhook off --status-listen 127.0.0.1:0
 # shellcheck disable=SC2154 # PID_off: set by the start function above (eval "PID_$name=...")
 p=$(wait_ports off "$PID_off" webhook)
-if [ -n "$p" ] && [ -z "$(jq -r '.status // empty' "$IT_TMP/off.ports")" ] &&
-    ! grep -q "status server" "$IT_TMP/off.log"; then
-    it_ok status-server-off-by-default
+if [ -n "$p" ] && [ -z "$(jq -r '.status // empty' "$T/off.ports")" ] &&
+    ! grep -q "status server" "$T/off.log"; then
+    ok status-server-off-by-default
 else
-    it_fail status-server-off-by-default "ports: $(cat "$IT_TMP/off.ports" 2>/dev/null); $(cat "$IT_TMP/off.log")"
+    bad status-server-off-by-default "ports: $(cat "$T/off.ports" 2>/dev/null); $(cat "$T/off.log")"
 fi
 kill "$PID_off"
 wait "$PID_off" 2>/dev/null
@@ -81,24 +81,24 @@ start_webhook on --status-listen 127.0.0.1:0 --feature-gates TrainJobStatus=true
 # shellcheck disable=SC2154 # PID_on: set by the start function above (eval "PID_$name=...")
 SP=$(wait_ports on "$PID_on" status)
 if [ -z "$SP" ]; then
-    it_fail status-server-listens "$(cat "$IT_TMP/on.log")"
-    it_finish
+    bad status-server-listens "$(cat "$T/on.log")"
+    kt_finish
 fi
-it_ok status-server-listens
-HP=$(jq -r .health "$IT_TMP/on.ports")
+ok status-server-listens
+HP=$(jq -r .health "$T/on.ports")
 until [ "$(curl -s --max-time 2 "http://127.0.0.1:$HP/readyz")" = ok ] || ! kill -0 "$PID_on" 2>/dev/null; do
     sleep 0.05
 done
 
-ns=$(it_ns status) || {
-    it_fail status-ns "cannot create a namespace"
-    it_finish
+ns=$(kt_ns status) || {
+    bad status-ns "cannot create a namespace"
+    kt_finish
 }
-other=$(it_ns status-other) || {
-    it_fail status-ns "cannot create a namespace"
-    it_finish
+other=$(kt_ns status-other) || {
+    bad status-ns "cannot create a namespace"
+    kt_finish
 }
-cat >"$IT_TMP/tj.yaml" <<YAML
+cat >"$T/tj.yaml" <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
@@ -109,10 +109,10 @@ spec:
     name: torch-distributed
   suspend: true
 YAML
-kc apply -f "$IT_TMP/tj.yaml" >/dev/null && kc -n "$ns" create serviceaccount trainer >/dev/null &&
+kc apply -f "$T/tj.yaml" >/dev/null && kc -n "$ns" create serviceaccount trainer >/dev/null &&
     kc -n "$other" create serviceaccount trainer >/dev/null || {
-    it_fail status-setup "cannot create the TrainJob or service accounts"
-    it_finish
+    bad status-setup "cannot create the TrainJob or service accounts"
+    kt_finish
 }
 aud="trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj/status"
 tok=$(kc -n "$ns" create token trainer --audience "$aud")
@@ -120,86 +120,86 @@ tok_aud=$(kc -n "$ns" create token trainer --audience "https://kubernetes.defaul
 tok_other=$(kc -n "$other" create token trainer --audience "$aud")
 url="https://127.0.0.1:$SP/apis/$aud"
 
-# post URL TOKEN BODY_FILE - sets CODE, body in $IT_TMP/resp
+# post URL TOKEN BODY_FILE - sets CODE, body in $T/resp
 post() {
     local auth=()
     [ -n "$2" ] && auth=(-H "Authorization: $2")
-    CODE=$(curl -sS --cacert "$IT_TMP/ca.crt" -o "$IT_TMP/resp" -w '%{http_code}' -X POST \
+    CODE=$(curl -sS --cacert "$T/ca.crt" -o "$T/resp" -w '%{http_code}' -X POST \
         -H 'Content-Type: application/json' "${auth[@]}" --data-binary "@$3" "$1") || CODE=000
 }
 expect() { # expect NAME CODE MESSAGE - the last answer
-    if [ "$CODE" = "$2" ] && { [ -z "$3" ] || [ "$(jq -r .message "$IT_TMP/resp")" = "$3" ]; }; then
-        it_ok "$1"
+    if [ "$CODE" = "$2" ] && { [ -z "$3" ] || [ "$(jq -r .message "$T/resp")" = "$3" ]; }; then
+        ok "$1"
     else
-        it_fail "$1" "HTTP $CODE: $(head -c 400 "$IT_TMP/resp")"
+        bad "$1" "HTTP $CODE: $(head -c 400 "$T/resp")"
     fi
 }
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-printf '{"trainerStatus":{"progressPercentage":42,"estimatedRemainingSeconds":90,"metrics":[{"name":"loss","value":"0.25"}],"lastUpdatedTime":"%s"}}' "$now" >"$IT_TMP/ok.json"
-printf '{"trainerStatus": ' >"$IT_TMP/bad.json"
-printf '{}' >"$IT_TMP/empty.json"
-printf '{"trainerStatus":{"progressPercentage":200,"lastUpdatedTime":"%s"}}' "$now" >"$IT_TMP/invalid.json"
-head -c 70000 /dev/zero | tr '\0' ' ' >"$IT_TMP/big.json"
+printf '{"trainerStatus":{"progressPercentage":42,"estimatedRemainingSeconds":90,"metrics":[{"name":"loss","value":"0.25"}],"lastUpdatedTime":"%s"}}' "$now" >"$T/ok.json"
+printf '{"trainerStatus": ' >"$T/bad.json"
+printf '{}' >"$T/empty.json"
+printf '{"trainerStatus":{"progressPercentage":200,"lastUpdatedTime":"%s"}}' "$now" >"$T/invalid.json"
+head -c 70000 /dev/zero | tr '\0' ' ' >"$T/big.json"
 # lastUpdatedTime as a Python client sends it (fraction, +00:00) and a time Go cannot parse
-printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"%s.858523+00:00"}}' "${now%Z}" >"$IT_TMP/frac.json"
-printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"yesterday"}}' >"$IT_TMP/badtime.json"
+printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"%s.858523+00:00"}}' "${now%Z}" >"$T/frac.json"
+printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"yesterday"}}' >"$T/badtime.json"
 
-post "$url" "Bearer $tok" "$IT_TMP/ok.json"
+post "$url" "Bearer $tok" "$T/ok.json"
 expect status-update-accepted 200 ""
-check status-update-echoes jq -e '.trainerStatus.progressPercentage == 42' "$IT_TMP/resp"
+check status-update-echoes jq -e '.trainerStatus.progressPercentage == 42' "$T/resp"
 check status-trainerstatus-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}/{.status.trainerStatus.metrics[0].value}')\" = 42/0.25"
 check status-field-manager-trainer-status sh -c "\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj --show-managed-fields -o json | jq -e '[.metadata.managedFields[] | select(.manager == \"trainer-status\" and .subresource == \"status\")] | length == 1'"
-post "$url" "Bearer $tok" "$IT_TMP/frac.json"
+post "$url" "Bearer $tok" "$T/frac.json"
 expect status-time-fraction-accepted 200 ""
-check status-time-echoed-as-metav1 jq -e --arg t "$now" '.trainerStatus.lastUpdatedTime == $t' "$IT_TMP/resp"
+check status-time-echoed-as-metav1 jq -e --arg t "$now" '.trainerStatus.lastUpdatedTime == $t' "$T/resp"
 check status-time-stored-as-metav1 sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.lastUpdatedTime}')\" = $now"
-post "$url" "Bearer $tok" "$IT_TMP/badtime.json"
+post "$url" "Bearer $tok" "$T/badtime.json"
 expect status-bad-time-422 422 "Invalid payload"
-post "$url" "bearer   $tok" "$IT_TMP/ok.json"
+post "$url" "bearer   $tok" "$T/ok.json"
 expect status-bearer-scheme-case-insensitive 200 ""
-post "$url" "" "$IT_TMP/ok.json"
+post "$url" "" "$T/ok.json"
 expect status-no-token-forbidden 403 Forbidden
-post "$url" "Bearer $tok extra" "$IT_TMP/ok.json"
+post "$url" "Bearer $tok extra" "$T/ok.json"
 expect status-three-fields-forbidden 403 Forbidden
-post "$url" "Basic $tok" "$IT_TMP/ok.json"
+post "$url" "Basic $tok" "$T/ok.json"
 expect status-other-scheme-forbidden 403 Forbidden
-post "$url" "Bearer $tok_aud" "$IT_TMP/ok.json"
+post "$url" "Bearer $tok_aud" "$T/ok.json"
 expect status-wrong-audience-forbidden 403 Forbidden
-post "$url" "Bearer $tok_other" "$IT_TMP/ok.json"
+post "$url" "Bearer $tok_other" "$T/ok.json"
 expect status-other-namespace-forbidden 403 Forbidden
-post "$url" "Bearer not-a-token" "$IT_TMP/ok.json"
+post "$url" "Bearer not-a-token" "$T/ok.json"
 expect status-garbage-token-forbidden 403 Forbidden
-post "$url" "Bearer $tok" "$IT_TMP/bad.json"
+post "$url" "Bearer $tok" "$T/bad.json"
 expect status-bad-json-422 422 "Invalid payload"
-post "$url" "Bearer $tok" "$IT_TMP/empty.json"
+post "$url" "Bearer $tok" "$T/empty.json"
 expect status-no-trainerstatus-200 200 ""
-check status-no-trainerstatus-echo jq -e '. == {}' "$IT_TMP/resp"
-post "$url" "Bearer $tok" "$IT_TMP/invalid.json"
-if [ "$CODE" = 422 ] && jq -r .message "$IT_TMP/resp" | grep -c 'progressPercentage' >/dev/null; then
-    it_ok status-invalid-status-422
+check status-no-trainerstatus-echo jq -e '. == {}' "$T/resp"
+post "$url" "Bearer $tok" "$T/invalid.json"
+if [ "$CODE" = 422 ] && jq -r .message "$T/resp" | grep -c 'progressPercentage' >/dev/null; then
+    ok status-invalid-status-422
 else
-    it_fail status-invalid-status-422 "HTTP $CODE: $(head -c 400 "$IT_TMP/resp")"
+    bad status-invalid-status-422 "HTTP $CODE: $(head -c 400 "$T/resp")"
 fi
 check status-invalid-not-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}')\" = 42"
 aud_missing="trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/missing/status"
 tok_missing=$(kc -n "$ns" create token trainer --audience "$aud_missing")
-post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok_missing" "$IT_TMP/ok.json"
+post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok_missing" "$T/ok.json"
 expect status-missing-trainjob-404 404 "Train job not found"
-post "https://127.0.0.1:$SP/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj" "Bearer $tok" "$IT_TMP/ok.json"
+post "https://127.0.0.1:$SP/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj" "Bearer $tok" "$T/ok.json"
 expect status-other-path-404 404 "Not found"
-CODE=$(curl -sS --cacert "$IT_TMP/ca.crt" -o "$IT_TMP/resp" -w '%{http_code}' "$url") || CODE=000
+CODE=$(curl -sS --cacert "$T/ca.crt" -o "$T/resp" -w '%{http_code}' "$url") || CODE=000
 expect status-get-404 404 "Not found"
-post "$url" "Bearer $tok" "$IT_TMP/big.json"
+post "$url" "Bearer $tok" "$T/big.json"
 expect status-body-over-64k-413 413 "Payload too large"
 # the same token for another TrainJob's path: its audience does not match
-post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok" "$IT_TMP/ok.json"
+post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok" "$T/ok.json"
 expect status-token-for-other-trainjob-forbidden 403 Forbidden
 kill "$PID_on"
 wait "$PID_on" 2>/dev/null
 
 # ---- the reconciler's TrainJobStatus plugin -----------------------------------------------
 opns=kubeflow-system
-kc -n "$opns" create secret generic kubeflow-trainer-webhook-cert --from-file=ca.crt="$IT_TMP/ca.crt" \
+kc -n "$opns" create secret generic kubeflow-trainer-webhook-cert --from-file=ca.crt="$T/ca.crt" \
     --dry-run=client -o yaml | kc apply -f - >/dev/null
 kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -215,11 +215,11 @@ YAML
 start_rec() { # start_rec NAME [FLAGS...] (local certificate mode: no Secret written)
     local name=$1
     shift
-    mkdir -p "$IT_TMP/certdir"
-    cp "$IT_TMP/ca.crt" "$IT_TMP/certdir/ca.crt"
+    mkdir -p "$T/certdir"
+    cp "$T/ca.crt" "$T/certdir/ca.crt"
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 0 --portfile "$IT_TMP/$name.ports" --cert-dir "$IT_TMP/certdir" "$@" \
-        >"$IT_TMP/$name.log" 2>&1 &
+        --metrics-listen 0 --portfile "$T/$name.ports" --cert-dir "$T/certdir" "$@" \
+        >"$T/$name.log" 2>&1 &
     PIDS+=($!)
     eval "PID_$name=$!"
     wait_ports "$name" "$!" health >/dev/null
@@ -238,7 +238,7 @@ spec:
     kind: TrainingRuntime
 YAML
     for _ in $(seq 600); do
-        kc -n "$ns" get jobset "$1" -o json >"$IT_TMP/$1.jobset.json" 2>/dev/null && return 0
+        kc -n "$ns" get jobset "$1" -o json >"$T/$1.jobset.json" 2>/dev/null && return 0
         sleep 0.1
     done
     return 1
@@ -248,11 +248,11 @@ node_env() { # node_env JOBSET_JSON NAME
 }
 
 start_rec recoff
-if job off-job && [ -z "$(node_env "$IT_TMP/off-job.jobset.json" KUBEFLOW_TRAINER_SERVER_URL)" ] &&
+if job off-job && [ -z "$(node_env "$T/off-job.jobset.json" KUBEFLOW_TRAINER_SERVER_URL)" ] &&
     ! kc -n "$ns" get configmap off-job-tls-config >/dev/null 2>&1; then
-    it_ok status-plugin-off-by-default
+    ok status-plugin-off-by-default
 else
-    it_fail status-plugin-off-by-default "$(cat "$IT_TMP/recoff.log" | tail -5)"
+    bad status-plugin-off-by-default "$(cat "$T/recoff.log" | tail -5)"
 fi
 # shellcheck disable=SC2154 # PID_recoff: set by start_rec recoff (eval "PID_$name=...")
 kill "$PID_recoff"
@@ -260,8 +260,8 @@ wait "$PID_recoff" 2>/dev/null
 
 start_rec recon --feature-gates TrainJobStatus=true
 if job on-job; then
-    it_ok status-plugin-jobset-built
-    js="$IT_TMP/on-job.jobset.json"
+    ok status-plugin-jobset-built
+    js="$T/on-job.jobset.json"
     want="https://kubeflow-trainer-controller-manager.$opns.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/on-job/status"
     check status-plugin-url test "$(node_env "$js" KUBEFLOW_TRAINER_SERVER_URL)" = "$want"
     check status-plugin-ca-env test "$(node_env "$js" KUBEFLOW_TRAINER_SERVER_CA_CERT)" = /var/run/secrets/kubeflow/trainer/ca.crt
@@ -269,11 +269,11 @@ if job on-job; then
     check status-plugin-volume jq -e --arg a "trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/on-job/status" \
         '.spec.replicatedJobs[0].template.spec.template.spec.volumes[] | select(.name == "kubeflow-trainer-token") | .projected.sources[0].serviceAccountToken.audience == $a and .projected.sources[1].configMap.name == "on-job-tls-config"' "$js"
     check status-plugin-mount jq -e '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].volumeMounts[] | select(.name == "kubeflow-trainer-token") | .readOnly == true and .mountPath == "/var/run/secrets/kubeflow/trainer"' "$js"
-    kc -n "$ns" get configmap on-job-tls-config -o json >"$IT_TMP/cm.json" 2>&1
-    check status-plugin-ca-configmap sh -c "jq -j '.data[\"ca.crt\"]' \"$IT_TMP/cm.json\" | cmp - \"$IT_TMP/ca.crt\""
-    check status-plugin-configmap-owned jq -e '.metadata.ownerReferences[0].kind == "TrainJob" and .metadata.ownerReferences[0].controller == true' "$IT_TMP/cm.json"
+    kc -n "$ns" get configmap on-job-tls-config -o json >"$T/cm.json" 2>&1
+    check status-plugin-ca-configmap sh -c "jq -j '.data[\"ca.crt\"]' \"$T/cm.json\" | cmp - \"$T/ca.crt\""
+    check status-plugin-configmap-owned jq -e '.metadata.ownerReferences[0].kind == "TrainJob" and .metadata.ownerReferences[0].controller == true' "$T/cm.json"
 else
-    it_fail status-plugin-jobset-built "$(tail -5 "$IT_TMP/recon.log")"
+    bad status-plugin-jobset-built "$(tail -5 "$T/recon.log")"
 fi
 # without the Secret: the build fails with upstream's message (a Warning event)
 kc -n "$opns" delete secret kubeflow-trainer-webhook-cert >/dev/null
@@ -298,17 +298,17 @@ for _ in $(seq 600); do
     sleep 0.1
 done
 if [ -n "$found" ] && ! kc -n "$ns" get jobset nosecret >/dev/null 2>&1; then
-    it_ok status-plugin-missing-secret-event
+    ok status-plugin-missing-secret-event
 else
-    it_fail status-plugin-missing-secret-event "$(tail -5 "$IT_TMP/recon.log")"
+    bad status-plugin-missing-secret-event "$(tail -5 "$T/recon.log")"
 fi
 # shellcheck disable=SC2154 # PID_recon: set by start_rec recon (eval "PID_$name=...")
 kill "$PID_recon"
 wait "$PID_off" "$PID_on" "$PID_recon" 2>/dev/null
 # sanitizer builds (KT_WEBHOOK_BIN / KT_RECONCILER_BIN) report into the logs at exit
-if grep -lE 'Sanitizer|runtime error' "$IT_TMP"/*.log; then
-    it_fail status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$IT_TMP"/*.log | sed -n 1,40p)"
+if grep -lE 'Sanitizer|runtime error' "$T"/*.log; then
+    bad status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$T"/*.log | sed -n 1,40p)"
 else
-    it_ok status-daemons-clean-exit
+    ok status-daemons-clean-exit
 fi
-it_finish
+kt_finish

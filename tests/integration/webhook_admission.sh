@@ -15,9 +15,9 @@
 . "$(dirname "$0")/webhook_lib.sh"
 wh_setup
 
-ns=$(it_ns webhook) || {
-    it_fail webhook-namespace "cannot create a namespace"
-    it_finish
+ns=$(kt_ns webhook) || {
+    bad webhook-namespace "cannot create a namespace"
+    kt_finish
 }
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 kc apply -f "$it_root/deploy/runtimes/torch-distributed.yaml" >/dev/null 2>&1
@@ -50,26 +50,26 @@ wh_wait_effective "$reserved" "$want"
 echo "$reserved" >"$W/bad-env.yaml"
 out=$(kc apply -f "$W/bad-env.yaml" 2>&1)
 if [ "$out" = "Error from server (Forbidden): error when creating \"$W/bad-env.yaml\": $want" ]; then
-    it_ok webhook-denies-reserved-env
+    ok webhook-denies-reserved-env
 else
-    it_fail webhook-denies-reserved-env "got: $out"
+    bad webhook-denies-reserved-env "got: $out"
 fi
 
 out=$(tj no-runtime "" nope | kc apply -f - 2>&1)
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.RuntimeRef: Invalid value: {"name":"nope","apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime"}: ClusterTrainingRuntime.trainer.kubeflow.org "nope" not found: specified clusterTrainingRuntime must be created before the TrainJob is created'
 if [[ "$out" == *": $want" ]]; then
-    it_ok webhook-denies-missing-runtime
+    ok webhook-denies-missing-runtime
 else
-    it_fail webhook-denies-missing-runtime "got: $out"
+    bad webhook-denies-missing-runtime "got: $out"
 fi
 
 out=$(tj bad-manager '  runtimePatches:
     - manager: nodomain' | kc apply -f - 2>&1)
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimePatches.manager: Invalid value: "nodomain": must be a domain-prefixed path (such as "acme.io/foo")'
 if [[ "$out" == *": $want" ]]; then
-    it_ok webhook-denies-bad-manager
+    ok webhook-denies-bad-manager
 else
-    it_fail webhook-denies-bad-manager "got: $out"
+    bad webhook-denies-bad-manager "got: $out"
 fi
 
 out=$(
@@ -85,9 +85,9 @@ EOF
 )
 want='admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the request: spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always must be 1'
 if [[ "$out" == *": $want" ]]; then
-    it_ok webhook-denies-runtime-replicas
+    ok webhook-denies-runtime-replicas
 else
-    it_fail webhook-denies-runtime-replicas "got: $out"
+    bad webhook-denies-runtime-replicas "got: $out"
 fi
 
 # ---- valid objects pass; the defaulter stamps runtimePatches --------------------------------
@@ -108,15 +108,15 @@ out=$(tj good '  suspend: true
                         nodeSelector:
                           pool: a' | kc apply -f - 2>&1)
 if [[ "$out" == *"trainjob.trainer.kubeflow.org/good created"* ]]; then
-    it_ok webhook-allows-valid-trainjob
+    ok webhook-allows-valid-trainjob
 else
-    it_fail webhook-allows-valid-trainjob "got: $out"
+    bad webhook-allows-valid-trainjob "got: $out"
 fi
 t1=$(kc -n "$ns" get trainjob good -o jsonpath='{.spec.runtimePatches[0].time}' 2>&1)
 if [[ "$t1" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]]; then
-    it_ok webhook-stamps-runtime-patch-time
+    ok webhook-stamps-runtime-patch-time
 else
-    it_fail webhook-stamps-runtime-patch-time "time: '$t1'"
+    bad webhook-stamps-runtime-patch-time "time: '$t1'"
 fi
 # The defaulter's patch is upstream's round trip (controller-runtime: the object against
 # json.Marshal of the defaulted Go TrainJob): the API server stores the integer quantity 2 as
@@ -140,25 +140,25 @@ tj roundtrip "$quantities
     - manager: acme.io/scheduler" | kc apply -f - >/dev/null 2>&1
 got=$(limits roundtrip)
 if [ "$got" = 'cpu="1" gpu="2"' ]; then
-    it_ok webhook-defaulter-roundtrip-stored
+    ok webhook-defaulter-roundtrip-stored
 else
-    it_fail webhook-defaulter-roundtrip-stored "stored limits: $got"
+    bad webhook-defaulter-roundtrip-stored "stored limits: $got"
 fi
 tj no-patches "$quantities" | kc apply -f - >/dev/null 2>&1
 got=$(limits no-patches)
 if [ "$got" = 'cpu="1000m" gpu=2' ]; then
-    it_ok webhook-defaulter-no-change-no-patch
+    ok webhook-defaulter-no-change-no-patch
 else
-    it_fail webhook-defaulter-no-change-no-patch "stored limits: $got"
+    bad webhook-defaulter-no-change-no-patch "stored limits: $got"
 fi
 
 # An unrelated update keeps the stamped time (the patch is equal ignoring time).
 kc -n "$ns" patch trainjob good --type merge -p '{"metadata":{"labels":{"x":"y"}}}' >/dev/null 2>&1
 t2=$(kc -n "$ns" get trainjob good -o jsonpath='{.spec.runtimePatches[0].time}' 2>&1)
 if [ "$t2" = "$t1" ]; then
-    it_ok webhook-keeps-time-on-unrelated-update
+    ok webhook-keeps-time-on-unrelated-update
 else
-    it_fail webhook-keeps-time-on-unrelated-update "was '$t1', now '$t2'"
+    bad webhook-keeps-time-on-unrelated-update "was '$t1', now '$t2'"
 fi
 # Changing the patches of a running (unsuspended) TrainJob is refused.
 kc -n "$ns" patch trainjob good --type merge -p '{"spec":{"suspend":false}}' >/dev/null 2>&1
@@ -166,9 +166,9 @@ out=$(kc -n "$ns" patch trainjob good --type json \
     -p '[{"op":"replace","path":"/spec/runtimePatches/0/manager","value":"acme.io/other"}]' 2>&1)
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimePatches: Forbidden: RuntimePatches can only be modified when the TrainJob is suspended before or after the update'
 if [[ "$out" == *"$want" ]]; then
-    it_ok webhook-denies-patch-change-while-running
+    ok webhook-denies-patch-change-while-running
 else
-    it_fail webhook-denies-patch-change-while-running "got: $out"
+    bad webhook-denies-patch-change-while-running "got: $out"
 fi
 
 # Suspended: the change is allowed after the webhook reads the JobSet (GET; none exists here).
@@ -177,9 +177,9 @@ out=$(kc -n "$ns" patch trainjob good --type json \
     -p '[{"op":"replace","path":"/spec/runtimePatches/0/manager","value":"acme.io/other"}]' 2>&1)
 t3=$(kc -n "$ns" get trainjob good -o jsonpath='{.spec.runtimePatches[0].manager} {.spec.runtimePatches[0].time}' 2>&1)
 if [[ "$out" == *"patched"* ]] && [[ "$t3" =~ ^acme.io/other\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]]; then
-    it_ok webhook-allows-patch-change-while-suspended
+    ok webhook-allows-patch-change-while-suspended
 else
-    it_fail webhook-allows-patch-change-while-suspended "got: $out / $t3"
+    bad webhook-allows-patch-change-while-suspended "got: $out / $t3"
 fi
 
 # ---- a runtime created right before its TrainJob (one apply, two documents) --------------
@@ -200,9 +200,9 @@ $(tj uses-fresh "" fresh TrainingRuntime)
 EOF
 )
 if [[ "$out" == *"trainjob.trainer.kubeflow.org/uses-fresh created"* ]]; then
-    it_ok webhook-finds-runtime-created-just-before
+    ok webhook-finds-runtime-created-just-before
 else
-    it_fail webhook-finds-runtime-created-just-before "got: $out"
+    bad webhook-finds-runtime-created-just-before "got: $out"
 fi
 
 # ---- warnings reach the client -------------------------------------------------------------
@@ -217,24 +217,24 @@ spec:
 $(it_runtime_template)
 EOF
 if grep -qF "Warning: ClusterTrainingRuntime \"old-$ns\" is deprecated and will be removed" "$W/dep.out"; then
-    it_ok webhook-runtime-deprecation-warning
+    ok webhook-runtime-deprecation-warning
 else
-    it_fail webhook-runtime-deprecation-warning "got: $(cat "$W/dep.out")"
+    bad webhook-runtime-deprecation-warning "got: $(cat "$W/dep.out")"
 fi
 out=$(tj uses-old "" "old-$ns" | kc apply -f - 2>&1)
 if [[ "$out" == *"Warning: Referenced ClusterTrainingRuntime \"old-$ns\" is deprecated"* ]] &&
     [[ "$out" == *"created"* ]]; then
-    it_ok webhook-trainjob-deprecation-warning
+    ok webhook-trainjob-deprecation-warning
 else
-    it_fail webhook-trainjob-deprecation-warning "got: $out"
+    bad webhook-trainjob-deprecation-warning "got: $out"
 fi
 # Runtime deleted: an update of its TrainJob is refused (docs/internals/upstream.md#quirk-13).
 kc delete clustertrainingruntime "old-$ns" >/dev/null 2>&1
 out=$(kc -n "$ns" patch trainjob uses-old --type merge -p '{"spec":{"suspend":true}}' 2>&1)
 if [[ "$out" == *"specified clusterTrainingRuntime must be created before the TrainJob is created"* ]]; then
-    it_ok webhook-denies-update-after-runtime-deleted
+    ok webhook-denies-update-after-runtime-deleted
 else
-    it_fail webhook-denies-update-after-runtime-deleted "got: $out"
+    bad webhook-denies-update-after-runtime-deleted "got: $out"
 fi
 
 # ---- least privilege: the webhook's identity can read runtimes and JobSets, nothing more ----
@@ -247,26 +247,26 @@ for v in "create trainjobs.trainer.kubeflow.org" "get secrets" "list configmaps"
     [ "$(wk auth can-i $v 2>/dev/null)" = yes ] && cannot="$cannot [$v]"
 done
 if [ "$can" = yes ] && [ -z "$cannot" ]; then
-    it_ok webhook-rbac-least-privilege
+    ok webhook-rbac-least-privilege
 else
-    it_fail webhook-rbac-least-privilege "list runtimes: '$can'; unexpectedly allowed:$cannot"
+    bad webhook-rbac-least-privilege "list runtimes: '$can'; unexpectedly allowed:$cannot"
 fi
 
 # ---- the daemon: healthy, no sanitizer reports, clean stop ----------------------------------
 if grep -qE 'AddressSanitizer|runtime error:|ThreadSanitizer' "$W/stderr"; then
-    it_fail webhook-stderr-clean "$(cat "$W/stderr")"
+    bad webhook-stderr-clean "$(cat "$W/stderr")"
 else
-    it_ok webhook-stderr-clean
+    ok webhook-stderr-clean
 fi
 kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org >/dev/null 2>&1
 kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org >/dev/null 2>&1
 kill -TERM "$WPID"
 if wait "$WPID"; then
-    it_ok webhook-sigterm-clean-exit
+    ok webhook-sigterm-clean-exit
 else
-    it_fail webhook-sigterm-clean-exit "exit status $?"
+    bad webhook-sigterm-clean-exit "exit status $?"
 fi
 [ -n "${KT_WEBHOOK_KEEP_LOG:-}" ] && cp "$W/stderr" "$KT_WEBHOOK_KEEP_LOG"
 WPID=""
 kc delete clustertrainingruntime torch-distributed --ignore-not-found >/dev/null 2>&1
-it_finish
+kt_finish

@@ -12,7 +12,7 @@
 # KT_WEBHOOK_KEEP_LOG=FILE keeps the daemon's stderr.
 
 bin="${KT_WEBHOOK_BIN:-$it_root/build/plain/bin/kt-webhook}"
-W="$IT_TMP/wh"
+W="$T/wh"
 mkdir -p "$W"
 WPID=""
 stop_webhook() {
@@ -24,26 +24,26 @@ stop_webhook() {
         WPID=""
     fi
     [ -n "${KT_WEBHOOK_KEEP_LOG:-}" ] && cp "$W/stderr" "$KT_WEBHOOK_KEEP_LOG"
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap stop_webhook EXIT
 
 wh_setup() {
     [ -x "$bin" ] || {
-        it_fail webhook-binary "$bin missing (make)"
-        it_finish
+        bad webhook-binary "$bin missing (make)"
+        kt_finish
 }
 
 # ---- certificates, RBAC, daemon ----------------------------------------------------------
 it_serving_certs "$W" kt-webhook-itest-ca 2 || {
-    it_fail webhook-certs "openssl failed"
-    it_finish
+    bad webhook-certs "openssl failed"
+    kt_finish
 }
 
 if kc apply -k "$it_root/deploy/rbac/webhook" >"$W/rbac.log" 2>&1; then
-    it_ok webhook-rbac-applied
+    ok webhook-rbac-applied
 else
-    it_fail webhook-rbac-applied "$(cat "$W/rbac.log")"
+    bad webhook-rbac-applied "$(cat "$W/rbac.log")"
 fi
 
 "$bin" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$W/tls.crt" \
@@ -54,19 +54,19 @@ WPID=$!
 deadline=$((SECONDS + 30))
 until [ -s "$W/ports" ] || [ $SECONDS -ge $deadline ] || it_dead "$WPID"; do sleep 0.02; done
 if [ ! -s "$W/ports" ]; then
-    it_fail webhook-start "no portfile: $(cat "$W/stderr")"
-    it_finish
+    bad webhook-start "no portfile: $(cat "$W/stderr")"
+    kt_finish
 fi
 PORT=$(jq .webhook "$W/ports")
 HPORT=$(jq .health "$W/ports")
 until [ "$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")" = ok ] ||
     [ $SECONDS -ge $deadline ] || it_dead "$WPID"; do sleep 0.02; done
 if [ "$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")" = ok ]; then
-    it_ok webhook-ready-after-cache-sync
+    ok webhook-ready-after-cache-sync
 else
-    it_fail webhook-ready-after-cache-sync "readyz: $(curl -s "http://127.0.0.1:$HPORT/readyz")"
+    bad webhook-ready-after-cache-sync "readyz: $(curl -s "http://127.0.0.1:$HPORT/readyz")"
     cat "$W/stderr"
-    it_finish
+    kt_finish
 fi
 
 # ---- register the configurations: service -> url + caBundle --------------------------------
@@ -82,10 +82,10 @@ for d in docs:
 print(yaml.safe_dump_all(docs, sort_keys=False))
 EOF
 if kc apply -f "$W/hooks.yaml" >"$W/hooks.log" 2>&1; then
-    it_ok webhook-configurations-registered
+    ok webhook-configurations-registered
 else
-    it_fail webhook-configurations-registered "$(cat "$W/hooks.log")"
-    it_finish
+    bad webhook-configurations-registered "$(cat "$W/hooks.log")"
+    kt_finish
 fi
 
 }

@@ -19,8 +19,8 @@
 
 ktctl=${KTCTL:-$it_root/build/plain/bin/ktctl}
 [ -x "$ktctl" ] || {
-    it_fail update-diff "$ktctl not built"
-    it_finish
+    bad update-diff "$ktctl not built"
+    kt_finish
 }
 wh_setup
 
@@ -68,9 +68,9 @@ else:
     print("INVALID\t" + "|".join(seen))'
 }
 
-kc apply -f "$it_root/tests/validate/upd-patches-suspended/runtime.yaml" >"$IT_TMP/rt.log" 2>&1 || {
-    it_fail update-diff-runtime "$(cat "$IT_TMP/rt.log")"
-    it_finish
+kc apply -f "$it_root/tests/validate/upd-patches-suspended/runtime.yaml" >"$T/rt.log" 2>&1 || {
+    bad update-diff-runtime "$(cat "$T/rt.log")"
+    kt_finish
 }
 n=0
 compared=0
@@ -81,10 +81,10 @@ for d in "$it_root"/tests/validate/upd-*/; do
     [ -f "$d/old.yaml" ] && [ -f "$d/new.yaml" ] && [ -f "$d/runtime.yaml" ] || continue
     name=$(basename "$d")
     n=$((n + 1))
-    c="$IT_TMP/$name"
+    c="$T/$name"
     mkdir -p "$c"
-    ns=$(it_ns upd) || {
-        it_fail "update-diff $name" "cannot create a namespace"
+    ns=$(kt_ns upd) || {
+        bad "update-diff $name" "cannot create a namespace"
         continue
     }
     # The cases live in namespace team-a; each runs in its own namespace on the server.
@@ -124,13 +124,13 @@ PY
     if cmp -s "$c/s" "$c/k"; then
         agree=$((agree + 1))
     else
-        it_fail "update-diff $name" "server vs ktctl:
+        bad "update-diff $name" "server vs ktctl:
 $(diff "$c/s" "$c/k" | sed 's/^/    /')"
     fi
 done
 kc delete -f "$it_root/tests/validate/upd-patches-suspended/runtime.yaml" --ignore-not-found >/dev/null 2>&1
 echo "update-diff: $n cases, $compared compared ($skipped skipped), $agree agree"
 if [ "$compared" -gt 0 ] && [ "$agree" -eq "$compared" ]; then
-    it_ok "update-diff ($compared update cases agree with the real API server)"
+    ok "update-diff ($compared update cases agree with the real API server)"
 fi
-it_finish
+kt_finish

@@ -22,17 +22,17 @@
 
 ktctl=${KTCTL:-$it_root/build/plain/bin/ktctl}
 [ -x "$ktctl" ] || {
-    it_fail webhook-diff "$ktctl not built"
-    it_finish
+    bad webhook-diff "$ktctl not built"
+    kt_finish
 }
 wh_setup
-ns=$(it_ns webhook-diff) || {
-    it_fail webhook-diff "cannot create a namespace"
-    it_finish
+ns=$(kt_ns webhook-diff) || {
+    bad webhook-diff "cannot create a namespace"
+    kt_finish
 }
 
-# Corpus: $IT_TMP/corpus/NNNN/{runtimes.yaml,doc.yaml,tag}; namespaces dropped (kubectl -n).
-python3 - "$it_root" "$IT_TMP/corpus" <<'PY'
+# Corpus: $T/corpus/NNNN/{runtimes.yaml,doc.yaml,tag}; namespaces dropped (kubectl -n).
+python3 - "$it_root" "$T/corpus" <<'PY'
 import glob, json, os, sys, yaml
 root, out = sys.argv[1], sys.argv[2]
 OURS = {"TrainJob", "TrainingRuntime", "ClusterTrainingRuntime"}
@@ -132,7 +132,7 @@ compared=0
 agree=0
 skipped=0
 known=0
-for c in "$IT_TMP"/corpus/*/; do
+for c in "$T"/corpus/*/; do
     c=${c%/}
     n=$((n + 1))
     tag=$(cat "$c/tag")
@@ -152,17 +152,17 @@ for c in "$IT_TMP"/corpus/*/; do
     why=$(known_reason "$tag")
     if cmp -s "$c/s" "$c/k"; then
         agree=$((agree + 1))
-        [ -n "$why" ] && it_fail "webhook-diff $tag" "fixed: remove it from $known_file"
+        [ -n "$why" ] && bad "webhook-diff $tag" "fixed: remove it from $known_file"
     elif [ -n "$why" ]; then
         known=$((known + 1))
         echo "known webhook-diff $tag: $why"
     else
-        it_fail "webhook-diff $tag" "server vs ktctl:
+        bad "webhook-diff $tag" "server vs ktctl:
 $(diff "$c/s" "$c/k" | sed 's/^/    /')"
     fi
 done
 echo "webhook-diff: $n docs, $compared compared ($skipped groups' runtimes refused), $agree agree, $known known differences"
 if [ "$compared" -gt 0 ] && [ $((agree + known)) -eq "$compared" ]; then
-    it_ok "webhook-diff ($compared docs agree or are known differences)"
+    ok "webhook-diff ($compared docs agree or are known differences)"
 fi
-it_finish
+kt_finish

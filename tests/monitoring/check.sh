@@ -10,7 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 pt=${1:-$("$here/build-promtool.sh" | tail -1)}
-. "$root/tests/tier_lib.sh" # T, ok, bad, tier_finish
+. "$root/tests/lib.sh" # T, ok, bad, kt_finish
 # The rule file: the PrometheusRule's spec (its last key), de-indented by 2.
 sed -n '/^spec:$/,$p' "$root/deploy/monitoring/prometheusrule.yaml" | sed '1d; s/^  //' >"$T/rules.yaml"
 if out=$("$pt" check rules "$T/rules.yaml" 2>&1); then ok "promtool-check-rules ($(grep -o 'SUCCESS: [0-9]* rules found' <<<"$out"))"; else bad promtool-check-rules "$out"; fi
@@ -46,4 +46,4 @@ jq -r '[.panels[] | .targets[]? | .expr] | to_entries[] |
 if out=$("$pt" check rules "$T/panels.yaml" 2>&1) && [ "$n" -gt 0 ]; then ok "dashboard-queries-parse ($n queries)"; else bad dashboard-queries-parse "$out"; fi
 jq -e '.templating.list | map(.name) | index("datasource") != null and index("namespace") != null and index("runtime") != null' \
     "$root/deploy/monitoring/dashboard.json" >/dev/null && ok dashboard-variables || bad dashboard-variables "datasource, namespace, runtime"
-tier_finish
+kt_finish

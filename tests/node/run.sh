@@ -16,7 +16,7 @@ KT_NODE_KEEP=${KT_NODE_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep kn
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
-. tests/tier_lib.sh
+. tests/lib_kube.sh
 t_start=$SECONDS
 WAIT=${KT_NODE_WAIT:-240}
 NS=kubeflow-system
@@ -59,14 +59,12 @@ if [ -n "${KT_NODE_DIR:-}" ]; then # reuse a kept cluster (development; cases mu
 elif ! tests/cluster/up.sh --real-node "$D" >/dev/null 2>"$T/up.log"; then
     cat "$T/up.log"
     bad cluster-up "tests/cluster/up.sh --real-node failed"
-    tier_finish
-    exit 1
+    kt_finish
 fi
 . "$D/env"
 if [ "${KT_REAL_NODE:-}" != 1 ]; then
     grep 'real node unavailable' "$T/up.log" | sed 's/^cluster: /node: tier skipped: /'
-    tier_finish
-    exit 0
+    kt_finish
 fi
 grep 'ready in' "$T/up.log" | sed 's/^cluster: /node: /'
 kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
@@ -106,4 +104,4 @@ if [ "$DOWN_DONE" = 1 ] && wanted make-run; then
     echo "node: case make-run-real: $((SECONDS - t))s"
 fi
 echo "node wall time: $((SECONDS - t_start))s"
-tier_finish
+kt_finish

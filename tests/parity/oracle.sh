@@ -21,7 +21,7 @@ KT_PARITY_KEEP=${KT_PARITY_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's kee
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
-. tests/tier_lib.sh
+. tests/lib.sh
 B=$(cd "${1:-build/plain}" 2>/dev/null && pwd) || B="$ROOT/${1:-build/plain}"
 WEBHOOK=${KT_WEBHOOK_BIN:-$B/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$B/bin/kt-reconciler}
@@ -37,8 +37,7 @@ t_start=$SECONDS
 
 die() {
     bad oracle "$*"
-    tier_finish
-    exit 1
+    kt_finish
 }
 teardown() {
     local p
@@ -188,4 +187,4 @@ f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/reviews.out")
 pass=$((pass + p))
 fail=$((fail + f))
 phase "done"
-tier_finish
+kt_finish

@@ -27,10 +27,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$root/tests/tier_lib.sh"
+. "$root/tests/lib.sh"
 finish() {
-    tier_finish
-    exit $?
+    kt_finish
 }
 now() { date +%s; }
 

@@ -15,36 +15,35 @@ cleanup() {
     local p
     for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null; done
     for p in ${PIDS[@]+"${PIDS[@]}"}; do wait "$p" 2>/dev/null; done
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 
-poll() { IT_POLL_S=120 it_poll "$@"; }
 rss_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 
 # start_rec NAME - start a reconciler; wait (bounded) for /readyz 200. Sets REC_PID, MPORT.
 start_rec() {
     local port
-    rm -f "$IT_TMP/$1.ports"
+    rm -f "$T/$1.ports"
     # ASan's quarantine (256 MiB) would keep every freed 1 MB object: keep it small so RSS
     # measures what the reconciler keeps (no effect on the plain build).
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1" "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/$1.ports" --workers 1 \
-        >>"$IT_TMP/$1.log" 2>&1 &
+        --metrics-listen 127.0.0.1:0 --portfile "$T/$1.ports" --workers 1 \
+        >>"$T/$1.log" 2>&1 &
     REC_PID=$!
     PIDS+=($!)
     for _ in $(seq 600); do
-        if [ -s "$IT_TMP/$1.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$1.ports")
+        if [ -s "$T/$1.ports" ]; then
+            port=$(jq -r .health "$T/$1.ports")
             if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                MPORT=$(jq -r .metrics "$IT_TMP/$1.ports")
+                MPORT=$(jq -r .metrics "$T/$1.ports")
                 return 0
             fi
         fi
         kill -0 "$REC_PID" 2>/dev/null || break
         sleep 0.1
     done
-    cat "$IT_TMP/$1.log"
+    cat "$T/$1.log"
     return 1
 }
 cached() { # cached N - the configmaps informer holds at least N objects
@@ -53,19 +52,19 @@ cached() { # cached N - the configmaps informer holds at least N objects
     [ "${n:-0}" -ge "$1" ]
 }
 
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
-kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
-NS=$(it_ns strangers) || { it_fail namespace "cannot create"; it_finish; }
-start_rec first || { it_fail start "reconciler not ready"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
+NS=$(kt_ns strangers) || { bad namespace "cannot create"; kt_finish; }
+start_rec first || { bad start "reconciler not ready"; kt_finish; }
 before_kb=$(rss_kb "$REC_PID" VmRSS)
 have=$(curl -sk "https://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
 
 # N labelled ConfigMaps of 1 MB each, no owner.
-head -c $((1000 * 1000)) /dev/zero | tr '\0' 'x' >"$IT_TMP/blob"
+head -c $((1000 * 1000)) /dev/zero | tr '\0' 'x' >"$T/blob"
 mk() { # mk I
     {
         printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"stranger-%s","namespace":"%s","labels":{"trainer.kubeflow.org/trainjob-name":"nobody"}},"data":{"blob":"' "$1" "$NS"
-        cat "$IT_TMP/blob"
+        cat "$T/blob"
         printf '"}}'
     } | curl -sS -o /dev/null -w '%{http_code}\n' --cacert "$KT_CA" \
         --cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key" \
@@ -73,34 +72,34 @@ mk() { # mk I
         "$KT_APISERVER/api/v1/namespaces/$NS/configmaps"
 }
 export -f mk
-export IT_TMP NS KT_CA KT_CLUSTER_DIR KT_APISERVER
-seq "$N" | xargs -P 4 -I{} bash -c 'mk {}' >"$IT_TMP/codes"
-if [ "$(grep -c '^201$' "$IT_TMP/codes")" = "$N" ]; then
-    it_ok strangers-created
+export T NS KT_CA KT_CLUSTER_DIR KT_APISERVER
+seq "$N" | xargs -P 4 -I{} bash -c 'mk {}' >"$T/codes"
+if [ "$(grep -c '^201$' "$T/codes")" = "$N" ]; then
+    ok strangers-created
 else
-    it_fail strangers-created "$(sort "$IT_TMP/codes" | uniq -c | tr '\n' ' ')"
+    bad strangers-created "$(sort "$T/codes" | uniq -c | tr '\n' ' ')"
 fi
 
 # The watch path: all N seen (and stored as identities), RSS flat.
-if poll cached $((have + N)); then it_ok strangers-watched; else it_fail strangers-watched "informer did not see $N objects"; fi
+if kt_poll 120 cached $((have + N)); then ok strangers-watched; else bad strangers-watched "informer did not see $N objects"; fi
 after_kb=$(rss_kb "$REC_PID" VmRSS)
 growth=$((after_kb - before_kb))
 echo "  watch: rss before=${before_kb}kB after=${after_kb}kB growth=${growth}kB hwm=$(rss_kb "$REC_PID" VmHWM)kB for $N x 1 MB"
 # Whole objects would be N MB; identities are ~N x 200 B. The bound leaves room for the
 # allocator's retained free space after the 1 MB events, not for the objects.
-if [ "$growth" -le $((32 * 1024)) ]; then it_ok strangers-watch-rss-flat; else it_fail strangers-watch-rss-flat "RSS grew by ${growth} kB"; fi
+if [ "$growth" -le $((32 * 1024)) ]; then ok strangers-watch-rss-flat; else bad strangers-watch-rss-flat "RSS grew by ${growth} kB"; fi
 
 # The relist path: a restart lists the N strangers page by page.
 kill -TERM "$REC_PID"
 wait "$REC_PID"
-start_rec second || { it_fail restart "reconciler not ready after restart"; it_finish; }
-if cached $((have + N)); then it_ok strangers-relisted; else it_fail strangers-relisted "informer holds fewer than $N"; fi
+start_rec second || { bad restart "reconciler not ready after restart"; kt_finish; }
+if cached $((have + N)); then ok strangers-relisted; else bad strangers-relisted "informer holds fewer than $N"; fi
 rss=$(rss_kb "$REC_PID" VmRSS)
 hwm=$(rss_kb "$REC_PID" VmHWM)
 echo "  relist: rss=${rss}kB hwm=${hwm}kB (first start: ${before_kb}kB)"
-if [ $((rss - before_kb)) -le $((32 * 1024)) ]; then it_ok strangers-relist-rss-flat; else it_fail strangers-relist-rss-flat "RSS ${rss} kB after relisting, ${before_kb} kB before the strangers"; fi
+if [ $((rss - before_kb)) -le $((32 * 1024)) ]; then ok strangers-relist-rss-flat; else bad strangers-relist-rss-flat "RSS ${rss} kB after relisting, ${before_kb} kB before the strangers"; fi
 # One page of 20 full objects may be in memory at once (body text + parsed), never all N.
-if [ "$hwm" -le $((before_kb + 96 * 1024)) ]; then it_ok strangers-relist-peak-bounded; else it_fail strangers-relist-peak-bounded "peak ${hwm} kB"; fi
+if [ "$hwm" -le $((before_kb + 96 * 1024)) ]; then ok strangers-relist-peak-bounded; else bad strangers-relist-peak-bounded "peak ${hwm} kB"; fi
 
 # Still working: a TrainJob made now is reconciled.
 cat <<YAML | kc apply -f - >/dev/null
@@ -115,15 +114,15 @@ spec:
     kind: ClusterTrainingRuntime
 YAML
 if kc wait --timeout=60s --for=create "jobset/after-strangers" -n "$NS" >/dev/null 2>&1; then
-    it_ok trainjob-reconciled-after-strangers
+    ok trainjob-reconciled-after-strangers
 else
-    it_fail trainjob-reconciled-after-strangers "no JobSet: $(tail -5 "$IT_TMP/second.log")"
+    bad trainjob-reconciled-after-strangers "no JobSet: $(tail -5 "$T/second.log")"
 fi
 kill -TERM "$REC_PID"
 wait "$REC_PID"
-if grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' "$IT_TMP"/*.log >/dev/null; then
-    it_fail no-sanitizer-reports "see the logs"
+if grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' "$T"/*.log >/dev/null; then
+    bad no-sanitizer-reports "see the logs"
 else
-    it_ok no-sanitizer-reports
+    ok no-sanitizer-reports
 fi
-it_finish
+kt_finish

@@ -17,24 +17,24 @@
 . "$(dirname "$0")/lib.sh"
 FLOOD_S=${KT_FLOOD_SECONDS:-30}
 FLOOD="$REL_TOOLS/flood"
-[ -x "$FLOOD" ] || { it_fail flood-tool "$FLOOD missing (make itests)"; it_finish; }
+[ -x "$FLOOD" ] || { bad flood-tool "$FLOOD missing (make itests)"; kt_finish; }
 # Two floods of 3,300 connections each side of loopback: the tool and the daemon each need
 # the descriptors. Fail loudly rather than measure a client-side limit.
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 8192 ]; then
-    it_fail flood-ulimit "hard descriptor limit $(ulimit -Hn) < 8192: cannot hold the flood"
-    it_finish
+    bad flood-ulimit "hard descriptor limit $(ulimit -Hn) < 8192: cannot hold the flood"
+    kt_finish
 fi
-ulimit -n "$(ulimit -Hn)" || { it_fail flood-ulimit "cannot raise ulimit -n"; it_finish; }
+ulimit -n "$(ulimit -Hn)" || { bad flood-ulimit "cannot raise ulimit -n"; kt_finish; }
 
 # flood_run PORT SECONDS [plain] - start the flood in the background (FPID); wait (bounded)
 # until every connection was tried.
 flood_run() {
-    "$FLOOD" "$1" 127.0.0.2/12 3000 127.0.0.20/3 300 "$2" ${3:+"$3"} >"$IT_TMP/flood.out" 2>&1 &
+    "$FLOOD" "$1" 127.0.0.2/12 3000 127.0.0.20/3 300 "$2" ${3:+"$3"} >"$T/flood.out" 2>&1 &
     FPID=$!
     REL_PIDS+=("$FPID")
-    rel_poll 600 flood_started
+    kt_poll 60 flood_started
 }
-flood_started() { grep -q started "$IT_TMP/flood.out" || it_dead "$FPID"; }
+flood_started() { grep -q started "$T/flood.out" || it_dead "$FPID"; }
 
 # probe_while_flooding CMD... - run CMD (bounded by its own 2 s) until the flood ends, at
 # least 20 times; sets ASKED, ANSWERED, HWM (the daemon's peak RSS, kB), FDS (most
@@ -66,41 +66,41 @@ percent_ok() { # >= 95%
     [ $((ANSWERED * 100)) -ge $((ASKED * 95)) ]
 }
 
-rel_webhook_start flood || { it_fail flood-start "kt-webhook did not start"; it_finish; }
+rel_webhook_start flood || { bad flood-start "kt-webhook did not start"; kt_finish; }
 base=$(rel_rss_kb "$WPID" VmRSS)
-if flood_run "$PORT" "$FLOOD_S"; then it_ok flood-started; else it_fail flood-started "$(cat "$IT_TMP/flood.out")"; fi
+if flood_run "$PORT" "$FLOOD_S"; then ok flood-started; else bad flood-started "$(cat "$T/flood.out")"; fi
 probe_while_flooding rel_review 2
-echo "  webhook flood: $ANSWERED/$ASKED reviews answered within 2 s; rss before ${base} kB, peak ${HWM} kB; at most $FDS descriptors; $(tail -1 "$IT_TMP/flood.out")"
-if percent_ok; then it_ok flood-reviews-answered; else it_fail flood-reviews-answered "$ANSWERED of $ASKED answered within 2 s (want >= 95%)"; fi
-if [ "${HWM:-999999}" -lt $((128 * 1024)) ]; then it_ok flood-rss-bounded; else it_fail flood-rss-bounded "peak RSS ${HWM} kB >= 128 MiB"; fi
-if kill -0 "$WPID" 2>/dev/null && rel_review 5; then it_ok flood-review-after; else it_fail flood-review-after "no valid answer after the flood"; fi
+echo "  webhook flood: $ANSWERED/$ASKED reviews answered within 2 s; rss before ${base} kB, peak ${HWM} kB; at most $FDS descriptors; $(tail -1 "$T/flood.out")"
+if percent_ok; then ok flood-reviews-answered; else bad flood-reviews-answered "$ANSWERED of $ASKED answered within 2 s (want >= 95%)"; fi
+if [ "${HWM:-999999}" -lt $((128 * 1024)) ]; then ok flood-rss-bounded; else bad flood-rss-bounded "peak RSS ${HWM} kB >= 128 MiB"; fi
+if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok flood-review-after; else bad flood-review-after "no valid answer after the flood"; fi
 
 # The health and metrics listeners (plain HTTP here; /metrics is TLS on the webhook).
 health() { [ "$(curl -s --max-time 2 --interface 127.0.0.1 "http://127.0.0.1:$HPORT/healthz")" = ok ]; }
 if flood_run "$HPORT" 10 plain; then
     probe_while_flooding health
     echo "  health flood: $ANSWERED/$ASKED /healthz answered within 2 s"
-    if percent_ok; then it_ok flood-health-answered; else it_fail flood-health-answered "$ANSWERED of $ASKED answered"; fi
+    if percent_ok; then ok flood-health-answered; else bad flood-health-answered "$ANSWERED of $ASKED answered"; fi
 else
-    it_fail flood-health-answered "flood did not start: $(cat "$IT_TMP/flood.out")"
+    bad flood-health-answered "flood did not start: $(cat "$T/flood.out")"
 fi
 metrics() {
     # to a file, not a pipe: grep -q would close the pipe early and fail curl (pipefail)
-    curl -s --max-time 2 --interface 127.0.0.1 --cacert "$IT_TMP/ca.crt" -o "$IT_TMP/m.out" "https://127.0.0.1:$MPORT/metrics" &&
-        grep -q '^kt_http_requests_total' "$IT_TMP/m.out"
+    curl -s --max-time 2 --interface 127.0.0.1 --cacert "$T/ca.crt" -o "$T/m.out" "https://127.0.0.1:$MPORT/metrics" &&
+        grep -q '^kt_http_requests_total' "$T/m.out"
 }
 if flood_run "$MPORT" 10; then
     probe_while_flooding metrics
     echo "  metrics flood: $ANSWERED/$ASKED /metrics answered within 2 s"
-    if percent_ok; then it_ok flood-metrics-answered; else it_fail flood-metrics-answered "$ANSWERED of $ASKED answered"; fi
+    if percent_ok; then ok flood-metrics-answered; else bad flood-metrics-answered "$ANSWERED of $ASKED answered"; fi
 else
-    it_fail flood-metrics-answered "flood did not start: $(cat "$IT_TMP/flood.out")"
+    bad flood-metrics-answered "flood did not start: $(cat "$T/flood.out")"
 fi
-if rel_review 5 && health; then it_ok flood-healthy-after; else it_fail flood-healthy-after "not answering"; fi
+if rel_review 5 && health; then ok flood-healthy-after; else bad flood-healthy-after "not answering"; fi
 kill -TERM "$WPID"
 wait "$WPID"
 rc=$?
-if [ "$rc" = 0 ]; then it_ok flood-clean-exit; else it_fail flood-clean-exit "kt-webhook exited $rc"; fi
+if [ "$rc" = 0 ]; then ok flood-clean-exit; else bad flood-clean-exit "kt-webhook exited $rc"; fi
 
 # kt-reconciler's health (plain) and metrics (TLS, self-signed) listeners, on the real API
 # server (skipped when ENV_FILE names no cluster).
@@ -108,34 +108,34 @@ if [ -n "${KT_RECONCILER_KUBECONFIG:-}" ]; then
     REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
     kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$IT_TMP/rec.ports" --workers 1 >"$IT_TMP/rec.log" 2>&1 &
+        --metrics-listen 127.0.0.1:0 --portfile "$T/rec.ports" --workers 1 >"$T/rec.log" 2>&1 &
     WPID=$!
     REL_PIDS+=("$WPID")
-    if rel_poll 600 test -s "$IT_TMP/rec.ports"; then
-        HPORT=$(jq .health "$IT_TMP/rec.ports")
-        MPORT=$(jq .metrics "$IT_TMP/rec.ports")
+    if kt_poll 60 test -s "$T/rec.ports"; then
+        HPORT=$(jq .health "$T/rec.ports")
+        MPORT=$(jq .metrics "$T/rec.ports")
         rec_metrics() {
-            curl -sk --max-time 2 --interface 127.0.0.1 -o "$IT_TMP/m.out" "https://127.0.0.1:$MPORT/metrics" &&
-                grep -q '^workqueue_depth' "$IT_TMP/m.out"
+            curl -sk --max-time 2 --interface 127.0.0.1 -o "$T/m.out" "https://127.0.0.1:$MPORT/metrics" &&
+                grep -q '^workqueue_depth' "$T/m.out"
         }
-        rel_poll 600 health
+        kt_poll 60 health
         if flood_run "$HPORT" 10 plain; then
             probe_while_flooding health
             echo "  reconciler health flood: $ANSWERED/$ASKED /healthz answered within 2 s"
-            if percent_ok; then it_ok flood-reconciler-health-answered; else it_fail flood-reconciler-health-answered "$ANSWERED of $ASKED answered"; fi
+            if percent_ok; then ok flood-reconciler-health-answered; else bad flood-reconciler-health-answered "$ANSWERED of $ASKED answered"; fi
         fi
         if flood_run "$MPORT" 10; then
             probe_while_flooding rec_metrics
             echo "  reconciler metrics flood: $ANSWERED/$ASKED /metrics answered within 2 s; peak rss ${HWM} kB"
-            if percent_ok; then it_ok flood-reconciler-metrics-answered; else it_fail flood-reconciler-metrics-answered "$ANSWERED of $ASKED answered"; fi
+            if percent_ok; then ok flood-reconciler-metrics-answered; else bad flood-reconciler-metrics-answered "$ANSWERED of $ASKED answered"; fi
         fi
         kill -TERM "$WPID"
         wait "$WPID"
         rc=$?
-        if [ "$rc" = 0 ]; then it_ok flood-reconciler-clean-exit; else it_fail flood-reconciler-clean-exit "kt-reconciler exited $rc: $(tail -3 "$IT_TMP/rec.log")"; fi
+        if [ "$rc" = 0 ]; then ok flood-reconciler-clean-exit; else bad flood-reconciler-clean-exit "kt-reconciler exited $rc: $(tail -3 "$T/rec.log")"; fi
     else
-        it_fail flood-reconciler-start "$(tail -5 "$IT_TMP/rec.log")"
+        bad flood-reconciler-start "$(tail -5 "$T/rec.log")"
     fi
 fi
-rel_sanitizer_clean flood-no-sanitizer-reports "$IT_TMP/flood.stderr" "$IT_TMP"/rec.log
-it_finish
+rel_sanitizer_clean flood-no-sanitizer-reports "$T/flood.stderr" "$T"/rec.log
+kt_finish

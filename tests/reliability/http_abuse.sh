@@ -8,9 +8,9 @@
 # must still be answered (200, allowed). At the end the daemon stops cleanly on SIGTERM.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
-rel_webhook_start abuse || { it_fail abuse-start "kt-webhook did not start"; it_finish; }
+rel_webhook_start abuse || { bad abuse-start "kt-webhook did not start"; kt_finish; }
 U="https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
-cd "$IT_TMP" || exit 1
+cd "$T" || exit 1
 
 head -c $((10 * 1024 * 1024)) /dev/zero | tr '\0' a >big
 python3 -c "print('{\"a\":' * 100000 + '1' + '}' * 100000)" >deep.json
@@ -35,11 +35,11 @@ case_() {
         code=$(curl -sS --max-time 30 --cacert ca.crt -o resp -w '%{http_code}' "$@" 2>curl.err) || code=000
     fi
     if [ "$code" = "$want" ] && grep -qE "$re" resp; then
-        it_ok "abuse-$name"
+        ok "abuse-$name"
     else
-        it_fail "abuse-$name" "HTTP $code (want $want): $(head -c 300 resp) $(cat curl.err)"
+        bad "abuse-$name" "HTTP $code (want $want): $(head -c 300 resp) $(cat curl.err)"
     fi
-    if rel_review 5; then it_ok "abuse-$name-then-valid-review"; else it_fail "abuse-$name-then-valid-review" "no valid answer"; fi
+    if rel_review 5; then ok "abuse-$name-then-valid-review"; else bad "abuse-$name-then-valid-review" "no valid answer"; fi
 }
 J=(-H 'Content-Type: application/json')
 case_ body-10mb 413 'request body too large: the limit is 3145728 bytes' "${J[@]}" --data-binary @big "$U"
@@ -55,10 +55,10 @@ case_ content-type 415 'contentType=text/plain, expected application/json' -H 'C
 case_ truncated-review 400 "couldn't decode AdmissionReview" "${J[@]}" --data-binary @truncated.json "$U"
 case_ review-without-uid 400 'request.uid is required' "${J[@]}" --data-binary @nouid.json "$U"
 case_ review-not-an-object 400 'unsupported AdmissionReview apiVersion' "${J[@]}" --data-binary @array.json "$U"
-if [ "$(curl -s --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then it_ok abuse-healthz-after; else it_fail abuse-healthz-after "healthz not ok"; fi
+if [ "$(curl -s --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then ok abuse-healthz-after; else bad abuse-healthz-after "healthz not ok"; fi
 kill -TERM "$WPID"
 wait "$WPID"
 rc=$?
-if [ "$rc" = 0 ]; then it_ok abuse-clean-exit; else it_fail abuse-clean-exit "kt-webhook exited $rc"; fi
-rel_sanitizer_clean abuse-no-sanitizer-reports "$IT_TMP/abuse.stderr"
-it_finish
+if [ "$rc" = 0 ]; then ok abuse-clean-exit; else bad abuse-clean-exit "kt-webhook exited $rc"; fi
+rel_sanitizer_clean abuse-no-sanitizer-reports "$T/abuse.stderr"
+kt_finish

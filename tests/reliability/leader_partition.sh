@@ -22,42 +22,41 @@ cleanup() {
     [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED" 2>/dev/null
     for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do kill "$p" 2>/dev/null; done
     for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do wait "$p" 2>/dev/null; done
-    rm -rf "$IT_TMP"
+    rm -rf "$T"
 }
 trap cleanup EXIT
 
-poll() { it_poll "$@"; }
 
 # start_rec NAME KUBECONFIG CONFIG - start a reconciler; wait (bounded) for /readyz 200.
 start_rec() {
     local name=$1 port
-    rm -f "$IT_TMP/$name.ports"
+    rm -f "$T/$name.ports"
     "$REC" --kubeconfig "$2" --config "$3" --health-listen 127.0.0.1:0 --metrics-listen 0 \
-        --portfile "$IT_TMP/$name.ports" --workers 1 >>"$IT_TMP/$name.log" 2>&1 &
+        --portfile "$T/$name.ports" --workers 1 >>"$T/$name.log" 2>&1 &
     eval "PID_$name=$!"
     PIDS+=($!)
     for _ in $(seq 600); do
-        if [ -s "$IT_TMP/$name.ports" ]; then
-            port=$(jq -r .health "$IT_TMP/$name.ports")
+        if [ -s "$T/$name.ports" ]; then
+            port=$(jq -r .health "$T/$name.ports")
             [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && return 0
         fi
         kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || break
         sleep 0.1
     done
     echo "reconciler $name did not become ready"
-    cat "$IT_TMP/$name.log"
+    cat "$T/$name.log"
     return 1
 }
 pid_of() { eval echo "\$PID_$1"; }
-identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$IT_TMP/$1.log" | tail -1; }
+identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$T/$1.log" | tail -1; }
 holder() { kc get lease "$1" -n kubeflow-system -o jsonpath='{.spec.holderIdentity}'; }
 holder_is() { test "$(holder "$1")" = "$2"; }
-logged() { grep -q "$2" "$IT_TMP/$1.log"; }
-stamp() { grep -m1 "$2" "$IT_TMP/$1.log" | cut -d' ' -f1; } # the line's RFC 3339 time
+logged() { grep -q "$2" "$T/$1.log"; }
+stamp() { grep -m1 "$2" "$T/$1.log" | cut -d' ' -f1; } # the line's RFC 3339 time
 
 # le_config NAME LEASE - a Configuration with short durations (lease 4 s > renew 3 s).
 le_config() {
-    cat >"$IT_TMP/$1" <<YAML
+    cat >"$T/$1" <<YAML
 apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 leaderElection:
@@ -73,13 +72,13 @@ YAML
 # handover OLD NEW LEASE - OLD stepped down (logged, exit 1) before NEW acquired LEASE.
 handover() {
     local old=$1 new=$2 rc lost won
-    poll it_dead "$(pid_of "$old")" || { echo "$old still running: $(tail -5 "$IT_TMP/$old.log")"; return 1; }
+    kt_poll 60 it_dead "$(pid_of "$old")" || { echo "$old still running: $(tail -5 "$T/$old.log")"; return 1; }
     wait "$(pid_of "$old")"
     rc=$?
     [ "$rc" = 1 ] || { echo "$old exited $rc, want 1"; return 1; }
     logged "$old" 'leader election lost' || { echo "$old did not log the loss"; return 1; }
-    poll holder_is "$3" "$(identity_of "$new")" || { echo "$new never acquired $3"; return 1; }
-    poll logged "$new" 'became leader' || return 1
+    kt_poll 60 holder_is "$3" "$(identity_of "$new")" || { echo "$new never acquired $3"; return 1; }
+    kt_poll 60 logged "$new" 'became leader' || return 1
     lost=$(stamp "$old" 'leader election lost')
     won=$(stamp "$new" 'became leader')
     echo "$old lost at $lost, $new became leader at $won"
@@ -89,26 +88,26 @@ handover() {
 check() { # check NAME CMD...
     local name=$1
     shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 900 "$IT_TMP/check.out")"; fi
-    sed 's/^/  /' "$IT_TMP/check.out" | grep -E ' lost at |   (partition|etcd stopped): ' || true
+    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 900 "$T/check.out")"; fi
+    sed 's/^/  /' "$T/check.out" | grep -E ' lost at |   (partition|etcd stopped): ' || true
 }
 
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
-[ -x "$RELAY" ] || { it_fail relay "$RELAY missing (make itests)"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+[ -x "$RELAY" ] || { bad relay "$RELAY missing (make itests)"; kt_finish; }
 suffix=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 
 # ---- a silent partition between the leader and kube-apiserver ----------------------------
 partition() {
     local lease=kt-partition-$suffix
     le_config part.yaml "$lease"
-    "$RELAY" "${KT_APISERVER##*:}" "$IT_TMP/relay.port" 2>"$IT_TMP/relay.log" &
+    "$RELAY" "${KT_APISERVER##*:}" "$T/relay.port" 2>"$T/relay.log" &
     RELAY_PID=$!
-    poll test -s "$IT_TMP/relay.port" || return 1
-    sed "s#server: .*#server: https://127.0.0.1:$(cat "$IT_TMP/relay.port")#" \
-        "$KT_RECONCILER_KUBECONFIG" >"$IT_TMP/relay.kubeconfig"
-    start_rec pa "$IT_TMP/relay.kubeconfig" "$IT_TMP/part.yaml" || return 1
-    poll holder_is "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
-    start_rec pb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/part.yaml" || return 1
+    kt_poll 60 test -s "$T/relay.port" || return 1
+    sed "s#server: .*#server: https://127.0.0.1:$(cat "$T/relay.port")#" \
+        "$KT_RECONCILER_KUBECONFIG" >"$T/relay.kubeconfig"
+    start_rec pa "$T/relay.kubeconfig" "$T/part.yaml" || return 1
+    kt_poll 60 holder_is "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
+    start_rec pb "$KT_RECONCILER_KUBECONFIG" "$T/part.yaml" || return 1
     # the standby stays a standby while the leader renews
     logged pa 'became leader' && ! logged pb 'became leader' && holder_is "$lease" "$(identity_of pa)" || return 1
     local cut
@@ -124,16 +123,16 @@ check leader-silent-partition-steps-down-first partition
 etcd_stall() {
     local lease=kt-etcd-stall-$suffix
     le_config etcd.yaml "$lease"
-    start_rec ea "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/etcd.yaml" || return 1
-    poll holder_is "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
-    start_rec eb "$KT_RECONCILER_KUBECONFIG" "$IT_TMP/etcd.yaml" || return 1
+    start_rec ea "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
+    kt_poll 60 holder_is "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
+    start_rec eb "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
     ! logged eb 'became leader' || return 1
     ETCD_STOPPED=$KT_ETCD_PID
     local cut
     cut=$(date +%s%3N)
     kill -STOP "$KT_ETCD_PID"
     # the leader steps down while etcd is still stopped
-    poll it_dead "$(pid_of ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
+    kt_poll 60 it_dead "$(pid_of ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
     kill -CONT "$KT_ETCD_PID"
     ETCD_STOPPED=""
     handover ea eb "$lease" || return 1
@@ -142,6 +141,6 @@ etcd_stall() {
 check leader-etcd-stopped-steps-down etcd_stall
 [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"
 ETCD_STOPPED=""
-check no-sanitizer-reports bash -c "! grep -A40 -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
+check no-sanitizer-reports bash -c "! grep -A40 -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$T'/*.log"
 
-it_finish
+kt_finish

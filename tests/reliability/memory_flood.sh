@@ -17,20 +17,20 @@
 HOLD="$REL_TOOLS/hold_bodies"
 BODY=3145728
 PATHV=/validate-trainer-kubeflow-org-v1alpha1-trainjob
-[ -x "$HOLD" ] || { it_fail hold-tool "$HOLD missing (make itests)"; it_finish; }
+[ -x "$HOLD" ] || { bad hold-tool "$HOLD missing (make itests)"; kt_finish; }
 
 # hold NAME - start hold_bodies (stdin a fifo kept open on fd 7); wait (bounded) for its
 # summary; sets HELD, REFUSED, FAILED, HPID.
 hold() {
-    mkfifo "$IT_TMP/$1.in"
-    "$HOLD" "$PORT" 120 "$BODY" $((BODY - 1024)) "$PATHV" <"$IT_TMP/$1.in" >"$IT_TMP/$1.out" 2>&1 &
+    mkfifo "$T/$1.in"
+    "$HOLD" "$PORT" 120 "$BODY" $((BODY - 1024)) "$PATHV" <"$T/$1.in" >"$T/$1.out" 2>&1 &
     HPID=$!
     REL_PIDS+=("$HPID")
-    exec 7>"$IT_TMP/$1.in"
-    rel_poll 1200 held_summary "$1"
-    read -r _ HELD _ REFUSED _ FAILED <"$IT_TMP/$1.out"
+    exec 7>"$T/$1.in"
+    kt_poll 120 held_summary "$1"
+    read -r _ HELD _ REFUSED _ FAILED <"$T/$1.out"
 }
-held_summary() { [ -s "$IT_TMP/$1.out" ] || it_dead "$HPID"; }
+held_summary() { [ -s "$T/$1.out" ] || it_dead "$HPID"; }
 release() {
     exec 7>&-
     wait "$HPID"
@@ -39,51 +39,51 @@ release() {
 # ---- the body budget -----------------------------------------------------------------------
 # ASan's quarantine would hold every freed TLS record: keep it small (no effect when plain).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
-rel_webhook_start budget || { it_fail budget-start "kt-webhook did not start"; it_finish; }
+rel_webhook_start budget || { bad budget-start "kt-webhook did not start"; kt_finish; }
 base=$(rel_rss_kb "$WPID" VmRSS)
 hold budget
 hwm=$(rel_rss_kb "$WPID" VmHWM)
 echo "  body budget: held=$HELD refused=$REFUSED failed=$FAILED rss before ${base} kB, peak ${hwm} kB"
 if [ "${FAILED:-1}" = 0 ] && [ "${HELD:-0}" -ge 1 ] && [ $((HELD * (BODY + 1))) -le $((32 * 1024 * 1024)) ] &&
     [ "${REFUSED:-0}" -eq $((120 - HELD)) ]; then
-    it_ok memory-budget-refuses-the-rest
+    ok memory-budget-refuses-the-rest
 else
-    it_fail memory-budget-refuses-the-rest "want 1..10 held and the rest refused: $(cat "$IT_TMP/budget.out")"
+    bad memory-budget-refuses-the-rest "want 1..10 held and the rest refused: $(cat "$T/budget.out")"
 fi
-if [ "${hwm:-999999}" -lt $((128 * 1024)) ]; then it_ok memory-peak-under-128mi; else it_fail memory-peak-under-128mi "peak RSS ${hwm} kB"; fi
+if [ "${hwm:-999999}" -lt $((128 * 1024)) ]; then ok memory-peak-under-128mi; else bad memory-peak-under-128mi "peak RSS ${hwm} kB"; fi
 case "$REL_WEBHOOK" in *thread*) growth=0 ;; *) growth=$((hwm - base)) ;; esac # TSan's shadow memory
-if [ "$growth" -le $((48 * 1024)) ]; then it_ok memory-growth-bounded; else it_fail memory-growth-bounded "peak RSS grew by ${growth} kB, want <= 48 MiB"; fi
-if kill -0 "$WPID" 2>/dev/null && rel_review 5; then it_ok memory-review-while-held; else it_fail memory-review-while-held "no valid answer"; fi
+if [ "$growth" -le $((48 * 1024)) ]; then ok memory-growth-bounded; else bad memory-growth-bounded "peak RSS grew by ${growth} kB, want <= 48 MiB"; fi
+if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok memory-review-while-held; else bad memory-review-while-held "no valid answer"; fi
 release
-if rel_review 5; then it_ok memory-review-after-release; else it_fail memory-review-after-release "no valid answer"; fi
+if rel_review 5; then ok memory-review-after-release; else bad memory-review-after-release "no valid answer"; fi
 kill -TERM "$WPID"
 wait "$WPID"
 rc=$?
-if [ "$rc" = 0 ]; then it_ok memory-clean-exit; else it_fail memory-clean-exit "kt-webhook exited $rc"; fi
+if [ "$rc" = 0 ]; then ok memory-clean-exit; else bad memory-clean-exit "kt-webhook exited $rc"; fi
 
 # ---- an allocation failure fails one request, never the process ----------------------------
 case "$REL_WEBHOOK" in
 */plain/*)
     REL_WEBHOOK_REAL=$REL_WEBHOOK
-    REL_WEBHOOK="$IT_TMP/prlimited"
+    REL_WEBHOOK="$T/prlimited"
     printf '#!/bin/sh\nexec prlimit --as=%d "%s" "$@"\n' $((512 * 1024 * 1024)) "$REL_WEBHOOK_REAL" >"$REL_WEBHOOK"
     chmod +x "$REL_WEBHOOK"
     if rel_webhook_start alloc --max-inflight-body-bytes 1000000000; then
         hold alloc
         echo "  allocation failures: held=$HELD refused=$REFUSED failed=$FAILED"
-        if [ "${REFUSED:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$IT_TMP/alloc.stderr"; then
-            it_ok memory-alloc-failure-refused
+        if [ "${REFUSED:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$T/alloc.stderr"; then
+            ok memory-alloc-failure-refused
         else
-            it_fail memory-alloc-failure-refused "no request refused for memory: $(cat "$IT_TMP/alloc.out")"
+            bad memory-alloc-failure-refused "no request refused for memory: $(cat "$T/alloc.out")"
         fi
-        if kill -0 "$WPID" 2>/dev/null && rel_review 5; then it_ok memory-alloc-failure-alive; else it_fail memory-alloc-failure-alive "kt-webhook died or does not answer"; fi
+        if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok memory-alloc-failure-alive; else bad memory-alloc-failure-alive "kt-webhook died or does not answer"; fi
         release
         kill -TERM "$WPID"
         wait "$WPID"
     else
-        it_fail memory-alloc-start "kt-webhook did not start under prlimit"
+        bad memory-alloc-start "kt-webhook did not start under prlimit"
     fi
     ;;
 esac
-rel_sanitizer_clean memory-no-sanitizer-reports "$IT_TMP"/*.stderr
-it_finish
+rel_sanitizer_clean memory-no-sanitizer-reports "$T"/*.stderr
+kt_finish

@@ -24,18 +24,18 @@ trap '[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"; rel_cleanup' EXIT
 # start_rec NAME [FLAG...] - a reconciler as the controller identity; waits (bounded) for its
 # portfile and, unless it is a standby (KT_STANDBY=1), /readyz 200. Sets PID_<NAME>.
 start_rec() {
-    local name=$1 pf="$IT_TMP/$1.ports"
+    local name=$1 pf="$T/$1.ports"
     shift
     rm -f "$pf"
     "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 0 \
-        --portfile "$pf" --workers 2 "$@" >>"$IT_TMP/$name.log" 2>&1 &
+        --portfile "$pf" --workers 2 "$@" >>"$T/$name.log" 2>&1 &
     eval "PID_$name=$!"
     REL_PIDS+=($!)
-    rel_poll 600 test -s "$pf" || { cat "$IT_TMP/$name.log"; return 1; }
-    [ "${KT_STANDBY:-0}" = 1 ] || rel_poll 600 ready "$name" || { cat "$IT_TMP/$name.log"; return 1; }
+    kt_poll 60 test -s "$pf" || { cat "$T/$name.log"; return 1; }
+    [ "${KT_STANDBY:-0}" = 1 ] || kt_poll 60 ready "$name" || { cat "$T/$name.log"; return 1; }
 }
 pid_of() { eval echo "\$PID_$1"; }
-ready() { [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(jq -r .health "$IT_TMP/$1.ports")/readyz")" = 200 ]; }
+ready() { [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(jq -r .health "$T/$1.ports")/readyz")" = 200 ]; }
 
 trainjob() { # trainjob NS NAME
     printf 'apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  runtimeRef:\n    name: torch-distributed\n    kind: ClusterTrainingRuntime\n' "$2" "$1"
@@ -43,7 +43,7 @@ trainjob() { # trainjob NS NAME
 # creator NS - create t1..tN one after another, ten a second (so the fault lands mid-way),
 # each POSTed as the admin and retried (bounded) until the API server has it (201, or 409 for
 # a retry whose first try went through); runs in the background (CPID); writes "done" to
-# $IT_TMP/NS.created at the end.
+# $T/NS.created at the end.
 creator() {
     local i code
     for i in $(seq "$N"); do
@@ -57,26 +57,26 @@ creator() {
         done
         sleep 0.1 # the pace of the load, not a readiness wait
     done
-    echo "done" >"$IT_TMP/$1.created"
+    echo "done" >"$T/$1.created"
 }
 start_creator() { # start_creator NS
     creator "$1" &
     CPID=$!
     REL_PIDS+=("$CPID")
 }
-created() { grep -q "done" "$IT_TMP/$1.created" 2>/dev/null; }
+created() { grep -q "done" "$T/$1.created" 2>/dev/null; }
 jobsets_at_least() { [ "$(kc get jobsets -n "$1" -o name --request-timeout=5s 2>/dev/null | wc -l)" -ge "$2" ]; }
 
 # exact NS - every TrainJob has exactly one JobSet and one snapshot ConfigMap, controlled by it.
 exact() {
     local ns=$1
-    rel_poll 1200 created "$ns" || { echo "creator did not finish"; return 1; }
-    rel_poll 1200 jobsets_at_least "$ns" "$N" || { echo "only $(kc get jobsets -n "$ns" -o name | wc -l) of $N JobSets"; return 1; }
-    kc get trainjobs -n "$ns" -o json >"$IT_TMP/tj.json" &&
-        kc get jobsets -n "$ns" -o json >"$IT_TMP/js.json" &&
-        kc get configmaps -n "$ns" -l trainer.kubeflow.org/trainjob-name -o json >"$IT_TMP/cm.json" || return 1
-    jq -e -n --argjson n "$N" --slurpfile tj "$IT_TMP/tj.json" --slurpfile js "$IT_TMP/js.json" \
-        --slurpfile cm "$IT_TMP/cm.json" '
+    kt_poll 120 created "$ns" || { echo "creator did not finish"; return 1; }
+    kt_poll 120 jobsets_at_least "$ns" "$N" || { echo "only $(kc get jobsets -n "$ns" -o name | wc -l) of $N JobSets"; return 1; }
+    kc get trainjobs -n "$ns" -o json >"$T/tj.json" &&
+        kc get jobsets -n "$ns" -o json >"$T/js.json" &&
+        kc get configmaps -n "$ns" -l trainer.kubeflow.org/trainjob-name -o json >"$T/cm.json" || return 1
+    jq -e -n --argjson n "$N" --slurpfile tj "$T/tj.json" --slurpfile js "$T/js.json" \
+        --slurpfile cm "$T/cm.json" '
         ($tj[0].items | map({key: .metadata.name, value: .metadata.uid}) | from_entries) as $uid
         | def owned: [.[] | select(.metadata.ownerReferences // [] | map(select(.controller == true
                          and .kind == "TrainJob")) | length == 1)];
@@ -87,7 +87,7 @@ exact() {
         and all($js[0].items[]; .metadata.ownerReferences[0].uid == $uid[.metadata.name])
         and all($cm[0].items[]; .metadata.ownerReferences[0].uid ==
                                 $uid[.metadata.labels["trainer.kubeflow.org/trainjob-name"]])' >/dev/null || {
-        echo "trainjobs=$(jq '.items | length' "$IT_TMP/tj.json") jobsets=$(jq '.items | length' "$IT_TMP/js.json") configmaps=$(jq '.items | length' "$IT_TMP/cm.json") (want $N each, owned by the TrainJob of the same name)"
+        echo "trainjobs=$(jq '.items | length' "$T/tj.json") jobsets=$(jq '.items | length' "$T/js.json") configmaps=$(jq '.items | length' "$T/cm.json") (want $N each, owned by the TrainJob of the same name)"
         return 1
     }
 }
@@ -100,8 +100,8 @@ works() {
 check() { # check NAME CMD...
     local name=$1
     shift
-    if "$@" >"$IT_TMP/check.out" 2>&1; then it_ok "$name"; else it_fail "$name" "$(head -c 900 "$IT_TMP/check.out")"; fi
-    grep '^  ' "$IT_TMP/check.out"
+    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 900 "$T/check.out")"; fi
+    grep '^  ' "$T/check.out"
 }
 # at_fault NS - print how far the creation got when the fault hit.
 at_fault() {
@@ -112,16 +112,16 @@ stop() { # stop NAME - SIGTERM, wait
     wait "$(pid_of "$1")" 2>/dev/null
 }
 
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { it_fail rbac "apply failed"; it_finish; }
-kc apply -k "$it_root/deploy/runtimes" >/dev/null || { it_fail runtimes "apply failed"; it_finish; }
+kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
 
 # ---- kill -9 under load --------------------------------------------------------------------
 kill9() {
     local ns
-    ns=$(it_ns kill9) || return 1
+    ns=$(kt_ns kill9) || return 1
     start_rec k1 || return 1
     start_creator "$ns"
-    rel_poll 1200 jobsets_at_least "$ns" 5 || { echo "no JobSets before the kill"; return 1; }
+    kt_poll 120 jobsets_at_least "$ns" 5 || { echo "no JobSets before the kill"; return 1; }
     # shellcheck disable=SC2154 # PID_k1: set by start_rec k1 (eval "PID_$name=...")
     kill -KILL "$PID_k1"
     wait "$PID_k1" 2>/dev/null
@@ -150,12 +150,12 @@ check exactness-check-catches-a-stray-jobset stray
 # ---- kube-apiserver restart under load -----------------------------------------------------
 apiserver() {
     local ns
-    ns=$(it_ns apirestart) || return 1
+    ns=$(kt_ns apirestart) || return 1
     start_rec a1 || return 1
     start_creator "$ns"
-    rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
+    kt_poll 120 jobsets_at_least "$ns" 5 || return 1
     at_fault "$ns"
-    "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >"$IT_TMP/restart.log" 2>&1 || { cat "$IT_TMP/restart.log"; return 1; }
+    "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >"$T/restart.log" 2>&1 || { cat "$T/restart.log"; return 1; }
     exact "$ns" && works "$ns" a1
 }
 check apiserver-restart-under-load-exactly-one-jobset apiserver
@@ -164,10 +164,10 @@ stop a1
 # ---- etcd stalled ----------------------------------------------------------------------------
 etcd() {
     local ns
-    ns=$(it_ns etcdstall) || return 1
+    ns=$(kt_ns etcdstall) || return 1
     start_rec e1 || return 1
     start_creator "$ns"
-    rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
+    kt_poll 120 jobsets_at_least "$ns" 5 || return 1
     at_fault "$ns"
     ETCD_STOPPED=$KT_ETCD_PID
     kill -STOP "$KT_ETCD_PID"
@@ -180,7 +180,7 @@ check etcd-stall-under-load-exactly-one-jobset etcd
 stop e1
 
 # ---- leader failover under load ------------------------------------------------------------
-cat >"$IT_TMP/le.yaml" <<YAML
+cat >"$T/le.yaml" <<YAML
 apiVersion: config.trainer.kubeflow.org/v1alpha1
 kind: Configuration
 leaderElection:
@@ -193,23 +193,23 @@ leaderElection:
 YAML
 failover() {
     local ns t0 t1
-    ns=$(it_ns failover) || return 1
-    start_rec l1 --config "$IT_TMP/le.yaml" || return 1
-    KT_STANDBY=1 start_rec l2 --config "$IT_TMP/le.yaml" || return 1
+    ns=$(kt_ns failover) || return 1
+    start_rec l1 --config "$T/le.yaml" || return 1
+    KT_STANDBY=1 start_rec l2 --config "$T/le.yaml" || return 1
     start_creator "$ns"
-    rel_poll 1200 jobsets_at_least "$ns" 5 || return 1
-    grep -q 'became leader' "$IT_TMP/l1.log" && ! grep -q 'became leader' "$IT_TMP/l2.log" || { echo "l1 should lead, l2 stand by"; return 1; }
+    kt_poll 120 jobsets_at_least "$ns" 5 || return 1
+    grep -q 'became leader' "$T/l1.log" && ! grep -q 'became leader' "$T/l2.log" || { echo "l1 should lead, l2 stand by"; return 1; }
     at_fault "$ns"
     t0=$(date +%s%N)
     # shellcheck disable=SC2154 # PID_l1: set by start_rec l1 (eval "PID_$name=...")
     kill -KILL "$PID_l1"
     wait "$PID_l1" 2>/dev/null
-    rel_poll 600 grep -q 'became leader' "$IT_TMP/l2.log" || { echo "standby never led"; return 1; }
+    kt_poll 60 grep -q 'became leader' "$T/l2.log" || { echo "standby never led"; return 1; }
     t1=$(date +%s%N)
     echo "  failover: standby led $(((t1 - t0) / 1000000)) ms after the kill (leaseDuration 4s)"
-    exact "$ns" && rel_poll 600 ready l2 && works "$ns" l2
+    exact "$ns" && kt_poll 60 ready l2 && works "$ns" l2
 }
 check leader-failover-under-load-no-duplicates failover
 stop l2
-check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$IT_TMP'/*.log"
-it_finish
+check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$T'/*.log"
+kt_finish

@@ -12,8 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root" || exit 1
 t0=$(date +%s%N)
-pass=0
-fail=0
+. tests/lib.sh # kt_run_one, kt_only, kt_secs, kt_finish, KT_KEEP
+KT_ONLY="${KT_ONLY:-} $(kt_only_args reliability "$@")"
 D=""
 teardown() {
     if [ -n "$D" ]; then
@@ -21,10 +21,8 @@ teardown() {
         rm -rf "$D"
     fi
 }
-trap teardown EXIT
+kt_cleanup teardown
 trap 'exit 130' INT TERM
-
-. tests/runner_lib.sh
 
 if ! tests/cluster/build.sh >/dev/null; then
     echo "reliability: tests/cluster/build.sh failed"
@@ -45,13 +43,12 @@ fi
 for t in tests/reliability/*.sh; do
     case "$t" in */lib.sh | */run.sh) continue ;; esac
     [ -x "$t" ] || continue
-    wanted "$t" "$@" || continue
-    run_one "$(basename "$t" .sh)" "$t" "$D/env"
+    kt_only "reliability/$(basename "$t")" || continue
+    KT_ONLY='' kt_run_one "$(basename "$t" .sh)" "$t" "$D/env"
 done
 if [ "$fail" -ne 0 ]; then
     . tests/cluster/lib.sh
     kt_print_logs "$D" 2>&1
 fi
-echo "reliability wall time: $(secs "$t0")"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "reliability wall time: $(kt_secs "$t0")"
+kt_finish

@@ -9,10 +9,10 @@
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 KTCTL=${KT_KTCTL_BIN:-"$it_root/build/plain/bin/ktctl"}
-[ -x /usr/bin/time ] || { it_fail time "/usr/bin/time missing (apt-get install time)"; it_finish; }
-cd "$IT_TMP" || exit 1
+[ -x /usr/bin/time ] || { bad time "/usr/bin/time missing (apt-get install time)"; kt_finish; }
+cd "$T" || exit 1
 
-python3 - <<'PY' || { it_fail generate "python3 failed"; it_finish; }
+python3 - <<'PY' || { bad generate "python3 failed"; kt_finish; }
 head = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  runtimeRef:\n    name: torch-distributed\n"
 lines = ['a0: &a0 [' + ','.join(['"lol"'] * 10) + ']']
 for i in range(1, 10):
@@ -39,11 +39,11 @@ bomb() {
     rss=$(tail -1 "$name.time")
     echo "  $name: exit $rc, peak rss ${rss} kB: $(cat "$name.out" "$name.err" | grep -v '^Command' | grep -E "$re" | sed -n 1p | cut -c1-160)"
     if [ "$rc" = "$want" ] && grep -qE "$re" "$name.out" "$name.err"; then
-        it_ok "yaml-$name-clear-error"
+        ok "yaml-$name-clear-error"
     else
-        it_fail "yaml-$name-clear-error" "exit $rc (want $want); output: $(head -c 300 "$name.err") $(head -c 300 "$name.out")"
+        bad "yaml-$name-clear-error" "exit $rc (want $want); output: $(head -c 300 "$name.err") $(head -c 300 "$name.out")"
     fi
-    if [ "${rss:-999999}" -lt $((128 * 1024)) ]; then it_ok "yaml-$name-memory-bounded"; else it_fail "yaml-$name-memory-bounded" "peak RSS ${rss} kB"; fi
+    if [ "${rss:-999999}" -lt $((128 * 1024)) ]; then ok "yaml-$name-memory-bounded"; else bad "yaml-$name-memory-bounded" "peak RSS ${rss} kB"; fi
 }
 bomb billion-laughs 1 'laughs.yaml:[0-9]+: too many nodes \(alias expansion\)' laughs.yaml
 bomb deep-100k 1 'deep.yaml:1: nesting deeper than [0-9]+ levels' deep.yaml
@@ -52,4 +52,4 @@ bomb 50mb-stdin 2 '^ktctl validate: <stdin>: larger than --max-input-size \([0-9
 bomb binary 2 '^ktctl validate: binary.yaml: a NUL byte at offset [0-9]+' binary.yaml # an input error (InputBinary)
 bomb 20000-documents 0 '20000 objects checked, 0 invalid' many.yaml
 rel_sanitizer_clean yaml-no-sanitizer-reports ./*.err
-it_finish
+kt_finish

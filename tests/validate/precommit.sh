@@ -29,8 +29,8 @@ fi
 b=$(cd "${1:-$root/build/plain}" 2>/dev/null && pwd) # used by ktctl-validate-system only
 # shellcheck source=tests/validate/ci_venv.sh
 . "$here/ci_venv.sh" # PINS, venv, setup_venv
-# shellcheck source=tests/tier_lib.sh
-. "$root/tests/tier_lib.sh" # T, ok, bad, tier_finish
+# shellcheck source=tests/lib.sh
+. "$root/tests/lib.sh" # T, ok, bad, kt_finish
 export PRE_COMMIT_HOME="$T/pc-home"
 git_q() { git -c user.name=kt -c user.email=kt@example.invalid -c init.defaultBranch=main "$@" -q; }
 
@@ -224,4 +224,4 @@ else
     echo "pre-commit $("$venv/bin/pre-commit" --version | sed 's/^pre-commit //')"
     check_hooks
 fi
-tier_finish
+kt_finish

@@ -15,7 +15,7 @@ b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$here/../only.sh"
+. "$here/../lib.sh"
 pass=0
 fail=0
 t0=$(date +%s%N)
