@@ -6,7 +6,7 @@
 # (tests/layers.py, common/README.md), the SPDX licence line of every source file
 # (deploy/release/spdx.sh), each of those two after its self-test; over every shell script:
 # -S warning of shellcheck, bash -n, no pipe into an early-closing reader, no shell function name
-# with two bodies under tests/ (tests/shlint.py), each after a self-test; no citation of a
+# with two bodies under tests/ or scripts/ (tests/shlint.py), each after a self-test; no citation of a
 # document outside the repository or of a tracker number (and every cited docs anchor
 # existing); the clang-format check.
 set -uo pipefail
@@ -188,7 +188,7 @@ else
 fi
 # No pipe into a reader that stops early (`| grep -q`, `| grep -m`, `| head`): the writer dies
 # of SIGPIPE and pipefail fails the pipeline at random (tests/shlint.py says what to write
-# instead). No shell function name under tests/ with two different bodies. The self-test plants
+# instead). No shell function name under tests/ or scripts/ with two different bodies. The self-test plants
 # bad and good lines for both first.
 if ! python3 tests/shlint.py --self-test >"$tmp/self.out" 2>&1; then
     cat "$tmp/self.out"
@@ -203,8 +203,8 @@ else
         fail=$((fail + 1))
     fi
     # shellcheck disable=SC2046 # one word per file name (git ls-files, no spaces in kt's paths)
-    if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep '^tests/') >"$tmp/dup.out"; then
-        echo "lint: shell function names under tests/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
+    if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep -E "^(tests|scripts)/") >"$tmp/dup.out"; then
+        echo "lint: shell function names under tests/ and scripts/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
         pass=$((pass + 1))
     else
         cat "$tmp/dup.out"

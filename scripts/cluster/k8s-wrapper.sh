@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/cluster/k8s-wrapper.sh X.Y.Z - write the pinned wrapper module of k8s.io/kubernetes vX.Y.Z
-# into tests/cluster/k8s-X.Y/ (go.mod + go.sum, resolved through the module proxy with `go mod
+# scripts/cluster/k8s-wrapper.sh X.Y.Z - write the pinned wrapper module of k8s.io/kubernetes vX.Y.Z
+# into scripts/cluster/modules/k8s-X.Y/ (go.mod + go.sum, resolved through the module proxy with `go mod
 # tidy`), for KT_K8S_VERSION=X.Y.Z (make compat). The default version's wrapper is
-# tests/cluster/k8s/ (it also pins scheduler-plugins). The staging modules to replace, the go
+# scripts/cluster/modules/k8s/ (it also pins scheduler-plugins). The staging modules to replace, the go
 # directive and the godebug default are read from that tag's own go.mod (docs/compatibility.md).
 set -euo pipefail
 if [ $# -ne 1 ] || ! [[ $1 =~ ^1\.([0-9]+)\.[0-9]+$ ]]; then
@@ -13,7 +13,7 @@ fi
 v=$1
 minor=${BASH_REMATCH[1]}
 here=$(cd "$(dirname "$0")" && pwd)
-out="$here/k8s-1.$minor"
+out="$here/modules/k8s-1.$minor"
 export GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=mod
 w=$(mktemp -d)
 trap 'rm -rf "$w"' EXIT
