@@ -4,7 +4,8 @@
 # common/base/mem.c, a second copy of KT_ARRAY_SIZE or FNV-1a (and KT_ARRAY_SIZE's pointer
 # check, compiled), the layering of common/
 # (tests/layers.py, common/README.md), the SPDX licence line of every source file
-# (deploy/release/spdx.sh), each of those two after its self-test; over every shell script:
+# (deploy/release/spdx.sh), every generated file equal to its generator's output
+# (tests/regen.sh), each of those three after its self-test; over every shell script:
 # -S warning of shellcheck, bash -n, no pipe into an early-closing reader, no shell function name
 # with two bodies under tests/ or scripts/ (tests/shlint.py), each after a self-test; no citation of a
 # document outside the repository or of a tracker number (and every cited docs anchor
@@ -82,6 +83,17 @@ else
     fail=$((fail + 1))
 fi
 rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
+# Generated files: each names its generator and is what that generator writes today
+# (tests/regen.sh: the generators under scripts/gen/ run into a temporary folder, cmp against the
+# committed bytes). The self-test first proves a one-byte change and a missing generator name fail.
+if tests/regen.sh --self-test >"${TMPDIR:-/tmp}/kt-regen.$$" 2>&1 && tests/regen.sh; then
+    pass=$((pass + 1))
+else
+    grep -v ' 0 failed' "${TMPDIR:-/tmp}/kt-regen.$$" || true
+    echo "lint: a generated file differs from its generator's output (above; tests/regen.sh)"
+    fail=$((fail + 1))
+fi
+rm -f "${TMPDIR:-/tmp}/kt-regen.$$"
 # Shell: every shell script kt owns (*.sh and files with a sh/bash shebang).
 shells=$({
     git ls-files '*.sh'

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""scripts/gen/embed_crds.py [--check] - write common/validate/crd_schemas.c from api/*.yaml.
+"""scripts/gen/embed_crds.py [--check | --out FILE] - write common/validate/crd_schemas.c
+(or FILE) from api/*.yaml.
 
 The compiled-in CRD data `ktctl validate` checks against (so it works outside the repo):
 for each of our three CRDs, its kind, scope and the openAPIV3Schema as compact JSON with
 the descriptions dropped (they never change a verdict). The JSON is split into string
 literals below 4,000 bytes (C11's portable limit, -Woverlength-strings) that the library
 joins at first use. --check exits 1 when the committed file differs from what would be
-written (run by tests/validate/tier.sh)."""
+written (run by tests/validate/tier.sh); tests/regen.sh (`make lint`) compares --out's bytes."""
 import json
 import os
 import sys
@@ -90,7 +91,8 @@ def main():
             print("common/validate/crd_schemas.c is stale: run scripts/gen/embed_crds.py", file=sys.stderr)
             return 1
         return 0
-    with open(OUT, "w", encoding="utf-8") as f:
+    out = sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--out" else OUT
+    with open(out, "w", encoding="utf-8") as f:
         f.write(text)
     return 0
 

@@ -15,8 +15,12 @@ unexported and `json:"-"` fields dropped, a field without a tag named by its Go 
 embedded struct without a tag name promoted (at its position), `omitempty`/`omitzero`
 recorded; types with their own MarshalJSON must be in SPECIAL (else the script fails).
 
-Usage: scripts/gen/gen_gotypes.py [GOMODCACHE]   (default: `go env GOMODCACHE`, ~/go/pkg/mod)
-The build never runs this: the generated file is committed. Re-run it when upstream moves."""
+Usage: scripts/gen/gen_gotypes.py [--out FILE] [GOMODCACHE]
+  GOMODCACHE defaults to `go env GOMODCACHE` (else ~/go/pkg/mod); --out writes FILE instead of
+  common/base/gotypes.c (formatted with the repository's .clang-format all the same). Exits 3
+  when an input module is not in the module cache (nothing downloaded here).
+The build never runs this: the generated file is committed (tests/regen.sh, a step of
+`make lint`, checks that it is what this script writes). Re-run it when upstream moves."""
 import os
 import re
 import subprocess
@@ -64,12 +68,15 @@ BASIC = {
 ALIAS = {"byte": "uint8", "rune": "int32"}
 
 
-def die(msg):
-    sys.exit(f"gen_gotypes: {msg}")
+def die(msg, code=1):
+    print(f"gen_gotypes: {msg}", file=sys.stderr)
+    sys.exit(code)
 
 
 def module_versions(modcache):
     gomod = os.path.join(modcache, f"{TRAINER}@{TRAINER_VERSION}", "go.mod")
+    if not os.path.isfile(gomod):
+        die(f"{gomod}: not in the module cache (go mod download {TRAINER}@{TRAINER_VERSION})", 3)
     vers = {TRAINER: TRAINER_VERSION}
     for m in re.finditer(r"^\s*(\S+)\s+(v\S+)", open(gomod).read(), re.M):
         vers[m.group(1)] = m.group(2)
@@ -81,7 +88,7 @@ def pkg_dir(modcache, vers, path):
         if path == mod or path.startswith(mod + "/"):
             d = os.path.join(modcache, f"{mod}@{vers[mod]}", path[len(mod) + 1:])
             if not os.path.isdir(d):
-                die(f"{d}: not in the module cache (go mod download {mod}@{vers[mod]})")
+                die(f"{d}: not in the module cache (go mod download {mod}@{vers[mod]})", 3)
             return d
     die(f"{path}: no module in {TRAINER}'s go.mod")
 
@@ -370,7 +377,11 @@ def linkage(name, exported):
 
 
 def main():
-    modcache = sys.argv[1] if len(sys.argv) > 1 else None
+    args = sys.argv[1:]
+    out = None
+    if args[:1] == ["--out"] and len(args) >= 2:
+        out, args = args[1], args[2:]
+    modcache = args[0] if args else None
     if not modcache:
         try:
             modcache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True,
@@ -388,9 +399,14 @@ def main():
     text = emit(gen, roots)
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     path = os.path.join(root, OUT)
-    open(path, "w").write(text)
-    subprocess.run(["clang-format", "-i", path], check=True, cwd=root)
-    print(f"gen_gotypes: {OUT}: {sum(1 for d in gen.descs.values() if d[0] == 'STRUCT')} structs, "
+    # Formatted as if it were the committed file, so the repository's .clang-format applies
+    # wherever --out puts it.
+    text = subprocess.run(["clang-format", "--assume-filename=" + os.path.abspath(path)],
+                          input=text, capture_output=True, text=True, check=True).stdout
+    with open(out or path, "w") as f:
+        f.write(text)
+    print(f"gen_gotypes: {out or OUT}: "
+          f"{sum(1 for d in gen.descs.values() if d[0] == 'STRUCT')} structs, "
           f"{len(gen.descs)} descriptors")
 
 
