@@ -314,7 +314,7 @@ cat <<EOF
   kubectl patch trainjob my-job --type=merge -p '{"spec":{"suspend":true}}'
   kubectl get events -n default
   $KTCTL render --runtime deploy/runtimes/torch-distributed.yaml $EXAMPLE
-  $KTCTL validate deploy/runtimes tests/run
+  $KTCTL validate deploy/runtimes $EXAMPLE
   curl -sk https://127.0.0.1:$WMPORT/metrics | grep -v '^#' | head   # kt-webhook metrics (TLS)
   curl -s http://127.0.0.1:$RHPORT/readyz             # kt-reconciler readiness
 
