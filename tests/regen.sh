@@ -21,7 +21,7 @@ common/validate/crd_schemas.c scripts/gen/embed_crds.py python3 scripts/gen/embe
 common/base/gotypes.c scripts/gen/gen_gotypes.py python3 scripts/gen/gen_gotypes.py"
 
 # regen OUT - every generator's output under OUT (the committed files' relative paths). A file a
-# generator could not write is left out (compare then says why).
+# generator could not write is left out (regen_compare then says why).
 regen() {
     local out=$1 rc
     mkdir -p "$out/api" "$out/common/validate" "$out/common/base"
@@ -38,9 +38,10 @@ regen() {
     fi
 }
 
-# compare ROOT OUT - each committed file under ROOT names its generator in its first three lines
+# regen_compare ROOT OUT - each committed file under ROOT names its generator in its first three
+# lines
 # and equals OUT's; false (with one line per file) otherwise. Prints the count checked.
-compare() {
+regen_compare() {
     local root=$1 out=$2 f gen cmd bad=0 n=0
     while read -r f gen cmd; do
         if [ "$f" = common/base/gotypes.c ] && [ -f "$out/gotypes.skip" ]; then
@@ -70,12 +71,12 @@ if [ "${1:-}" = --self-test ]; then
     pass=0 fail=0
     expect() { # expect NAME WANT_RC ROOT - compare ROOT with the regenerated files
         local rc
-        compare "$3" "$T/out" >"$T/self.out" 2>&1
+        regen_compare "$3" "$T/out" >"$T/self.out" 2>&1
         rc=$?
         if [ "$rc" = "$2" ]; then
             pass=$((pass + 1))
         else
-            echo "FAIL: $1 (compare exited $rc, wanted $2): $(cat "$T/self.out")"
+            echo "FAIL: $1 (regen_compare exited $rc, wanted $2): $(cat "$T/self.out")"
             fail=$((fail + 1))
         fi
     }
@@ -110,4 +111,4 @@ if [ "${1:-}" = --self-test ]; then
     [ "$fail" = 0 ]
     exit
 fi
-compare . "$T/out"
+regen_compare . "$T/out"
