@@ -39,8 +39,7 @@ regen() {
 }
 
 # regen_compare ROOT OUT - each committed file under ROOT names its generator in its first three
-# lines
-# and equals OUT's; false (with one line per file) otherwise. Prints the count checked.
+# lines and equals OUT's; false (with one line per file) otherwise. Prints the count checked.
 regen_compare() {
     local root=$1 out=$2 f gen cmd bad=0 n=0
     while read -r f gen cmd; do
