@@ -73,7 +73,7 @@ for t in tests/integration/crd_*.sh tests/integration/*.sh; do
     [ -x "$t" ] && shells+=("$t")
 done
 # Tests that start the full chain (up.sh --full) run after the others: in `make test` the
-# full chain's binaries may still be building in the background (tests/prefetch.sh) when this
+# full chain's binaries may still be building in the background (scripts/prefetch.sh) when this
 # tier starts, and these wait for them.
 late=" tests/integration/e2e_run_demo.sh "
 for t in ${shells[@]+"${shells[@]}"}; do
