@@ -157,7 +157,7 @@ $(B)/itests/%: tests/integration/%.c $(LIB) $(FLAGS_FILE)
 itests: $(ITEST_BINS) $(TOOL_BINS) $(BINS) links
 
 deps:
-	$(Q)tests/deps.sh
+	$(Q)scripts/deps.sh
 
 # The inner loop: every tier that needs no cluster. tests/tiers.sh prints N passed, N failed.
 unit: $(UNIT_BINS) $(TOOL_BINS) $(BINS) links
@@ -174,7 +174,7 @@ test: deps
 	$(Q)tests/test-all.sh
 
 cluster:
-	$(Q)tests/cluster/build.sh --full
+	$(Q)scripts/cluster/build.sh --full
 
 # make compat COMPAT_VERSIONS="1.34.4 1.37.2": the API-server-dependent tiers against each
 # supported Kubernetes release (tests/compat/run.sh; not part of make test).
@@ -183,7 +183,7 @@ compat: all
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tests/run-demo.sh
+	$(Q)scripts/demo/run.sh
 
 bench: all
 	$(Q)tests/bench/run.sh $(B)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/kt_deploy.sh - install and start kt on a local cluster made by tests/cluster/up.sh
-# (sourced by tests/run-demo.sh and the e2e tier). The caller sets D (the cluster directory, whose
+# (sourced by scripts/demo/run.sh and the e2e tier). The caller sets D (the cluster directory, whose
 # env is already sourced), ROOT (the repo), WEBHOOK, RECONCILER, KTCTL (binaries) and defines
 # `kc` (kubectl as admin) and `die MESSAGE`. Every wait is a bounded poll.
 

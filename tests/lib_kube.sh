@@ -61,7 +61,7 @@ tj_cond() {
 # version; used by the e2e and real-node tiers.
 KT_SDK_VERSION=0.5.0
 # sdk_python - print the venv's python, making the venv when missing (pip's log: $T/pip.log).
-# One maker at a time (flock on VENV.lock: tests/prefetch.sh may be making it in the background).
+# One maker at a time (flock on VENV.lock: scripts/prefetch.sh may be making it in the background).
 sdk_python() {
     local v="${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/sdk/kubeflow-$KT_SDK_VERSION" rc=0
     mkdir -p "$(dirname "$v")"

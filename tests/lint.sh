@@ -4,9 +4,10 @@
 # common/base/mem.c, a second copy of KT_ARRAY_SIZE or FNV-1a (and KT_ARRAY_SIZE's pointer
 # check, compiled), the layering of common/
 # (tests/layers.py, common/README.md), the SPDX licence line of every source file
-# (deploy/release/spdx.sh), each of those two after its self-test; over every shell script:
+# (deploy/release/spdx.sh), every generated file equal to its generator's output
+# (tests/regen.sh), each of those three after its self-test; over every shell script:
 # -S warning of shellcheck, bash -n, no pipe into an early-closing reader, no shell function name
-# with two bodies under tests/ (tests/shlint.py), each after a self-test; no citation of a
+# with two bodies under tests/ or scripts/ (tests/shlint.py), each after a self-test; no citation of a
 # document outside the repository or of a tracker number (and every cited docs anchor
 # existing); the clang-format check.
 set -uo pipefail
@@ -82,6 +83,17 @@ else
     fail=$((fail + 1))
 fi
 rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
+# Generated files: each names its generator and is what that generator writes today
+# (tests/regen.sh: the generators under scripts/gen/ run into a temporary folder, cmp against the
+# committed bytes). The self-test first proves a one-byte change and a missing generator name fail.
+if tests/regen.sh --self-test >"${TMPDIR:-/tmp}/kt-regen.$$" 2>&1 && tests/regen.sh; then
+    pass=$((pass + 1))
+else
+    grep -v ' 0 failed' "${TMPDIR:-/tmp}/kt-regen.$$" || true
+    echo "lint: a generated file differs from its generator's output (above; tests/regen.sh)"
+    fail=$((fail + 1))
+fi
+rm -f "${TMPDIR:-/tmp}/kt-regen.$$"
 # Shell: every shell script kt owns (*.sh and files with a sh/bash shebang).
 shells=$({
     git ls-files '*.sh'
@@ -188,7 +200,7 @@ else
 fi
 # No pipe into a reader that stops early (`| grep -q`, `| grep -m`, `| head`): the writer dies
 # of SIGPIPE and pipefail fails the pipeline at random (tests/shlint.py says what to write
-# instead). No shell function name under tests/ with two different bodies. The self-test plants
+# instead). No shell function name under tests/ or scripts/ with two different bodies. The self-test plants
 # bad and good lines for both first.
 if ! python3 tests/shlint.py --self-test >"$tmp/self.out" 2>&1; then
     cat "$tmp/self.out"
@@ -203,8 +215,8 @@ else
         fail=$((fail + 1))
     fi
     # shellcheck disable=SC2046 # one word per file name (git ls-files, no spaces in kt's paths)
-    if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep '^tests/') >"$tmp/dup.out"; then
-        echo "lint: shell function names under tests/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
+    if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep -E "^(tests|scripts)/") >"$tmp/dup.out"; then
+        echo "lint: shell function names under tests/ and scripts/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
         pass=$((pass + 1))
     else
         cat "$tmp/dup.out"

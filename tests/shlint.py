@@ -23,8 +23,8 @@ import re
 import sys
 import tempfile
 
-# Function names that today still have different bodies in different files under tests/. Most
-# are the per-tier assert and daemon vocabularies (ok/bad/check, start_rec, poll, cleanup, ...)
+# Function names that today still have different bodies in different files under tests/ and
+# scripts/. Most are the per-tier assert and daemon vocabularies (ok/bad/check, start_rec, poll, cleanup, ...)
 # that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""

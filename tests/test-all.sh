@@ -32,11 +32,11 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
     rm -f "$out"
 }
 # The cached builds of the later tiers (cluster binaries, upstream's manager, helm, Prometheus,
-# the SDK venv, the real node's images) start now in the background (tests/prefetch.sh, low
+# the SDK venv, the real node's images) start now in the background (scripts/prefetch.sh, low
 # priority, the tiers' own builders and locks): cold, they overlap the tiers before the ones
 # that need them; warm, it is a few file checks. Its timings are printed at the end.
 mkdir -p build
-tests/prefetch.sh build/prefetch >build/prefetch.log 2>&1 &
+scripts/prefetch.sh build/prefetch >build/prefetch.log 2>&1 &
 prefetch_pid=$!
 kt_cleanup kill "$prefetch_pid"
 step "build (WERROR=1)" make -s -j"$jobs" WERROR=1 all
@@ -60,7 +60,7 @@ step "docs (links, flags, runnable blocks)" tests/docs/run.sh
 # (cold on a fresh machine: the slow part of the budget; warm: a few file checks).
 # Only what the integration tier's plane needs (etcd, kube-apiserver, kubectl): the rest of the
 # chain goes on building in the background, and the tiers that need it wait for it.
-step "cluster binaries (Go builds, cached)" tests/cluster/build.sh
+step "cluster binaries (Go builds, cached)" scripts/cluster/build.sh
 if [ -x tests/integration/run.sh ]; then
     step "integration (real kube-apiserver + etcd)" tests/integration/run.sh
 fi
@@ -82,7 +82,7 @@ if [ -n "$(ls tests/fuzz/fuzz_*.c 2>/dev/null)" ]; then
     step "fuzz" make -s fuzz
 fi
 wait "$prefetch_pid"
-echo "== background builds (tests/prefetch.sh; logs in build/prefetch/)"
+echo "== background builds (scripts/prefetch.sh; logs in build/prefetch/)"
 cat build/prefetch.log
 echo "== total"
 kt_finish

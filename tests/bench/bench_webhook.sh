@@ -111,7 +111,7 @@ UP_PID=""
 UP_URL=""
 start_upstream() {
     if [ ! -x "$KT_BIN/kube-apiserver" ] || [ ! -x "$KT_BIN/etcd" ]; then
-        warn "upstream: no cached kube-apiserver/etcd in $KT_BIN (tests/cluster/build.sh)"
+        warn "upstream: no cached kube-apiserver/etcd in $KT_BIN (scripts/cluster/build.sh)"
         return 1
     fi
     PLANE="$T/plane"

@@ -190,7 +190,7 @@ kt_full_kwok_stages() {
     m="$(go env GOMODCACHE 2>/dev/null)/sigs.k8s.io/kwok@$KWOK_VERSION"
     if [ ! -d "$m/kustomize/stage" ]; then
         # shellcheck disable=SC2154 # kt_here: set by tests/cluster/lib.sh, sourced first
-        m=$(cd "$kt_here/kwok" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
+        m=$(cd "$kt_here/../../scripts/cluster/modules/kwok" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" |
             sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
     fi
     [ -d "$m/kustomize/stage" ] || { kt_log "KWOK module $KWOK_VERSION not in the module cache"; return 1; }

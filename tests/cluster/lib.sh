@@ -5,7 +5,7 @@
 # API server's extra flags (DIR/apiserver.flags) and DIR/env, the interface other code reads.
 
 kt_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$kt_here/versions.sh"
+. "$kt_here/../../scripts/cluster/versions.sh"
 KT_BIN=$(kt_cluster_bindir)
 KT_READY_TIMEOUT=${KT_READY_TIMEOUT:-90}
 
@@ -199,7 +199,7 @@ KCFG
 }
 
 # kt_gen_certs DIR - CA, serving cert, service-account key pair and the client identities
-# (tests/cluster/certgen: openssl refuses the 73-byte service-account common names).
+# (scripts/cluster/modules/certgen: openssl refuses the 73-byte service-account common names).
 kt_gen_certs() {
     KT_CERTGEN_NODE_IP=$(kt_env_get "$1" KT_NODE_IP) KT_CERTGEN_NODE_NAME=$(kt_env_get "$1" KT_NODE_NAME) \
         "$(kt_certgen_bin)" "$1"

@@ -37,10 +37,10 @@ kt_node_unavailable() {
     [ -d /proc/sys/net/bridge ] || { echo "the kernel has no bridge netfilter (br_netfilter)"; return; }
     for b in containerd runc ctr iptables /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback; do
         command -v "$b" >/dev/null || [ -x "$b" ] ||
-            { echo "$b missing (tests/deps.sh installs containerd, runc, containernetworking-plugins)"; return; }
+            { echo "$b missing (scripts/deps.sh installs containerd, runc, containernetworking-plugins)"; return; }
     done
     for b in kubelet kube-proxy "$COREDNS_BIN"; do
-        [ -x "$KT_BIN/$b" ] || { echo "$KT_BIN/$b not built (tests/cluster/build.sh --full)"; return; }
+        [ -x "$KT_BIN/$b" ] || { echo "$KT_BIN/$b not built (scripts/cluster/build.sh --full)"; return; }
     done
 }
 

@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib.sh
-. tests/cluster/versions.sh
+. scripts/cluster/versions.sh
 
 # A module folder with the stage files kt_full_kwok_stages reads.
 fake_module() { # DIR

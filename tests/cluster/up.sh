@@ -43,13 +43,13 @@ t0=$(date +%s%N)
 
 if [ ! -x "$KT_BIN/kube-apiserver" ] || [ ! -x "$KT_BIN/kubectl" ] || [ ! -x "$KT_BIN/etcd" ] ||
     [ ! -f "$KT_BIN/crds/.done" ] || [ ! -x "$(kt_certgen_bin)" ]; then
-    "$here/build.sh" >/dev/null
+    "$root/scripts/cluster/build.sh" >/dev/null
 fi
 if [ "$FULL" = 1 ]; then
     for b in kube-controller-manager kube-scheduler "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION" \
         "jobset-$JOBSET_VERSION" "kwok-$KWOK_VERSION"; do
         if [ ! -x "$KT_BIN/$b" ]; then
-            "$here/build.sh" --chain >/dev/null
+            "$root/scripts/cluster/build.sh" --chain >/dev/null
             break
         fi
     done
@@ -58,7 +58,7 @@ if [ "$REAL" = 1 ]; then
     . "$here/full.sh"
     . "$here/node.sh"
     for b in kubelet kube-proxy "$COREDNS_BIN"; do
-        [ -x "$KT_BIN/$b" ] || "$here/build.sh" --full >/dev/null
+        [ -x "$KT_BIN/$b" ] || "$root/scripts/cluster/build.sh" --full >/dev/null
     done
     no_node=$(kt_node_unavailable)
     # KT_REAL_NODE_OPTIONAL=1 (make run): a node held by another live cluster is a reason too.

@@ -4,9 +4,9 @@
 # (docs/compatibility.md "Kubernetes versions"). Not part of `make test`.
 #
 # For each release of COMPAT_VERSIONS (default: the newest patch of 1.34-1.37 the module proxy
-# serves) with KT_K8S_VERSION set to it: builds its control plane (tests/cluster/build.sh --chain,
-# cached per release outside the repo; the wrapper module is tests/cluster/k8s-X.Y/, the default
-# release's is tests/cluster/k8s/), checks that each Kubernetes binary reports that release, then
+# serves) with KT_K8S_VERSION set to it: builds its control plane (scripts/cluster/build.sh --chain,
+# cached per release outside the repo; the wrapper module is scripts/cluster/modules/k8s-X.Y/, the default
+# release's is scripts/cluster/modules/k8s/), checks that each Kubernetes binary reports that release, then
 # runs the tiers whose results depend on the API server:
 #   integration (tests/integration/run.sh COMPAT_IT): CRD install and the schema/CEL verdicts
 #     (crd_*), kt-webhook registered and answering (webhook_*, itest_webhook_store), the
@@ -14,7 +14,7 @@
 #     the C tests once, without the ASan+UBSan rerun (KT_ITEST_ASAN=0)
 #   e2e (tests/e2e/run.sh COMPAT_E2E): the full chain on KWOK nodes, every shipped runtime's
 #     TrainJob to Complete (runtimes), gang scheduling (coscheduling) and the Kubeflow SDK (sdk)
-# JobSet, KWOK, scheduler-plugins and etcd stay at their pinned builds (tests/cluster/versions.sh).
+# JobSet, KWOK, scheduler-plugins and etcd stay at their pinned builds (scripts/cluster/versions.sh).
 # Prints one line per release (`compat X.Y.Z: ... PASSED|FAILED` with each tier's counts and wall
 # times) and the final `N passed, N failed` over every check. Logs: build/compat/X.Y.Z-*.log.
 set -uo pipefail
@@ -62,9 +62,9 @@ fi
 
 # The knob's negative control: a release without a pinned wrapper is refused by name before
 # anything is built (no silent fallback to the default release).
-out=$(KT_K8S_VERSION=1.33.99 tests/cluster/build.sh 2>&1)
+out=$(KT_K8S_VERSION=1.33.99 scripts/cluster/build.sh 2>&1)
 rc=$?
-d=$(KT_K8S_VERSION=1.33.99 bash -c '. tests/cluster/versions.sh && kt_cluster_bindir')
+d=$(KT_K8S_VERSION=1.33.99 bash -c '. scripts/cluster/versions.sh && kt_cluster_bindir')
 if [ "$rc" -ne 0 ] && [ ! -e "$d" ] &&
     [ "$(grep -c 'no wrapper module pins k8s.io/kubernetes v1.33.99' <<<"$out")" -eq 1 ]; then
     ok unpinned-release-refused
@@ -77,7 +77,7 @@ for v in $VERSIONS; do
     export KT_K8S_VERSION=$v
     vfail=0
     t=$SECONDS
-    if ! nice -n 10 tests/cluster/build.sh --chain >"$L/$v-build.log" 2>&1; then
+    if ! nice -n 10 scripts/cluster/build.sh --chain >"$L/$v-build.log" 2>&1; then
         bad "$v-build" "$(tail -5 "$L/$v-build.log" | tr '\n' ' ')"
         results+=("compat $v: build failed ($((SECONDS - t))s, $L/$v-build.log): FAILED")
         echo "${results[-1]}"

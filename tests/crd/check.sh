@@ -5,7 +5,7 @@
 #
 # Offline (a few seconds, needs python3 + PyYAML, else only a kustomize parse):
 #   every file parses, CRD shells and structural-schema basics (tests/crd/lint.py), the
-#   committed CRDs equal the generator's output (tests/crd/gen_crds.py), and the linter catches
+#   committed CRDs equal the generator's output (scripts/gen/gen_crds.py), and the linter catches
 #   deliberately broken copies.
 # On a real API server (unless --offline): with --kubeconfig FILE that cluster is used (its
 #   admin must be allowed to create CRDs); otherwise, when tests/cluster/up.sh and the cached
@@ -93,10 +93,10 @@ offline_checks() {
         return
     fi
     tally < <(python3 "$here/lint.py" "$root")
-    if python3 "$here/gen_crds.py" --check "$root" >"$tmp/gen.out" 2>&1; then
-        ok "api/ CRDs are what tests/crd/gen_crds.py writes"
+    if python3 "$root/scripts/gen/gen_crds.py" --check "$root" >"$tmp/gen.out" 2>&1; then
+        ok "api/ CRDs are what scripts/gen/gen_crds.py writes"
     else
-        bad "api/ CRDs differ from tests/crd/gen_crds.py output: $(tr '\n' ' ' <"$tmp/gen.out")"
+        bad "api/ CRDs differ from scripts/gen/gen_crds.py output: $(tr '\n' ' ' <"$tmp/gen.out")"
     fi
     lint_negatives
 }

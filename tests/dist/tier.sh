@@ -50,7 +50,7 @@ check dist-readme-names-jansson grep -qw libjansson4 apt-line
 check dist-readme-names-microhttpd grep -qw libmicrohttpd12 apt-line
 check dist-readme-not-unlinked bash -c "! grep -qw -e libssl3 -e libsystemd0 apt-line"
 check dist-ktctl-validate-runtimes bash -c "'$P/bin/ktctl' validate '$P/share/kt/deploy/runtimes' 2>&1 | grep -c '8 objects checked, 0 invalid' >/dev/null"
-cp "$root/tests/run/example-trainjob.yaml" job.yaml
+cp "$root/scripts/demo/example-trainjob.yaml" job.yaml
 check dist-ktctl-validate-example "$P/bin/ktctl" validate job.yaml "$P/share/kt/deploy/runtimes/torch-distributed.yaml"
 sed 's/name: EPOCHS$/name: PET_NNODES/' job.yaml >bad.yaml
 check dist-ktctl-refuses-bad bash -c "'$P/bin/ktctl' validate bad.yaml '$P/share/kt/deploy/runtimes/torch-distributed.yaml' | grep -c 'must not have reserved envs' >/dev/null; test \${PIPESTATUS[0]} -eq 1"

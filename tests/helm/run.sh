@@ -106,11 +106,11 @@ q helm-default-image "$T/default.json" '[.[] | select(.kind == "Deployment") | .
 check helm-chart-version-is-ktctl-release bash -c "'$B/bin/ktctl' --version | grep -c \"^ktctl \$(awk '/^version:/ { print \$2 }' '$chart/Chart.yaml') \" >/dev/null"
 
 # The kustomize install and the chart agree on names, webhooks, Service ports and RBAC rules.
-"$root/tests/cluster/build.sh" >/dev/null || {
-    bad helm-cluster-build "tests/cluster/build.sh failed"
+"$root/scripts/cluster/build.sh" >/dev/null || {
+    bad helm-cluster-build "scripts/cluster/build.sh failed"
     finish
 }
-. "$root/tests/cluster/versions.sh"
+. "$root/scripts/cluster/versions.sh"
 KUBECTL="$(kt_cluster_bindir)/kubectl"
 "$KUBECTL" kustomize "$root/deploy" >"$T/kust.yaml" && tojson "$T/kust.yaml" >"$T/kust.json" || {
     bad helm-kustomize "kubectl kustomize deploy/ failed"
@@ -238,7 +238,7 @@ PORT=$(jq -r .webhook "$T/wh.ports" 2>/dev/null)
     bad helm-webhook-ready "$(tail -5 "$T/wh.log")"
     finish
 }
-EXAMPLE="$root/tests/run/example-trainjob.yaml"
+EXAMPLE="$root/scripts/demo/example-trainjob.yaml"
 check helm-fail-closed-before-url bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' -n default apply -f '$EXAMPLE' 2>&1 | tee /dev/stderr | grep -c created >/dev/null"
 
 # ---- 4. helm upgrade ---------------------------------------------------------------------

@@ -44,7 +44,7 @@ check "installed ktctl --version = version.h ($version)" test "$("$U/bin/ktctl" 
 check "installed kubectl-kt --version" test "$("$U/bin/kubectl-kt" --version | awk '{ print $2 }')" = "$version"
 check "installed ktctl validates the installed runtimes" \
     bash -c "'$U/bin/ktctl' validate '$U/share/kt/deploy/runtimes' 2>&1 | grep -c 'objects checked, 0 invalid' >/dev/null"
-cp "$root/tests/run/example-trainjob.yaml" job.yaml
+cp "$root/scripts/demo/example-trainjob.yaml" job.yaml
 sed 's/name: EPOCHS$/name: PET_NNODES/' job.yaml >bad.yaml
 check "installed ktctl validates a good TrainJob" "$U/bin/ktctl" validate job.yaml "$U/share/kt/deploy/runtimes/torch-distributed.yaml"
 check "installed ktctl refuses a bad TrainJob" bash -c "'$U/bin/ktctl' validate bad.yaml '$U/share/kt/deploy/runtimes/torch-distributed.yaml' >out 2>&1; rc=\$?; grep -q 'must not have reserved envs' out && test \$rc -eq 1"

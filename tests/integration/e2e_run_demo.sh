@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (tests/run-demo.sh) with
+# tests/integration/e2e_run_demo.sh ENV_FILE - `make run`'s script (scripts/demo/run.sh) with
 # stdin closed, in a temporary KT_RUN_DIR, on KWOK nodes (KT_RUN_NODE=kwok; the real-node tier
 # runs it on the real node): it starts its own full chain (up.sh --full), both
 # daemons and the example, which runs for real (pods on KWOK nodes, Succeeded, TrainJob
@@ -12,7 +12,7 @@
 D="$T/run"
 out="$T/run.out"
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
-KT_RUN_NODE=kwok KT_RUN_DIR=$D "$it_root/tests/run-demo.sh" </dev/null >"$out" 2>&1
+KT_RUN_NODE=kwok KT_RUN_DIR=$D "$it_root/scripts/demo/run.sh" </dev/null >"$out" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && grep -q '^It works\.' "$out"; then
     ok "run-demo-stdin-closed ($(grep -o 'Demo took [0-9.]*s' "$out"))"

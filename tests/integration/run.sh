@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # tests/integration/run.sh [TEST...] - the integration tier on a REAL kube-apiserver + etcd.
-# Builds the control plane if needed (tests/cluster/build.sh), starts one cluster in a temp dir,
+# Builds the control plane if needed (scripts/cluster/build.sh), starts one cluster in a temp dir,
 # runs every executable tests/integration/*.sh (crd_*.sh first, cluster_*.sh last), every
 # binary of build/plain/itests/ and build/address-undefined/itests/ (after `make -s itests`), each with the env file as $1 (shell
 # tests source lib.sh and print `ok NAME` / `FAIL NAME: why` lines; C tests end with their own
@@ -31,8 +31,8 @@ teardown() {
 kt_cleanup teardown
 trap 'exit 130' INT TERM
 
-if ! tests/cluster/build.sh >/dev/null; then
-    echo "integration: tests/cluster/build.sh failed"
+if ! scripts/cluster/build.sh >/dev/null; then
+    echo "integration: scripts/cluster/build.sh failed"
     echo "0 passed, 1 failed"
     exit 1
 fi
@@ -73,7 +73,7 @@ for t in tests/integration/crd_*.sh tests/integration/*.sh; do
     [ -x "$t" ] && shells+=("$t")
 done
 # Tests that start the full chain (up.sh --full) run after the others: in `make test` the
-# full chain's binaries may still be building in the background (tests/prefetch.sh) when this
+# full chain's binaries may still be building in the background (scripts/prefetch.sh) when this
 # tier starts, and these wait for them.
 late=" tests/integration/e2e_run_demo.sh "
 for t in ${shells[@]+"${shells[@]}"}; do

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# tests/node/make_run.sh - `make run` (tests/run-demo.sh, stdin closed) and the real node
+# tests/node/make_run.sh - `make run` (scripts/demo/run.sh, stdin closed) and the real node
 # (sourced by tests/node/run.sh; uses its ok/bad/check, T and D).
 #   make_run_busy - while the tier's cluster holds the node: KT_RUN_NODE=auto says in one line
 #                   that the node is in use and runs the demo on KWOK nodes; a bad KT_RUN_NODE
@@ -13,7 +13,7 @@
 demo() {
     local name=$1
     shift
-    env "$@" KT_RUN_DIR="$T/$name.dir" tests/run-demo.sh </dev/null >"$T/$name.out" 2>&1
+    env "$@" KT_RUN_DIR="$T/$name.dir" scripts/demo/run.sh </dev/null >"$T/$name.out" 2>&1
     echo $? >"$T/$name.rc"
 }
 says() { grep -qE -- "$2" "$T/$1.out"; } # says NAME REGEX

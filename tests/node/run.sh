@@ -97,7 +97,7 @@ if [ "${KT_NODE_KEEP:-}" != 1 ]; then
     DOWN_DONE=1
 fi
 # `make run` on the real node, once the tier's cluster has released it (one real node per
-# machine): tests/run-demo.sh with stdin closed and KT_RUN_NODE=real.
+# machine): scripts/demo/run.sh with stdin closed and KT_RUN_NODE=real.
 if [ "$DOWN_DONE" = 1 ] && wanted make-run; then
     t=$SECONDS
     make_run_real

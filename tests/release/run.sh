@@ -176,7 +176,7 @@ check sbom-not-in-image jq -e '[.components[] | select(.name == "bash" or .name 
 check sbom-purls-unique jq -e '[.components[].purl] | length == (unique | length)' "$s"
 
 # ---- the .deb in a clean Debian root -------------------------------------------------------
-sed 's/name: EPOCHS$/name: PET_NNODES/' "$root/tests/run/example-trainjob.yaml" >"$T/bad.yaml"
+sed 's/name: EPOCHS$/name: PET_NNODES/' "$root/scripts/demo/example-trainjob.yaml" >"$T/bad.yaml"
 t2=$(now)
 r="$T/debian"
 if mmdebstrap --quiet --mode=root --variant=apt --format=directory \

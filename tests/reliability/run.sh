@@ -24,8 +24,8 @@ teardown() {
 kt_cleanup teardown
 trap 'exit 130' INT TERM
 
-if ! tests/cluster/build.sh >/dev/null; then
-    echo "reliability: tests/cluster/build.sh failed"
+if ! scripts/cluster/build.sh >/dev/null; then
+    echo "reliability: scripts/cluster/build.sh failed"
     echo "0 passed, 1 failed"
     exit 1
 fi

@@ -5,7 +5,7 @@
 # `make test` step, and it asserts nothing: it prints one Markdown row per case with each tool's
 # exit code and first line of stdout (and of stderr after "⟂"), to compare with the docs' table.
 #   kubeconform KUBECONFORM_VERSION (default v0.7.0) is built from the Go module proxy by
-#   tests/go_install_cached.sh (cached in ${KT_CACHE_DIR:-~/.cache/kt}/kubeconform-VERSION).
+#   scripts/go_install_cached.sh (cached in ${KT_CACHE_DIR:-~/.cache/kt}/kubeconform-VERSION).
 #   kubeconform's default schemas come from a web site (a GitHub-hosted registry) that a CI
 #   machine may not reach, so it reads local ones: Kubernetes' JSON schemas from the wheel of
 #   PyPI `kubernetes-validate` (K8S_VALIDATE_VERSION, default 1.37.0; its Kubernetes
@@ -27,7 +27,7 @@ ktctl=$(cd "$(dirname "${KTCTL:-$root/bin/ktctl}")" && pwd)/$(basename "${KTCTL:
     echo "kubeconform.sh: no $ktctl: run make first (or set KTCTL)" >&2
     exit 2
 }
-kc=$("$here/../go_install_cached.sh" kubeconform "$kcv" \
+kc=$("$here/../../scripts/go_install_cached.sh" kubeconform "$kcv" \
     github.com/yannh/kubeconform/cmd/kubeconform | tail -n 1)
 
 # Kubernetes' schemas, standalone, in kubeconform's layout VERSION-standalone[-strict]/KIND-GROUP-VERSION.json

@@ -9,7 +9,7 @@
 # after `ktctl`, one line, for --help and the other subcommands) and `stdin` (fed to the
 # command). Cases run inside their directory so file names in messages are relative. UPDATE=1 rewrites stdout,
 # exit (and an existing stderr) from the current output: review every change against docs/internals/upstream.md.
-# Also checks that common/validate/crd_schemas.c is up to date with api/ (tests/crd/embed_crds.py).
+# Also checks that common/validate/crd_schemas.c is up to date with api/ (scripts/gen/embed_crds.py).
 set -uo pipefail
 b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
@@ -25,7 +25,7 @@ if [ ! -x "$ktctl" ]; then
     exit 1
 fi
 if kt_only validate/crd-schemas-fresh && command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
-    if python3 "$root/tests/crd/embed_crds.py" --check; then
+    if python3 "$root/scripts/gen/embed_crds.py" --check; then
         pass=$((pass + 1))
     else
         echo "FAIL crd_schemas.c is stale"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/deps.sh - install exactly the Debian packages kt uses, only when missing: the build,
+# scripts/deps.sh - install exactly the Debian packages kt uses, only when missing: the build,
 # the sanitizers and tools of the tiers, the real node's container runtime (containerd, runc,
 # the CNI plugins, iptables; tests/cluster/node.sh), the image builders (mmdebstrap, umoci) and
 # the man pages' tools (help2man writes them from --help, groff checks them; `make man`).

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2034 # every version here is read by the scripts that source this file
-# tests/cluster/versions.sh - the pinned versions of the test control plane (sourced).
+# scripts/cluster/versions.sh - the pinned versions of the test control plane (sourced).
 # KT_K8S_VERSION=X.Y.Z selects another Kubernetes release for the control plane (make compat,
-# docs/compatibility.md): its wrapper module is tests/cluster/k8s-X.Y/ (made by k8s-wrapper.sh),
-# its binaries a cache directory of their own. The default's wrapper is tests/cluster/k8s/.
+# docs/compatibility.md): its wrapper module is scripts/cluster/modules/k8s-X.Y/ (made by k8s-wrapper.sh),
+# its binaries a cache directory of their own. The default's wrapper is scripts/cluster/modules/k8s/.
 # Everything else below (etcd, JobSet, KWOK, scheduler-plugins) stays pinned for every release.
 K8S_DEFAULT_VERSION=1.35.4
 K8S_VERSION=${KT_K8S_VERSION:-$K8S_DEFAULT_VERSION}
@@ -17,15 +17,15 @@ JOBSET_VERSION=v0.12.0
 KWOK_VERSION=v0.8.0
 SCHEDPLUGINS_VERSION=v0.35.4-devel
 # Volcano publishes no CRD YAML in a Go module (volcano.sh/volcano is refused by the proxy: 403);
-# build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in volcano/go.mod, the
+# build.sh generates the PodGroup CRD from volcano.sh/apis (pinned in modules/volcano/go.mod, the
 # pseudo-version upstream trainer uses) with controller-gen, as volcano's own Makefile does.
 CONTROLLER_TOOLS_VERSION=v0.21.0
-# The real node's cluster DNS (up.sh --real-node), built from its Go module (tests/cluster/coredns:
+# The real node's cluster DNS (up.sh --real-node), built from its Go module (scripts/cluster/modules/coredns:
 # our main package with the plugins the Corefile uses; the binary's name carries a hash of it).
 COREDNS_VERSION=v1.14.2
-COREDNS_BIN=coredns-$COREDNS_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/coredns/main.go \
-    "$(dirname "${BASH_SOURCE[0]}")"/coredns/go.sum | sha256sum | cut -c1-8)
-# kt_k8s_module - the wrapper module (a directory under tests/cluster) of K8S_VERSION.
+COREDNS_BIN=coredns-$COREDNS_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/modules/coredns/main.go \
+    "$(dirname "${BASH_SOURCE[0]}")"/modules/coredns/go.sum | sha256sum | cut -c1-8)
+# kt_k8s_module - the wrapper module (a directory under scripts/cluster/modules) of K8S_VERSION.
 kt_k8s_module() {
     if [ "$K8S_VERSION" = "$K8S_DEFAULT_VERSION" ]; then
         echo k8s
@@ -37,10 +37,10 @@ kt_k8s_module() {
 kt_cluster_bindir() {
     echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/cluster/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 }
-# kt_certgen_bin - path of the certificate generator built from tests/cluster/certgen.
+# kt_certgen_bin - path of the certificate generator built from scripts/cluster/modules/certgen.
 kt_certgen_bin() {
     local h
-    h=$(cat "$(dirname "${BASH_SOURCE[0]}")"/certgen/main.go "$(dirname "${BASH_SOURCE[0]}")"/certgen/go.mod |
+    h=$(cat "$(dirname "${BASH_SOURCE[0]}")"/modules/certgen/main.go "$(dirname "${BASH_SOURCE[0]}")"/modules/certgen/go.mod |
         sha256sum | cut -c1-12)
     echo "$(kt_cluster_bindir)/kt-certgen-$h"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/go_install_cached.sh NAME VERSION PACKAGE [LDFLAGS [TAGS]] - a Go tool the tiers need
+# scripts/go_install_cached.sh NAME VERSION PACKAGE [LDFLAGS [TAGS]] - a Go tool the tiers need
 # (helm, promtool): `go install PACKAGE@VERSION` with the module's own go.mod and go.sum (the
 # dependency set its authors released) into ${KT_CACHE_DIR:-~/.cache/kt}/NAME-VERSION/NAME
 # (NAME-VERSION-TAGS with build tags, commas as dashes), outside the repo; skipped when

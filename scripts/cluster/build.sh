@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/cluster/build.sh [--full|--chain] - build kube-apiserver, kubectl and etcd from Go modules
+# scripts/cluster/build.sh [--full|--chain] - build kube-apiserver, kubectl and etcd from Go modules
 # into a per-version cache outside the repo (each binary skipped when present); with --full also
 # the rest of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the
 # JobSet controller, KWOK, the real node's kubelet, kube-proxy and CoreDNS); --chain is --full
@@ -16,9 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 OUT=$(kt_cluster_bindir)
 # A release needs its pinned wrapper module (KT_K8S_VERSION, versions.sh); refused before anything
 # is built or a cache directory made.
-if ! grep -q "^[[:space:]]k8s.io/kubernetes v$K8S_VERSION\( \|$\)" "$here/$(kt_k8s_module)/go.mod" 2>/dev/null; then
+if ! grep -q "^[[:space:]]k8s.io/kubernetes v$K8S_VERSION\( \|$\)" "$here/modules/$(kt_k8s_module)/go.mod" 2>/dev/null; then
     echo "cluster-build: no wrapper module pins k8s.io/kubernetes v$K8S_VERSION" \
-        "(tests/cluster/$(kt_k8s_module)/go.mod); make one with tests/cluster/k8s-wrapper.sh $K8S_VERSION" >&2
+        "(scripts/cluster/modules/$(kt_k8s_module)/go.mod); make one with scripts/cluster/k8s-wrapper.sh $K8S_VERSION" >&2
     exit 1
 fi
 mkdir -p "$OUT"
@@ -81,8 +81,8 @@ build_module() {
     local dir=$1 w spec pkgs=() names=() i t0
     shift
     w=$(mktemp -d)
-    cp "$here/$dir/go.mod" "$here/$dir/go.sum" "$w/"
-    cp "$here/$dir"/*.go "$w/" 2>/dev/null || true # a main package of our own (coredns)
+    cp "$here/modules/$dir/go.mod" "$here/modules/$dir/go.sum" "$w/"
+    cp "$here/modules/$dir"/*.go "$w/" 2>/dev/null || true # a main package of our own (coredns)
     cd "$w"
     go mod download
     for spec in "$@"; do
@@ -124,7 +124,7 @@ build_k8s() {
 build_full() {
     [ "$FULL" = 1 ] || return 0
     LDF="-s -w"
-    # scheduler-plugins is built from the default release's wrapper (tests/cluster/k8s) whatever
+    # scheduler-plugins is built from the default release's wrapper (scripts/cluster/modules/k8s) whatever
     # KT_K8S_VERSION says: its pinned build talks to the API server like JobSet and KWOK do.
     if ! reuse "kube-scheduler-plugins-$SCHEDPLUGINS_VERSION"; then
         build_module k8s "sigs.k8s.io/scheduler-plugins/cmd/scheduler=kube-scheduler-plugins-$SCHEDPLUGINS_VERSION"
@@ -147,8 +147,8 @@ build_etcd() {
     fi
     local w
     w=$(mktemp -d)
-    cp "$here/etcd/go.mod" "$w/"
-    [ -f "$here/etcd/go.sum" ] && cp "$here/etcd/go.sum" "$w/"
+    cp "$here/modules/etcd/go.mod" "$w/"
+    [ -f "$here/modules/etcd/go.sum" ] && cp "$here/modules/etcd/go.sum" "$w/"
     cd "$w"
     log "building etcd $ETCD_VERSION"
     go build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=$ETCD_VERSION" \
@@ -178,7 +178,7 @@ fetch_crds() {
     rm -rf "$w"
 }
 
-# Our own tiny certificate generator (tests/cluster/certgen, stdlib only); the binary name
+# Our own tiny certificate generator (scripts/cluster/modules/certgen, stdlib only); the binary name
 # carries a hash of its source so an edit rebuilds it.
 build_certgen() {
     local b
@@ -187,7 +187,7 @@ build_certgen() {
         return 0
     fi
     log "building $(basename "$b")"
-    (cd "$here/certgen" && go build -trimpath -o "$b.tmp" .)
+    (cd "$here/modules/certgen" && go build -trimpath -o "$b.tmp" .)
     mv "$b.tmp" "$b"
 }
 
@@ -199,7 +199,7 @@ volcano_crd() {
         return 0
     fi
     w=$(mktemp -d)
-    cp "$here/volcano/go.mod" "$here/volcano/go.sum" "$here/volcano/tools.go" "$w/"
+    cp "$here/modules/volcano/go.mod" "$here/modules/volcano/go.sum" "$here/modules/volcano/tools.go" "$w/"
     log "generating the Volcano PodGroup CRD (controller-gen $CONTROLLER_TOOLS_VERSION)"
     if (cd "$w" && GOFLAGS='' GOBIN="$w/bin" go install \
         "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_TOOLS_VERSION" &&

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/run-demo.sh - `make run`: the product end to end on this machine.
+# scripts/demo/run.sh - `make run`: the product end to end on this machine.
 #
 # Starts the local cluster in $KT_RUN_DIR (default /tmp/kt-run) with tests/cluster/up.sh --full:
 # etcd + kube-apiserver, kube-controller-manager, kube-scheduler, the JobSet controller with its
@@ -13,7 +13,7 @@
 # deploy/rbac, deploy/runtimes and the public ConfigMap, issues certificates with `ktctl certs`,
 # starts kt-webhook and kt-reconciler as their own non-admin identities, registers the webhook
 # configurations (url: https://127.0.0.1:PORT; caBundle injected by kt-reconciler's leader from
-# the certificate folder), submits tests/run/example-trainjob.yaml and follows it: JobSet, Jobs,
+# the certificate folder), submits scripts/demo/example-trainjob.yaml and follows it: JobSet, Jobs,
 # pods scheduled onto fake nodes, Running, Succeeded, and the TrainJob Complete. Nothing here
 # writes any status: every transition comes from the controllers. Then it prints what to try next. On a terminal it then waits for Ctrl-C; with stdin not
 # a terminal, or KT_RUN_WAIT=0, it stops after the demo. Everything it started is stopped on
@@ -23,14 +23,14 @@
 # real (fail without it) or kwok (fake nodes only).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
+root=$(cd "$here/../.." && pwd)
 cd "$root" || exit 1
 
 D=${KT_RUN_DIR:-/tmp/kt-run}
 WEBHOOK=${KT_WEBHOOK_BIN:-$root/build/plain/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$root/build/plain/bin/kt-reconciler}
 KTCTL=$root/build/plain/bin/ktctl
-EXAMPLE=$root/tests/run/example-trainjob.yaml
+EXAMPLE=$root/scripts/demo/example-trainjob.yaml
 TJ=mnist
 NS=default
 T0=$(date +%s%N)
@@ -138,7 +138,7 @@ if [ "$up_mode" = --real-node ]; then
 else
     step "local cluster in $D: etcd, kube-apiserver, controller-manager, scheduler, JobSet, KWOK nodes"
 fi
-. tests/cluster/versions.sh
+. scripts/cluster/versions.sh
 if [ ! -x "$(kt_cluster_bindir)/kube-controller-manager" ] || [ ! -x "$(kt_cluster_bindir)/kwok-$KWOK_VERSION" ]; then
     info "first run: building the cluster's binaries from Go modules into" \
         "$(kt_cluster_bindir) (cached afterwards; this is the slow part: ~20 min on 2 cores)"
@@ -222,7 +222,7 @@ info "\$ kubectl apply -f <the example with env PET_NNODES>" "$out"
     die "expected the validating webhook to deny it"
 
 # ---- 8. the example TrainJob -------------------------------------------------------------
-step "submit tests/run/example-trainjob.yaml (TrainJob $TJ on torch-distributed, 2 nodes)"
+step "submit scripts/demo/example-trainjob.yaml (TrainJob $TJ on torch-distributed, 2 nodes)"
 kc apply -f "$EXAMPLE" | sed 's/^/    /' || die "kubectl apply of the example failed"
 kc wait --for=create "jobset/$TJ" -n "$NS" --timeout=60s >/dev/null ||
     die "no JobSet $TJ after 60s (log: $D/kt-reconciler.log)"
@@ -314,7 +314,7 @@ cat <<EOF
   kubectl patch trainjob my-job --type=merge -p '{"spec":{"suspend":true}}'
   kubectl get events -n default
   $KTCTL render --runtime deploy/runtimes/torch-distributed.yaml $EXAMPLE
-  $KTCTL validate deploy/runtimes tests/run
+  $KTCTL validate deploy/runtimes $EXAMPLE
   curl -sk https://127.0.0.1:$WMPORT/metrics | grep -v '^#' | head   # kt-webhook metrics (TLS)
   curl -s http://127.0.0.1:$RHPORT/readyz             # kt-reconciler readiness
 

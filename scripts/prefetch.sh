@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/prefetch.sh - what `make test` starts in the background at its first step: every cached
+# scripts/prefetch.sh - what `make test` starts in the background at its first step: every cached
 # build a later tier needs, so that on a fresh machine the builds overlap the tiers before them
 # instead of running one after another inside them. Two lanes run side by side, at low priority
 # (nice 10: the tier in the foreground keeps the CPU when it wants it):
-#   go:  the cluster's binaries in the order the tiers need them (tests/cluster/build.sh, then
+#   go:  the cluster's binaries in the order the tiers need them (scripts/cluster/build.sh, then
 #        --full), upstream's manager (parity, switch), helm, Prometheus and promtool;
 #   net: what is mostly download and unpacking: the Go modules of the Go lane's wrapper modules,
 #        the Kubeflow SDK's venv, the real node's images (mmdebstrap).
@@ -37,8 +37,8 @@ step() {
 # committed go.sum files pin them), so that lane spends its time compiling.
 modules() {
     local m w
-    for m in tests/cluster/etcd tests/cluster/k8s tests/cluster/jobset tests/cluster/kwok \
-        tests/cluster/coredns tests/parity/upstream; do
+    for m in scripts/cluster/modules/etcd scripts/cluster/modules/k8s scripts/cluster/modules/jobset scripts/cluster/modules/kwok \
+        scripts/cluster/modules/coredns tests/parity/upstream; do
         [ -f "$m/go.mod" ] || continue
         w=$(mktemp -d)
         cp "$m"/go.* "$w/"
@@ -70,8 +70,8 @@ upstream() {
 lane_go() {
     # In the order make test's tiers first need them: integration, its run-demo test (the
     # full chain, run last in that tier), parity, helm, e2e (Prometheus), the real node.
-    step go cluster tests/cluster/build.sh
-    step go cluster-full tests/cluster/build.sh --full
+    step go cluster scripts/cluster/build.sh
+    step go cluster-full scripts/cluster/build.sh --full
     step go upstream upstream
     step go helm tests/helm/build-helm.sh
     step go prometheus tests/monitoring/build-prometheus.sh

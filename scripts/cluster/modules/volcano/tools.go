@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Package tools only pins volcano.sh/apis: tests/cluster/build.sh runs controller-gen over its
+// Package tools only pins volcano.sh/apis: scripts/cluster/build.sh runs controller-gen over its
 // scheduling/v1beta1 package in this module to produce the Volcano PodGroup CRD offline.
 package tools
 
