@@ -12,26 +12,25 @@
 # existing); the clang-format check.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-fail=0
-pass=0
+. tests/lib.sh # ok, bad, kt_finish
 files=$(git ls-files -co --exclude-standard '*.c' '*.h' | grep -v '^build/')
 banned='\b(strcpy|strcat|sprintf|vsprintf|strtok|atoi|atol|gets)\s*\('
 hits=$(grep -nE "$banned" $files | grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' || true)
 if [ -n "$hits" ]; then
     echo "lint: banned functions:"
     echo "$hits"
-    fail=$((fail + 1))
+    bad banned-functions "see above"
 else
-    pass=$((pass + 1))
+    ok banned-functions
 fi
 raw=$(grep -nE '\b(malloc|realloc|calloc)\s*\(' $files | grep -v '^common/base/mem.c:' |
     grep -vE '^\S+:[0-9]+:\s*(/\*|\*)' | grep -v 'kt_x' || true)
 if [ -n "$raw" ]; then
     echo "lint: raw allocation outside common/base/mem.c:"
     echo "$raw"
-    fail=$((fail + 1))
+    bad raw-allocation "see above"
 else
-    pass=$((pass + 1))
+    ok raw-allocation
 fi
 # One copy of each primitive: an array's length is KT_ARRAY_SIZE (common/base/mem.h), and FNV-1a
 # lives in common/base/hash.h only (its primes nowhere else). tests/plugins/ are out-of-tree
@@ -41,9 +40,9 @@ dup=$(grep -nE 'sizeof\(([A-Za-z_][A-Za-z0-9_>.-]*)\) */ *sizeof\(\1\[0\]\)|/ *s
 if [ -n "$dup" ]; then
     echo "lint: use KT_ARRAY_SIZE / common/base/hash.h:"
     echo "$dup"
-    fail=$((fail + 1))
+    bad one-copy-of-each-primitive "see above"
 else
-    pass=$((pass + 1))
+    ok one-copy-of-each-primitive
 fi
 # KT_ARRAY_SIZE rejects a pointer at compile time: an array compiles cleanly (-Wpedantic -Wvla
 # -Werror), a pointer fails with the macro's negative array size even with -Wsizeof-pointer-div
@@ -57,41 +56,41 @@ arr_cc() { "${CC:-cc}" -std=c11 -Wall -Wextra -Wpedantic -Wvla -Werror -I. -fsyn
 if arr_cc "$arr_dir/ok.c" >"$arr_dir/ok.log" 2>&1 &&
     ! arr_cc -Wno-sizeof-pointer-div "$arr_dir/bad.c" >"$arr_dir/bad.log" 2>&1 &&
     grep -c 'negative' "$arr_dir/bad.log" >/dev/null; then
-    pass=$((pass + 1))
+    ok array-size-rejects-pointer
 else
     echo "lint: KT_ARRAY_SIZE must compile for an array and fail for a pointer:"
     cat "$arr_dir/ok.log" "$arr_dir/bad.log"
-    fail=$((fail + 1))
+    bad array-size-rejects-pointer "see above"
 fi
 rm -rf "$arr_dir"
 # Layers: no include from a higher layer, no include circle. The self-test first proves the
 # check fails on a bad include and on a circle.
 if python3 tests/layers.py --self-test >/dev/null && python3 tests/layers.py; then
-    pass=$((pass + 1))
+    ok layering
 else
     python3 tests/layers.py --self-test | grep -v ' 0 failed' || true
     echo "lint: layering (see common/README.md)"
-    fail=$((fail + 1))
+    bad layering "see above"
 fi
 # SPDX: every source file kt owns names its licence (docs/releasing.md). The self-test first proves
 # the check finds a file without the line and that --fix adds it in the right place.
 if deploy/release/spdx.sh --self-test >"${TMPDIR:-/tmp}/kt-spdx.$$" 2>&1 && deploy/release/spdx.sh --check; then
-    pass=$((pass + 1))
+    ok spdx
 else
     grep -v ' 0 failed' "${TMPDIR:-/tmp}/kt-spdx.$$" || true
     echo "lint: SPDX-License-Identifier missing (deploy/release/spdx.sh --fix adds it)"
-    fail=$((fail + 1))
+    bad spdx "see above"
 fi
 rm -f "${TMPDIR:-/tmp}/kt-spdx.$$"
 # Generated files: each names its generator and is what that generator writes today
 # (tests/regen.sh: the generators under scripts/gen/ run into a temporary folder, cmp against the
 # committed bytes). The self-test first proves a one-byte change and a missing generator name fail.
 if tests/regen.sh --self-test >"${TMPDIR:-/tmp}/kt-regen.$$" 2>&1 && tests/regen.sh; then
-    pass=$((pass + 1))
+    ok regen
 else
     grep -v ' 0 failed' "${TMPDIR:-/tmp}/kt-regen.$$" || true
     echo "lint: a generated file differs from its generator's output (above; tests/regen.sh)"
-    fail=$((fail + 1))
+    bad regen "see above"
 fi
 rm -f "${TMPDIR:-/tmp}/kt-regen.$$"
 # Shell: every shell script kt owns (*.sh and files with a sh/bash shebang).
@@ -111,16 +110,16 @@ shells=$({
 # a known warning first proves the check can fail.
 if ! command -v shellcheck >/dev/null; then
     echo "lint: shellcheck missing (make deps installs it)"
-    fail=$((fail + 1))
+    bad shellcheck "see above"
 elif printf '#!/bin/bash\nunused=1\n' | shellcheck -S warning - >/dev/null 2>&1; then
     echo "lint: shellcheck -S warning passed a script with an unused variable"
-    fail=$((fail + 1))
+    bad shellcheck "see above"
 elif ! shellcheck -S warning $shells; then
     echo "lint: shellcheck -S warning (above)"
-    fail=$((fail + 1))
+    bad shellcheck "see above"
 else
     echo "lint: shellcheck -S warning: $(echo "$shells" | wc -l) scripts clean"
-    pass=$((pass + 1))
+    ok shellcheck
 fi
 # Citations: code, tests and docs cite docs/ (docs/internals/ for the design and the upstream
 # rules) or upstream's own files, never a document outside the repository (SPEC, DESIGN, STYLE,
@@ -160,20 +159,20 @@ printf 'see docs/internals/upstream.md#no-such-rule\nand docs/internals/upstream
 mapfile -t tracked < <(git ls-files | grep -v '^tests/lint\.sh$')
 if [ "$(cites "${TMPDIR:-/tmp}/kt-cite.$$.c" | grep -c .)" -ne 1 ]; then
     echo "lint: the citation check passed a planted DESIGN.md/SPEC/issue citation"
-    fail=$((fail + 1))
+    bad citations "see above"
 elif [ "$(anchors_bad "$PWD" "${TMPDIR:-/tmp}/kt-cite.$$.txt" | grep -c 'no-such-rule$')" -ne 1 ] ||
     [ "$(anchors_bad "$PWD" "${TMPDIR:-/tmp}/kt-cite.$$.txt" | grep -c .)" -ne 1 ]; then
     echo "lint: the anchor check passed a planted citation of a missing anchor"
-    fail=$((fail + 1))
+    bad citations "see above"
 else
     hits=$(cites "${tracked[@]}")
     badanchors=$(anchors_bad "$PWD" "${tracked[@]}")
     if [ -n "$hits" ] || [ -n "$badanchors" ]; then
         [ -z "$hits" ] || printf 'lint: a citation of a document outside the repository or a tracker number (cite docs/):\n%s\n' "$hits"
         [ -z "$badanchors" ] || printf 'lint: a cited docs anchor does not exist:\n%s\n' "$badanchors"
-        fail=$((fail + 1))
+        bad citations "see above"
     else
-        pass=$((pass + 1))
+        ok citations
     fi
 fi
 rm -f "${TMPDIR:-/tmp}/kt-cite.$$.c" "${TMPDIR:-/tmp}/kt-cite.$$.txt"
@@ -184,7 +183,7 @@ mkdir -p "$tmp"
 printf 'if true; then\n' >"$tmp/bad.sh"
 if bash -n "$tmp/bad.sh" 2>/dev/null; then
     echo "lint: bash -n passed a script with a syntax error"
-    fail=$((fail + 1))
+    bad bash-n "see above"
 else
     bad=""
     for f in $shells; do
@@ -192,10 +191,10 @@ else
     done
     if [ -n "$bad" ]; then
         echo "lint: bash -n:$bad"
-        fail=$((fail + 1))
+        bad bash-n "see above"
     else
         echo "lint: bash -n: $(echo "$shells" | wc -l) scripts parse"
-        pass=$((pass + 1))
+        ok bash-n
     fi
 fi
 # No pipe into a reader that stops early (`| grep -q`, `| grep -m`, `| head`): the writer dies
@@ -205,23 +204,23 @@ fi
 if ! python3 tests/shlint.py --self-test >"$tmp/self.out" 2>&1; then
     cat "$tmp/self.out"
     echo "lint: tests/shlint.py --self-test"
-    fail=$((fail + 1))
+    bad shlint-self-test "see above"
 else
     if python3 tests/shlint.py sigpipe $shells; then
         echo "lint: no pipe into grep -q, grep -m or head in $(echo "$shells" | wc -l) scripts"
-        pass=$((pass + 1))
+        ok sigpipe
     else
         echo "lint: a pipe into a reader that stops early (above; see tests/shlint.py)"
-        fail=$((fail + 1))
+        bad sigpipe "see above"
     fi
     # shellcheck disable=SC2046 # one word per file name (git ls-files, no spaces in kt's paths)
     if python3 tests/shlint.py dupfuncs $(echo "$shells" | grep -E "^(tests|scripts)/") >"$tmp/dup.out"; then
         echo "lint: shell function names under tests/ and scripts/: $(grep -c . "$tmp/dup.out") known with two meanings, no new one"
-        pass=$((pass + 1))
+        ok dupfuncs
     else
         cat "$tmp/dup.out"
         echo "lint: shell function names (above; see tests/shlint.py)"
-        fail=$((fail + 1))
+        bad dupfuncs "see above"
     fi
 fi
 rm -rf "$tmp"
@@ -234,10 +233,9 @@ if command -v clang-format >/dev/null; then
     done
     if [ -n "$bad" ]; then
         echo "lint: not clang-formatted (run make format):$bad"
-        fail=$((fail + 1))
+        bad clang-format "see above"
     else
-        pass=$((pass + 1))
+        ok clang-format
     fi
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

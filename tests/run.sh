@@ -5,18 +5,18 @@
 #   tests/run.sh validate tj-quantity      one golden case of ktctl validate
 #   tests/run.sh unit test_yaml            one unit binary
 #   tests/run.sh integration gc_           the integration tests whose names contain gc_
-# TIER: unit golden validate admission (cases), build certs cluster dist install parity plugins
+# TIER: unit golden validate admission plugins (cases), build certs cluster dist install parity
 # (whole tiers of make unit), lint, docs, formats, precommit, integration, e2e, node,
 # reliability (PATTERN: test, case or drill names), helm, image, oracle, fuzz (PATTERN: target).
 # KT_KEEP=1 keeps the cluster tiers' folders (each tier's own knob, KT_KEEP_CLUSTER, KT_E2E_KEEP,
 # KT_NODE_KEEP, KT_PARITY_KEEP, still works). B=build/VARIANT picks the build (build/plain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() {
+run_usage() {
     sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || run_usage
 tier=$1
 shift
 b=${B:-build/plain}
@@ -37,11 +37,11 @@ case "$tier" in
 unit)
     make -s -j"$(nproc)" SANITIZER="$san" unit T="$(only unit "$@")"
     ;;
-golden | validate | admission)
+golden | validate | admission | plugins)
     build
     KT_ONLY="$(only "$tier" "$@")" "tests/$tier/tier.sh" "$b"
     ;;
-build | certs | cluster | dist | install | parity | plugins)
+build | certs | cluster | dist | install | parity)
     [ $# -eq 0 ] || echo "run.sh: the $tier tier runs as a whole (patterns ignored)" >&2
     build
     "tests/$tier/tier.sh" "$b"
@@ -62,5 +62,5 @@ oracle)
     tests/parity/oracle.sh "$b"
     ;;
 fuzz) tests/fuzz/run.sh "$@" ;;
-*) usage ;;
+*) run_usage ;;
 esac

@@ -16,7 +16,7 @@
 # (openssl), port 0 and --portfile. Then the bad-input checks: a client that never finishes
 # its TLS handshake, one that never sends a request, one that sends its headers slowly; the
 # daemon must keep answering and stop cleanly on SIGTERM. (The HTTP abuse list, the memory
-# and connection floods live in the reliability tier, tests/reliability/.) Every daemon's stderr is
+# and connection floods live in the reliability tier, tests/reliability/.) Every daemon's log is
 # scanned for sanitizer reports. Prints "N passed, N failed". KT_ADMISSION_BLESS=1 rewrites
 # every response.json from what the daemon answers (review the diff before committing).
 set -uo pipefail
@@ -25,81 +25,54 @@ root=$(cd "$here/../.." && pwd)
 b=${1:-build/plain}
 case "$b" in /*) ;; *) b="$root/$b" ;; esac
 bin="$b/bin/kt-webhook"
-. "$root/tests/lib.sh" # T, ok, bad, kt_only, kt_finish
-pids=()
-cleanup() {
-    local p
-    for p in ${pids[@]+"${pids[@]}"}; do
-        kill "$p" 2>/dev/null
-    done
-}
-kt_cleanup cleanup
+. "$root/tests/lib.sh" # T, ok, bad, kt_only, kt_daemon, kt_poll, kt_finish
+valid_req="$here/valid-torch/request.json"
 
 if [ ! -x "$bin" ]; then
     bad build "$bin missing"
-    echo "$pass passed, $fail failed"
-    exit 1
+    kt_finish
 fi
 
 # Throwaway CA + serving certificate for 127.0.0.1.
 . "$root/tests/integration/certs_lib.sh"
 if ! it_serving_certs "$T" kt-admission-test-ca 2; then
     bad certs "openssl failed"
-    echo "$pass passed, $fail failed"
-    exit 1
+    kt_finish
 fi
 
-# start_daemon NAME OBJECTS [FLAG...] - start kt-webhook (under ${WRAP[@]} when set); sets
-# PID, PORT, HPORT. Polls the portfile (written only once every server listens) with a
-# deadline.
-WRAP=()
-start_daemon() {
-    local pf="$T/$1.ports" i
-    rm -f "$pf"
-    ${WRAP[@]+"${WRAP[@]}"} "$bin" "${@:3}" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" --objects "$2" \
-        --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-        --portfile "$pf" 2>"$T/$1.stderr" &
-    PID=$!
-    pids+=("$PID")
-    for ((i = 0; i < 1000; i++)); do
-        [ -s "$pf" ] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.01
-    done
-    if [ ! -s "$pf" ]; then
-        cat "$T/$1.stderr"
-        return 1
-    fi
-    PORT=$(jq .webhook "$pf")
-    HPORT=$(jq .health "$pf")
-    MPORT=$(jq .metrics "$pf")
+# adm_webhook_start NAME OBJECTS [FLAG...] - start kt-webhook as daemon NAME (tests/lib.sh
+# kt_daemon: port file, log $T/NAME.log, ready); sets PORT, HPORT, MPORT.
+adm_webhook_start() {
+    kt_daemon "$1" "$bin" "${@:3}" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" --objects "$2" \
+        --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 || return 1
+    PORT=$(kt_port "$1" webhook)
+    HPORT=$(kt_port "$1" health)
+    MPORT=$(kt_port "$1" metrics)
 }
 
-# stop_daemon NAME - SIGTERM, wait (bounded), scan stderr.
-stop_daemon() {
-    local i
-    kill -TERM "$PID" 2>/dev/null
-    for ((i = 0; i < 500; i++)); do
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.01
-    done
-    if kill -0 "$PID" 2>/dev/null; then
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# adm_webhook_stop NAME - SIGTERM, wait (bounded), its exit status 0, no sanitizer report in its log.
+adm_webhook_stop() {
+    local pid rc
+    pid=$(eval echo "\$PID_$1")
+    kill -TERM "$pid" 2>/dev/null
+    if ! kt_poll 5 gone "$pid"; then
         bad "$1" "kt-webhook did not stop within 5 s of SIGTERM"
-        kill -KILL "$PID" 2>/dev/null
+        kill -KILL "$pid" 2>/dev/null
     fi
-    wait "$PID"
-    local rc=$?
+    kt_daemon_stop "$1"
+    rc=$?
     if [ "$rc" -ne 0 ]; then
         bad "$1" "kt-webhook exited with $rc"
     fi
-    if grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error:' "$T/$1.stderr"; then
-        bad "$1" "sanitizer report in kt-webhook's stderr:"
-        cat "$T/$1.stderr"
+    if grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error:' "$T/$1.log"; then
+        bad "$1" "sanitizer report in kt-webhook's log: $(cat "$T/$1.log")"
     fi
 }
 
-# post PATH CONTENT_TYPE BODY_FILE OUT - sets CODE.
-post() {
+# review PATH CONTENT_TYPE BODY_FILE OUT - POST to kt-webhook at $PORT; sets CODE.
+review() {
     CODE=$(curl -sS --max-time 20 --cacert "$T/ca.crt" -o "$4" -w '%{http_code}' \
         -H "Content-Type: $2" --data-binary "@$3" "https://127.0.0.1:$PORT$1") || CODE=000
 }
@@ -127,7 +100,7 @@ normalize() {
         else . end' "$1"
 }
 
-run_case() {
+admission_case() {
     local d=$1 name req ct path want_status objects
     name=$(basename "$d")
     req="$d/request.json"
@@ -144,7 +117,7 @@ run_case() {
         bad "$name" "kt-webhook did not start"
         return
     fi
-    post "$path" "$ct" "$req" "$T/$name.out"
+    review "$path" "$ct" "$req" "$T/$name.out"
     if [ "$CODE" != "$want_status" ]; then
         bad "$name" "HTTP $CODE, want $want_status: $(head -c 400 "$T/$name.out")"
     elif ! normalize "$T/$name.out" "$d/request.json" >"$T/$name.got" 2>"$T/$name.jqerr"; then
@@ -162,14 +135,13 @@ run_case() {
 
 # daemon_for OBJECTS - one kt-webhook per distinct objects file content (started on first
 # use, stopped after the cases); sets PORT.
-declare -A d_pid d_port
+declare -A d_port
 daemons=()
 daemon_for() {
     local h
     h=$(md5sum <"$1" | cut -c1-12)
-    if [ -z "${d_pid[$h]:-}" ]; then
-        start_daemon "objects-$h" "$1" || return 1
-        d_pid[$h]=$PID
+    if [ -z "${d_port[$h]:-}" ]; then
+        adm_webhook_start "objects_$h" "$1" || return 1
         d_port[$h]=$PORT
         daemons+=("$h")
     fi
@@ -180,11 +152,10 @@ daemon_for() {
 for d in "$here"/*/; do
     [ -f "$d/response.json" ] || continue
     kt_only "admission/$(basename "$d")" || continue
-    run_case "${d%/}"
+    admission_case "${d%/}"
 done
 for h in ${daemons[@]+"${daemons[@]}"}; do
-    PID=${d_pid[$h]}
-    stop_daemon "objects-$h"
+    adm_webhook_stop "objects_$h"
 done
 
 # ---- bad input against one daemon --------------------------------------------------------
@@ -192,15 +163,13 @@ done
 if kt_only admission/robustness; then
 name=robustness
 started=0
-start_daemon "$name" "$here/valid-torch/objects.yaml" && started=1
+adm_webhook_start "$name" "$here/valid-torch/objects.yaml" && started=1
 if [ "$started" = 0 ]; then
     bad "$name" "kt-webhook did not start"
-    echo "$pass passed, $fail failed"
-    exit 1
+    kt_finish
 fi
-valid_req="$here/valid-torch/request.json"
 healthy() { # CHECK - the daemon still answers a valid review and /healthz
-    post /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$valid_req" "$T/h.out"
+    review /validate-trainer-kubeflow-org-v1alpha1-trainjob application/json "$valid_req" "$T/h.out"
     if [ "$CODE" = 200 ] && jq -e '.response.allowed == true' "$T/h.out" >/dev/null &&
         [ "$(curl -sS --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then
         ok "$1"
@@ -298,7 +267,7 @@ else
     bad header-deadline "a client dripping headers was not cut off (sent line $sent of 119)"
 fi
 healthy after-timeouts
-stop_daemon "$name"
+adm_webhook_stop "$name"
 
 fi
 
@@ -306,29 +275,18 @@ fi
 if kt_only admission/certs; then
 name=certs
 mkdir -p "$T/late"
-pf="$T/late.ports"
-"$bin" --tls-cert-file "$T/late/tls.crt" --tls-key-file "$T/late/tls.key" --objects "$T/empty.yaml" \
-    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$pf" \
-    2>"$T/$name.stderr" &
-PID=$!
-pids+=("$PID")
-for ((i = 0; i < 1000; i++)); do
-    [ -s "$pf" ] || ! kill -0 "$PID" 2>/dev/null && break
-    sleep 0.01
-done
-if [ -s "$pf" ]; then
-    PORT=$(jq .webhook "$pf")
-    HPORT=$(jq .health "$pf")
+if kt_daemon --standby "$name" "$bin" --tls-cert-file "$T/late/tls.crt" --tls-key-file "$T/late/tls.key" \
+    --objects "$T/empty.yaml" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0; then
+    PORT=$(kt_port "$name" webhook)
+    HPORT=$(kt_port "$name" health)
     r=$(curl -sS --max-time 5 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz")
     case "$r" in *"certificates are not ready"*" 503") ok readyz-no-certs ;; *) bad readyz-no-certs "got '$r'" ;; esac
     cp "$T/tls.crt" "$T/tls.key" "$T/late/"
-    ready=""
-    for ((i = 0; i < 1000; i++)); do
-        ready=$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")
-        [ "$ready" = ok ] && break
-        sleep 0.01
-    done
-    if [ "$ready" = ok ]; then ok readyz-certs-appear; else bad readyz-certs-appear "readyz: '$ready'"; fi
+    if kt_poll 10 kt_ready "$name"; then
+        ok readyz-certs-appear
+    else
+        bad readyz-certs-appear "readyz: '$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")'"
+    fi
     # A new CA and pair replace the files: new connections get the new certificate.
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca2.key" -out "$T/ca2.crt" -days 2 \
         -subj /CN=kt-admission-test-ca2 2>/dev/null
@@ -337,21 +295,20 @@ if [ -s "$pf" ]; then
         -out "$T/n.crt" -days 2 -extfile "$T/ext" 2>/dev/null
     cp "$T/n.key" "$T/late/tls.key.new" && cp "$T/n.crt" "$T/late/tls.crt.new" &&
         mv "$T/late/tls.key.new" "$T/late/tls.key" && mv "$T/late/tls.crt.new" "$T/late/tls.crt"
-    got=""
-    for ((i = 0; i < 1000; i++)); do
-        got=$(curl -s --max-time 2 --cacert "$T/ca2.crt" -o /dev/null -w '%{http_code}' \
+    new_cert_served() { # the webhook answers a review over the new CA (HTTP code in $T/got)
+        curl -s --max-time 2 --cacert "$T/ca2.crt" -o /dev/null -w '%{http_code}' \
             -H 'Content-Type: application/json' --data-binary "@$valid_req" \
-            "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob")
-        [ "$got" = 200 ] && break
-        sleep 0.01
-    done
+            "https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob" >"$T/got"
+        [ "$(cat "$T/got")" = 200 ]
+    }
+    kt_poll 10 new_cert_served
+    got=$(cat "$T/got" 2>/dev/null)
     if [ "$got" = 200 ]; then ok cert-reload; else bad cert-reload "new certificate not served (HTTP $got)"; fi
 else
-    bad "$name" "kt-webhook did not start: $(cat "$T/$name.stderr")"
+    bad "$name" "kt-webhook did not start: $(cat "$T/$name.log")"
 fi
-stop_daemon "$name"
+adm_webhook_stop "$name"
 
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

@@ -16,18 +16,18 @@ unset MAKEFLAGS MFLAGS MAKELEVEL WERROR SANITIZER CFLAGS LDFLAGS
 
 sb="$T/b"
 obj="$sb/common/base/str.o"
-mk() { make -s -C "$root" B="$sb" "$@"; }
+scratch_make() { make -s -C "$root" B="$sb" "$@"; }
 # up_to_date VARS... - make -q says obj needs nothing with these variables.
-up_to_date() { mk -q "$@" "$obj" >/dev/null 2>&1; }
+up_to_date() { scratch_make -q "$@" "$obj" >/dev/null 2>&1; }
 
-check builds mk "$obj"
+check builds scratch_make "$obj"
 check same-flags-up-to-date up_to_date
 if up_to_date WERROR=1; then
     bad werror-rebuilds "make -q WERROR=1 after a plain build says $obj is up to date"
 else
     ok werror-rebuilds
 fi
-check werror-builds mk WERROR=1 "$obj"
+check werror-builds scratch_make WERROR=1 "$obj"
 check werror-then-up-to-date up_to_date WERROR=1
 if up_to_date CFLAGS=-DKT_FLAGS_PROBE=1 WERROR=1; then
     bad cflags-rebuilds "a new CFLAGS left $obj up to date"

@@ -20,7 +20,7 @@
 #   A case starts with `# expect: ok` or `# expect: TEXT` (TEXT must appear in the API
 #   server's answer), and may add `# check: {.json.path}=VALUE` lines for accepted objects.
 # Prints one line per check and a final `N passed, N failed`; exits 1 on any failure.
-set -u
+set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 offline=0
@@ -40,39 +40,23 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-pass=0
-fail=0
-ok() {
-    pass=$((pass + 1))
-    echo "ok $*"
-}
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $*"
-}
-tmp=$(mktemp -d)
-cluster_dir=""
-cleanup() {
-    if [ -n "$cluster_dir" ]; then
-        "$root/tests/cluster/down.sh" "$cluster_dir" >/dev/null 2>&1 || true
-        rm -rf "$cluster_dir"
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$root/tests/lib.sh" # T, ok, bad, kt_cleanup, kt_finish
 
 have_py=0
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import yaml' 2>/dev/null; then
     have_py=1
 fi
 
-# Count the ok/FAIL lines of a sub-check into pass/fail.
+# Count the ok/FAIL lines of a sub-check (`FAIL NAME: why`) into pass/fail.
 tally() {
     local line
     while IFS= read -r line; do
         case $line in
         ok\ *) ok "${line#ok }" ;;
-        FAIL\ *) bad "${line#FAIL }" ;;
+        FAIL\ *)
+            line=${line#FAIL }
+            bad "${line%%: *}" "${line#*: }"
+            ;;
         *) echo "$line" ;;
         esac
     done
@@ -84,19 +68,19 @@ offline_checks() {
         local k
         k=$(command -v kubectl || true)
         for d in api deploy/runtimes; do
-            if [ -n "$k" ] && "$k" kustomize "$root/$d" >/dev/null 2>"$tmp/kz.err"; then
+            if [ -n "$k" ] && "$k" kustomize "$root/$d" >/dev/null 2>"$T/kz.err"; then
                 ok "parse $d (kubectl kustomize; no python3+PyYAML, schema lint skipped)"
             else
-                bad "parse $d: $(head -c 300 "$tmp/kz.err" 2>/dev/null)"
+                bad "parse $d" "$(head -c 300 "$T/kz.err" 2>/dev/null)"
             fi
         done
         return
     fi
     tally < <(python3 "$here/lint.py" "$root")
-    if python3 "$root/scripts/gen/gen_crds.py" --check "$root" >"$tmp/gen.out" 2>&1; then
+    if python3 "$root/scripts/gen/gen_crds.py" --check "$root" >"$T/gen.out" 2>&1; then
         ok "api/ CRDs are what scripts/gen/gen_crds.py writes"
     else
-        bad "api/ CRDs differ from scripts/gen/gen_crds.py output: $(tr '\n' ' ' <"$tmp/gen.out")"
+        bad "api/ CRDs are what scripts/gen/gen_crds.py writes" "they differ: $(tr '\n' ' ' <"$T/gen.out")"
     fi
     lint_negatives
 }
@@ -105,13 +89,13 @@ offline_checks() {
 lint_negatives() {
     local name script
     while IFS='|' read -r name script; do
-        rm -rf "$tmp/neg"
-        mkdir -p "$tmp/neg/api" "$tmp/neg/deploy/runtimes"
-        cp "$root"/api/*.yaml "$tmp/neg/api/"
-        cp "$root"/deploy/runtimes/*.yaml "$tmp/neg/deploy/runtimes/"
-        (cd "$tmp/neg" && python3 -c "$script")
-        if python3 "$here/lint.py" "$tmp/neg" >"$tmp/neg.out" 2>&1; then
-            bad "linter accepts $name"
+        rm -rf "$T/neg"
+        mkdir -p "$T/neg/api" "$T/neg/deploy/runtimes"
+        cp "$root"/api/*.yaml "$T/neg/api/"
+        cp "$root"/deploy/runtimes/*.yaml "$T/neg/deploy/runtimes/"
+        (cd "$T/neg" && python3 -c "$script")
+        if python3 "$here/lint.py" "$T/neg" >"$T/neg.out" 2>&1; then
+            bad "linter rejects $name" "the linter accepts it"
         else
             ok "linter rejects $name"
         fi
@@ -140,9 +124,10 @@ setup_cluster() {
         echo "cluster checks skipped: no tests/cluster/up.sh or no cached kube-apiserver"
         return 1
     fi
-    cluster_dir=$(mktemp -d)
-    if ! "$root/tests/cluster/up.sh" "$cluster_dir" >"$tmp/up.log" 2>&1; then
-        bad "tests/cluster/up.sh: $(tail -5 "$tmp/up.log" | tr '\n' ' ')"
+    cluster_dir=$T/cluster
+    kt_cleanup "'$root/tests/cluster/down.sh' '$cluster_dir'"
+    if ! "$root/tests/cluster/up.sh" "$cluster_dir" >"$T/up.log" 2>&1; then
+        bad "tests/cluster/up.sh" "$(tail -5 "$T/up.log" | tr '\n' ' ')"
         return 1
     fi
     # shellcheck disable=SC1091
@@ -151,13 +136,13 @@ setup_cluster() {
 }
 
 install_crds() {
-    if $K apply --server-side --force-conflicts -k "$root/api" >"$tmp/crd.out" 2>&1 &&
+    if $K apply --server-side --force-conflicts -k "$root/api" >"$T/crd.out" 2>&1 &&
         $K wait --for condition=Established --timeout=30s \
             crd/trainjobs.trainer.kubeflow.org crd/trainingruntimes.trainer.kubeflow.org \
-            crd/clustertrainingruntimes.trainer.kubeflow.org >>"$tmp/crd.out" 2>&1; then
+            crd/clustertrainingruntimes.trainer.kubeflow.org >>"$T/crd.out" 2>&1; then
         ok "CRDs accepted by the API server (CEL cost budget included) and Established"
     else
-        bad "CRD install: $(tr '\n' ' ' <"$tmp/crd.out" | { head -c 2000; cat >/dev/null; })"
+        bad "CRD install" "$(tr '\n' ' ' <"$T/crd.out" | { head -c 2000; cat >/dev/null; })"
         return 1
     fi
     local cond
@@ -167,23 +152,23 @@ install_crds() {
     if [ -z "$cond" ]; then
         ok "CRD schemas are structural"
     else
-        bad "NonStructuralSchema: $cond"
+        bad "CRD schemas are structural" "NonStructuralSchema: $cond"
     fi
 }
 
 apply_runtimes() {
-    $K kustomize "$root/deploy/runtimes" >"$tmp/rt.in.yaml" 2>"$tmp/rt.err" || {
-        bad "kustomize deploy/runtimes: $(cat "$tmp/rt.err")"
+    $K kustomize "$root/deploy/runtimes" >"$T/rt.in.yaml" 2>"$T/rt.err" || {
+        bad "kustomize deploy/runtimes" "$(cat "$T/rt.err")"
         return
     }
-    if $K apply --server-side --dry-run=server -o json -f "$tmp/rt.in.yaml" >"$tmp/rt.out.json" 2>"$tmp/rt.err"; then
+    if $K apply --server-side --dry-run=server -o json -f "$T/rt.in.yaml" >"$T/rt.out.json" 2>"$T/rt.err"; then
         ok "shipped runtimes accepted (server-side dry run)"
     else
-        bad "shipped runtimes: $(head -c 2000 "$tmp/rt.err")"
+        bad "shipped runtimes accepted (server-side dry run)" "$(head -c 2000 "$T/rt.err")"
         return
     fi
     [ "$have_py" -eq 1 ] || return
-    tally < <(python3 - "$tmp/rt.in.yaml" "$tmp/rt.out.json" <<'EOF_PY'
+    tally < <(python3 - "$T/rt.in.yaml" "$T/rt.out.json" <<'EOF_PY'
 
 import json, sys, yaml
 sent = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
@@ -216,9 +201,9 @@ EOF_PY
     )
 }
 
-# split FILE into $tmp/doc1.yaml and $tmp/doc2.yaml at the first '---' line
+# split FILE into $T/doc1.yaml and $T/doc2.yaml at the first '---' line
 split_docs() {
-    awk -v a="$tmp/doc1.yaml" -v b="$tmp/doc2.yaml" \
+    awk -v a="$T/doc1.yaml" -v b="$T/doc2.yaml" \
         'BEGIN{o=a} /^---$/ && o==a {o=b; next} {print > o}' "$1"
 }
 
@@ -245,28 +230,28 @@ for line in open(sys.argv[1]):
 EOF_PY
 }
 
-run_case() {
+crd_case() {
     local f=$1 name exp rc out
     name=$(basename "$f")
     exp=$(sed -n 's/^# expect: //p' "$f" | sed -n 1p)
-    out="$tmp/case.out"
+    out="$T/case.out"
     case $name in
     *.update.yaml | *.status.yaml)
         split_docs "$f"
-        $K delete -f "$tmp/doc1.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
-        if ! $K apply --server-side -f "$tmp/doc1.yaml" >"$out" 2>&1; then
-            bad "$name: first document refused: $(head -c 500 "$out")"
+        $K delete -f "$T/doc1.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
+        if ! $K apply --server-side -f "$T/doc1.yaml" >"$out" 2>&1; then
+            bad "$name" "first document refused: $(head -c 500 "$out")"
             return
         fi
         if [ "${name%.status.yaml}" != "$name" ]; then
             $K apply --server-side --subresource=status --dry-run=server -o json \
-                -f "$tmp/doc2.yaml" >"$out" 2>&1
+                -f "$T/doc2.yaml" >"$out" 2>&1
         else
             $K apply --server-side --force-conflicts --dry-run=server -o json \
-                -f "$tmp/doc2.yaml" >"$out" 2>&1
+                -f "$T/doc2.yaml" >"$out" 2>&1
         fi
         rc=$?
-        $K delete -f "$tmp/doc1.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
+        $K delete -f "$T/doc1.yaml" --ignore-not-found --wait=false >/dev/null 2>&1
         ;;
     *)
         $K create --dry-run=server -o json -f "$f" >"$out" 2>&1
@@ -275,22 +260,22 @@ run_case() {
     esac
     if [ "$exp" = ok ]; then
         if [ $rc -ne 0 ]; then
-            bad "$name: refused: $(head -c 800 "$out")"
+            bad "$name" "refused: $(head -c 800 "$out")"
             return
         fi
         local why
         why=$(jsonpath_checks "$f" "$out")
         if [ -n "$why" ]; then
-            bad "$name: $why"
+            bad "$name" "$why"
         else
             ok "$name: accepted"
         fi
     elif [ $rc -eq 0 ]; then
-        bad "$name: accepted, want: $exp"
+        bad "$name" "accepted, want: $exp"
     elif grep -qF -- "$exp" "$out"; then
         ok "$name: $exp"
     else
-        bad "$name: want '$exp', got: $(head -c 800 "$out")"
+        bad "$name" "want '$exp', got: $(head -c 800 "$out")"
     fi
 }
 
@@ -300,10 +285,9 @@ if [ "$offline" -eq 0 ] && setup_cluster; then
     if install_crds; then
         apply_runtimes
         for f in "$here"/cases/*.yaml; do
-            run_case "$f"
+            crd_case "$f"
         done
     fi
 fi
 echo "crd checks: $(($(date +%s) - t0))s"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

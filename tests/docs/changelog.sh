@@ -16,16 +16,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$root" || exit 1
 PRODUCT=(common webhook reconciler cli api certs deploy)
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+. "$here/../lib.sh" # T, ok, bad, kt_finish
 
 c=CHANGELOG.md
 if [ ! -f "$c" ]; then
     bad "changelog: exists" "no $c"
-    echo "$pass passed, $fail failed"
-    exit 1
+    kt_finish
 fi
 heads=$(grep -E '^## ' "$c")
 first=$(sed -n 1p <<<"$heads")
@@ -43,13 +39,12 @@ fi
 
 # Every version string (CHANGELOG's newest release, the chart, deploy's tag) against version.h:
 # deploy/release/check-versions.sh, the check `make release` runs first.
-if "$here/../../deploy/release/check-versions.sh" "$root" >"${TMPDIR:-/tmp}/kt-cv.$$" 2>&1; then
+if "$here/../../deploy/release/check-versions.sh" "$root" >"$T/cv.out" 2>&1; then
     ok "changelog: newest release = KT_RELEASE = the chart's versions = deploy newTag"
 else
     bad "changelog: newest release = KT_RELEASE = the chart's versions = deploy newTag" \
-        "$(tr '\n' ' ' <"${TMPDIR:-/tmp}/kt-cv.$$")"
+        "$(tr '\n' ' ' <"$T/cv.out")"
 fi
-rm -f "${TMPDIR:-/tmp}/kt-cv.$$"
 
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
     [ "$(git rev-parse --show-toplevel 2>/dev/null)" != "$(pwd -P)" ]; then
@@ -74,5 +69,4 @@ else
         bad "changelog: moved when code moved" "$n commit(s) change ${PRODUCT[*]} after the last change to $c (add a line under ## [Unreleased], or the trailer 'Changelog: none'): $(for x in $stray; do git log -1 --format='%h %s' "$x" | cut -c1-80; done | sed -n 1,5p | tr '\n' ';')"
     fi
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

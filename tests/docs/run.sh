@@ -28,11 +28,10 @@ fi
 # The checks on the real docs; their ok/FAIL lines count into this tier's total.
 python3 "$here/check.py" --root "$ROOT" --man "$T/man" >"$T/real.out" 2>&1
 grep -E '^(ok|FAIL|skip) ' "$T/real.out"
-p=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' "$T/real.out" | tail -n 1)
-f=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' "$T/real.out" | tail -n 1)
-if [ -z "$p" ]; then
+if [ "$(grep -cE '^[0-9]+ passed, [0-9]+ failed' "$T/real.out")" -eq 0 ]; then
     bad "docs/check.py" "no summary line: $(tail -c 600 "$T/real.out")"
 else
+    read -r p f < <(kt_count "$T/real.out")
     pass=$((pass + p))
     fail=$((fail + f))
 fi
@@ -207,8 +206,9 @@ notice_tampered "a NOTICE without a library of kt-webhook fails" '0,/^  libjanss
 tests/docs/changelog.sh "$ROOT" >"$T/cl.out" 2>&1
 cl_rc=$?
 grep -E '^(ok|FAIL|skip) ' "$T/cl.out"
-pass=$((pass + $(grep -c '^ok ' "$T/cl.out")))
-fail=$((fail + $(grep -c '^FAIL ' "$T/cl.out")))
+read -r p f < <(kt_count "$T/cl.out")
+pass=$((pass + p))
+fail=$((fail + f))
 [ $cl_rc -eq 0 ] || [ "$(grep -c '^FAIL ' "$T/cl.out")" -gt 0 ] || bad "changelog.sh" "exit $cl_rc"
 G=$T/clrepo
 g() { git -C "$G" -c user.name=kt-test -c user.email=kt-test@localhost -c commit.gpgsign=false "$@" >/dev/null 2>&1; }
@@ -248,5 +248,4 @@ tests/docs/changelog.sh "$G" >"$T/cln.out" 2>&1
 check "changelog: a tarball (no .git) skips the history rule with a note" \
     grep -q '^skip changelog: moved when code moved: not a git checkout' "$T/cln.out"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

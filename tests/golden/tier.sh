@@ -13,18 +13,16 @@ set -uo pipefail
 b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
 here=$(cd "$(dirname "$0")" && pwd)
-pass=0
-fail=0
+. "$here/../lib.sh" # T, ok, bad, kt_test, kt_finish
+# shellcheck disable=SC2034 # read by kt_test (tests/lib.sh)
+KT_TIER=golden
 if [ ! -x "$ktctl" ]; then
-    echo "golden: $ktctl not built"
-    echo "0 passed, 1 failed"
-    exit 1
+    bad ktctl "$ktctl not built"
+    kt_finish
 fi
-run_case() {
-    local dir=$1 name out err rc want_rc args=()
-    name=$(basename "$dir")
-    out=$(mktemp)
-    err=$(mktemp)
+# golden_case DIR - one case (a kt_test body): exit 1 with the diff when the output differs.
+golden_case() {
+    local dir=$1 out="$T/out" err="$T/err" rc want_rc args=()
     if [ -f "$dir/args" ]; then
         read -r -a args <"$dir/args"
     fi
@@ -39,31 +37,20 @@ run_case() {
             cp "$err" "$dir/error"
             rm -f "$dir/expected.json"
         fi
-        if [ $rc -eq "$want_rc" ] && cmp -s "$err" "$dir/error"; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
-            echo "FAIL golden/$name: exit $rc (want $want_rc)"
-            diff -u "$dir/error" "$err" | sed -n 1,40p
-        fi
+        [ $rc -eq "$want_rc" ] && cmp -s "$err" "$dir/error" && return 0
+        echo "exit $rc (want $want_rc)"
+        diff -u "$dir/error" "$err" | sed -n 1,40p
     else
         [ "${UPDATE:-}" = 1 ] && [ $rc -eq 0 ] && cp "$out" "$dir/expected.json"
-        if [ $rc -eq 0 ] && cmp -s "$out" "$dir/expected.json"; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
-            echo "FAIL golden/$name: exit $rc"
-            cat "$err"
-            diff -u "$dir/expected.json" "$out" | sed -n 1,60p
-        fi
+        [ $rc -eq 0 ] && cmp -s "$out" "$dir/expected.json" && return 0
+        echo "exit $rc"
+        cat "$err"
+        diff -u "$dir/expected.json" "$out" | sed -n 1,60p
     fi
-    rm -f "$out" "$err"
+    return 1
 }
-. "$here/../lib.sh"
 for dir in "$here"/*/; do
     [ -f "$dir/trainjob.yaml" ] || continue
-    kt_only "golden/$(basename "$dir")" || continue
-    run_case "${dir%/}"
+    kt_test "$(basename "$dir")" "golden_case '${dir%/}'"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

@@ -13,40 +13,19 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 B=${KT_BUILD_DIR:-$root/build/plain}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() {
-    pass=$((pass + 1))
-    echo "ok $1"
-}
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL $1: $2"
-}
-check() { # check NAME CMD...
-    local name=$1
-    shift
-    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 600 "$T/check.out")"; fi
-}
-finish() {
-    echo "$pass passed, $fail failed"
-    [ "$fail" -eq 0 ]
-    exit $?
-}
+. "$root/tests/lib.sh" # T, ok, bad, check, kt_finish
 out="$T/kt.oci.tar"
 if "$root/deploy/image/build.sh" "$B" "$out" >"$T/build.log" 2>&1; then
     ok image-built
 else
     bad image-built "$(tail -5 "$T/build.log")"
-    finish
+    kt_finish
 fi
 L="$T/layout"
 mkdir -p "$L" "$T/rootfs"
 tar -xf "$out" -C "$L" || {
     bad image-archive "not a tar"
-    finish
+    kt_finish
 }
 check image-oci-layout jq -e '.imageLayoutVersion == "1.0.0"' "$L/oci-layout"
 release=$("$B/bin/ktctl" --version | awk '{ print $2 }')
@@ -75,17 +54,17 @@ check image-binaries test -x "$r/usr/local/bin/kt-webhook" -a -x "$r/usr/local/b
 check image-no-shell bash -c "! ls '$r/bin/sh' '$r/usr/bin/sh' '$r/bin/bash' >/dev/null 2>&1"
 check image-no-package-manager bash -c "! ls '$r/usr/bin/dpkg' '$r/usr/bin/apt' '$r/var/lib/dpkg' >/dev/null 2>&1"
 check image-passwd-nonroot grep -qx 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' "$r/etc/passwd"
-run() { chroot --userspec=65532:65532 "$1" "${@:2}"; }
+as_nonroot() { chroot --userspec=65532:65532 "$1" "${@:2}"; } # as_nonroot ROOTFS CMD...
 check image-ktctl-version bash -c "test \"\$(chroot --userspec=65532:65532 '$r' /usr/local/bin/ktctl --version)\" = \"\$('$B/bin/ktctl' --version)\""
 check image-webhook-help bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-webhook --help | grep -c '^Usage: kt-webhook' >/dev/null"
 # (no grep -q: it would close the pipe at the first line and the daemon die of SIGPIPE, not exit 2)
 check image-reconciler-usage bash -c "chroot --userspec=65532:65532 '$r' /usr/local/bin/kt-reconciler --no-such-flag 2>&1 | grep '^Usage: kt-reconciler' >/dev/null; test \${PIPESTATUS[0]} -eq 2"
 mkdir -p "$r/tmp/rt" && cp "$root"/deploy/runtimes/*.yaml "$r/tmp/rt/"
-check image-ktctl-validate run "$r" /usr/local/bin/ktctl validate /tmp/rt
+check image-ktctl-validate as_nonroot "$r" /usr/local/bin/ktctl validate /tmp/rt
 # negative control: the tree's libraries are the ones used
 check image-has-libjansson test -e "$r/usr/lib/x86_64-linux-gnu/libjansson.so.4"
 cp -a "$r" "$T/broken"
 rm -f "$T/broken"/usr/lib/x86_64-linux-gnu/libjansson.so.4*
 ldconfig -r "$T/broken"
 check image-negative-missing-lib bash -c "! chroot --userspec=65532:65532 '$T/broken' /usr/local/bin/ktctl --version"
-finish
+kt_finish

@@ -64,7 +64,7 @@ check "uninstall keeps a file it did not install" bash -c "PREFIX=/usr DESTDIR='
 check "negative: a manifest entry outside kt's directories is refused" bash -c "PREFIX=/usr DESTDIR='$T/stage-c' '$inst' install '$b' >/dev/null && echo 'f /etc/passwd' >>'$T/stage-c/usr/share/kt/installed-files' && ! PREFIX=/usr DESTDIR='$T/stage-c' '$inst' uninstall >out 2>&1 && grep -q 'outside kt' out && test -f '$T/stage-c/usr/bin/ktctl'"
 
 # install refusals: nothing may be written
-refused() { # NAME WANT DESTDIR CMD...: CMD exits 1 printing WANT, and DESTDIR holds no file
+install_refused() { # NAME WANT DESTDIR CMD...: CMD exits 1 printing WANT, and DESTDIR holds no file
     local name=$1 want=$2 d=$3
     shift 3
     "$@" >"$T/ref.out" 2>&1
@@ -75,20 +75,20 @@ refused() { # NAME WANT DESTDIR CMD...: CMD exits 1 printing WANT, and DESTDIR h
         bad "negative: $name" "rc=$rc $(head -c 300 "$T/ref.out"); files: $(find "$d" -type f 2>/dev/null | sed -n 1,3p)"
     fi
 }
-refused "a relative PREFIX is refused" "PREFIX must be an absolute path" "$T/stage-d" \
+install_refused "a relative PREFIX is refused" "PREFIX must be an absolute path" "$T/stage-d" \
     env PREFIX=usr DESTDIR="$T/stage-d" "$inst" install "$b"
 mkdir -p "$T/stage-e"
 : >"$T/stage-e/blocker"
-refused "a DESTDIR that is a file is refused" "is not a directory" "$T/stage-e" \
+install_refused "a DESTDIR that is a file is refused" "is not a directory" "$T/stage-e" \
     env PREFIX=/usr DESTDIR="$T/stage-e/blocker" "$inst" install "$b"
 mkdir -p "$T/ro"
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     chmod 0711 "$T" # nobody may pass through, not write
-    refused "a DESTDIR the user may not write is refused" "cannot write to $T/ro" "$T/ro" \
+    install_refused "a DESTDIR the user may not write is refused" "cannot write to $T/ro" "$T/ro" \
         setpriv --reuid=65534 --regid=65534 --clear-groups env PREFIX=/usr DESTDIR="$T/ro" "$inst" install "$b"
 else
     chmod 0555 "$T/ro"
-    refused "a DESTDIR the user may not write is refused" "cannot write to $T/ro" "$T/ro" \
+    install_refused "a DESTDIR the user may not write is refused" "cannot write to $T/ro" "$T/ro" \
         env PREFIX=/usr DESTDIR="$T/ro" "$inst" install "$b"
 fi
 kt_finish

@@ -14,25 +14,22 @@ b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
 here=$(cd "$(dirname "$0")" && pwd)
 plugins="$b/plugins"
-pass=0
-fail=0
+. "$here/../lib.sh" # T, ok, bad, check, kt_test, kt_finish
+# shellcheck disable=SC2034 # read by kt_test (tests/lib.sh)
+KT_TIER=plugins
 if [ ! -x "$ktctl" ]; then
-    echo "plugins: $ktctl not built"
-    echo "0 passed, 1 failed"
-    exit 1
+    bad ktctl "$ktctl not built"
+    kt_finish
 fi
-if "$here/build.sh" "$b"; then
-    pass=$((pass + 1))
+if "$here/build.sh" "$b" >"$T/build.log" 2>&1; then
+    kt_only plugins/build.sh && ok build.sh
 else
-    echo "FAIL plugins/build.sh"
-    echo "$pass passed, 1 failed"
-    exit 1
+    bad build.sh "$(cat "$T/build.log")"
+    kt_finish
 fi
-run_case() {
-    local dir=$1 name out err rc want_rc args=() line
-    name=$(basename "$dir")
-    out=$(mktemp)
-    err=$(mktemp)
+# plugin_case DIR - one case (a kt_test body): exit 1 with the diff when the output differs.
+plugin_case() {
+    local dir=$1 out="$T/out" err="$T/err" rc want_rc args=() line
     line=$(cat "$dir/cmd")
     read -r -a args <<<"${line//@PLUGINS@/$plugins}"
     (cd "$dir" && "$ktctl" "${args[@]}") >"$out" 2>"$err"
@@ -48,34 +45,31 @@ run_case() {
     fi
     if [ "$rc" -eq "$want_rc" ] && cmp -s "$out" "$dir/stdout" &&
         { [ ! -f "$dir/stderr" ] || cmp -s "$err" "$dir/stderr"; }; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL plugins/$name: exit $rc (want $want_rc)"
-        diff -u "$dir/stdout" "$out" | sed -n 1,40p
-        if [ -f "$dir/stderr" ]; then diff -u "$dir/stderr" "$err" | sed -n 1,20p; else head -20 "$err"; fi
+        return 0
     fi
-    rm -f "$out" "$err"
+    echo "exit $rc (want $want_rc)"
+    diff -u "$dir/stdout" "$out" | sed -n 1,40p
+    if [ -f "$dir/stderr" ]; then diff -u "$dir/stderr" "$err" | sed -n 1,20p; else head -20 "$err"; fi
+    return 1
 }
 # docs/plugins.md's "Writing a plugin" example must be tests/plugins/minimal.c verbatim (which
 # build.sh just compiled): the ```c block after the line `<!-- plugin-example: tests/plugins/minimal.c -->`.
 readme="$here/../../docs/plugins.md"
-if ! grep -q '^<!-- plugin-example: tests/plugins/minimal.c -->' "$readme" 2>/dev/null; then
-    fail=$((fail + 1))
-    echo "FAIL plugins/readme-example: no plugin-example marker in docs/plugins.md"
-else
-    if awk '/^<!-- plugin-example: tests\/plugins\/minimal.c -->/ { m = 1; next }
-            m == 1 && /^```c$/ { m = 2; next } m == 2 && /^```$/ { exit } m == 2 { print }' \
-        "$readme" | cmp -s - "$here/minimal.c"; then
-        pass=$((pass + 1))
-    else
-        fail=$((fail + 1))
-        echo "FAIL plugins/readme-example: docs/plugins.md's example differs from tests/plugins/minimal.c"
+readme_example() {
+    if ! grep -q '^<!-- plugin-example: tests/plugins/minimal.c -->' "$readme" 2>/dev/null; then
+        echo "no plugin-example marker in docs/plugins.md"
+        return 1
     fi
-fi
+    awk '/^<!-- plugin-example: tests\/plugins\/minimal.c -->/ { m = 1; next }
+            m == 1 && /^```c$/ { m = 2; next } m == 2 && /^```$/ { exit } m == 2 { print }' \
+        "$readme" >"$T/example.c"
+    cmp -s "$T/example.c" "$here/minimal.c" && return 0
+    echo "docs/plugins.md's example differs from tests/plugins/minimal.c"
+    return 1
+}
+kt_test readme-example readme_example
 for dir in "$here"/golden/*/; do
     [ -f "$dir/cmd" ] || continue
-    run_case "${dir%/}"
+    kt_test "$(basename "$dir")" "plugin_case '${dir%/}'"
 done
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

@@ -26,18 +26,8 @@ b=$(cd "${1:-$root/build/plain}" && pwd)
 ktctl="$b/bin/ktctl"
 # shellcheck source=tests/validate/ci_venv.sh
 . "$here/ci_venv.sh" # PINS, venv, setup_venv
-pass=0
-fail=0
-ok() {
-    echo "ok $1"
-    pass=$((pass + 1))
-}
-bad() {
-    echo "FAIL $1: ${2:-}"
-    fail=$((fail + 1))
-}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# shellcheck source=tests/lib.sh
+. "$root/tests/lib.sh" # T, ok, bad, kt_finish
 
 # check.py LIST: each line of LIST is KIND<TAB>FILE<TAB>WANT<TAB>LABEL (KIND junit or sarif,
 # WANT valid or invalid); validates FILE against its schema, one python for every check, and
@@ -97,10 +87,10 @@ for line in open(sys.argv[1]):
     else:
         print("FAIL %s: %s" % (label, why or "accepted a broken document"))
 EOF
-check() { # kind file label: must be valid
+want_valid() { # kind file label: must be valid
     printf '%s\t%s\tvalid\t%s\n' "$1" "$2" "$3" >>"$T/checks"
 }
-reject() { # kind file label: the validator must refuse it
+want_invalid() { # kind file label: the validator must refuse it
     printf '%s\t%s\tinvalid\t%s\n' "$1" "$2" "$3" >>"$T/checks"
 }
 run_checks() {
@@ -109,7 +99,10 @@ run_checks() {
     while IFS= read -r line; do
         case $line in
         "ok "*) ok "${line#ok }" ;;
-        "FAIL "*) bad "${line#FAIL }" ;;
+        "FAIL "*)
+            line=${line#FAIL }
+            bad "${line%%: *}" "${line#*: }"
+            ;;
         *) bad "check.py" "$line" ;;
         esac
     done <"$T/check.out"
@@ -125,8 +118,8 @@ check_goldens() { # format
         in=/dev/null
         [ -f "$dir/stdin" ] && in="$dir/stdin"
         (cd "$dir" && "$ktctl" validate "${args[@]}" <"$in") >"$T/$1.$n" 2>/dev/null
-        check "$1" "$T/$1.$n" "$1 schema: $(basename "$dir")"
-        [ "$1" = sarif ] && check codescan "$T/$1.$n" "sarif for code scanning: $(basename "$dir")"
+        want_valid "$1" "$T/$1.$n" "$1 schema: $(basename "$dir")"
+        [ "$1" = sarif ] && want_valid codescan "$T/$1.$n" "sarif for code scanning: $(basename "$dir")"
         n=$((n + 1))
     done
     [ "$n" -gt 0 ] || bad "$1 goldens" "no fmt-* case uses -o $1"
@@ -144,9 +137,9 @@ odd_inputs() {
 
 check_odd() {
     (cd "$T/odd" && "$ktctl" validate -o junit ./*e.yaml) >"$T/odd.xml" 2>/dev/null
-    check junit "$T/odd.xml" "junit schema: control character and & < > ' in a file name"
+    want_valid junit "$T/odd.xml" "junit schema: control character and & < > ' in a file name"
     (cd "$T/odd" && "$ktctl" validate -o sarif ./*e.yaml) >"$T/odd.sarif" 2>/dev/null
-    check sarif "$T/odd.sarif" "sarif schema: the same file (its uri percent-encoded)"
+    want_valid sarif "$T/odd.sarif" "sarif schema: the same file (its uri percent-encoded)"
     local got rc
     got=$(cd "$T/odd" && "$ktctl" validate -o github ./line* 2>/dev/null)
     rc=$?
@@ -161,17 +154,17 @@ check_odd() {
 # Broken documents the validators must refuse.
 check_negatives() {
     printf '<testsuites><testsuite tests="1" failures="0" errors="0"><testcase/></testsuite></testsuites>\n' >"$T/bad.xml"
-    reject junit "$T/bad.xml" "junit schema rejects a testsuite without name and a nameless testcase"
+    want_invalid junit "$T/bad.xml" "junit schema rejects a testsuite without name and a nameless testcase"
     printf '<testsuites><testsuite name="a\001" tests="0" failures="0" errors="0"/></testsuites>\n' >"$T/ctl.xml"
-    reject junit "$T/ctl.xml" "junit check rejects a raw control character (what the escaping prevents)"
+    want_invalid junit "$T/ctl.xml" "junit check rejects a raw control character (what the escaping prevents)"
     sed 's/"level": "error"/"level": "fatal"/' "$here/fmt-sarif-invalid/stdout" >"$T/bad.sarif"
-    reject sarif "$T/bad.sarif" "sarif schema rejects level \"fatal\""
+    want_invalid sarif "$T/bad.sarif" "sarif schema rejects level \"fatal\""
     sed 's/"startLine": 1\b/"startLine": 0/' "$here/fmt-sarif-invalid/stdout" >"$T/bad2.sarif"
-    reject sarif "$T/bad2.sarif" "sarif schema rejects startLine 0"
+    want_invalid sarif "$T/bad2.sarif" "sarif schema rejects startLine 0"
     sed 's/"uriBaseId": "%SRCROOT%"/"uriBaseId": "OTHER"/' "$here/fmt-sarif-invalid/stdout" >"$T/bad3.sarif"
-    reject codescan "$T/bad3.sarif" "code scanning check rejects a uri on another base"
+    want_invalid codescan "$T/bad3.sarif" "code scanning check rejects a uri on another base"
     sed 's/"executionSuccessful": false/"executionSuccessful": true/' "$here/fmt-sarif-missing/stdout" >"$T/bad4.sarif"
-    reject codescan "$T/bad4.sarif" "code scanning check rejects a successful run with notifications"
+    want_invalid codescan "$T/bad4.sarif" "code scanning check rejects a successful run with notifications"
 }
 
 # Inputs that cannot be read, in every report: a missing one (the goldens show its form) and one
@@ -195,12 +188,16 @@ check_input_errors() {
             bad "$f input errors" "exit $rc: $(head -c 600 "$T/inputs.$f")"
         fi
     done
-    check junit "$T/inputs.junit" "junit schema: <error> testcases of unreadable inputs"
-    check sarif "$T/inputs.sarif" "sarif schema: results and notifications of unreadable inputs"
-    check codescan "$T/inputs.sarif" "sarif for code scanning: unreadable inputs"
+    want_valid junit "$T/inputs.junit" "junit schema: <error> testcases of unreadable inputs"
+    want_valid sarif "$T/inputs.sarif" "sarif schema: results and notifications of unreadable inputs"
+    want_valid codescan "$T/inputs.sarif" "sarif for code scanning: unreadable inputs"
     got=$(cd "$T/inputs" && "$ktctl" validate -o github valid.yaml 2>/dev/null)
     rc=$?
-    [ $rc -eq 0 ] && [ -z "$got" ] && ok "github: a readable valid input: no annotation, exit 0" bad "github valid" "exit $rc: $got"
+    if [ $rc -eq 0 ] && [ -z "$got" ]; then
+        ok "github: a readable valid input: no annotation, exit 0"
+    else
+        bad "github valid" "exit $rc: $got"
+    fi
 }
 
 # A real SARIF consumer (sarif-tools) reads ktctl's SARIF: the results' files and lines in its CSV,
@@ -259,5 +256,4 @@ else
     check_consumer
     run_checks
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

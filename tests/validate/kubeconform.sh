@@ -155,7 +155,7 @@ if command -v kubectl >/dev/null; then kubectl kustomize repo/deploy >kust.yaml 
 
 KC=("$kc" -kubernetes-version "$k8s" -schema-location "$sch"
     -schema-location "$T/crd/{{ .Group }}/{{ .ResourceKind }}_{{ .ResourceAPIVersion }}.json")
-line() { # line LINE FILE: that non-blank line of FILE (first or last), colours dropped, at most
+out_line() { # out_line LINE FILE: that non-blank line of FILE (first or last), colours dropped, at most
     # 110 characters, | escaped for Markdown
     local l
     l=$(grep -v '^[[:space:]]*$' "$2" | sed 's/\x1b\[[0-9;]*m//g' | "$1" -n 1 || true)
@@ -164,14 +164,14 @@ line() { # line LINE FILE: that non-blank line of FILE (first or last), colours 
     [ ${#l} -le 110 ] || l="${l:0:107}..."
     printf '%s' "$l"
 }
-run() { # run OUT CMD... (stdin from $IN or /dev/null): "exit N: stdout[ … last] ⟂ stderr[ … last]"
+tool_run() { # tool_run OUT CMD... (stdin from $IN or /dev/null): "exit N: stdout[ … last] ⟂ stderr[ … last]"
     local out=$1 rc=0
     shift
     "$@" <"${IN:-/dev/null}" >"$out.1" 2>"$out.2" || rc=$?
-    printf "exit %s: \`%s\`" "$rc" "$(line head "$out.1")"
-    [ "$(grep -c -v '^[[:space:]]*$' "$out.1")" -le 1 ] || printf " … \`%s\`" "$(line tail "$out.1")"
-    [ ! -s "$out.2" ] || printf " ⟂ \`%s\`" "$(line head "$out.2")"
-    [ "$(grep -c -v '^[[:space:]]*$' "$out.2")" -le 1 ] || printf " … \`%s\`" "$(line tail "$out.2")"
+    printf "exit %s: \`%s\`" "$rc" "$(out_line head "$out.1")"
+    [ "$(grep -c -v '^[[:space:]]*$' "$out.1")" -le 1 ] || printf " … \`%s\`" "$(out_line tail "$out.1")"
+    [ ! -s "$out.2" ] || printf " ⟂ \`%s\`" "$(out_line head "$out.2")"
+    [ "$(grep -c -v '^[[:space:]]*$' "$out.2")" -le 1 ] || printf " … \`%s\`" "$(out_line tail "$out.2")"
 }
 n=0
 row() { # row LABEL KCARGS -- KTARGS: one row; "none" alone for a tool means not run
@@ -184,8 +184,8 @@ row() { # row LABEL KCARGS -- KTARGS: one row; "none" alone for a tool means not
     shift
     kta=("$@")
     n=$((n + 1))
-    if [ "${kca[*]}" = none ]; then c="(none)"; else c=$(run "kc$n" "${KC[@]}" "${kca[@]}"); fi
-    if [ "${kta[*]}" = none ]; then d="(none)"; else d=$(run "kt$n" "$ktctl" validate "${kta[@]}"); fi
+    if [ "${kca[*]}" = none ]; then c="(none)"; else c=$(tool_run "kc$n" "${KC[@]}" "${kca[@]}"); fi
+    if [ "${kta[*]}" = none ]; then d="(none)"; else d=$(tool_run "kt$n" "$ktctl" validate "${kta[@]}"); fi
     a=${kca[*]} b=${kta[*]}
     printf "| %s | \`%s\` %s | \`%s\` %s |\n" "$label" "${a//|/\\|}" "$c" "${b//|/\\|}" "$d"
 }

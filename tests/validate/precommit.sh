@@ -41,9 +41,9 @@ for d in "${dirs[@]}"; do
     [ -n "$d" ] && [ ! -x "$d/ktctl" ] && nokt="${nokt:+$nokt:}$d"
 done
 
-# run LABEL pass|fail TEXT CMD... - CMD, run in the sample repository without ktctl on PATH,
+# in_repo LABEL pass|fail TEXT CMD... - CMD, run in the sample repository without ktctl on PATH,
 # succeeds (pass) or fails (fail) and its output holds TEXT (a fixed string).
-run() {
+in_repo() {
     local label=$1 want=$2 text=$3 rc=0
     shift 3
     (cd "$T/repo" && PATH="$nokt" "$@") >"$T/out" 2>&1 || rc=$?
@@ -102,8 +102,8 @@ EOF
         PATH="$nokt" "$venv/bin/pre-commit" install >/dev/null && git add -A)
 }
 
-# expect LABEL CONDITION... - ok when CONDITION holds, else bad with the output of the last run.
-expect() {
+# holds LABEL CONDITION... - ok when CONDITION holds, else bad with the output of the last run.
+holds() {
     local label=$1
     shift
     if "$@"; then ok "$label"; else bad "$label" "$(tail -12 "$T/out")"; fi
@@ -115,13 +115,13 @@ expect() {
 check_build_failures() {
     local how=("$@")
     mkdir -p "$T/no-pc"
-    run "ktctl-validate: missing build packages refuse it with the apt-get line" fail \
+    in_repo "ktctl-validate: missing build packages refuse it with the apt-get line" fail \
         "apt-get install libmicrohttpd-dev libgnutls28-dev nettle-dev libcurl4-gnutls-dev libjansson-dev libyaml-dev" \
         env PKG_CONFIG_LIBDIR="$T/no-pc" "${how[@]}"
-    run "ktctl-validate: a failing build (CC=false) refuses it with the end of the build log" fail \
+    in_repo "ktctl-validate: a failing build (CC=false) refuses it with the end of the build log" fail \
         "building ktctl failed (make exit 2); the end of " env CC=false "${how[@]}"
-    expect "... the log names the failed compile" grep -qF "make: *** [Makefile:" "$T/out"
-    expect "... and no commit was made" head_is 0
+    holds "... the log names the failed compile" grep -qF "make: *** [Makefile:" "$T/out"
+    holds "... and no commit was made" head_is 0
 }
 
 no_ktctl() { ! PATH="$nokt" command -v ktctl >/dev/null; }
@@ -129,7 +129,7 @@ not_rebuilt() { [ "$(builds)" = 1 ] && [ "$(stat -c %Y.%i "$ktctl")" = "$1" ]; }
 
 check_hooks() {
     local t0 secs mtime f rc skipped=0 ktctl="$b/bin/ktctl"
-    expect "no ktctl on PATH for the hooks" no_ktctl
+    holds "no ktctl on PATH for the hooks" no_ktctl
     if ! hook_repo; then
         bad "hook repository" "could not copy $root"
         return
@@ -140,20 +140,20 @@ check_hooks() {
         clone=$(ls -d "$PRE_COMMIT_HOME"/repo*/deploy/pre-commit/ktctl-validate)
         clone=${clone%/deploy/pre-commit/ktctl-validate}
         ktctl="$clone/build/pre-commit/bin/ktctl"
-        expect "... nor a stamp" test ! -e "$clone/build/pre-commit/ktctl.stamp"
+        holds "... nor a stamp" test ! -e "$clone/build/pre-commit/ktctl.stamp"
     else
         check_build_failures "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate --files deploy/valid.yaml
         nokt="$b/bin:$nokt" # ktctl-validate-system runs BUILD_DIR's ktctl
     fi
     # The first commit: manifests, a Helm chart, values, kustomization, CI and other YAML pass.
     t0=$(date +%s)
-    run "$hook: the first commit passes manifests, a Helm chart, values, kustomization, CI and other YAML" \
+    in_repo "$hook: the first commit passes manifests, a Helm chart, values, kustomization, CI and other YAML" \
         pass "ktctl validate" git commit -qm first
     secs=$(($(date +%s) - t0))
     if [ "$hook" = ktctl-validate ]; then
         echo "   (first commit, ktctl built from source in pre-commit's cache: ${secs}s; builds.log: $(tail -1 "$clone/build/pre-commit/builds.log" 2>/dev/null))"
     fi
-    expect "... the commit was made" head_is 1
+    holds "... the commit was made" head_is 1
     for f in charts/demo/templates/trainjob.yaml charts/demo/Chart.yaml charts/demo/values.yaml \
         .github/workflows/ci.yml config/app.yaml .pre-commit-config.yaml; do
         rc=0
@@ -162,41 +162,41 @@ check_hooks() {
             skipped=$((skipped + 1))
     done
     # ktctl itself skips them too, each with a note (docs/ktctl.md "ktctl validate").
-    expect "... and plain ktctl skips those 6 non-Kubernetes files with a note (exit 0)" \
+    holds "... and plain ktctl skips those 6 non-Kubernetes files with a note (exit 0)" \
         test $skipped = 6
     # A bad commit: the file and line of the problem.
     cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
     git -C "$T/repo" add deploy/job.yaml
     mtime=$(stat -c %Y.%i "$ktctl")
-    run "$hook: an invalid TrainJob refuses the commit with its file and line" fail \
+    in_repo "$hook: an invalid TrainJob refuses the commit with its file and line" fail \
         "deploy/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes: Invalid value: -1" git commit -qm bad
-    expect "... no commit was made" head_is 1
+    holds "... no commit was made" head_is 1
     if [ "$hook" = ktctl-validate ]; then
-        expect "... and the second run did not rebuild ktctl (stamp)" \
+        holds "... and the second run did not rebuild ktctl (stamp)" \
             not_rebuilt "$mtime"
     fi
     # In a templates/ folder that is no Helm chart's, a manifest is still checked.
     git -C "$T/repo" mv deploy/job.yaml k8s/templates/job.yaml
-    run "$hook: the same TrainJob in k8s/templates/ (no Chart.yaml) is still refused" fail \
+    in_repo "$hook: the same TrainJob in k8s/templates/ (no Chart.yaml) is still refused" fail \
         "k8s/templates/job.yaml:9: TrainJob/nn-neg: spec.trainer.numNodes" git commit -qm bad
     git -C "$T/repo" rm -qf k8s/templates/job.yaml
     sed -i 's/^  name: job$/  name: job2/' "$T/repo/deploy/valid.yaml"
     git -C "$T/repo" add deploy/valid.yaml
-    run "$hook: the fixed commit passes" pass "ktctl validate" git commit -qm good
-    expect "... the commit was made" head_is 2
+    in_repo "$hook: the fixed commit passes" pass "ktctl validate" git commit -qm good
+    holds "... the commit was made" head_is 2
     # With the user's own `exclude:` replacing the hook's, the script still skips the chart's
     # files and YAML without apiVersion/kind.
     printf '        exclude: "^$"\n' >>"$T/repo/.pre-commit-config.yaml"
-    run "$hook: with exclude overridden, all files still pass (the script skips the chart and other YAML)" \
+    in_repo "$hook: with exclude overridden, all files still pass (the script skips the chart and other YAML)" \
         pass "skipped charts/demo/Chart.yaml (a Helm chart's" \
         env KT_HOOK_VERBOSE=1 "$venv/bin/pre-commit" run --all-files --verbose
-    expect "... and lists what it skipped" grep -qF "skipped .github/workflows/ci.yml (no apiVersion or kind" "$T/out"
+    holds "... and lists what it skipped" grep -qF "skipped .github/workflows/ci.yml (no apiVersion or kind" "$T/out"
     if [ "$hook" = ktctl-validate ]; then
         # The stamp's negative: a source newer than the stamp rebuilds (make recompiles that file).
         touch "$clone/cli/main.c"
-        run "ktctl-validate: after a source changed in the clone, the next run rebuilds" pass \
+        in_repo "ktctl-validate: after a source changed in the clone, the next run rebuilds" pass \
             "ktctl validate" "$venv/bin/pre-commit" run --all-files
-        expect "... one more build" test "$(builds)" = 2
+        holds "... one more build" test "$(builds)" = 2
         # The lock: two runs at once with no stamp build once.
         rm -f "$clone/build/pre-commit/ktctl.stamp"
         (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l1" 2>&1 &
@@ -204,14 +204,14 @@ check_hooks() {
         (cd "$T/repo" && PATH="$nokt" "$clone/deploy/pre-commit/ktctl-validate" deploy/valid.yaml) >"$T/l2" 2>&1 || r2=$?
         wait $p1 || r1=$?
         cat "$T/l1" "$T/l2" >"$T/out"
-        expect "two runs at once: both pass, one build (lock)" test "$r1$r2 $(builds)" = "00 3"
+        holds "two runs at once: both pass, one build (lock)" test "$r1$r2 $(builds)" = "00 3"
         # ktctl-validate-system without a ktctl on PATH.
         cp "$root/tests/validate/tj-numnodes-negative/trainjob.yaml" "$T/repo/deploy/job.yaml"
-        run "ktctl-validate-system: without a ktctl on PATH it fails and says so" fail "no ktctl on PATH" \
+        in_repo "ktctl-validate-system: without a ktctl on PATH it fails and says so" fail "no ktctl on PATH" \
             "$venv/bin/pre-commit" try-repo "$T/kt" ktctl-validate-system --files deploy/job.yaml
         rm "$T/repo/deploy/job.yaml"
     else
-        run "pre-commit try-repo on this work tree: the hook sees no other file types (README.md not passed)" \
+        in_repo "pre-commit try-repo on this work tree: the hook sees no other file types (README.md not passed)" \
             pass "(no files to check)Skipped" "$venv/bin/pre-commit" try-repo "$root" "$hook" --files README.md
     fi
 }

@@ -15,38 +15,21 @@ b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-. "$here/../lib.sh"
-pass=0
-fail=0
+. "$here/../lib.sh" # T, ok, bad, kt_test, kt_finish
+# shellcheck disable=SC2034 # read by kt_test (tests/lib.sh)
+KT_TIER=validate
 t0=$(date +%s%N)
 if [ ! -x "$ktctl" ]; then
-    echo "validate: $ktctl not built"
-    echo "0 passed, 1 failed"
-    exit 1
+    bad ktctl "$ktctl not built"
+    kt_finish
 fi
-if kt_only validate/crd-schemas-fresh && command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
-    if python3 "$root/scripts/gen/embed_crds.py" --check; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL crd_schemas.c is stale"
-        fail=$((fail + 1))
-    fi
+if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
+    kt_test crd-schemas-fresh 'python3 "$root/scripts/gen/embed_crds.py" --check || { echo "crd_schemas.c is stale"; exit 1; }'
 fi
 
-run_case() {
-    local dir=$1 name out err rc args=() f want_rc
-    name=$(basename "$dir")
-    if [ -f "$dir/needs" ]; then
-        read -r -a args <"$dir/needs"
-        for f in "${args[@]}"; do
-            if ! command -v "$f" >/dev/null; then
-                echo "SKIP $name: needs $f on PATH"
-                return
-            fi
-        done
-    fi
-    out=$(mktemp)
-    err=$(mktemp)
+# validate_case DIR - one case (a kt_test body): exit 1 saying what differs.
+validate_case() {
+    local dir=$1 out="$T/out" err="$T/err" rc args=() f want_rc
     if [ -f "$dir/cmd" ]; then
         read -r -a args <"$dir/cmd"
     elif [ -f "$dir/args" ]; then
@@ -71,80 +54,86 @@ run_case() {
     fi
     want_rc=$(cat "$dir/exit" 2>/dev/null || echo missing)
     if [ "$rc" != "$want_rc" ]; then
-        echo "FAIL $name: exit $rc, want $want_rc"
+        echo "exit $rc, want $want_rc"
         cat "$err"
-        fail=$((fail + 1))
+        return 1
     elif ! diff -u "$dir/stdout" "$out"; then
-        echo "FAIL $name: stdout differs"
-        fail=$((fail + 1))
+        echo "stdout differs"
+        return 1
     elif [ -f "$dir/stderr" ] && ! diff -u "$dir/stderr" "$err"; then
-        echo "FAIL $name: stderr differs"
-        fail=$((fail + 1))
-    else
-        pass=$((pass + 1))
+        echo "stderr differs"
+        return 1
     fi
-    rm -f "$out" "$err"
+}
+
+# needs_missing DIR - the first command the case's `needs` file names that is not on PATH.
+needs_missing() {
+    local f need=()
+    [ -f "$1/needs" ] || return 1
+    read -r -a need <"$1/needs"
+    for f in "${need[@]}"; do
+        command -v "$f" >/dev/null || { echo "$f" && return 0; }
+    done
+    return 1
 }
 
 for dir in "$here"/*/; do
     [ -f "$dir/spec" ] || continue
-    kt_only "validate/$(basename "$dir")" || continue
-    run_case "${dir%/}"
+    name=$(basename "$dir")
+    if missing=$(needs_missing "$dir"); then
+        kt_only "validate/$name" && echo "SKIP $name: needs $missing on PATH"
+        continue
+    fi
+    kt_test "$name" "validate_case '${dir%/}'"
 done
+
 # Problems, then the summary, when stdout and stderr share one pipe (a CI log): stdout is
 # line-buffered. Before, the summary came first.
-log=$(mktemp)
-if kt_only validate/piped-order; then
-    (cd "$here" && "$ktctl" validate --allow-missing-runtimes tj-numnodes-negative fmt-inputs/broken.yaml 2>&1 | cat) >"$log"
-    if [ "$(wc -l <"$log")" -eq 3 ] && [ "$(grep -c "^tj-numnodes-negative/" "$log")" -eq 1 ] &&
-        [ "$(tail -n 1 "$log" | cut -c 1-15)" = "ktctl validate:" ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL piped output: the summary is not the last line"
-        cat "$log"
-        fail=$((fail + 1))
-    fi
-    # The same with -o json: the whole array before the summary.
-    (cd "$here" && "$ktctl" validate -o json --allow-missing-runtimes tj-numnodes-negative 2>&1 | cat) >"$log"
-    if [ "$(head -c 1 "$log")" = "[" ] && [ "$(tail -n 1 "$log" | cut -c 1-15)" = "ktctl validate:" ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL piped json: the summary is not after the array"
-        cat "$log"
-        fail=$((fail + 1))
-    fi
-fi
+piped_order() {
+    (cd "$here" && "$ktctl" validate --allow-missing-runtimes tj-numnodes-negative fmt-inputs/broken.yaml 2>&1 | cat) >"$T/log"
+    [ "$(wc -l <"$T/log")" -eq 3 ] && [ "$(grep -c "^tj-numnodes-negative/" "$T/log")" -eq 1 ] &&
+        [ "$(tail -n 1 "$T/log" | cut -c 1-15)" = "ktctl validate:" ] && return 0
+    echo "piped output: the summary is not the last line"
+    cat "$T/log"
+    return 1
+}
+kt_test piped-order piped_order
+# The same with -o json: the whole array before the summary.
+piped_order_json() {
+    (cd "$here" && "$ktctl" validate -o json --allow-missing-runtimes tj-numnodes-negative 2>&1 | cat) >"$T/log"
+    [ "$(head -c 1 "$T/log")" = "[" ] && [ "$(tail -n 1 "$T/log" | cut -c 1-15)" = "ktctl validate:" ] && return 0
+    echo "piped json: the summary is not after the array"
+    cat "$T/log"
+    return 1
+}
+kt_test piped-order-json piped_order_json
 
-if kt_only validate/kt-repository; then
-    # kt's own repository (docs/ktctl.md "ktctl validate in CI"): only real problems. The inputs
-    # that are invalid on purpose (test cases) and one template that is not YAML until filled in
-    # are left out with --ignore; the rest must pass. Without the --ignore, the cases are found.
-    ignores=(--ignore 'tests/validate/*' --ignore 'tests/golden/*' --ignore 'tests/crd/cases/*'
+# kt's own repository (docs/ktctl.md "ktctl validate in CI"): only real problems. The inputs
+# that are invalid on purpose (test cases) and one template that is not YAML until filled in
+# are left out with --ignore; the rest must pass. Without the --ignore, the cases are found.
+kt_repository() {
+    local rc ignores=(--ignore 'tests/validate/*' --ignore 'tests/golden/*' --ignore 'tests/crd/cases/*'
         --ignore 'tests/fuzz/corpus/*' --ignore 'tests/integration/*' --ignore 'tests/admission/*'
         --ignore tests/cluster/kwok/stages.yaml)
-    (cd "$root" && "$ktctl" validate deploy/ tests/ "${ignores[@]}") >"$log" 2>&1
+    (cd "$root" && "$ktctl" validate deploy/ tests/ "${ignores[@]}") >"$T/log" 2>&1
     rc=$?
-    if [ "$rc" -eq 0 ] && [ "$(grep -c ' 0 invalid' "$log")" -eq 1 ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL ktctl validate deploy/ tests/ on kt's repository: exit $rc"
-        grep -v ': note: ' "$log"
-        fail=$((fail + 1))
-    fi
-    (cd "$root" && "$ktctl" validate deploy/ tests/) >"$log" 2>&1
+    [ "$rc" -eq 0 ] && [ "$(grep -c ' 0 invalid' "$T/log")" -eq 1 ] && return 0
+    echo "ktctl validate deploy/ tests/ on kt's repository: exit $rc"
+    grep -v ': note: ' "$T/log"
+    return 1
+}
+kt_test kt-repository kt_repository
+kt_repository_no_ignore() {
+    local rc
+    (cd "$root" && "$ktctl" validate deploy/ tests/) >"$T/log" 2>&1
     rc=$?
     # Exit 2: the cases hold inputs that cannot be checked on purpose (a binary file, UTF-16).
-    if [ "$rc" -eq 2 ] && [ "$(grep -c '^tests/validate/tj-numnodes-negative/trainjob.yaml:9: ' "$log")" -eq 1 ] &&
-        [ "$(grep -c '^ktctl validate: tests/validate/input-binary/blob.yaml: a NUL byte' "$log")" -eq 1 ]; then
-        pass=$((pass + 1))
-    else
-        echo "FAIL kt's repository without --ignore: exit $rc, want 2 with the golden cases' problems"
-        fail=$((fail + 1))
-    fi
-fi
-rm -f "$log"
+    [ "$rc" -eq 2 ] && [ "$(grep -c '^tests/validate/tj-numnodes-negative/trainjob.yaml:9: ' "$T/log")" -eq 1 ] &&
+        [ "$(grep -c '^ktctl validate: tests/validate/input-binary/blob.yaml: a NUL byte' "$T/log")" -eq 1 ] && return 0
+    echo "kt's repository without --ignore: exit $rc, want 2 with the golden cases' problems"
+    return 1
+}
+kt_test kt-repository-no-ignore kt_repository_no_ignore
 
-ms=$((($(date +%s%N) - t0) / 1000000))
-echo "validate wall time: $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+echo "validate wall time: $(kt_secs "$t0")"
+kt_finish
