@@ -6,8 +6,7 @@
 # unknown path (404), a wrong content type (415), truncated, uid-less and non-object reviews
 # (400). Each case asserts the status and the answer's message; after each one a valid review
 # must still be answered (200, allowed). At the end the daemon stops cleanly on SIGTERM.
-. "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.sh" "$@"
 rel_webhook_start abuse || { bad abuse-start "kt-webhook did not start"; kt_finish; }
 U="https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
 cd "$T" || exit 1
@@ -56,9 +55,8 @@ case_ truncated-review 400 "couldn't decode AdmissionReview" "${J[@]}" --data-bi
 case_ review-without-uid 400 'request.uid is required' "${J[@]}" --data-binary @nouid.json "$U"
 case_ review-not-an-object 400 'unsupported AdmissionReview apiVersion' "${J[@]}" --data-binary @array.json "$U"
 if [ "$(curl -s --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then ok abuse-healthz-after; else bad abuse-healthz-after "healthz not ok"; fi
-kill -TERM "$WPID"
-wait "$WPID"
+kt_daemon_stop abuse
 rc=$?
 if [ "$rc" = 0 ]; then ok abuse-clean-exit; else bad abuse-clean-exit "kt-webhook exited $rc"; fi
-rel_sanitizer_clean abuse-no-sanitizer-reports "$T/abuse.stderr"
+rel_sanitizer_clean abuse-no-sanitizer-reports "$T/abuse.log"
 kt_finish
