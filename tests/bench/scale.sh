@@ -114,10 +114,15 @@ leads() {
     curl -sk --max-time 5 "https://127.0.0.1:$(jq -r .metrics "$1")/metrics" |
         grep -c '^leader_election_master_status{.*} 1$' >/dev/null
 }
+# lease_moved OLD - the Lease has a holder other than OLD.
+lease_moved() {
+    local h
+    h=$(ktd_lease_holder) && [ -n "$h" ] && [ "$h" != "$1" ]
+}
 # failover N - (background) N/2 / RATE seconds into the creates, signal the leading replica and
 # time the Lease's move to the other; writes $W/failover.json (survivor PID, figures).
 failover() {
-    local lpid spid old h t0 t1 deadline
+    local lpid spid old moved="" t0 t1
     sleep "$(awk -v n="$1" -v r="$RATE" 'BEGIN { print n / 2 / r }')"
     if leads "$D/kt-reconciler.ports"; then lpid=$RPID spid=$SPID; else lpid=$SPID spid=$RPID; fi
     old=$(ktd_lease_holder)
@@ -125,14 +130,10 @@ failover() {
     lcpu=$(cpu "$lpid") scpu=$(cpu "$spid") srss=$(kb "$spid" VmRSS)
     t0=$(date +%s.%N)
     kill -"$FAILOVER" "$lpid"
-    deadline=$((SECONDS + 120))
-    until h=$(ktd_lease_holder) && [ -n "$h" ] && [ "$h" != "$old" ]; do
-        [ $SECONDS -lt $deadline ] || break
-        sleep 0.05
-    done
+    kt_poll 120 lease_moved "$old" && moved=yes
     t1=$(date +%s.%N)
     jq -n --arg sig "$FAILOVER" --argjson lpid "$lpid" --argjson spid "$spid" --argjson lcpu "$lcpu" \
-        --argjson scpu "$scpu" --argjson srss "$srss" --arg moved "$([ "$h" != "$old" ] && echo yes)" \
+        --argjson scpu "$scpu" --argjson srss "$srss" --arg moved "$moved" \
         --argjson s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
         '{signal: $sig, leader_pid: $lpid, survivor_pid: $spid, leader_cpu: $lcpu,
           standby_cpu: $scpu, standby_rss: $srss, moved: ($moved == "yes"), seconds: $s}' >"$W/failover.json"

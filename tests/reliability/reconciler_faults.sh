@@ -36,19 +36,23 @@ fault_tj() { # fault_tj NS NAME
 # a retry whose first try went through); runs in the background (CPID); writes "done" to
 # $T/NS.created at the end.
 creator() {
-    local i code
+    local i
     for i in $(seq "$N"); do
-        for _ in $(seq 300); do
-            code=$(fault_tj "$1" "t$i" | curl -sS --max-time 5 -o /dev/null -w '%{http_code}' \
-                --cacert "$KT_CA" --cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key" \
-                -H 'Content-Type: application/yaml' --data-binary @- \
-                "$KT_APISERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/$1/trainjobs" 2>/dev/null)
-            case "$code" in 201 | 409) break ;; esac
-            sleep 0.2
-        done
+        kt_poll 30 create_tj "$1" "t$i"
         sleep 0.1 # the pace of the load, not a readiness wait
     done
     echo "done" >"$T/$1.created"
+}
+# create_tj NS NAME - POST the TrainJob as the admin; true when the API server has it (201, or
+# 409 for a retry whose first try went through).
+create_tj() {
+    local code
+    code=$(fault_tj "$1" "$2" | curl -sS --max-time 5 -o /dev/null -w '%{http_code}' \
+        --cacert "$KT_CA" --cert "$KT_CLUSTER_DIR/admin.crt" --key "$KT_CLUSTER_DIR/admin.key" \
+        -H 'Content-Type: application/yaml' --data-binary @- \
+        "$KT_APISERVER/apis/trainer.kubeflow.org/v1alpha1/namespaces/$1/trainjobs" 2>/dev/null)
+    case "$code" in 201 | 409) return 0 ;; esac
+    return 1
 }
 start_creator() { # start_creator NS
     creator "$1" &
