@@ -109,7 +109,7 @@ if [ -n "${KT_RECONCILER_KUBECONFIG:-}" ]; then
         WPID=$(rel_pid rec)
         HPORT=$(kt_port rec health)
         MPORT=$(kt_port rec metrics)
-        rec_webhook_metrics() {
+        rec_metrics() {
             curl -sk --max-time 2 --interface 127.0.0.1 -o "$T/m.out" "https://127.0.0.1:$MPORT/metrics" &&
                 grep -q '^workqueue_depth' "$T/m.out"
         }
