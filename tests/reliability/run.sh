@@ -16,12 +16,8 @@ t0=$(date +%s%N)
 . tests/lib.sh # kt_run_one, kt_only, kt_secs, kt_finish, KT_KEEP
 KT_ONLY="${KT_ONLY:-} $(kt_only_args reliability "$@")"
 D=""
-# plane_down - stop the control plane; its folder stays with KT_KEEP=1.
-plane_down() {
-    [ -n "$D" ] || return 0
-    tests/cluster/down.sh "$D" || echo "reliability: down.sh failed" >&2
-    if [ "${KT_KEEP:-}" = 1 ]; then echo "kept: $D" >&2; else rm -rf "$D"; fi
-}
+# plane_down - stop the control plane (its folder is in $T: kept with KT_KEEP=1).
+plane_down() { [ -z "$D" ] || tests/cluster/down.sh "$D"; }
 kt_cleanup plane_down
 trap 'exit 130' INT TERM
 
@@ -35,7 +31,8 @@ if ! make -s WERROR=1 itests >/dev/null; then
     echo "0 passed, 1 failed"
     exit 1
 fi
-D=$(mktemp -d "${TMPDIR:-/tmp}/kt-reliability.XXXXXX")
+D=$T/cluster
+mkdir -p "$D"
 if ! tests/cluster/up.sh "$D" >/dev/null; then
     echo "reliability: tests/cluster/up.sh failed"
     echo "0 passed, 1 failed"
