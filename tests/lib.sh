@@ -19,6 +19,7 @@
 #                         FAIL with its output; skipped unless KT_ONLY selects $KT_TIER/NAME
 #   kt_cleanup CMD...     run CMD at exit (last registered first), where the state is made
 #   kt_poll SECS CMD...   the one bounded poll (every 0.1 s); 1 and a line on stderr at timeout
+#   kt_dead PID           PID has exited (or is a zombie)
 #   kt_daemon NAME BIN FLAG...   start a kt daemon, wait until it is ready (see below)
 #   kt_finish             print `N passed, N failed`; exit 0 only when nothing failed
 # In a runner:
@@ -133,6 +134,11 @@ kt_poll() {
     done
     echo "timed out after $((n / 10))s waiting for: $*" >&2
     return 1
+}
+
+# kt_dead PID - PID is gone or a zombie (to be reaped by whoever adopted it).
+kt_dead() {
+    ! kill -0 "$1" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
 # kt_port NAME KEY - port KEY (health, metrics, webhook, status) of daemon NAME's port file.

@@ -28,9 +28,8 @@ import tempfile
 # that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
-bad cached can case_sdk check cleanup cpu created die expect failover finish holder_is
-js_status kc line log logged median metrics need_tools now obj ok ratio ready
-readyz rss_kb run runtime start_rec step teardown tj trainjob usage
+bad can case_sdk check cleanup die expect finish js_status kc log need_tools obj ok ready readyz
+runtime start_rec step teardown tj trainjob usage
 
 """.split())
 

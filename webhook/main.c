@@ -392,7 +392,7 @@ int main(int argc, char **argv)
     struct app a = {0};
     struct kt_err err = {0};
     enum kt_log_level lvl;
-    int rc = 1;
+    int rc = 1, sig;
 
     kt_mem_init();
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -419,7 +419,8 @@ int main(int argc, char **argv)
         kt_log_error(LOG, "%s", err.msg);
         goto out;
     }
-    kt_log_info(LOG, "signal %d: shutting down", kt_sig_wait(-1));
+    sig = kt_sig_wait(-1); /* not inside kt_log_info: at --log-level warn it evaluates nothing */
+    kt_log_info(LOG, "signal %d: shutting down", sig);
     rc = 0;
 out:
     shutdown_all(&a);

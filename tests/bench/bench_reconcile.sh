@@ -46,19 +46,19 @@ KTCTL="$root/$b/bin/ktctl"
 . tests/parity/upstream_lib.sh
 HAVE_UP=0
 [ -x "$UP_BIN" ] && HAVE_UP=1
-W=$(mktemp -d "${TMPDIR:-/tmp}/kt-bench-rec.XXXXXX")
+. tests/lib_kube.sh # $T (kept with KT_KEEP=1), kt_cleanup, kt_daemon, kc
+# shellcheck disable=SC2034 # KT_KEEP: read by tests/lib.sh at exit
+[ -n "${BENCH_KEEP:-}" ] && KT_KEEP=1
+W=$T
 D="$W/cluster"
 RPID=""
-finish() {
-    [ -n "$RPID" ] && kill "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
+reconcile_bench_stop() {
     [ -f "$W/up/env" ] && up_stop "$W/up" 2>/dev/null
     tests/cluster/down.sh "$D" >/dev/null 2>&1
-    [ -n "${BENCH_KEEP:-}" ] || rm -rf "$W"
 }
-trap finish EXIT
+kt_cleanup reconcile_bench_stop
 tests/cluster/up.sh "$D" >/dev/null 2>&1 || { echo "bench: reconcile-$N: cluster failed to start"; exit 0; }
 . "$D/env"
-kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 kc apply -k deploy/rbac/reconciler >/dev/null && kc apply -f deploy/runtimes/torch-distributed.yaml >/dev/null || exit 0
 yq -r '.users[0].user."client-certificate-data"' "$KT_RECONCILER_KUBECONFIG" | base64 -d >"$W/c.crt"
 yq -r '.users[0].user."client-key-data"' "$KT_RECONCILER_KUBECONFIG" | base64 -d >"$W/c.key"
@@ -77,40 +77,28 @@ trainjobs() { # trainjobs NS COUNT - suspended torch TrainJobs as one JSON List
          metadata: {name: "tj\($i)", namespace: $ns},
          spec: {runtimeRef: {name: "torch-distributed"}, suspend: true, trainer: {numNodes: 2}}}]}'
 }
-now() { date +%s.%N; }
-since() { echo "$(now) - $1" | bc | awk '{printf "%.2f", $1}'; }
+wall_s() { date +%s.%N; }
+since() { echo "$(wall_s) - $1" | bc | awk '{printf "%.2f", $1}'; }
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm() { awk '/VmHWM/ {print $2}' "/proc/$1/status"; }
 anon() { awk '/RssAnon/ {print $2}' "/proc/$1/status"; } # heap, stacks: no file pages at all
 # private KB (Private_Clean + Private_Dirty): RSS without the shared library pages
 priv() { awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s}' "/proc/$1/smaps_rollup"; }
-cpu() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
-median() { sort -g | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
-ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b}'; }
+cpu_s() { awk -v t="$CLK" '{printf "%.2f", ($14 + $15) / t}' "/proc/$1/stat"; }
+median_in() { sort -g | awk '{a[NR] = $1} END {if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+ratio_of() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b}'; }
 rec() { echo "$1 $2" >>"$W/results"; } # rec NAME VALUE - one sample
-med() { awk -v k="$1" '$1 == k {print $2}' "$W/results" | median; }
+med() { awk -v k="$1" '$1 == k {print $2}' "$W/results" | median_in; }
 
 # ---- starting and stopping the managers ----
-start_kt() {
-    rm -f "$W/ports"
-    "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
-        --health-listen 127.0.0.1:0 --metrics-listen 0 --portfile "$W/ports" --log-level warn \
-        2>>"$W/rec.log" &
-    RPID=$!
+start_kt() { # kt_daemon: returns once ready (the drain's watch runs meanwhile); log $W/rec.log
+    kt_daemon rec "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
+        --health-listen 127.0.0.1:0 --metrics-listen 0 --log-level warn
+    RPID=$(eval echo "\$PID_rec")
     MPID=$RPID
 }
-wait_kt_ready() {
-    local i
-    for i in $(seq 1200); do
-        [ -s "$W/ports" ] &&
-            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(jq -r .health "$W/ports")/readyz")" = 200 ] && return 0
-        kill -0 "$RPID" 2>/dev/null || return 1
-        sleep 0.05
-    done
-    return 1
-}
 stop_kt() {
-    kill "$RPID" 2>/dev/null && wait "$RPID" 2>/dev/null
+    kt_daemon_stop rec
     RPID=""
 }
 start_up() { # up_start waits for upstream's /readyz (its webhook server), not its caches
@@ -124,8 +112,7 @@ stop_up() { up_stop "$W/up" 2>>"$W/up.log"; }
 idle() {
     local who=$1 tag=$2
     if [ "$who" = kt ]; then
-        start_kt
-        wait_kt_ready || { echo "bench: kt-reconciler not ready"; tail -5 "$W/rec.log"; return 1; }
+        start_kt >"$W/start.out" || { echo "bench: kt-reconciler not ready"; tail -5 "$W/rec.log"; return 1; }
     else
         start_up || { echo "bench: upstream manager not ready"; return 1; }
     fi
@@ -167,16 +154,16 @@ clear_ns() { # the objects of a run (no controller-manager here: nothing deletes
     done
 }
 
-# run WHO NS COUNT TAG - one backlog drained by kt or upstream
-run() {
+# drain WHO NS COUNT TAG - one backlog drained by kt or upstream
+drain() {
     local who=$1 ns=$2 n=$3 tag=$4 t0 secs
     kc create namespace "$ns" >/dev/null
     trainjobs "$ns" "$n" >"$W/tj.json"
     kc create -f "$W/tj.json" >/dev/null || return 1
     watch_status "$ns" "$n"
-    t0=$(now)
+    t0=$(wall_s)
     if [ "$who" = kt ]; then
-        start_kt
+        start_kt >"$W/start.out"
     else
         start_up || { kill "$(cat "$W/curl.pid")" 2>/dev/null; return 1; }
     fi
@@ -186,7 +173,7 @@ run() {
         echo "bench: $who did not drain $n TrainJobs"
     else
         rec "$who-drain-$tag" "$secs"
-        rec "$who-cpu-$tag" "$(cpu "$MPID")"
+        rec "$who-cpu-$tag" "$(cpu_s "$MPID")"
         rec "$who-rss-$tag-drain" "$(rss "$MPID")"
         sleep "$SETTLE"
         rec "$who-rss-$tag" "$(rss "$MPID")"
@@ -234,7 +221,7 @@ baseline() { # baseline NS
                 "$KT_APISERVER" "$ns" "$i" "$W/o" "$tls"
         done
     } | sed '$d' >"$W/curl.cfg" # no "next" after the last group
-    t0=$(now)
+    t0=$(wall_s)
     curl -s --no-progress-meter --parallel --parallel-max 4 -K "$W/curl.cfg" >"$W/codes.txt" 2>"$W/curl.err"
     rec base-drain "$(since "$t0")"
     bad=$(grep -vc '^20[01]$' "$W/codes.txt")
@@ -251,17 +238,17 @@ idle kt idle || exit 0
 for r in $(seq "$ROUNDS"); do
     baseline "base-$r"
     if [ $((r % 2)) = 1 ] || [ "$HAVE_UP" = 0 ]; then
-        run kt "kt-$r" "$N" "$N"
-        [ "$HAVE_UP" = 1 ] && run up "up-$r" "$N" "$N"
+        drain kt "kt-$r" "$N" "$N"
+        [ "$HAVE_UP" = 1 ] && drain up "up-$r" "$N" "$N"
     else
-        run up "up-$r" "$N" "$N"
-        run kt "kt-$r" "$N" "$N"
+        drain up "up-$r" "$N" "$N"
+        drain kt "kt-$r" "$N" "$N"
     fi
 done
 
 # ---- 3. growth ----
 G=${BENCH_GROWTH:-0}
-[ "$G" -gt 0 ] && run kt growth "$G" "$G"
+[ "$G" -gt 0 ] && drain kt growth "$G" "$G"
 
 # ---- 4. unrelated objects ----
 if [ "${BENCH_UNRELATED:-1}" != 0 ]; then
@@ -279,34 +266,34 @@ if [ "${BENCH_UNRELATED:-1}" != 0 ]; then
 fi
 
 # ---- report ----
-line() { # line LABEL KEY UNIT
+report() { # report LABEL KEY UNIT
     local k u
     k=$(med "kt-$2")
     [ -n "$k" ] || return 0
     if [ "$HAVE_UP" = 1 ]; then
         u=$(med "up-$2")
-        echo "bench: $1: kt $k $3, upstream ${u:-?} $3, kt/upstream $(ratio "$k" "$u")"
+        echo "bench: $1: kt $k $3, upstream ${u:-?} $3, kt/upstream $(ratio_of "$k" "$u")"
     else
         echo "bench: $1: kt $k $3"
     fi
 }
 echo "bench: reconciler ($ROUNDS interleaved rounds, medians; client QPS $QPS burst $BURST for both)"
-line "idle rss" rss-idle KB
-line "idle private" priv-idle KB
-line "idle anonymous" anon-idle KB
+report "idle rss" rss-idle KB
+report "idle private" priv-idle KB
+report "idle anonymous" anon-idle KB
 # The floor under kt's figures: its shared libraries loaded and initialised, no kt code run.
 FLOOR="$root/$b/tools/rss_floor"
 [ -x "$FLOOR" ] || make -s "$b/tools/rss_floor" >/dev/null 2>&1
 [ -x "$FLOOR" ] && echo "bench: library floor (tests/tools/rss_floor: kt's libraries loaded and initialised): $("$FLOOR" | sed 's/=/ /g; s/\([0-9]\) /\1 KB, /g') KB"
-line "reconcile-$N drain" "drain-$N" s
-line "reconcile-$N cpu" "cpu-$N" s
-line "rss-$N at drain" "rss-$N-drain" KB
-line "rss-$N settled" "rss-$N" KB
-line "private-$N settled" "priv-$N" KB
-line "anonymous-$N settled" "anon-$N" KB
-line "peak rss-$N" "hwm-$N" KB
+report "reconcile-$N drain" "drain-$N" s
+report "reconcile-$N cpu" "cpu-$N" s
+report "rss-$N at drain" "rss-$N-drain" KB
+report "rss-$N settled" "rss-$N" KB
+report "private-$N settled" "priv-$N" KB
+report "anonymous-$N settled" "anon-$N" KB
+report "peak rss-$N" "hwm-$N" KB
 base=$(med base-drain)
-echo "bench: reconcile-$N plain-client baseline: $base s; kt drain/baseline $(ratio "$(med "kt-drain-$N")" "$base")"
+echo "bench: reconcile-$N plain-client baseline: $base s; kt drain/baseline $(ratio_of "$(med "kt-drain-$N")" "$base")"
 per() { # per WHO TAG COUNT - KB per TrainJob above idle
     local a i
     a=$(med "$1-rss-$2")
@@ -322,8 +309,8 @@ if [ "$G" -gt 0 ]; then
     echo "bench: cpu per TrainJob: kt $(awk -v a="$(med "kt-cpu-$N")" -v n="$N" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $N, $(awk -v a="$(med "kt-cpu-$G")" -v n="$G" 'BEGIN {printf "%.2f", a / n * 1000}') ms at $G"
 fi
 if [ "${BENCH_UNRELATED:-1}" != 0 ]; then
-    line "idle rss with 10000 unrelated ConfigMaps + 5000 Secrets" rss-unrelated KB
-    line "idle anonymous with them" anon-unrelated KB
+    report "idle rss with 10000 unrelated ConfigMaps + 5000 Secrets" rss-unrelated KB
+    report "idle anonymous with them" anon-unrelated KB
     echo "bench: unrelated objects: kt idle rss $(med kt-rss-idle) -> $(med kt-rss-unrelated) KB$([ "$HAVE_UP" = 1 ] && echo ", upstream $(med up-rss-idle) -> $(med up-rss-unrelated) KB")"
 fi
 echo "bench: checks: kt jobsets per run $(med "kt-jobsets-$N")$([ "$HAVE_UP" = 1 ] && echo ", upstream $(med "up-jobsets-$N")")"

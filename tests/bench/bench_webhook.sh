@@ -47,25 +47,17 @@ command -v wrk >/dev/null || {
     exit 0
 }
 
-T=$(mktemp -d)
-KT_PID=""
+. tests/lib.sh                        # $T, kt_cleanup, kt_daemon
+. tests/integration/certs_lib.sh     # it_serving_certs
 PLANE=""
 UP_OUT=""
-cleanup() {
-    [ -n "$KT_PID" ] && kill "$KT_PID" 2>/dev/null
+webhook_bench_stop() {
     [ -n "$UP_OUT" ] && up_stop "$UP_OUT" >/dev/null 2>&1
     [ -n "$PLANE" ] && tests/cluster/down.sh "$PLANE" >/dev/null 2>&1
-    rm -rf "$T"
 }
-trap cleanup EXIT
+kt_cleanup webhook_bench_stop
 
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 2 \
-    -subj /CN=kt-bench-ca 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.csr" -subj /CN=127.0.0.1 \
-    2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$T/ext"
-openssl x509 -req -in "$T/tls.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
-    -out "$T/tls.crt" -days 2 -extfile "$T/ext" 2>/dev/null
+it_serving_certs "$T" kt-bench-ca 2
 
 # Cores: each server gets core 0, wrk the rest (core 1 on a 2-core machine).
 n=$(nproc)
@@ -82,19 +74,14 @@ fi
 # cache); KT_BENCH_GLIBC_TUNABLES= (empty) measures glibc's defaults instead.
 tunables=${KT_BENCH_GLIBC_TUNABLES-glibc.malloc.tcache_count=256}
 echo "bench: webhook-env: GLIBC_TUNABLES=$tunables (kt-webhook; as its Deployment)"
-GLIBC_TUNABLES=$tunables taskset -c "$srv_cpu" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
+GLIBC_TUNABLES=$tunables kt_daemon kt taskset -c "$srv_cpu" "$bin" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
     --objects "$runtime" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-    --metrics-listen 0 --threads 1 --portfile "$T/ports" --log-level warn 2>"$T/stderr" &
-KT_PID=$!
-for ((i = 0; i < 1000; i++)); do
-    [ -s "$T/ports" ] && break
-    sleep 0.01
-done
-[ -s "$T/ports" ] || {
-    warn "kt-webhook did not start: $(cat "$T/stderr")"
+    --metrics-listen 0 --threads 1 --log-level warn >"$T/start.out" || {
+    warn "kt-webhook did not start: $(cat "$T/start.out")"
     exit 0
 }
-KT_URL="https://127.0.0.1:$(jq .webhook "$T/ports")/validate-trainer-kubeflow-org-v1alpha1-trainjob"
+KT_PID=$(eval echo "\$PID_kt")
+KT_URL="https://127.0.0.1:$(kt_port kt webhook)/validate-trainer-kubeflow-org-v1alpha1-trainjob"
 
 # ---- upstream's manager, when its binary is at hand ----
 . tests/parity/upstream_lib.sh
@@ -170,8 +157,8 @@ to_ms() {
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 rss_kb() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 
-# run WHO PID URL CONC - one wrk run; appends to $T/WHO.{rps,p50,p99,cpu,rss}.
-run() {
+# wrk_run WHO PID URL CONC - one wrk run; appends to $T/WHO.{rps,p50,p99,cpu,rss}.
+wrk_run() {
     local who=$1 pid=$2 url=$3 c=$4 t0 t1 reqs sampler
     t0=$(cpu_ticks "$pid")
     (sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')" && rss_kb "$pid" >>"$T/$who.rss") &
@@ -190,18 +177,18 @@ run() {
         'BEGIN { printf "%.1f\n", (n > 0 ? (b - a) / hz * 1e6 / n : 0) }' >>"$T/$who.cpu"
     grep -E 'Non-2xx|Socket errors' "$T/wrk.out" >&2
 }
-median() { [ -s "$1" ] && sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+file_median() { [ -s "$1" ] && sort -n "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 maxof() { [ -s "$1" ] && sort -n "$1" | tail -n 1; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+ratio_or_dash() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 kt_idle=$(rss_kb "$KT_PID")
 [ -n "$UP_PID" ] && up_idle=$(rss_kb "$UP_PID")
 for ((r = 0; r < rounds; r++)); do
-    run kt "$KT_PID" "$KT_URL" 16
-    [ -n "$UP_PID" ] && run up "$UP_PID" "$UP_URL" 16
+    wrk_run kt "$KT_PID" "$KT_URL" 16
+    [ -n "$UP_PID" ] && wrk_run up "$UP_PID" "$UP_URL" 16
 done
 
-line() { # NAME KT_VALUE UP_VALUE UNIT [RATIO]
+side_by_side() { # NAME KT_VALUE UP_VALUE UNIT [RATIO]
     if [ -n "$UP_PID" ]; then
         say "$1: $2 $4 | upstream $3 $4${5:+ | ratio $5}"
     else
@@ -210,17 +197,17 @@ line() { # NAME KT_VALUE UP_VALUE UNIT [RATIO]
 }
 [ -n "$UP_PID" ] || say "webhook: upstream: not built or not running (kt alone)"
 say "webhook-rounds: $rounds interleaved x ${secs}s, c16, one core each"
-k=$(median "$T/kt.rps")
-u=$(median "$T/up.rps" 2>/dev/null)
-line webhook-c16 "$k" "$u" reviews/s "$(ratio "$k" "$u")"
-line webhook-p50 "$(median "$T/kt.p50")" "$(median "$T/up.p50" 2>/dev/null)" ms
-line webhook-p99 "$(median "$T/kt.p99")" "$(median "$T/up.p99" 2>/dev/null)" ms
-k=$(median "$T/kt.cpu")
-u=$(median "$T/up.cpu" 2>/dev/null)
-line webhook-cpu-per-review "$k" "$u" us "$(ratio "$u" "$k")"
-line webhook-rss-idle "$kt_idle" "${up_idle:-}" KB
-line webhook-rss-load "$(maxof "$T/kt.rss")" "$(maxof "$T/up.rss" 2>/dev/null)" KB
+k=$(file_median "$T/kt.rps")
+u=$(file_median "$T/up.rps" 2>/dev/null)
+side_by_side webhook-c16 "$k" "$u" reviews/s "$(ratio_or_dash "$k" "$u")"
+side_by_side webhook-p50 "$(file_median "$T/kt.p50")" "$(file_median "$T/up.p50" 2>/dev/null)" ms
+side_by_side webhook-p99 "$(file_median "$T/kt.p99")" "$(file_median "$T/up.p99" 2>/dev/null)" ms
+k=$(file_median "$T/kt.cpu")
+u=$(file_median "$T/up.cpu" 2>/dev/null)
+side_by_side webhook-cpu-per-review "$k" "$u" us "$(ratio_or_dash "$u" "$k")"
+side_by_side webhook-rss-idle "$kt_idle" "${up_idle:-}" KB
+side_by_side webhook-rss-load "$(maxof "$T/kt.rss")" "$(maxof "$T/up.rss" 2>/dev/null)" KB
 : >"$T/c64.rps"
-run c64 "$KT_PID" "$KT_URL" 64
+wrk_run c64 "$KT_PID" "$KT_URL" 64
 say "webhook-c64: $(cat "$T/c64.rps") reviews/s (kt)"
 exit 0

@@ -57,6 +57,7 @@ for x in "$WEBHOOK" "$RECONCILER" "$KTCTL"; do
     [ -x "$x" ] || make -s "$x" >/dev/null || exit 1
 done
 . tests/parity/upstream_lib.sh
+. tests/lib_kube.sh # kc, kt_poll, kt_cleanup
 mkdir -p "$OUT"
 W=$(mktemp -d "${TMPDIR:-/tmp}/kt-scale.XXXXXX")
 echo "scale: work folder $W; results in $OUT"
@@ -65,7 +66,7 @@ WPID=""
 RPID=""
 SPID=""
 FPID=""
-die() {
+scale_die() {
     echo "scale: $*" >&2
     exit 1
 }
@@ -83,11 +84,11 @@ stop_all() { # the daemons of the current plane (by PID), then the plane
     if [ -n "$D" ] && [ -z "${SCALE_KEEP:-}" ]; then rm -rf "$D"; fi
     D=""
 }
-finish() {
+scale_finish() {
     stop_all
     [ -n "${SCALE_KEEP:-}" ] || rm -rf "$W"
 }
-trap finish EXIT
+kt_cleanup scale_finish
 trap 'exit 130' INT TERM
 
 CLK=$(getconf CLK_TCK)
@@ -113,10 +114,15 @@ leads() {
     curl -sk --max-time 5 "https://127.0.0.1:$(jq -r .metrics "$1")/metrics" |
         grep -c '^leader_election_master_status{.*} 1$' >/dev/null
 }
+# lease_moved OLD - the Lease has a holder other than OLD.
+lease_moved() {
+    local h
+    h=$(ktd_lease_holder) && [ -n "$h" ] && [ "$h" != "$1" ]
+}
 # failover N - (background) N/2 / RATE seconds into the creates, signal the leading replica and
 # time the Lease's move to the other; writes $W/failover.json (survivor PID, figures).
 failover() {
-    local lpid spid old h t0 t1 deadline
+    local lpid spid old moved="" t0 t1
     sleep "$(awk -v n="$1" -v r="$RATE" 'BEGIN { print n / 2 / r }')"
     if leads "$D/kt-reconciler.ports"; then lpid=$RPID spid=$SPID; else lpid=$SPID spid=$RPID; fi
     old=$(ktd_lease_holder)
@@ -124,23 +130,18 @@ failover() {
     lcpu=$(cpu "$lpid") scpu=$(cpu "$spid") srss=$(kb "$spid" VmRSS)
     t0=$(date +%s.%N)
     kill -"$FAILOVER" "$lpid"
-    deadline=$((SECONDS + 120))
-    until h=$(ktd_lease_holder) && [ -n "$h" ] && [ "$h" != "$old" ]; do
-        [ $SECONDS -lt $deadline ] || break
-        sleep 0.05
-    done
+    kt_poll 120 lease_moved "$old" && moved=yes
     t1=$(date +%s.%N)
     jq -n --arg sig "$FAILOVER" --argjson lpid "$lpid" --argjson spid "$spid" --argjson lcpu "$lcpu" \
-        --argjson scpu "$scpu" --argjson srss "$srss" --arg moved "$([ "$h" != "$old" ] && echo yes)" \
+        --argjson scpu "$scpu" --argjson srss "$srss" --arg moved "$moved" \
         --argjson s "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" \
         '{signal: $sig, leader_pid: $lpid, survivor_pid: $spid, leader_cpu: $lcpu,
           standby_cpu: $scpu, standby_rss: $srss, moved: ($moved == "yes"), seconds: $s}' >"$W/failover.json"
 }
-kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 
 # The same Configuration for kt as upstream_lib.sh gives upstream: client QPS 500 / burst 1000.
 yq -y '.clientConnection.qps = 500 | .clientConnection.burst = 1000' \
-    deploy/manager/controller_manager_config.yaml >"$W/config.yaml" || die "yq failed"
+    deploy/manager/controller_manager_config.yaml >"$W/config.yaml" || scale_die "yq failed"
 export KT_CONFIG=$W/config.yaml
 # Audit: every request at Metadata level except the fake nodes' heartbeats.
 cat >"$W/audit-policy.yaml" <<'EOF'
@@ -158,7 +159,7 @@ EOF
 # register_upstream_webhooks - deploy/webhook's configurations with url clientConfig pointing at
 # upstream's manager and its CA; wait until the validator denies the probe.
 register_upstream_webhooks() {
-    local port ca deadline
+    local port ca
     port=$(sed -n 's/^UP_WEBHOOK_PORT=//p' "$W/up/env")
     ca=$(base64 -w0 <"$W/up/certs/ca.crt")
     kc create --dry-run=client -o json -f deploy/webhook/manifests.yaml |
@@ -167,13 +168,11 @@ register_upstream_webhooks() {
             | .webhooks |= map(.clientConfig = {url: ($base + .clientConfig.service.path), caBundle: $ca})]}' \
             >"$D/webhooks.json" &&
         kc apply --server-side --force-conflicts -f "$D/webhooks.json" >"$D/apply-webhooks.log" 2>&1 ||
-        die "registering the webhook configurations for upstream failed"
-    deadline=$((SECONDS + 30))
-    until [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
-        [ $SECONDS -lt $deadline ] || die "the API server does not call upstream's webhook after 30s"
-        sleep 0.1
-    done
+        scale_die "registering the webhook configurations for upstream failed"
+    kt_poll 30 probe_denied || scale_die "the API server does not call upstream's webhook after 30s"
 }
+# probe_denied - the API server calls the validating webhook, which denies $KTD_PROBE.
+probe_denied() { [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; }
 
 # one SIDE N - one fresh plane, one side, N TrainJobs; writes $OUT/N-SIDE.json
 one() {
@@ -189,7 +188,7 @@ one() {
         tests/cluster/down.sh "$D" >/dev/null 2>&1
         [ "$i" = 3 ] || { echo "scale: up.sh failed, retrying: $(grep 'failed' "$W/up-$side-$n.log" | tail -1)"; continue; }
         tail -20 "$W/up-$side-$n.log" >&2
-        die "tests/cluster/up.sh --full failed"
+        scale_die "tests/cluster/up.sh --full failed"
     done
     . "$D/env"
     . tests/kt_deploy.sh
@@ -204,21 +203,21 @@ one() {
         who="user:system:serviceaccount:kubeflow-system:kubeflow-trainer-controller-manager"
         who+=",user:system:serviceaccount:kubeflow-system:kubeflow-trainer-webhook"
     else
-        up_start "$D" "$W/up" 2>>"$W/up-$side-$n.log" || die "upstream's manager did not start (log: $W/up/manager.log)"
+        up_start "$D" "$W/up" 2>>"$W/up-$side-$n.log" || scale_die "upstream's manager did not start (log: $W/up/manager.log)"
         register_upstream_webhooks
         pid=$(sed -n 's/^UP_PID=//p' "$W/up/env")
         who="agent:trainer-controller-manager/"
     fi
     $PY gen "$n" --namespaces "$NSS" >"$W/inputs-$n.json"
     for i in $(jq -r '[.[].metadata.namespace] | unique[]' "$W/inputs-$n.json"); do
-        kc create namespace "$i" >/dev/null || die "kubectl create namespace $i failed"
+        kc create namespace "$i" >/dev/null || scale_die "kubectl create namespace $i failed"
     done
     # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
     tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
     for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
         printf -- '---\n{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"scale-pv-%s"},"spec":{"capacity":{"storage":"100Gi"},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain","hostPath":{"path":"/tmp/kt-scale-pv-%s"}}}\n' "$i" "$i"
     done >"$W/pvs.yaml"
-    [ "$tt" = 0 ] || kc create -f "$W/pvs.yaml" >/dev/null || die "creating PersistentVolumes failed"
+    [ "$tt" = 0 ] || kc create -f "$W/pvs.yaml" >/dev/null || scale_die "creating PersistentVolumes failed"
     sleep 2 # caches synced
     local rss_idle metrics_b="$D/metrics.before" metrics_a="$D/metrics.after"
     rss_idle=$(kb "$pid" VmRSS)
@@ -233,12 +232,12 @@ one() {
     fi
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
         --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
-        --out "$W/drive.json" || die "scale.py drive failed"
+        --out "$W/drive.json" || scale_die "scale.py drive failed"
     local rss_drain c wc=null wh=null fo=null sb=null
     if [ -n "$FPID" ]; then
         wait "$FPID"
         FPID=""
-        [ -s "$W/failover.json" ] || die "the failover did not happen"
+        [ -s "$W/failover.json" ] || scale_die "the failover did not happen"
         fo=$(cat "$W/failover.json")
         pid=$(jq .survivor_pid "$W/failover.json")
     elif [ -n "$SPID" ]; then
@@ -267,7 +266,7 @@ one() {
           rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
           cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, replicas: $replicas, failover: $failover,
           standby: $standby, drive: $drive[0], metrics: $metrics[0],
-          audit: $audit[0]}' >"$OUT/$n-$side.json" || die "writing $OUT/$n-$side.json failed"
+          audit: $audit[0]}' >"$OUT/$n-$side.json" || scale_die "writing $OUT/$n-$side.json failed"
     stop_all
 }
 
@@ -276,8 +275,8 @@ for n in $SIZES; do
     for side in ${SIDES//,/ }; do
         case $side in
         kt) ;;
-        upstream) [ -x "$UP_BIN" ] || up_build || die "upstream's manager cannot be built" ;;
-        *) die "SIDES: unknown side $side (kt, upstream)" ;;
+        upstream) [ -x "$UP_BIN" ] || up_build || scale_die "upstream's manager cannot be built" ;;
+        *) scale_die "SIDES: unknown side $side (kt, upstream)" ;;
         esac
         one "$side" "$n"
         results+=("$OUT/$n-$side.json")

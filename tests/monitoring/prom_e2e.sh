@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/monitoring/prom_e2e.sh - a real Prometheus in the e2e tier (sourced by tests/e2e/run.sh,
-# which provides D, T, ROOT, kc, die, ok, bad and the daemons' portfiles). Prometheus is built
+# which provides D, T, ROOT, WAIT, kc, die, ok, bad and the daemons' portfiles; kt_poll is tests/lib.sh's). Prometheus is built
 # from its Go module (tests/monitoring/build-prometheus.sh, cached outside the repo), stores in
 # D/prometheus and scrapes both daemons every second the way deploy/monitoring's ServiceMonitor
 # makes the Prometheus Operator scrape them: HTTPS verified with the serving CA under the
@@ -51,7 +51,7 @@ prom_targets() {
     mv "$PROM_DIR/neg.new" "$PROM_DIR/neg.json"
     # Prometheus applies a file_sd change within ~10 s (its discovery and scrape managers
     # each batch updates every 5 s): wait (bounded poll) until it scrapes the new ports
-    [ -z "$PROM_URL" ] || wait_for "Prometheus scraping kt on ports $rp and $wp" prom_targets_live "$rp" "$wp" ||
+    [ -z "$PROM_URL" ] || kt_poll "$WAIT" prom_targets_live "$rp" "$wp" ||
         echo "e2e: Prometheus did not pick up the new targets" >&2
 }
 
@@ -114,7 +114,7 @@ EOF
 # prom_start - build (cached) and start Prometheus and the TrainJob watch; sets PROM_URL and
 # prints the build and start times.
 prom_start() {
-    local t0=$SECONDS t1 bin port deadline
+    local t0=$SECONDS t1 bin port
     bin=$("$ROOT/tests/monitoring/build-prometheus.sh" 2>"$T/prometheus-build.log" | tail -1)
     [ -x "$bin" ] || die "Prometheus could not be built: $(tail -3 "$T/prometheus-build.log")"
     t1=$SECONDS
@@ -129,13 +129,10 @@ prom_start() {
         </dev/null >>"$PROM_DIR/prometheus.log" 2>&1 9>&- & # (9: the port lock, not inherited)
     PROM_PID=$!
     PROM_URL=http://127.0.0.1:$port
-    deadline=$((SECONDS + 60))
-    until [ "$(curl -s -o /dev/null -w '%{http_code}' "$PROM_URL/-/ready")" = 200 ]; do
-        kill -0 "$PROM_PID" 2>/dev/null || { kt_port_unlock; tail -20 "$PROM_DIR/prometheus.log" >&2; die "Prometheus exited"; }
-        [ $SECONDS -lt $deadline ] || { kt_port_unlock; die "Prometheus not ready after 60s"; }
-        sleep 0.1
-    done
+    kt_poll 60 prom_ready_or_dead
     kt_port_unlock
+    kill -0 "$PROM_PID" 2>/dev/null || { tail -20 "$PROM_DIR/prometheus.log" >&2; die "Prometheus exited"; }
+    prom_ready_or_dead || die "Prometheus not ready after 60s"
     PROM_READY_S=$((SECONDS - t1))
     # shellcheck disable=SC2034 # PROM_START: read by tests/e2e/cases.sh (case_prometheus)
     PROM_START=$(date +%s.%N)
@@ -143,6 +140,12 @@ prom_start() {
     kc get trainjobs -A --watch --output-watch-events -o json >"$PROM_DIR/trainjobs.watch" 2>"$PROM_DIR/watch.err" &
     PROM_WATCH_PID=$!
     echo "e2e: prometheus $(sed -n 's/^PROM_VERSION=//p' "$ROOT/tests/monitoring/build-promtool.sh") (Go module, $bin): build step ${PROM_BUILD_S}s, ready ${PROM_READY_S}s after its start at $PROM_URL"
+}
+
+# prom_ready_or_dead - Prometheus answers /-/ready, or its process is gone.
+prom_ready_or_dead() {
+    kill -0 "$PROM_PID" 2>/dev/null || return 0
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "$PROM_URL/-/ready")" = 200 ]
 }
 
 # prom_stop - stop Prometheus and the watch (by PID).

@@ -7,61 +7,35 @@
 # 300 labelled 1 MB ConfigMaps; the reconciler's RSS (/proc/PID/status) is compared with its
 # RSS before them: a memory bound, not a time. Positive case: a TrainJob made afterwards is
 # still reconciled (its JobSet appears). Every wait is a bounded poll.
-. "$(dirname "$0")/../integration/lib.sh"
-REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
+. "$(dirname "$0")/lib.sh" "$@"
 N=${KT_STRANGERS:-300}
-PIDS=()
-cleanup() {
-    local p
-    for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null; done
-    for p in ${PIDS[@]+"${PIDS[@]}"}; do wait "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
+# ASan's quarantine (256 MiB) would keep every freed 1 MB object: keep it small so RSS
+# measures what the reconciler keeps (no effect on the plain build).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1"
 
-rss_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-
-# start_rec NAME - start a reconciler; wait (bounded) for /readyz 200. Sets REC_PID, MPORT.
-start_rec() {
-    local port
-    rm -f "$T/$1.ports"
-    # ASan's quarantine (256 MiB) would keep every freed 1 MB object: keep it small so RSS
-    # measures what the reconciler keeps (no effect on the plain build).
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=1" "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/$1.ports" --workers 1 \
-        >>"$T/$1.log" 2>&1 &
-    REC_PID=$!
-    PIDS+=($!)
-    for _ in $(seq 600); do
-        if [ -s "$T/$1.ports" ]; then
-            port=$(jq -r .health "$T/$1.ports")
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                MPORT=$(jq -r .metrics "$T/$1.ports")
-                return 0
-            fi
-        fi
-        kill -0 "$REC_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/$1.log"
-    return 1
+# reconciler NAME - start a reconciler (kt_daemon: ready). Sets REC_PID, MPORT.
+reconciler() {
+    kt_daemon "$1" "$REL_RECONCILER" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --workers 1 || return 1
+    REC_PID=$(rel_pid "$1")
+    MPORT=$(kt_port "$1" metrics)
 }
-cached() { # cached N - the configmaps informer holds at least N objects
+informer_holds() { # informer_holds N - the configmaps informer holds at least N objects
     local n
     n=$(curl -sk "https://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
     [ "${n:-0}" -ge "$1" ]
 }
 
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
-kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
+kc apply -k "$KT_ROOT/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$KT_ROOT/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
 NS=$(kt_ns strangers) || { bad namespace "cannot create"; kt_finish; }
-start_rec first || { bad start "reconciler not ready"; kt_finish; }
-before_kb=$(rss_kb "$REC_PID" VmRSS)
+reconciler first || { bad start "reconciler not ready"; kt_finish; }
+before_kb=$(rel_rss_kb "$REC_PID" VmRSS)
 have=$(curl -sk "https://127.0.0.1:$MPORT/metrics" | sed -n 's/^kt_informer_objects{resource="configmaps"} \([0-9]*\).*/\1/p')
 
 # N labelled ConfigMaps of 1 MB each, no owner.
 head -c $((1000 * 1000)) /dev/zero | tr '\0' 'x' >"$T/blob"
-mk() { # mk I
+mk_stranger() { # mk_stranger I
     {
         printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"stranger-%s","namespace":"%s","labels":{"trainer.kubeflow.org/trainjob-name":"nobody"}},"data":{"blob":"' "$1" "$NS"
         cat "$T/blob"
@@ -71,9 +45,9 @@ mk() { # mk I
         -H 'Content-Type: application/json' --data-binary @- \
         "$KT_APISERVER/api/v1/namespaces/$NS/configmaps"
 }
-export -f mk
+export -f mk_stranger
 export T NS KT_CA KT_CLUSTER_DIR KT_APISERVER
-seq "$N" | xargs -P 4 -I{} bash -c 'mk {}' >"$T/codes"
+seq "$N" | xargs -P 4 -I{} bash -c 'mk_stranger {}' >"$T/codes"
 if [ "$(grep -c '^201$' "$T/codes")" = "$N" ]; then
     ok strangers-created
 else
@@ -81,21 +55,20 @@ else
 fi
 
 # The watch path: all N seen (and stored as identities), RSS flat.
-if kt_poll 120 cached $((have + N)); then ok strangers-watched; else bad strangers-watched "informer did not see $N objects"; fi
-after_kb=$(rss_kb "$REC_PID" VmRSS)
+if kt_poll 120 informer_holds $((have + N)); then ok strangers-watched; else bad strangers-watched "informer did not see $N objects"; fi
+after_kb=$(rel_rss_kb "$REC_PID" VmRSS)
 growth=$((after_kb - before_kb))
-echo "  watch: rss before=${before_kb}kB after=${after_kb}kB growth=${growth}kB hwm=$(rss_kb "$REC_PID" VmHWM)kB for $N x 1 MB"
+echo "  watch: rss before=${before_kb}kB after=${after_kb}kB growth=${growth}kB hwm=$(rel_rss_kb "$REC_PID" VmHWM)kB for $N x 1 MB"
 # Whole objects would be N MB; identities are ~N x 200 B. The bound leaves room for the
 # allocator's retained free space after the 1 MB events, not for the objects.
 if [ "$growth" -le $((32 * 1024)) ]; then ok strangers-watch-rss-flat; else bad strangers-watch-rss-flat "RSS grew by ${growth} kB"; fi
 
 # The relist path: a restart lists the N strangers page by page.
-kill -TERM "$REC_PID"
-wait "$REC_PID"
-start_rec second || { bad restart "reconciler not ready after restart"; kt_finish; }
-if cached $((have + N)); then ok strangers-relisted; else bad strangers-relisted "informer holds fewer than $N"; fi
-rss=$(rss_kb "$REC_PID" VmRSS)
-hwm=$(rss_kb "$REC_PID" VmHWM)
+kt_daemon_stop first
+reconciler second || { bad restart "reconciler not ready after restart"; kt_finish; }
+if informer_holds $((have + N)); then ok strangers-relisted; else bad strangers-relisted "informer holds fewer than $N"; fi
+rss=$(rel_rss_kb "$REC_PID" VmRSS)
+hwm=$(rel_rss_kb "$REC_PID" VmHWM)
 echo "  relist: rss=${rss}kB hwm=${hwm}kB (first start: ${before_kb}kB)"
 if [ $((rss - before_kb)) -le $((32 * 1024)) ]; then ok strangers-relist-rss-flat; else bad strangers-relist-rss-flat "RSS ${rss} kB after relisting, ${before_kb} kB before the strangers"; fi
 # One page of 20 full objects may be in memory at once (body text + parsed), never all N.
@@ -118,8 +91,7 @@ if kc wait --timeout=60s --for=create "jobset/after-strangers" -n "$NS" >/dev/nu
 else
     bad trainjob-reconciled-after-strangers "no JobSet: $(tail -5 "$T/second.log")"
 fi
-kill -TERM "$REC_PID"
-wait "$REC_PID"
+kt_daemon_stop second
 if grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' "$T"/*.log >/dev/null; then
     bad no-sanitizer-reports "see the logs"
 else

@@ -13,8 +13,7 @@
 # listeners, and against kt-reconciler's when ENV_FILE names a cluster, while /healthz and
 # /metrics are asked from 127.0.0.1: >= 95% answered within 2 s. KT_WEBHOOK_BIN picks another
 # kt-webhook (to show an old one fails; an empty ENV_FILE is enough for the webhook part).
-. "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.sh" "$@"
 FLOOD_S=${KT_FLOOD_SECONDS:-30}
 FLOOD="$REL_TOOLS/flood"
 [ -x "$FLOOD" ] || { bad flood-tool "$FLOOD missing (make itests)"; kt_finish; }
@@ -31,10 +30,10 @@ ulimit -n "$(ulimit -Hn)" || { bad flood-ulimit "cannot raise ulimit -n"; kt_fin
 flood_run() {
     "$FLOOD" "$1" 127.0.0.2/12 3000 127.0.0.20/3 300 "$2" ${3:+"$3"} >"$T/flood.out" 2>&1 &
     FPID=$!
-    REL_PIDS+=("$FPID")
+    kt_cleanup "kill $FPID; wait $FPID"
     kt_poll 60 flood_started
 }
-flood_started() { grep -q started "$T/flood.out" || it_dead "$FPID"; }
+flood_started() { grep -q started "$T/flood.out" || kt_dead "$FPID"; }
 
 # probe_while_flooding CMD... - run CMD (bounded by its own 2 s) until the flood ends, at
 # least 20 times; sets ASKED, ANSWERED, HWM (the daemon's peak RSS, kB), FDS (most
@@ -47,7 +46,7 @@ probe_while_flooding() {
     local fds t0
     LOST_AT=""
     t0=$(date +%s%N)
-    while [ "$ASKED" -lt 20 ] || ! it_dead "$FPID"; do
+    while [ "$ASKED" -lt 20 ] || ! kt_dead "$FPID"; do
         ASKED=$((ASKED + 1))
         if "$@"; then
             ANSWERED=$((ANSWERED + 1))
@@ -84,36 +83,32 @@ if flood_run "$HPORT" 10 plain; then
 else
     bad flood-health-answered "flood did not start: $(cat "$T/flood.out")"
 fi
-metrics() {
+webhook_metrics() {
     # to a file, not a pipe: grep -q would close the pipe early and fail curl (pipefail)
     curl -s --max-time 2 --interface 127.0.0.1 --cacert "$T/ca.crt" -o "$T/m.out" "https://127.0.0.1:$MPORT/metrics" &&
         grep -q '^kt_http_requests_total' "$T/m.out"
 }
 if flood_run "$MPORT" 10; then
-    probe_while_flooding metrics
+    probe_while_flooding webhook_metrics
     echo "  metrics flood: $ANSWERED/$ASKED /metrics answered within 2 s"
     if percent_ok; then ok flood-metrics-answered; else bad flood-metrics-answered "$ANSWERED of $ASKED answered"; fi
 else
     bad flood-metrics-answered "flood did not start: $(cat "$T/flood.out")"
 fi
 if rel_review 5 && health; then ok flood-healthy-after; else bad flood-healthy-after "not answering"; fi
-kill -TERM "$WPID"
-wait "$WPID"
+kt_daemon_stop flood
 rc=$?
 if [ "$rc" = 0 ]; then ok flood-clean-exit; else bad flood-clean-exit "kt-webhook exited $rc"; fi
 
 # kt-reconciler's health (plain) and metrics (TLS, self-signed) listeners, on the real API
 # server (skipped when ENV_FILE names no cluster).
 if [ -n "${KT_RECONCILER_KUBECONFIG:-}" ]; then
-    REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-    kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/rec.ports" --workers 1 >"$T/rec.log" 2>&1 &
-    WPID=$!
-    REL_PIDS+=("$WPID")
-    if kt_poll 60 test -s "$T/rec.ports"; then
-        HPORT=$(jq .health "$T/rec.ports")
-        MPORT=$(jq .metrics "$T/rec.ports")
+    kc apply -k "$KT_ROOT/deploy/rbac/reconciler" >/dev/null
+    if kt_daemon rec "$REL_RECONCILER" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --workers 1 >"$T/rec-start.out"; then
+        WPID=$(rel_pid rec)
+        HPORT=$(kt_port rec health)
+        MPORT=$(kt_port rec metrics)
         rec_metrics() {
             curl -sk --max-time 2 --interface 127.0.0.1 -o "$T/m.out" "https://127.0.0.1:$MPORT/metrics" &&
                 grep -q '^workqueue_depth' "$T/m.out"
@@ -129,13 +124,12 @@ if [ -n "${KT_RECONCILER_KUBECONFIG:-}" ]; then
             echo "  reconciler metrics flood: $ANSWERED/$ASKED /metrics answered within 2 s; peak rss ${HWM} kB"
             if percent_ok; then ok flood-reconciler-metrics-answered; else bad flood-reconciler-metrics-answered "$ANSWERED of $ASKED answered"; fi
         fi
-        kill -TERM "$WPID"
-        wait "$WPID"
+        kt_daemon_stop rec
         rc=$?
         if [ "$rc" = 0 ]; then ok flood-reconciler-clean-exit; else bad flood-reconciler-clean-exit "kt-reconciler exited $rc: $(tail -3 "$T/rec.log")"; fi
     else
         bad flood-reconciler-start "$(tail -5 "$T/rec.log")"
     fi
 fi
-rel_sanitizer_clean flood-no-sanitizer-reports "$T/flood.stderr" "$T"/rec.log
+rel_sanitizer_clean flood-no-sanitizer-reports "$T/flood.log" "$T"/rec.log
 kt_finish

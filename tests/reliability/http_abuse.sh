@@ -5,9 +5,9 @@
 # JSON (400), invalid UTF-8 in a string (400), a 100 KB header (431), wrong methods (405), an
 # unknown path (404), a wrong content type (415), truncated, uid-less and non-object reviews
 # (400). Each case asserts the status and the answer's message; after each one a valid review
-# must still be answered (200, allowed). At the end the daemon stops cleanly on SIGTERM.
-. "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/lib.sh"
+# must still be answered (200, allowed). At the end the daemon stops cleanly on SIGTERM, and one
+# started with --log-level warn serves the same.
+. "$(dirname "$0")/lib.sh" "$@"
 rel_webhook_start abuse || { bad abuse-start "kt-webhook did not start"; kt_finish; }
 U="https://127.0.0.1:$PORT/validate-trainer-kubeflow-org-v1alpha1-trainjob"
 cd "$T" || exit 1
@@ -56,9 +56,17 @@ case_ truncated-review 400 "couldn't decode AdmissionReview" "${J[@]}" --data-bi
 case_ review-without-uid 400 'request.uid is required' "${J[@]}" --data-binary @nouid.json "$U"
 case_ review-not-an-object 400 'unsupported AdmissionReview apiVersion' "${J[@]}" --data-binary @array.json "$U"
 if [ "$(curl -s --max-time 5 "http://127.0.0.1:$HPORT/healthz")" = ok ]; then ok abuse-healthz-after; else bad abuse-healthz-after "healthz not ok"; fi
-kill -TERM "$WPID"
-wait "$WPID"
+kt_daemon_stop abuse
 rc=$?
 if [ "$rc" = 0 ]; then ok abuse-clean-exit; else bad abuse-clean-exit "kt-webhook exited $rc"; fi
-rel_sanitizer_clean abuse-no-sanitizer-reports "$T/abuse.stderr"
+# At --log-level warn the daemon logs less and serves the same: it is ready and answers a valid
+# review, and is still running for its SIGTERM (it once exited 0 at once at that level).
+if rel_webhook_start quiet --log-level warn >"$T/quiet.out" && rel_review 5 && kill -0 "$WPID" 2>/dev/null; then
+    kt_daemon_stop quiet
+    rc=$?
+    if [ "$rc" = 0 ]; then ok abuse-log-level-warn-serves; else bad abuse-log-level-warn-serves "exit $rc on SIGTERM"; fi
+else
+    bad abuse-log-level-warn-serves "not serving: $(cat "$T/quiet.out")"
+fi
+rel_sanitizer_clean abuse-no-sanitizer-reports "$T/abuse.log" "$T/quiet.log"
 kt_finish

@@ -10,48 +10,20 @@
 # Each asserts that the old leader logged "leader election lost" and exited 1, and that its
 # log line comes before the standby's "became leader" (one clock, one machine: an order, not
 # a duration). Every wait is a bounded poll; nothing sleeps for readiness.
-. "$(dirname "$0")/../integration/lib.sh"
-REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-RELAY="$it_root/build/plain/tools/tcp_relay"
-PIDS=()
-RELAY_PID=""
+. "$(dirname "$0")/lib.sh" "$@"
+RELAY="$REL_TOOLS/tcp_relay"
 ETCD_STOPPED=""
+kt_cleanup '[ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"'
 
-cleanup() {
-    local p
-    [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED" 2>/dev/null
-    for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do kill "$p" 2>/dev/null; done
-    for p in ${PIDS[@]+"${PIDS[@]}"} $RELAY_PID; do wait "$p" 2>/dev/null; done
-    rm -rf "$T"
+# elector NAME KUBECONFIG CONFIG - start a reconciler (kt_daemon: ready).
+elector() {
+    kt_daemon "$1" "$REL_RECONCILER" --kubeconfig "$2" --config "$3" --health-listen 127.0.0.1:0 \
+        --metrics-listen 0 --workers 1
 }
-trap cleanup EXIT
-
-
-# start_rec NAME KUBECONFIG CONFIG - start a reconciler; wait (bounded) for /readyz 200.
-start_rec() {
-    local name=$1 port
-    rm -f "$T/$name.ports"
-    "$REC" --kubeconfig "$2" --config "$3" --health-listen 127.0.0.1:0 --metrics-listen 0 \
-        --portfile "$T/$name.ports" --workers 1 >>"$T/$name.log" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS+=($!)
-    for _ in $(seq 600); do
-        if [ -s "$T/$name.ports" ]; then
-            port=$(jq -r .health "$T/$name.ports")
-            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] && return 0
-        fi
-        kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "reconciler $name did not become ready"
-    cat "$T/$name.log"
-    return 1
-}
-pid_of() { eval echo "\$PID_$1"; }
 identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$T/$1.log" | tail -1; }
 holder() { kc get lease "$1" -n kubeflow-system -o jsonpath='{.spec.holderIdentity}'; }
-holder_is() { test "$(holder "$1")" = "$2"; }
-logged() { grep -q "$2" "$T/$1.log"; }
+lease_held_by() { test "$(holder "$1")" = "$2"; } # LEASE IDENTITY
+log_has() { grep -q "$2" "$T/$1.log"; }            # NAME TEXT
 stamp() { grep -m1 "$2" "$T/$1.log" | cut -d' ' -f1; } # the line's RFC 3339 time
 
 # le_config NAME LEASE - a Configuration with short durations (lease 4 s > renew 3 s).
@@ -72,27 +44,20 @@ YAML
 # handover OLD NEW LEASE - OLD stepped down (logged, exit 1) before NEW acquired LEASE.
 handover() {
     local old=$1 new=$2 rc lost won
-    kt_poll 60 it_dead "$(pid_of "$old")" || { echo "$old still running: $(tail -5 "$T/$old.log")"; return 1; }
-    wait "$(pid_of "$old")"
+    kt_poll 60 kt_dead "$(rel_pid "$old")" || { echo "$old still running: $(tail -5 "$T/$old.log")"; return 1; }
+    wait "$(rel_pid "$old")"
     rc=$?
     [ "$rc" = 1 ] || { echo "$old exited $rc, want 1"; return 1; }
-    logged "$old" 'leader election lost' || { echo "$old did not log the loss"; return 1; }
-    kt_poll 60 holder_is "$3" "$(identity_of "$new")" || { echo "$new never acquired $3"; return 1; }
-    kt_poll 60 logged "$new" 'became leader' || return 1
+    log_has "$old" 'leader election lost' || { echo "$old did not log the loss"; return 1; }
+    kt_poll 60 lease_held_by "$3" "$(identity_of "$new")" || { echo "$new never acquired $3"; return 1; }
+    kt_poll 60 log_has "$new" 'became leader' || return 1
     lost=$(stamp "$old" 'leader election lost')
     won=$(stamp "$new" 'became leader')
-    echo "$old lost at $lost, $new became leader at $won"
+    echo "  $old lost at $lost, $new became leader at $won"
     [[ "$lost" < "$won" ]] || { echo "two leaders: $new acquired before $old stepped down"; return 1; }
 }
 
-check() { # check NAME CMD...
-    local name=$1
-    shift
-    if "$@" >"$T/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 900 "$T/check.out")"; fi
-    sed 's/^/  /' "$T/check.out" | grep -E ' lost at |   (partition|etcd stopped): ' || true
-}
-
-kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
+kc apply -k "$KT_ROOT/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply failed"; kt_finish; }
 [ -x "$RELAY" ] || { bad relay "$RELAY missing (make itests)"; kt_finish; }
 suffix=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
 
@@ -102,43 +67,44 @@ partition() {
     le_config part.yaml "$lease"
     "$RELAY" "${KT_APISERVER##*:}" "$T/relay.port" 2>"$T/relay.log" &
     RELAY_PID=$!
+    kt_cleanup "kill $RELAY_PID; wait $RELAY_PID"
     kt_poll 60 test -s "$T/relay.port" || return 1
     sed "s#server: .*#server: https://127.0.0.1:$(cat "$T/relay.port")#" \
         "$KT_RECONCILER_KUBECONFIG" >"$T/relay.kubeconfig"
-    start_rec pa "$T/relay.kubeconfig" "$T/part.yaml" || return 1
-    kt_poll 60 holder_is "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
-    start_rec pb "$KT_RECONCILER_KUBECONFIG" "$T/part.yaml" || return 1
+    elector pa "$T/relay.kubeconfig" "$T/part.yaml" || return 1
+    kt_poll 60 lease_held_by "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
+    elector pb "$KT_RECONCILER_KUBECONFIG" "$T/part.yaml" || return 1
     # the standby stays a standby while the leader renews
-    logged pa 'became leader' && ! logged pb 'became leader' && holder_is "$lease" "$(identity_of pa)" || return 1
+    log_has pa 'became leader' && ! log_has pb 'became leader' && lease_held_by "$lease" "$(identity_of pa)" || return 1
     local cut
     cut=$(date +%s%3N)
     kill -USR1 "$RELAY_PID"
     handover pa pb "$lease" || return 1
     echo "  partition: pa stopped $(($(date -d "$(stamp pa 'leader election lost')" +%s%3N) - cut)) ms after the cut (renewDeadline 3s), pb led $(($(date -d "$(stamp pb 'became leader')" +%s%3N) - cut)) ms after it"
 }
-check leader-silent-partition-steps-down-first partition
+rel_check leader-silent-partition-steps-down-first partition
 [ -n "${PID_pb:-}" ] && kill -TERM "$PID_pb" 2>/dev/null
 
 # ---- etcd stopped -------------------------------------------------------------------------
 etcd_stall() {
     local lease=kt-etcd-stall-$suffix
     le_config etcd.yaml "$lease"
-    start_rec ea "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
-    kt_poll 60 holder_is "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
-    start_rec eb "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
-    ! logged eb 'became leader' || return 1
+    elector ea "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
+    kt_poll 60 lease_held_by "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
+    elector eb "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
+    ! log_has eb 'became leader' || return 1
     ETCD_STOPPED=$KT_ETCD_PID
     local cut
     cut=$(date +%s%3N)
     kill -STOP "$KT_ETCD_PID"
     # the leader steps down while etcd is still stopped
-    kt_poll 60 it_dead "$(pid_of ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
+    kt_poll 60 kt_dead "$(rel_pid ea)" || { echo "ea did not step down with etcd stopped"; return 1; }
     kill -CONT "$KT_ETCD_PID"
     ETCD_STOPPED=""
     handover ea eb "$lease" || return 1
     echo "  etcd stopped: ea stopped $(($(date -d "$(stamp ea 'leader election lost')" +%s%3N) - cut)) ms after SIGSTOP (renewDeadline 3s)"
 }
-check leader-etcd-stopped-steps-down etcd_stall
+rel_check leader-etcd-stopped-steps-down etcd_stall
 [ -n "$ETCD_STOPPED" ] && kill -CONT "$ETCD_STOPPED"
 ETCD_STOPPED=""
 check no-sanitizer-reports bash -c "! grep -A40 -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$T'/*.log"

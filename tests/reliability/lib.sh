@@ -1,51 +1,71 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# tests/reliability/lib.sh - helpers for the reliability drills (sourced after
-# tests/integration/lib.sh, so ENV_FILE, kc, ok/bad/kt_poll/kt_finish are there).
-# rel_rss_kb, rel_webhook_start (kt-webhook on throwaway certificates, objects from a
-# file: the drills aim at the daemon's listeners, not at its API-server cache) and
-# rel_review (one valid AdmissionReview from 127.0.0.1, as the API server would send it).
+# tests/reliability/lib.sh - what every reliability drill sources first. A drill runs as
+# `DRILL ENV_FILE` (ENV_FILE: DIR/env from tests/cluster/up.sh); this sources it and the test
+# library (tests/lib_kube.sh: $T, ok/bad/check, kt_poll, kt_daemon, kt_cleanup, kt_finish, kc,
+# kt_ns), and adds the drills' own helpers:
+#   rel_check NAME CMD...    check NAME CMD, then show CMD's "  "-indented lines (its figures)
+#   rel_pid NAME             the PID kt_daemon NAME started
+#   rel_rss_kb PID FIELD     VmRSS or VmHWM of PID, kB
+#   rel_webhook_start NAME [FLAG...]  kt_daemon NAME for kt-webhook on throwaway certificates,
+#                            objects from a file (the drills aim at the daemon's listeners, not
+#                            at its API-server cache); sets PORT, HPORT, MPORT, WPID
+#   rel_review [SECONDS]     one valid AdmissionReview from 127.0.0.1, as the API server sends it
+#   rel_sanitizer_clean NAME FILE...  ok NAME when no sanitizer report is in the files
+
+set -uo pipefail
+[ $# -ge 1 ] && [ -f "$1" ] || {
+    echo "usage: $0 ENV_FILE (from tests/cluster/up.sh)" >&2
+    exit 2
+}
+# shellcheck source=/dev/null # a cluster env file, written at run time
+. "$1"
+# shellcheck source=tests/lib_kube.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib_kube.sh"
+# shellcheck source=tests/integration/certs_lib.sh
+. "$KT_ROOT/tests/integration/certs_lib.sh" # it_serving_certs
 
 # shellcheck disable=SC2034 # REL_DIR, REL_TOOLS: read by the drills that source this file
 REL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REL_WEBHOOK=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
-REL_TOOLS="$it_root/build/plain/tools"
-REL_VALID="$it_root/tests/admission/valid-torch/request.json"
-REL_OBJECTS="$it_root/tests/admission/valid-torch/objects.yaml"
-REL_PIDS=()
+REL_WEBHOOK=${KT_WEBHOOK_BIN:-"$KT_ROOT/build/plain/bin/kt-webhook"}
+# shellcheck disable=SC2034
+REL_RECONCILER=${KT_RECONCILER_BIN:-"$KT_ROOT/build/plain/bin/kt-reconciler"}
+# shellcheck disable=SC2034
+REL_TOOLS="$KT_ROOT/build/plain/tools"
+REL_VALID="$KT_ROOT/tests/admission/valid-torch/request.json"
+REL_OBJECTS="$KT_ROOT/tests/admission/valid-torch/objects.yaml"
 
-rel_cleanup() {
-    local p
-    for p in ${REL_PIDS[@]+"${REL_PIDS[@]}"}; do kill "$p" 2>/dev/null; done
-    for p in ${REL_PIDS[@]+"${REL_PIDS[@]}"}; do wait "$p" 2>/dev/null; done
+# rel_check NAME CMD... - check NAME CMD; then CMD's lines that start with two spaces (the
+# figures a drill prints, shown whether it passed or not).
+rel_check() {
+    check "$@"
+    grep '^  ' "$T/check.out"
+    return 0
 }
-kt_cleanup rel_cleanup
 
+rel_pid() { eval echo "\$PID_$1"; }
 
 rel_rss_kb() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; } # PID VmRSS|VmHWM
 
-# rel_webhook_start NAME [FLAG...] - kt-webhook on 127.0.0.1 port 0 (certificates in
-# $T, made once); waits for its portfile and /readyz. Sets WPID, PORT, HPORT, MPORT.
+# rel_webhook_start NAME [FLAG...] - kt-webhook on 127.0.0.1 port 0 (certificates in $T, made
+# once) through kt_daemon (log $T/NAME.log). Sets WPID, PORT, HPORT, MPORT.
 rel_webhook_start() {
-    local name=$1 pf="$T/$1.ports"
+    local name=$1
     shift
     if [ ! -f "$T/tls.crt" ]; then
         it_serving_certs "$T" kt-reliability-ca 2 || return 1
     fi
-    rm -f "$pf"
-    "$REL_WEBHOOK" "$@" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
+    kt_daemon "$name" "$REL_WEBHOOK" "$@" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key" \
         --objects "$REL_OBJECTS" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$pf" 2>"$T/$name.stderr" &
-    WPID=$!
-    REL_PIDS+=("$WPID")
-    kt_poll 30 test -s "$pf" || { cat "$T/$name.stderr"; return 1; }
-    PORT=$(jq .webhook "$pf")
-    HPORT=$(jq .health "$pf")
-    # shellcheck disable=SC2034 # MPORT: read by the drills that source this file
-    MPORT=$(jq .metrics "$pf")
-    kt_poll 30 rel_readyz || { cat "$T/$name.stderr"; return 1; }
+        --metrics-listen 127.0.0.1:0 || return 1
+    # shellcheck disable=SC2034 # WPID, HPORT, MPORT: read by the drills that source this file
+    WPID=$(rel_pid "$name")
+    PORT=$(kt_port "$name" webhook)
+    # shellcheck disable=SC2034
+    HPORT=$(kt_port "$name" health)
+    # shellcheck disable=SC2034
+    MPORT=$(kt_port "$name" metrics)
 }
-rel_readyz() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$HPORT/readyz")" = ok ]; }
 
 # rel_review [SECONDS] - one valid review from 127.0.0.1; true when answered 200 allowed
 # within SECONDS (default 5).

@@ -12,8 +12,7 @@
 #               (prlimit), buffering runs out of memory: those requests are refused, the
 #               daemon logs it and lives, and answers a valid review (plain build only: the
 #               sanitizers reserve terabytes of address space).
-. "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib.sh" "$@"
 HOLD="$REL_TOOLS/hold_bodies"
 BODY=3145728
 PATHV=/validate-trainer-kubeflow-org-v1alpha1-trainjob
@@ -25,12 +24,12 @@ hold() {
     mkfifo "$T/$1.in"
     "$HOLD" "$PORT" 120 "$BODY" $((BODY - 1024)) "$PATHV" <"$T/$1.in" >"$T/$1.out" 2>&1 &
     HPID=$!
-    REL_PIDS+=("$HPID")
+    kt_cleanup "kill $HPID; wait $HPID"
     exec 7>"$T/$1.in"
     kt_poll 120 held_summary "$1"
     read -r _ HELD _ REFUSED _ FAILED <"$T/$1.out"
 }
-held_summary() { [ -s "$T/$1.out" ] || it_dead "$HPID"; }
+held_summary() { [ -s "$T/$1.out" ] || kt_dead "$HPID"; }
 release() {
     exec 7>&-
     wait "$HPID"
@@ -56,8 +55,7 @@ if [ "$growth" -le $((48 * 1024)) ]; then ok memory-growth-bounded; else bad mem
 if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok memory-review-while-held; else bad memory-review-while-held "no valid answer"; fi
 release
 if rel_review 5; then ok memory-review-after-release; else bad memory-review-after-release "no valid answer"; fi
-kill -TERM "$WPID"
-wait "$WPID"
+kt_daemon_stop budget
 rc=$?
 if [ "$rc" = 0 ]; then ok memory-clean-exit; else bad memory-clean-exit "kt-webhook exited $rc"; fi
 
@@ -71,19 +69,18 @@ case "$REL_WEBHOOK" in
     if rel_webhook_start alloc --max-inflight-body-bytes 1000000000; then
         hold alloc
         echo "  allocation failures: held=$HELD refused=$REFUSED failed=$FAILED"
-        if [ "${REFUSED:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$T/alloc.stderr"; then
+        if [ "${REFUSED:-0}" -ge 1 ] && grep -q 'cannot buffer a request body.*out of memory' "$T/alloc.log"; then
             ok memory-alloc-failure-refused
         else
             bad memory-alloc-failure-refused "no request refused for memory: $(cat "$T/alloc.out")"
         fi
         if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok memory-alloc-failure-alive; else bad memory-alloc-failure-alive "kt-webhook died or does not answer"; fi
         release
-        kill -TERM "$WPID"
-        wait "$WPID"
+        kt_daemon_stop alloc
     else
         bad memory-alloc-start "kt-webhook did not start under prlimit"
     fi
     ;;
 esac
-rel_sanitizer_clean memory-no-sanitizer-reports "$T"/*.stderr
+rel_sanitizer_clean memory-no-sanitizer-reports "$T"/*.log
 kt_finish

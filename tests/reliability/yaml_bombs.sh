@@ -6,9 +6,8 @@
 # invalid, 2 unreadable or binary, 0 for the 20,000 valid documents), a clear error naming the file and
 # the limit, no crash (no signal, no sanitizer report), and peak RSS (/usr/bin/time %M) under
 # 128 MiB. Needs no cluster (ENV_FILE is read for the tier's uniformity).
-. "$(dirname "$0")/../integration/lib.sh"
-. "$(dirname "$0")/lib.sh"
-KTCTL=${KT_KTCTL_BIN:-"$it_root/build/plain/bin/ktctl"}
+. "$(dirname "$0")/lib.sh" "$@"
+KTCTL=${KT_KTCTL_BIN:-"$KT_ROOT/build/plain/bin/ktctl"}
 [ -x /usr/bin/time ] || { bad time "/usr/bin/time missing (apt-get install time)"; kt_finish; }
 cd "$T" || exit 1
 
