@@ -28,9 +28,8 @@ import tempfile
 # that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
-bad cached can case_sdk check cleanup cpu created die expect failover finish helm holder_is
-js_status kc line log logged median metrics mk need_tools now obj ok post q ratio ready
-readyz refused rss_kb run run_case runtime start_rec step teardown tj trainjob usage
+bad case_sdk check cleanup cpu created die expect failover finish helm kc line log median mk
+need_tools now ok ratio rss_kb run run_case start_rec step teardown trainjob usage
 
 """.split())
 

@@ -18,7 +18,7 @@ t0=$(date +%s%N)
 KT_ONLY="${KT_ONLY:-} $(kt_only_args integration "$@")"
 D=""
 
-teardown() {
+stop_cluster() {
     if [ -n "$D" ]; then
         tests/cluster/down.sh "$D" || echo "integration: down.sh failed" >&2
         if [ "${KT_KEEP:-}" = 1 ]; then
@@ -28,7 +28,7 @@ teardown() {
         fi
     fi
 }
-kt_cleanup teardown
+kt_cleanup stop_cluster
 trap 'exit 130' INT TERM
 
 if ! tests/cluster/build.sh >/dev/null; then
