@@ -68,6 +68,7 @@ if ! tests/cluster/up.sh "$D"; then
     echo "0 passed, $((fail + 1)) failed (wall $(kt_secs "$t0"))"
     exit 1
 fi
+[ "${KT_KEEP:-}" = 1 ] && echo "integration: cluster files kept in $D (KT_KEEP=1)"
 
 # Every executable tests/integration/*.sh but lib.sh, run.sh and cluster_*.sh; crd_*.sh first.
 shells=()
