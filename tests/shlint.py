@@ -28,8 +28,7 @@ import tempfile
 # that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
-bad can case_sdk check cleanup die expect finish js_status kc log need_tools obj ok ready readyz
-runtime start_rec step teardown tj trainjob usage
+bad case_sdk cleanup die expect kc log need_tools ok step teardown usage
 
 """.split())
 

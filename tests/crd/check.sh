@@ -230,7 +230,7 @@ for line in open(sys.argv[1]):
 EOF_PY
 }
 
-crd_case() {
+crd_offline_case() {
     local f=$1 name exp rc out
     name=$(basename "$f")
     exp=$(sed -n 's/^# expect: //p' "$f" | sed -n 1p)
@@ -285,7 +285,7 @@ if [ "$offline" -eq 0 ] && setup_cluster; then
     if install_crds; then
         apply_runtimes
         for f in "$here"/cases/*.yaml; do
-            crd_case "$f"
+            crd_offline_case "$f"
         done
     fi
 fi

@@ -19,8 +19,8 @@ ns=$(kt_ns crd-cases) || {
     kt_finish
 }
 
-# run_case DIR - one case; prints its result.
-run_case() {
+# crd_case DIR - one case; prints its result.
+crd_case() {
     local c=$1 name kind objname path want sub f
     name=crd/$(basename "$c")
     kind=$(it_kind "$c/input.yaml")
@@ -69,6 +69,6 @@ $(sed 's/^/    /' "$T/diff")"
 
 # shellcheck disable=SC2154 # it_dir: set by tests/integration/lib.sh, sourced first
 for c in "$it_dir"/crd/*/; do
-    run_case "${c%/}"
+    crd_case "${c%/}"
 done
 kt_finish

@@ -25,25 +25,12 @@ SECRET=kubeflow-trainer-webhook-cert
 W="$T/e2e"
 M="$W/mount" # what a kubelet would mount at /tmp/k8s-webhook-server/serving-certs
 mkdir -p "$W" "$M"
-WPID="" RPID="" SYNCPID="" STREAMPID=""
+# At exit (last registered first): the admission stream and "kubelet" stop, the daemons
+# (kt_daemon) stop, then the configurations and the Secret go.
+kt_cleanup "kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found;" \
+    "kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found;" \
+    "kc delete secret $SECRET -n kubeflow-system --ignore-not-found"
 
-cleanup() {
-    local p
-    touch "$W/stop-stream" 2>/dev/null
-    for p in $STREAMPID $SYNCPID $RPID $WPID; do kill -TERM "$p" 2>/dev/null; done
-    for p in $STREAMPID $SYNCPID $RPID $WPID; do wait "$p" 2>/dev/null; done
-    kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
-    kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org --ignore-not-found >/dev/null 2>&1
-    kc delete secret "$SECRET" -n kubeflow-system --ignore-not-found >/dev/null 2>&1
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$W/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$W/check.out")"; fi
-}
 b64pem() { base64 -w0 <"$1"; }
 
 for b in "$WEBHOOK" "$REC" "$KTCTL"; do
@@ -59,7 +46,7 @@ kc apply --server-side -k "$it_root/deploy/rbac/reconciler" >"$W/rbac.log" 2>&1 
     kc apply --server-side -k "$it_root/deploy/rbac/webhook" >>"$W/rbac.log" 2>&1 &&
     kc apply --server-side -k "$it_root/deploy/runtimes" >>"$W/rbac.log" 2>&1
 check e2e-rbac-and-runtimes-applied test $? -eq 0
-can() { # can KUBECONFIG VERB RESOURCE [ARGS...] - "yes" or "no"
+can_i() { # can_i KUBECONFIG VERB RESOURCE [ARGS...] - "yes" or "no"
     local k=$1
     shift
     "$KT_KUBECTL" --kubeconfig "$k" auth can-i "$@" 2>/dev/null || true
@@ -68,14 +55,14 @@ rc_=$KT_RECONCILER_KUBECONFIG
 wh_=$KT_WEBHOOK_KUBECONFIG
 rbac_table() {
     local got
-    got="$(can "$rc_" get secret/$SECRET -n kubeflow-system) $(can "$rc_" update secret/$SECRET -n kubeflow-system)"
-    got="$got $(can "$rc_" update secret/other -n kubeflow-system) $(can "$rc_" update secret/$SECRET -n default)"
-    got="$got $(can "$rc_" update validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
-    got="$got $(can "$rc_" update mutatingwebhookconfigurations/defaulter.trainer.kubeflow.org)"
-    got="$got $(can "$rc_" update validatingwebhookconfigurations/someone-else)"
-    got="$got $(can "$rc_" delete validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
-    got="$got $(can "$wh_" get secret/$SECRET -n kubeflow-system)"
-    got="$got $(can "$wh_" update validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
+    got="$(can_i "$rc_" get secret/$SECRET -n kubeflow-system) $(can_i "$rc_" update secret/$SECRET -n kubeflow-system)"
+    got="$got $(can_i "$rc_" update secret/other -n kubeflow-system) $(can_i "$rc_" update secret/$SECRET -n default)"
+    got="$got $(can_i "$rc_" update validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
+    got="$got $(can_i "$rc_" update mutatingwebhookconfigurations/defaulter.trainer.kubeflow.org)"
+    got="$got $(can_i "$rc_" update validatingwebhookconfigurations/someone-else)"
+    got="$got $(can_i "$rc_" delete validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
+    got="$got $(can_i "$wh_" get secret/$SECRET -n kubeflow-system)"
+    got="$got $(can_i "$wh_" update validatingwebhookconfigurations/validator.trainer.kubeflow.org)"
     test "$got" = "yes yes no no yes yes no no no no"
 }
 check e2e-rbac-exact rbac_table
@@ -90,16 +77,12 @@ old_at=$(($(date +%s) - 10 * 365 * 86400 + 30 * 86400))
 check e2e-aging-secret-created test $? -eq 0
 
 # ---- kt-webhook: not ready without certificates ----------------------------------------
-"$WEBHOOK" --config "$CONFIG" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+kt_daemon --standby wh "$WEBHOOK" --config "$CONFIG" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
     --tls-cert-file "$M/tls.crt" --tls-key-file "$M/tls.key" --listen 127.0.0.1:0 \
-    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/wh.ports" \
-    </dev/null >"$W/webhook.log" 2>&1 &
-WPID=$!
-kt_poll 30 test -s "$W/wh.ports" || { bad e2e-webhook-start "$(cat "$W/webhook.log")"; kt_finish; }
-PORT=$(jq .webhook "$W/wh.ports")
-HPORT=$(jq .health "$W/wh.ports")
-readyz() { curl -s --max-time 2 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz"; }
-out=$(readyz)
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 || { bad e2e-webhook-start "$(cat "$T/wh.log")"; kt_finish; }
+PORT=$(kt_port wh webhook)
+HPORT=$(kt_port wh health)
+out=$(curl -s --max-time 2 -w ' %{http_code}' "http://127.0.0.1:$HPORT/readyz")
 check e2e-webhook-not-ready-without-certs test "$out" = "certificates are not ready 503"
 
 # ---- "kubelet": copy the Secret into the mounted folder when it changes -----------------
@@ -126,8 +109,8 @@ sync_secret() {
     done
 }
 sync_secret &
-SYNCPID=$!
-check e2e-webhook-ready-once-certs-land kt_poll 30 bash -c "curl -s 'http://127.0.0.1:$HPORT/readyz' | grep -cx ok >/dev/null"
+kt_cleanup "touch $W/stop-sync; wait $!"
+check e2e-webhook-ready-once-certs-land kt_poll 30 kt_ready wh
 
 # ---- webhook configurations, trusted with the (aging) CA ---------------------------------
 kc create --dry-run=client -o json -f "$it_root/deploy/webhook/manifests.yaml" |
@@ -175,14 +158,15 @@ stream() {
 : >"$W/stream.log"
 stream &
 STREAMPID=$!
+kt_cleanup "touch $W/stop-stream; wait $STREAMPID"
 n_ok() { grep -c '^ok ' "$W/stream.log"; }
 at_least() { [ "$(n_ok)" -ge "$1" ]; }
 check e2e-stream-flows-before-rotation kt_poll 60 at_least 10
 
-"$REC" --config "$CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --cert-sans IP:127.0.0.1 \
-    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/rec.ports" \
-    </dev/null >"$W/reconciler.log" 2>&1 &
-RPID=$!
+# the leader: --standby, its readiness is not this test's subject (the rotation is)
+kt_daemon --standby rec "$REC" --config "$CONFIG" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+    --cert-sans IP:127.0.0.1 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 ||
+    bad e2e-reconciler-start "$(tail -5 "$T/rec.log")"
 old_ca=$(b64pem "$W/old/ca.crt")
 secret_ca() { kc get secret "$SECRET" -n kubeflow-system -o jsonpath='{.data.ca\.crt}'; }
 rotated() { local c; c=$(secret_ca) && [ -n "$c" ] && [ "$c" != "$old_ca" ]; }
@@ -195,7 +179,6 @@ n_before=$(n_ok)
 check e2e-stream-flows-after-rotation kt_poll 60 at_least $((n_before + 20))
 touch "$W/stop-stream"
 wait "$STREAMPID" 2>/dev/null
-STREAMPID=""
 fails=$(grep -c '^FAIL ' "$W/stream.log")
 if [ "$fails" -eq 0 ]; then
     ok "e2e-no-admission-failed-during-rotation ($(n_ok) admissions)"
@@ -225,7 +208,7 @@ new_tls_ok() {
         ! openssl verify -CAfile "$W/old/ca.crt" "$W/new-tls.crt"
 }
 check e2e-new-serving-cert-chains-to-new-ca new_tls_ok
-check e2e-reconciler-logged-rotation grep -q 'issued a new CA' "$W/reconciler.log"
+check e2e-reconciler-logged-rotation grep -q 'issued a new CA' "$T/rec.log"
 
 # ---- both daemons together: admitted and reconciled ----------------------------------------
 tj_yaml e2e-real | kc create -f - >/dev/null

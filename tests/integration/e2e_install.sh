@@ -16,13 +16,8 @@ W="$T/install"
 mkdir -p "$W"
 # The reconciler started below is a leader in managed mode: it creates the certificate Secret.
 # deploy/public is applied for real (below) and removed again.
-trap 'kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1; kc delete -k "$it_root/deploy/public" --ignore-not-found >/dev/null 2>&1; rm -rf "$T"' EXIT
-
-check() { # check NAME CMD... - ok when CMD succeeds
-    local name=$1
-    shift
-    if "$@" >"$W/check.out" 2>&1; then ok "$name"; else bad "$name" "$(head -c 800 "$W/check.out")"; fi
-}
+kt_cleanup "kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found;" \
+    "kc delete -k '$it_root/deploy/public' --ignore-not-found"
 
 if kc kustomize "$it_root/deploy" >"$W/all.yaml" 2>"$W/kustomize.err"; then
     ok install-kustomize-builds
@@ -37,35 +32,35 @@ kc create --dry-run=client -o json -f "$W/all.yaml" 2>"$W/json.err" |
     jq -s '{items: [.[] | if .kind == "List" then .items[] else . end]}' >"$W/all.json"
 check install-json test "$(jq '.items | length' "$W/all.json")" -eq "$(grep -c '^kind:' "$W/all.yaml")"
 
-# q NAME JQ - one jq expression over the List must print "true".
-q() {
+# install_true NAME JQ - one jq expression over the List must print "true".
+install_true() {
     local name=$1
     shift
     if [ "$(jq -r "$@" "$W/all.json" 2>&1)" = true ]; then ok "$name"; else bad "$name" "jq: $*"; fi
 }
-obj() { printf '.items[] | select(.kind == "%s" and .metadata.name == "%s")' "$1" "$2"; }
-q install-namespace "[.items[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == [\"kubeflow-system\"]"
-q install-crds "[.items[] | select(.kind == \"CustomResourceDefinition\") | .metadata.name] | sort == [\"clustertrainingruntimes.trainer.kubeflow.org\",\"trainingruntimes.trainer.kubeflow.org\",\"trainjobs.trainer.kubeflow.org\"]"
-q install-runtimes-cluster-scoped "[.items[] | select(.kind == \"ClusterTrainingRuntime\") | .metadata.namespace] | (length == 8 and all(. == null))"
-q install-service-accounts "[.items[] | select(.kind == \"ServiceAccount\") | .metadata.name] | sort == [\"kubeflow-trainer-controller-manager\",\"kubeflow-trainer-webhook\"]"
-q install-service "$(obj Service kubeflow-trainer-controller-manager) | [.spec.ports[] | select(.name == \"webhook-server\") | .port == 443 and .targetPort == \"webhook\"] == [true]"
-WH=$(obj Deployment kubeflow-trainer-webhook)
-RC=$(obj Deployment kubeflow-trainer-controller-manager)
-q install-webhook-replicas "$WH | .spec.replicas == 2 and .spec.template.spec.serviceAccountName == \"kubeflow-trainer-webhook\""
-q install-webhook-probes "$WH | .spec.template.spec.containers[0] | .livenessProbe.httpGet.path == \"/healthz\" and .readinessProbe.httpGet.path == \"/readyz\""
-q install-webhook-port "$WH | [.spec.template.spec.containers[0].ports[] | select(.name == \"webhook\") | .containerPort] == [9443]"
-q install-webhook-cert-mount "$WH | .spec.template.spec | ([.containers[0].volumeMounts[] | select(.mountPath == \"/tmp/k8s-webhook-server/serving-certs\") | .readOnly] == [true]) and ([.volumes[] | select(.secret.secretName == \"kubeflow-trainer-webhook-cert\") | .secret.defaultMode] == [420])"
-q install-non-root "[($WH), ($RC) | .spec.template.spec | .securityContext.runAsNonRoot == true and .containers[0].securityContext.allowPrivilegeEscalation == false and .containers[0].securityContext.readOnlyRootFilesystem == true and (.containers[0].resources.requests | length) > 0] | all"
-q install-reconciler "$RC | .spec.template.spec.serviceAccountName == \"kubeflow-trainer-controller-manager\" and (.spec.template.spec.containers[0].args | index(\"--config=/controller_manager_config.yaml\")) != null"
-q install-config-map "$(obj ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"] | contains(\"leaderElect: true\")"
-q install-cert-secret "$(obj Secret kubeflow-trainer-webhook-cert) | .data == null"
-q install-webhook-configs "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .metadata.name] | sort == [\"defaulter.trainer.kubeflow.org\",\"validator.trainer.kubeflow.org\"]"
-q install-webhook-service-ref "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .webhooks[].clientConfig.service | .name == \"kubeflow-trainer-controller-manager\" and .namespace == \"kubeflow-system\"] | all"
+sel() { printf '.items[] | select(.kind == "%s" and .metadata.name == "%s")' "$1" "$2"; }
+install_true install-namespace "[.items[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == [\"kubeflow-system\"]"
+install_true install-crds "[.items[] | select(.kind == \"CustomResourceDefinition\") | .metadata.name] | sort == [\"clustertrainingruntimes.trainer.kubeflow.org\",\"trainingruntimes.trainer.kubeflow.org\",\"trainjobs.trainer.kubeflow.org\"]"
+install_true install-runtimes-cluster-scoped "[.items[] | select(.kind == \"ClusterTrainingRuntime\") | .metadata.namespace] | (length == 8 and all(. == null))"
+install_true install-service-accounts "[.items[] | select(.kind == \"ServiceAccount\") | .metadata.name] | sort == [\"kubeflow-trainer-controller-manager\",\"kubeflow-trainer-webhook\"]"
+install_true install-service "$(sel Service kubeflow-trainer-controller-manager) | [.spec.ports[] | select(.name == \"webhook-server\") | .port == 443 and .targetPort == \"webhook\"] == [true]"
+WH=$(sel Deployment kubeflow-trainer-webhook)
+RC=$(sel Deployment kubeflow-trainer-controller-manager)
+install_true install-webhook-replicas "$WH | .spec.replicas == 2 and .spec.template.spec.serviceAccountName == \"kubeflow-trainer-webhook\""
+install_true install-webhook-probes "$WH | .spec.template.spec.containers[0] | .livenessProbe.httpGet.path == \"/healthz\" and .readinessProbe.httpGet.path == \"/readyz\""
+install_true install-webhook-port "$WH | [.spec.template.spec.containers[0].ports[] | select(.name == \"webhook\") | .containerPort] == [9443]"
+install_true install-webhook-cert-mount "$WH | .spec.template.spec | ([.containers[0].volumeMounts[] | select(.mountPath == \"/tmp/k8s-webhook-server/serving-certs\") | .readOnly] == [true]) and ([.volumes[] | select(.secret.secretName == \"kubeflow-trainer-webhook-cert\") | .secret.defaultMode] == [420])"
+install_true install-non-root "[($WH), ($RC) | .spec.template.spec | .securityContext.runAsNonRoot == true and .containers[0].securityContext.allowPrivilegeEscalation == false and .containers[0].securityContext.readOnlyRootFilesystem == true and (.containers[0].resources.requests | length) > 0] | all"
+install_true install-reconciler "$RC | .spec.template.spec.serviceAccountName == \"kubeflow-trainer-controller-manager\" and (.spec.template.spec.containers[0].args | index(\"--config=/controller_manager_config.yaml\")) != null"
+install_true install-config-map "$(sel ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"] | contains(\"leaderElect: true\")"
+install_true install-cert-secret "$(sel Secret kubeflow-trainer-webhook-cert) | .data == null"
+install_true install-webhook-configs "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .metadata.name] | sort == [\"defaulter.trainer.kubeflow.org\",\"validator.trainer.kubeflow.org\"]"
+install_true install-webhook-service-ref "[.items[] | select(.kind | endswith(\"WebhookConfiguration\")) | .webhooks[].clientConfig.service | .name == \"kubeflow-trainer-controller-manager\" and .namespace == \"kubeflow-system\"] | all"
 
 # The Kubeflow SDK's version ConfigMap, readable by every authenticated user (docs/internals/upstream.md#rbac "Extra").
-q install-public-configmap "$(obj ConfigMap kubeflow-trainer-public) | .data == {\"kubeflow_trainer_version\": \"v2.3.0\"}"
-q install-public-role "$(obj Role kubeflow-trainer-public) | .rules == [{apiGroups: [\"\"], resources: [\"configmaps\"], resourceNames: [\"kubeflow-trainer-public\"], verbs: [\"get\", \"list\", \"watch\"]}]"
-q install-public-rolebinding "$(obj RoleBinding kubeflow-trainer-public) | .roleRef.kind == \"Role\" and .roleRef.name == \"kubeflow-trainer-public\" and .subjects == [{apiGroup: \"rbac.authorization.k8s.io\", kind: \"Group\", name: \"system:authenticated\"}]"
+install_true install-public-configmap "$(sel ConfigMap kubeflow-trainer-public) | .data == {\"kubeflow_trainer_version\": \"v2.3.0\"}"
+install_true install-public-role "$(sel Role kubeflow-trainer-public) | .rules == [{apiGroups: [\"\"], resources: [\"configmaps\"], resourceNames: [\"kubeflow-trainer-public\"], verbs: [\"get\", \"list\", \"watch\"]}]"
+install_true install-public-rolebinding "$(sel RoleBinding kubeflow-trainer-public) | .roleRef.kind == \"Role\" and .roleRef.name == \"kubeflow-trainer-public\" and .subjects == [{apiGroup: \"rbac.authorization.k8s.io\", kind: \"Group\", name: \"system:authenticated\"}]"
 # For real: an authenticated identity with no ConfigMap rights (kt-webhook's) reads it once
 # deploy/public is applied, and nothing else in the namespace; it could not before.
 kw_as() { "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" "$@"; }
@@ -81,24 +76,12 @@ check install-public-readable-by-authenticated public_readable
 
 # The shipped Configuration (as the ConfigMap carries it) is decoded strictly and validated:
 # kt-reconciler starts with it and gets ready; an invalid copy stops kt-webhook, naming it.
-jq -r "$(obj ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"]" "$W/all.json" >"$W/config.yaml"
+jq -r "$(sel ConfigMap kubeflow-trainer-config) | .data[\"controller_manager_config.yaml\"]" "$W/all.json" >"$W/config.yaml"
 config_loads() { # as the controller-manager identity, with exactly deploy/rbac/reconciler
-    rm -f "$W/rec.ports"
-    "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
-        --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile "$W/rec.ports" \
-        </dev/null >"$W/rec.log" 2>&1 &
-    local pid=$! deadline=$((SECONDS + 30)) rc=1
-    while [ $SECONDS -lt $deadline ] && kill -0 "$pid" 2>/dev/null; do
-        if [ -s "$W/rec.ports" ] && [ "$(curl -s "http://127.0.0.1:$(jq .health "$W/rec.ports")/readyz")" = ok ]; then
-            rc=0
-            break
-        fi
-        sleep 0.1
-    done
-    kill -TERM "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    [ $rc -eq 0 ] || cat "$W/rec.log"
-    return $rc
+    KT_DAEMON_WAIT=30 kt_daemon rec "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+        --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 || return 1
+    kt_daemon_stop rec
+    return 0
 }
 kc apply --server-side -k "$it_root/deploy/rbac/reconciler" >/dev/null 2>&1
 check install-config-loads-in-reconciler config_loads

@@ -40,6 +40,12 @@ it_api() {
     IT_CODE=$(curl "${args[@]}" "$KT_APISERVER$2") || IT_CODE=000
 }
 
+# it_js_status NS NAME JSON - write JobSet NAME's status (a merge patch) as the JobSet
+# controller would.
+it_js_status() {
+    kc patch jobset "$2" -n "$1" --subresource=status --type=merge -p "$3" >/dev/null
+}
+
 # it_kind FILE / it_name FILE - top-level kind and metadata.name of a one-document YAML file
 # (plain awk: python's yq costs ~0.2 s a call).
 it_kind() { awk '/^kind:/ { print $2; exit }' "$1"; }

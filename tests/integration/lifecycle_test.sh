@@ -21,46 +21,24 @@
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KW=60s
 WINDOW=${KT_LIFECYCLE_WINDOW:-10} # seconds a "nothing is re-created" watch observes
-PID_main=""
-trap 'if [ -n "$PID_main" ]; then kill -9 "$PID_main" 2>/dev/null; wait "$PID_main" 2>/dev/null; fi; rm -rf "$T"' EXIT
-
+PID_main="" # kt_daemon main sets it; empty while no reconciler runs
 kw() { kc wait --timeout=$KW "$@"; }
 jp() { kc get "$@"; }
 measure() { echo "$*" >>"$T/measured"; } # a figure, printed at the end
 
-# start_rec - start the reconciler (one worker: keys are handled in arrival order) and wait
-# (bounded poll) until its /readyz answers 200; READY_AT = epoch seconds it became ready.
-start_rec() {
-    local port
-    rm -f "$T/main.ports"
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/main.ports" --workers 1 \
-        >>"$T/main.log" 2>&1 &
-    PID_main=$!
-    for _ in $(seq 600); do
-        if [ -s "$T/main.ports" ]; then
-            port=$(jq -r .health "$T/main.ports")
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                READY_AT=$(date +%s.%N)
-                return 0
-            fi
-        fi
-        kill -0 "$PID_main" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/main.log" >&2
-    return 1
+# start_main - start the reconciler (one worker: keys are handled in arrival order) and wait
+# until its /readyz answers 200 (kt_daemon); READY_AT = epoch seconds it was seen ready.
+start_main() {
+    kt_daemon main "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
+        --metrics-listen 127.0.0.1:0 --workers 1 && READY_AT=$(date +%s.%N)
 }
 
 now_rfc() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 epoch() { date -u -d "$1" +%s; } # epoch RFC3339
-js_status() { # js_status NAME JSON - write the JobSet status as the JobSet controller would
-    kc patch jobset "$1" -n "$NS" --subresource=status --type=merge -p "$2" >/dev/null
-}
 js_cond() { # js_cond NAME TYPE REASON - a True JobSet condition, lastTransitionTime now
-    js_status "$1" "{\"status\":{\"conditions\":[{\"type\":\"$2\",\"status\":\"True\",\"reason\":\"$3\",\"message\":\"m\",\"lastTransitionTime\":\"$(now_rfc)\"}]}}"
+    it_js_status "$NS" "$1" "{\"status\":{\"conditions\":[{\"type\":\"$2\",\"status\":\"True\",\"reason\":\"$3\",\"message\":\"m\",\"lastTransitionTime\":\"$(now_rfc)\"}]}}"
 }
-tj() { # tj NAME RUNTIME KIND [EXTRA_SPEC_YAML]
+apply_tj() { # apply_tj NAME RUNTIME KIND [EXTRA_SPEC_YAML]
     kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -74,8 +52,8 @@ spec:
 ${4:-}
 YAML
 }
-ctj() { tj "$1" torch-distributed ClusterTrainingRuntime "${2:-}"; } # ctj NAME [EXTRA]
-runtime() { # runtime NAME EXTRA_SPEC_YAML - a TrainingRuntime with one busybox job
+ctj() { apply_tj "$1" torch-distributed ClusterTrainingRuntime "${2:-}"; } # ctj NAME [EXTRA]
+mk_runtime() { # mk_runtime NAME EXTRA_SPEC_YAML - a TrainingRuntime with one busybox job
     kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainingRuntime
@@ -90,7 +68,7 @@ $2
 $(it_runtime_template)
 YAML
 }
-finish() { # finish NAME Complete|Failed - the JobSet reports it, the TrainJob records it
+js_finish() { # js_finish NAME Complete|Failed - the JobSet reports it, the TrainJob records it
     if [ "$2" = Complete ]; then js_cond "$1" Completed AllJobsCompleted; else js_cond "$1" Failed FailedJobs; fi &&
         kw --for=condition="$2" "trainjob/$1" -n "$NS" >/dev/null
 }
@@ -102,12 +80,12 @@ kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "apply fa
 kc apply -k "$it_root/deploy/runtimes" >/dev/null || { bad runtimes "apply failed"; kt_finish; }
 check rbac-can-delete-trainjobs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
 check rbac-cannot-create-trainjobs bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i create trainjobs.trainer.kubeflow.org -A | grep -c yes >/dev/null"
-start_rec || { bad start "reconciler not ready"; kt_finish; }
+start_main || { bad start "reconciler not ready"; kt_finish; }
 ok start
 NS=$(kt_ns life)
 
 # ---- terminal is terminal ----------------------------------------------------------------
-runtime cosched-rt "  podGroupPolicy:
+mk_runtime cosched-rt "  podGroupPolicy:
     coscheduling: {}"
 # watch_kind KIND FILE NAME - a background watch of KIND in NS writing "EVENT NAME" lines;
 # returns once its initial list has shown NAME, so no later event is missed.
@@ -123,9 +101,9 @@ recreated() { test "$(added "$1" "$2")" -ge 1; } # recreated FILE NAME
 terminal_case() { # terminal_case Complete|Failed NAME CONTROL
     local what=$1 n=$2 ctl=$3 t0
     WATCH_PIDS=()
-    tj "$n" cosched-rt TrainingRuntime && tj "$ctl" cosched-rt TrainingRuntime &&
+    apply_tj "$n" cosched-rt TrainingRuntime && apply_tj "$ctl" cosched-rt TrainingRuntime &&
         kw --for=create "jobset/$n" "jobset/$ctl" "podgroups.scheduling.x-k8s.io/$n" -n "$NS" >/dev/null &&
-        finish "$n" "$what" || return 1
+        js_finish "$n" "$what" || return 1
     watch_kind jobsets "$T/js-$n.w" "$n" && watch_kind podgroups.scheduling.x-k8s.io "$T/pg-$n.w" "$n" || return 1
     t0=$(date +%s)
     # the finished TrainJob first, then the running control (one worker: handled in order)
@@ -151,8 +129,8 @@ check terminal-failed-jobset-not-recreated terminal_case Failed term-fail term-c
 failed_kept() {
     # A JobSet that later reports no failure (conditions cleared, pods active) cannot clear
     # Failed: the jobsStatus it carries is copied (the barrier), Failed stays True.
-    ctj fk && kw --for=create jobset/fk -n "$NS" >/dev/null && finish fk Failed &&
-        js_status fk '{"status":{"conditions":[],"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+    ctj fk && kw --for=create jobset/fk -n "$NS" >/dev/null && js_finish fk Failed &&
+        it_js_status "$NS" fk '{"status":{"conditions":[],"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/fk -n "$NS" >/dev/null &&
         test "$(jp trainjob fk -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].status}|{.status.conditions[?(@.type=="Failed")].reason}')" = "True|FailedJobs"
 }
@@ -167,15 +145,15 @@ status_times() {
     s1=$(times st)
     [ -n "${s1%|}" ] && [ "${s1#*|}" = "" ] || { echo "start: $s1"; return 1; }
     # a later status change (the barrier: jobsStatus copied) keeps startTime
-    js_status st '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+    it_js_status "$NS" st '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/st -n "$NS" >/dev/null &&
         test "$(times st)" = "$s1" || { echo "startTime moved: $(times st)"; return 1; }
-    finish st Complete && kw --for=jsonpath='{.status.completionTime}' trainjob/st -n "$NS" >/dev/null || return 1
+    js_finish st Complete && kw --for=jsonpath='{.status.completionTime}' trainjob/st -n "$NS" >/dev/null || return 1
     t=$(times st)
     test "${t%|*}" = "${s1%|}" &&
         test "${t#*|}" = "$(jp trainjob st -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Complete")].lastTransitionTime}')" || { echo "complete: $t"; return 1; }
     # set once: another JobSet status later changes neither
-    js_status st '{"status":{"replicatedJobsStatus":[{"name":"node","ready":0,"succeeded":2,"failed":0,"active":0,"suspended":0}]}}' &&
+    it_js_status "$NS" st '{"status":{"replicatedJobsStatus":[{"name":"node","ready":0,"succeeded":2,"failed":0,"active":0,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].succeeded}'=2 trainjob/st -n "$NS" >/dev/null &&
         test "$(times st)" = "$t"
 }
@@ -195,7 +173,7 @@ ttl_own() {
     # TTL 3: the deletion comes about 3 s after the recorded finish (API timestamps, seconds)
     local completed del
     ctj ttl3 "  ttlSecondsAfterFinished: 3" && ctj nottl && kw --for=create jobset/ttl3 jobset/nottl -n "$NS" >/dev/null &&
-        finish nottl Complete && finish ttl3 Complete && kt_poll 60 deleting ttl3 || return 1
+        js_finish nottl Complete && js_finish ttl3 Complete && kt_poll 60 deleting ttl3 || return 1
     completed=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.status.completionTime}')")
     del=$(epoch "$(jp trainjob ttl3 -n "$NS" -o jsonpath='{.metadata.deletionTimestamp}')")
     measure "ttl 3: deletionTimestamp - completionTime = $((del - completed)) s"
@@ -210,13 +188,13 @@ check ttl-own-deletes-after-3s ttl_own
 ttl_runtime() {
     # runtime default 0 applies; a job's own 600 overrides it (negative); a job's own 0
     # overrides a runtime's 600
-    runtime ttl0-rt "  runPolicy:
-    ttlSecondsAfterFinished: 0" && runtime ttl600-rt "  runPolicy:
+    mk_runtime ttl0-rt "  runPolicy:
+    ttlSecondsAfterFinished: 0" && mk_runtime ttl600-rt "  runPolicy:
     ttlSecondsAfterFinished: 600" &&
-        tj rt-default ttl0-rt TrainingRuntime && tj rt-override ttl0-rt TrainingRuntime "  ttlSecondsAfterFinished: 600" &&
-        tj job-zero ttl600-rt TrainingRuntime "  ttlSecondsAfterFinished: 0" && tj rt-600 ttl600-rt TrainingRuntime &&
+        apply_tj rt-default ttl0-rt TrainingRuntime && apply_tj rt-override ttl0-rt TrainingRuntime "  ttlSecondsAfterFinished: 600" &&
+        apply_tj job-zero ttl600-rt TrainingRuntime "  ttlSecondsAfterFinished: 0" && apply_tj rt-600 ttl600-rt TrainingRuntime &&
         kw --for=create jobset/rt-default jobset/rt-override jobset/job-zero jobset/rt-600 -n "$NS" >/dev/null &&
-        finish rt-override Complete && finish rt-600 Failed && finish rt-default Complete && finish job-zero Failed &&
+        js_finish rt-override Complete && js_finish rt-600 Failed && js_finish rt-default Complete && js_finish job-zero Failed &&
         kt_poll 60 deleting rt-default && kt_poll 60 deleting job-zero &&
         not_deleting rt-override && not_deleting rt-600
 }
@@ -233,14 +211,14 @@ ttl_restart() {
     # deleted at once
     local completed t1
     ctj ttlr "  ttlSecondsAfterFinished: 2" && kw --for=create jobset/ttlr -n "$NS" >/dev/null &&
-        finish ttlr Complete || return 1
+        js_finish ttlr Complete || return 1
     kill -9 "$PID_main"
     wait "$PID_main" 2>/dev/null
     PID_main=""
     completed=$(epoch "$(jp trainjob ttlr -n "$NS" -o jsonpath='{.status.completionTime}')") || return 1
     while [ "$(date +%s)" -le $((completed + 3)) ]; do sleep 0.2; done
     not_deleting ttlr || { echo "deleted while no reconciler ran"; return 1; }
-    start_rec && kt_poll 60 deleting ttlr || return 1
+    start_main && kt_poll 60 deleting ttlr || return 1
     t1=$(date +%s.%N)
     measure "expired while down: deletionTimestamp seen $(awk -v a="$t1" -v b="$READY_AT" 'BEGIN { printf "%.2f", a - b }') s after /readyz"
 }
@@ -252,10 +230,10 @@ cf_is() { test "$(cf "$1")" = "$2"; }     # cf_is TJ WANT
 cf_has() { [[ "$(cf "$1")" == *"$2"* ]]; } # cf_has TJ TEXT
 missing_runtime() {
     # the runtime is created afterwards: the condition goes, the JobSet comes
-    tj stuck later-rt TrainingRuntime &&
+    apply_tj stuck later-rt TrainingRuntime &&
         kt_poll 60 cf_is stuck "True|TrainJobResourcesCreationFailed|TrainJob resources reconciliation failed: TrainingRuntime specified in TrainJob is not found: TrainingRuntime.trainer.kubeflow.org \"later-rt\" not found" || { cf stuck; return 1; }
     measure "stuck TrainJob's STATE column: $(kc get trainjob stuck -n "$NS" --no-headers | awk '{print $2}')"
-    runtime later-rt "" && kc annotate trainjob stuck -n "$NS" poke=1 >/dev/null &&
+    mk_runtime later-rt "" && kc annotate trainjob stuck -n "$NS" poke=1 >/dev/null &&
         kw --for=create jobset/stuck -n "$NS" >/dev/null && kt_poll 60 cf_is stuck "||"
 }
 check stuck-missing-runtime-then-created missing_runtime

@@ -11,17 +11,8 @@
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KTCTL="$it_root/build/plain/bin/ktctl"
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    kc delete clusterrolebinding "kt-metrics-it-$SUF" >/dev/null 2>&1
-    rm -rf "$T"
-}
 SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-trap cleanup EXIT
-
+kt_cleanup kc delete clusterrolebinding "kt-metrics-it-$SUF"
 
 # config NAME SECURE AUTH - a Configuration file with metrics.secureServing and auth.enabled.
 config() {
@@ -38,38 +29,9 @@ certManagement:
 EOF
 }
 
-# await_ready NAME PID - record the daemon (PIDS, PID_NAME), wait (bounded poll, 60 s) until its
-# portfile names a health port whose /readyz answers 200; sets MP to its metrics port. On failure
-# prints its log and returns 1.
-await_ready() {
-    local name=$1 pid=$2 port i
-    PIDS+=("$pid")
-    eval "PID_$name=$pid"
-    for i in $(seq 600); do
-        if [ -s "$T/$name.ports" ]; then
-            port=$(jq -r .health "$T/$name.ports")
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                MP=$(jq -r .metrics "$T/$name.ports")
-                return 0
-            fi
-        fi
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/$name.log" >&2
-    return 1
-}
-
-# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity, wait
-# (bounded poll) until /readyz answers 200; sets MP to its metrics port.
-start_rec() {
-    local name=$1
-    shift
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" --workers 1 "$@" \
-        >>"$T/$name.log" 2>&1 &
-    await_ready "$name" $! || { echo "reconciler $name did not become ready" >&2; return 1; }
-}
+# The daemons as their own identities, started and waited for by kt_daemon NAME BIN FLAG...
+# (tests/lib.sh); MP is then set to the metrics port (kt_port NAME metrics).
+RECF=(--kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --workers 1)
 
 # get URL [CURL_ARGS...] - sets CODE and writes the body to $T/out.
 get() {
@@ -77,8 +39,8 @@ get() {
     shift
     CODE=$(curl -sS --max-time 20 -o "$T/out" -w '%{http_code}' "$@" "$url" 2>"$T/curl.err") || CODE=000
 }
-# expect NAME CODE BODY_REGEX - the last get answered CODE with a body matching BODY_REGEX.
-expect() {
+# answered NAME CODE BODY_REGEX - the last get answered CODE with a body matching BODY_REGEX.
+answered() {
     if [ "$CODE" = "$2" ] && grep -Eq "$3" "$T/out"; then
         ok "$1"
     else
@@ -106,18 +68,19 @@ NOBODY=$(kc create token nobody -n "$NS") && SCRAPER=$(kc create token scraper -
 mkdir -p "$T/rtmp"
 export TMPDIR="$T/rtmp" # the self-signed pair stays in memory: nothing may appear here
 config auth true true
-if start_rec auth --config "$T/auth.yaml"; then
+if kt_daemon auth "$REC" "${RECF[@]}" --config "$T/auth.yaml"; then
+    MP=$(kt_port auth metrics)
     U="https://127.0.0.1:$MP/metrics"
     get "$U" -k
-    expect no-token-401 401 '^Unauthorized$'
+    answered no-token-401 401 '^Unauthorized$'
     get "$U" -k -H "Authorization: Basic dXNlcjpwdw=="
-    expect basic-auth-401 401 '^Unauthorized$'
+    answered basic-auth-401 401 '^Unauthorized$'
     get "$U" -k -H "Authorization: Bearer not-a-token"
-    expect invalid-token-401 401 '^Unauthorized$'
+    answered invalid-token-401 401 '^Unauthorized$'
     get "$U" -k -H "Authorization: Bearer $NOBODY"
-    expect no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
+    answered no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
     get "$U" -k -H "Authorization: Bearer $SCRAPER"
-    expect with-role-200 200 '^workqueue_depth\{name="trainjob_controller"\} [0-9]'
+    answered with-role-200 200 '^workqueue_depth\{name="trainjob_controller"\} [0-9]'
     check with-role-metrics-text grep -q '^# TYPE controller_runtime_reconcile_total counter$' "$T/out"
     check with-role-content-type grep -q 'text/plain; version=0.0.4' <(curl -sk -D - -o /dev/null -H "Authorization: Bearer $SCRAPER" "$U")
     # a second scrape is answered from the cache: no new review is sent
@@ -137,13 +100,13 @@ if start_rec auth --config "$T/auth.yaml"; then
     check concurrent-reviews test "$(reviews tokenreview)" = "$((t2 + 40))" -a "$(reviews subjectaccessreview)" = "$s2"
     # the role allows get on /metrics only: another verb or path is refused (SAR per request)
     get "$U" -k -X POST -H "Authorization: Bearer $SCRAPER"
-    expect with-role-post-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    answered with-role-post-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
     get "https://127.0.0.1:$MP/debug/pprof" -k -H "Authorization: Bearer $SCRAPER"
-    expect with-role-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    answered with-role-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
     # /healthz is allowed to everyone by the API server's system:public-info-viewer role: the
     # review passes and the path is not served here (only /metrics is, with auth on)
     get "https://127.0.0.1:$MP/healthz" -k -H "Authorization: Bearer $NOBODY"
-    expect public-path-allowed-404 404 '^404 page not found$'
+    answered public-path-allowed-404 404 '^404 page not found$'
     get "http://127.0.0.1:$MP/metrics" -H "Authorization: Bearer $SCRAPER"
     check plain-http-refused test "$CODE" != 200
     check self-signed-cert bash -c "echo | openssl s_client -connect 127.0.0.1:$MP 2>/dev/null | openssl x509 -noout -ext subjectAltName | grep -c 'IP Address:127.0.0.1' >/dev/null"
@@ -156,26 +119,34 @@ fi
 
 # ---- 2. TLS with a given certificate folder, verified against its CA ----
 "$KTCTL" certs -q --dir "$T/certs" --san IP:127.0.0.1 >/dev/null
-if start_rec dir --config "$T/auth.yaml" --metrics-cert-dir "$T/certs"; then
+if kt_daemon dir "$REC" "${RECF[@]}" --config "$T/auth.yaml" --metrics-cert-dir "$T/certs"; then
+    MP=$(kt_port dir metrics)
     get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
-    expect cert-dir-verified-200 200 '^# TYPE '
+    answered cert-dir-verified-200 200 '^# TYPE '
     get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt"
-    expect cert-dir-no-token-401 401 '^Unauthorized$'
+    answered cert-dir-no-token-401 401 '^Unauthorized$'
     get "https://127.0.0.1:$MP/metrics" --cacert "$KT_CA" -H "Authorization: Bearer $SCRAPER"
     check cert-dir-other-ca-refused test "$CODE" = 000
     it_stop_clean dir
 else
     bad dir-start "$(tail -5 "$T/dir.log")"
 fi
-check missing-cert-dir-not-ready bash -c "'$REC' --kubeconfig '$KT_RECONCILER_KUBECONFIG' --config '$T/auth.yaml' --metrics-cert-dir /nonexistent --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --portfile '$T/nx.ports' >'$T/nx.log' 2>&1 & p=\$!; \
-    for i in \$(seq 300); do [ -s '$T/nx.ports' ] && break; sleep 0.1; done; \
-    c=\$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:\$(jq -r .metrics '$T/nx.ports')/metrics); kill \$p; wait \$p; test \"\$c\" = 000"
+nx_no_tls() { # a missing --metrics-cert-dir: the daemon runs, its metrics port completes no TLS
+    local c
+    kt_daemon --standby nx "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --config "$T/auth.yaml" \
+        --metrics-cert-dir /nonexistent --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 || return 1
+    c=$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$(kt_port nx metrics)/metrics")
+    kt_daemon_stop nx
+    test "$c" = 000
+}
+check missing-cert-dir-not-ready nx_no_tls
 
 # ---- 3. the plain-HTTP switch: secureServing false, auth off (anyone may read) ----
 config plain false false
-if start_rec plain --config "$T/plain.yaml"; then
+if kt_daemon plain "$REC" "${RECF[@]}" --config "$T/plain.yaml"; then
+    MP=$(kt_port plain metrics)
     get "http://127.0.0.1:$MP/metrics"
-    expect plain-http-200 200 '^workqueue_depth\{name="trainjob_controller"\} '
+    answered plain-http-200 200 '^workqueue_depth\{name="trainjob_controller"\} '
     get "https://127.0.0.1:$MP/metrics" -k
     check plain-no-tls test "$CODE" = 000
     it_stop_clean plain
@@ -185,11 +156,12 @@ fi
 
 # ---- 4. TLS without auth (the upstream default: secureServing true, auth.enabled false) ----
 config tls true false
-if start_rec tls --config "$T/tls.yaml"; then
+if kt_daemon tls "$REC" "${RECF[@]}" --config "$T/tls.yaml"; then
+    MP=$(kt_port tls metrics)
     get "https://127.0.0.1:$MP/metrics" -k
-    expect tls-no-auth-200 200 '^# TYPE '
+    answered tls-no-auth-200 200 '^# TYPE '
     get "https://127.0.0.1:$MP/healthz" -k
-    expect tls-no-auth-healthz 200 '^ok'
+    answered tls-no-auth-healthz 200 '^ok'
     it_stop_clean tls
 else
     bad tls-start "$(tail -5 "$T/tls.log")"
@@ -200,39 +172,34 @@ WH=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
 kc apply -k "$it_root/deploy/rbac/webhook" >/dev/null || bad webhook-rbac "apply failed"
 check webhook-rbac-tokenreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create tokenreviews.authentication.k8s.io
 check webhook-rbac-subjectaccessreviews "$KT_KUBECTL" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" auth can-i create subjectaccessreviews.authorization.k8s.io
-# start_wh NAME CONFIG - kt-webhook with the test certificate; waits (bounded poll) until
-# /readyz answers 200; sets MP to its metrics port and PID_NAME.
-start_wh() {
-    local name=$1
-    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --config "$2" --tls-cert-file "$T/certs/tls.crt" \
-        --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" >>"$T/$name.log" 2>&1 &
-    await_ready "$name" $!
-}
-if start_wh wauth "$T/auth.yaml"; then
+WHF=(--kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key"
+    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0)
+if kt_daemon wauth "$WH" "${WHF[@]}" --config "$T/auth.yaml"; then
+    MP=$(kt_port wauth metrics)
     U="https://127.0.0.1:$MP/metrics"
     get "$U" --cacert "$T/certs/ca.crt"
-    expect webhook-no-token-401 401 '^Unauthorized$'
+    answered webhook-no-token-401 401 '^Unauthorized$'
     get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer not-a-token"
-    expect webhook-invalid-token-401 401 '^Unauthorized$'
+    answered webhook-invalid-token-401 401 '^Unauthorized$'
     get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $NOBODY"
-    expect webhook-no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
+    answered webhook-no-role-403 403 "^Authorization denied for user system:serviceaccount:$NS:nobody\$"
     get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
-    expect webhook-with-role-200 200 '^# TYPE kt_metrics_auth_reviews_total counter$'
+    answered webhook-with-role-200 200 '^# TYPE kt_metrics_auth_reviews_total counter$'
     check webhook-with-role-webhook-metrics grep -q '^# TYPE controller_runtime_webhook_requests_in_flight gauge$' "$T/out"
     t1=$(reviews tokenreview) s1=$(reviews subjectaccessreview)
     get "$U" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
     check webhook-reviews-cached test -n "$t1" -a "$t1" = "$(reviews tokenreview)" -a -n "$s1" -a "$s1" = "$(reviews subjectaccessreview)"
     get "https://127.0.0.1:$MP/debug/pprof" --cacert "$T/certs/ca.crt" -H "Authorization: Bearer $SCRAPER"
-    expect webhook-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
+    answered webhook-other-path-403 403 "^Authorization denied for user system:serviceaccount:$NS:scraper\$"
     it_stop_clean wauth
 else
     bad webhook-auth-start "$(tail -5 "$T/wauth.log")"
 fi
 # without auth (the default) anyone may read the webhook's metrics, over TLS
-if start_wh wtls "$T/tls.yaml"; then
+if kt_daemon wtls "$WH" "${WHF[@]}" --config "$T/tls.yaml"; then
+    MP=$(kt_port wtls metrics)
     get "https://127.0.0.1:$MP/metrics" --cacert "$T/certs/ca.crt"
-    expect webhook-tls-no-auth-200 200 '^# TYPE '
+    answered webhook-tls-no-auth-200 200 '^# TYPE '
     it_stop_clean wtls
 else
     bad webhook-tls-start "$(tail -5 "$T/wtls.log")"
@@ -246,12 +213,9 @@ users: [{name: nobody, user: {token: "$NOBODY"}}]
 contexts: [{name: kt, context: {cluster: kt, user: nobody}}]
 current-context: kt
 EOF
-"$WH" --kubeconfig "$T/nobody.kubeconfig" --config "$T/tls.yaml" --tls-cert-file "$T/certs/tls.crt" \
-    --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --portfile "$T/wnobody.ports" >>"$T/wnobody.log" 2>&1 &
-PIDS+=("$!")
-# shellcheck disable=SC2034 # PID_wnobody: read by it_stop_clean wnobody (eval)
-PID_wnobody=$!
+kt_daemon --standby wnobody "$WH" --kubeconfig "$T/nobody.kubeconfig" --config "$T/tls.yaml" \
+    --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" --listen 127.0.0.1:0 \
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
 nobody_named() { # /readyz of wnobody: 503 naming the forbidden runtime list
     [ -s "$T/wnobody.ports" ] || return 1
     curl -s -w ' %{http_code}' "http://127.0.0.1:$(jq -r .health "$T/wnobody.ports")/readyz" >"$T/wnobody.readyz"

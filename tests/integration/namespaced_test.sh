@@ -13,17 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KW=60s
-PIDS=()
 SUF=$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    kc delete clusterrole,clusterrolebinding "kt-ns-it-$SUF" >/dev/null 2>&1
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
+kt_cleanup kc delete clusterrole,clusterrolebinding "kt-ns-it-$SUF"
 
 # ---- the shipped overlay ------------------------------------------------------------------
 if kc kustomize "$it_root/deploy/namespaced" >"$T/all.yaml" 2>"$T/kust.err"; then
@@ -33,9 +24,9 @@ else
     kt_finish
 fi
 kc create --dry-run=client -o json -f "$T/all.yaml" | jq -s '[.[] | if .kind == "List" then .items[] else . end]' >"$T/all.json"
-obj() { jq --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .metadata.name == $n)' "$T/all.json"; }
-obj ClusterRole kubeflow-trainer-controller-manager >"$T/cr.json"
-obj Role kubeflow-trainer-controller-manager >"$T/role.json"
+overlay_obj() { jq --arg k "$1" --arg n "$2" '.[] | select(.kind == $k and .metadata.name == $n)' "$T/all.json"; }
+overlay_obj ClusterRole kubeflow-trainer-controller-manager >"$T/cr.json"
+overlay_obj Role kubeflow-trainer-controller-manager >"$T/role.json"
 # No namespaced kind in the ClusterRole: only cluster-scoped reads and the metrics reviews.
 check overlay-clusterrole-minimal jq -e '[.rules[].resources[]] | sort ==
     ["clustertrainingruntimes", "runtimeclasses", "subjectaccessreviews", "tokenreviews"]' "$T/cr.json"
@@ -69,13 +60,13 @@ users: [{name: sa, user: {token: "$TOKEN"}}]
 contexts: [{name: kt, context: {cluster: kt, user: sa, namespace: $SA_NS}}]
 current-context: kt
 EOF
-can() { "$KT_KUBECTL" --kubeconfig "$T/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -cx yes >/dev/null; }
-cannot() { ! can "$@"; }
-check rbac-secrets-in-a can get secrets -n "$A"
-check rbac-no-secrets-in-b cannot get secrets -n "$B"
-check rbac-no-secrets-cluster-wide cannot list secrets -A
-check rbac-no-kube-system-configmaps cannot list configmaps -n kube-system
-check rbac-clustertrainingruntimes-read-only cannot patch clustertrainingruntimes.trainer.kubeflow.org
+sa_can() { "$KT_KUBECTL" --kubeconfig "$T/sa.kubeconfig" auth can-i "$@" 2>/dev/null | grep -cx yes >/dev/null; }
+sa_cannot() { ! sa_can "$@"; }
+check rbac-secrets-in-a sa_can get secrets -n "$A"
+check rbac-no-secrets-in-b sa_cannot get secrets -n "$B"
+check rbac-no-secrets-cluster-wide sa_cannot list secrets -A
+check rbac-no-kube-system-configmaps sa_cannot list configmaps -n kube-system
+check rbac-clustertrainingruntimes-read-only sa_cannot patch clustertrainingruntimes.trainer.kubeflow.org
 
 cat >"$T/config.yaml" <<EOF
 apiVersion: config.trainer.kubeflow.org/v1alpha1
@@ -86,25 +77,9 @@ certManagement:
   enable: false
 EOF
 
-# start_rec NAME KUBECONFIG [FLAGS...] - start a reconciler; sets PID_NAME, HP_NAME and MP_NAME
-# once its ports file is written (not waiting for readiness).
-start_rec() {
-    local name=$1 kcfg=$2
-    shift 2
-    rm -f "$T/$name.ports"
-    "$REC" --kubeconfig "$kcfg" --config "$T/config.yaml" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" --workers 2 "$@" \
-        >>"$T/$name.log" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS+=($!)
-    for _ in $(seq 600); do
-        [ -s "$T/$name.ports" ] && break
-        kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || return 1
-        sleep 0.1
-    done
-    eval "HP_$name=$(jq -r .health "$T/$name.ports")"
-    eval "MP_$name=$(jq -r .metrics "$T/$name.ports")"
-}
+# A reconciler: kt_daemon [--standby] NAME "$REC" --kubeconfig KUBECONFIG "${RECF[@]}" FLAG...
+# (tests/lib.sh; --standby: wait for its ports only, not for /readyz).
+RECF=(--config "$T/config.yaml" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --workers 2)
 not_in_log() { ! grep -Fi -- "$2" "$T/$1.log"; }
 owned_by() { # owned_by NS NAME - JobSet NAME's controller is TrainJob NAME
     kc get jobset "$2" -n "$1" -o json |
@@ -118,14 +93,13 @@ backoff_grows() {
     mapfile -t d < <(sed -n "s/.*list: .*; retrying in \\([0-9.]*\\)s resource=trainjobs namespace=$2\$/\\1/p" "$T/$1.log")
     [ "${#d[@]}" -ge 3 ] && awk -v a="${d[0]}" -v c="${d[2]}" 'BEGIN { exit !(c > a) }'
 }
-readyz() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
-readyz_body() { curl -s "http://127.0.0.1:$(eval echo "\$HP_$1")/readyz"; }
-ready() { test "$(readyz "$1")" = 200; }
-cached() { # cached NAME RESOURCE - kt_informer_objects{resource=RESOURCE}
-    curl -s "http://127.0.0.1:$(eval echo "\$MP_$1")/metrics" |
+rz_code() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(kt_port "$1" health)/readyz"; } # rz_code NAME
+rz_body() { curl -s "http://127.0.0.1:$(kt_port "$1" health)/readyz"; }                             # rz_body NAME
+informer_objects() { # informer_objects NAME RESOURCE - kt_informer_objects{resource=RESOURCE}
+    curl -s "http://127.0.0.1:$(kt_port "$1" metrics)/metrics" |
         sed -n "s/^kt_informer_objects{resource=\"$2\"} \\([0-9]*\\).*/\\1/p"
 }
-runtime() { # runtime NS - a TrainingRuntime "rt" in NS
+ns_runtime() { # ns_runtime NS - a TrainingRuntime "rt" in NS
     kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainingRuntime
@@ -138,7 +112,7 @@ spec:
 $(it_runtime_template)
 YAML
 }
-trainjob() { # trainjob NS NAME
+ns_trainjob() { # ns_trainjob NS NAME
     kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -151,18 +125,18 @@ spec:
     kind: TrainingRuntime
 YAML
 }
-for ns in "$A" "$B" "$C"; do runtime "$ns" || bad "runtime-$ns" "apply failed"; done
+for ns in "$A" "$B" "$C"; do ns_runtime "$ns" || bad "runtime-$ns" "apply failed"; done
 
 # ---- 1. restricted to A, only the Role in A: ready, reconciles A, ignores B ----------------
-if start_rec only_a "$T/sa.kubeconfig" --namespaces "$A" && kt_poll 60 ready only_a; then
+if kt_daemon only_a "$REC" --kubeconfig "$T/sa.kubeconfig" "${RECF[@]}" --namespaces "$A"; then
     ok only-a-ready
-    trainjob "$B" tj-b
-    trainjob "$A" tj-a
+    ns_trainjob "$B" tj-b
+    ns_trainjob "$A" tj-a
     check only-a-jobset-built kc wait --timeout=$KW --for=create "jobset/tj-a" -n "$A"
-    trainjob "$A" tj-a2 # created after tj-b: its JobSet means tj-b had its chance
+    ns_trainjob "$A" tj-a2 # created after tj-b: its JobSet means tj-b had its chance
     check only-a-second-jobset kc wait --timeout=$KW --for=create "jobset/tj-a2" -n "$A"
     check only-a-ignores-b test -z "$(kc get jobsets -n "$B" -o name)"
-    check only-a-caches-a-only test "$(cached only_a trainjobs)" = 2
+    check only-a-caches-a-only test "$(informer_objects only_a trainjobs)" = 2
     check only-a-log-no-b not_in_log only_a "$B"
     check only-a-log-no-forbidden not_in_log only_a forbidden
     check only-a-log-says-scope grep -q "watching namespace $A (namespace-scoped)" "$T/only_a.log"
@@ -170,16 +144,16 @@ if start_rec only_a "$T/sa.kubeconfig" --namespaces "$A" && kt_poll 60 ready onl
     check only-a-b-untouched tj_status "$B" tj-b '.status == null or .status == {}'
     it_stop_clean only_a
 else
-    bad only-a-ready "readyz $(readyz only_a): $(tail -5 "$T/only_a.log")"
+    bad only-a-ready "readyz $(rz_code only_a): $(tail -5 "$T/only_a.log")"
 fi
 
 # ---- 2. negative: A and C listed, no Role in C: not ready, the RBAC error named -------------
-if start_rec no_c "$T/sa.kubeconfig" --namespaces "$A,$C"; then
+if kt_daemon --standby no_c "$REC" --kubeconfig "$T/sa.kubeconfig" "${RECF[@]}" --namespaces "$A,$C"; then
     check no-c-forbidden-logged kt_poll 60 grep -q "list: .*forbidden.*resource=[a-z.]* namespace=$C" "$T/no_c.log"
     check no-c-error-names-identity grep -q "system:serviceaccount:$SA_NS:$SA" "$T/no_c.log"
-    check no-c-not-ready test "$(readyz no_c)" = 503
+    check no-c-not-ready test "$(rz_code no_c)" = 503
     # /readyz says which informer, which namespace and why (not A's: A has listed)
-    body=$(readyz_body no_c)
+    body=$(rz_body no_c)
     if [[ "$body" == "informers not synced: "*" namespace=$C: list: "*orbidden* ]]; then
         ok no-c-readyz-names-namespace
     else
@@ -188,9 +162,9 @@ if start_rec no_c "$T/sa.kubeconfig" --namespaces "$A,$C"; then
     check no-c-backoff kt_poll 60 backoff_grows no_c "$C"
     check no-c-a-listed grep -q "watching namespace $A" "$T/no_c.log"
     grant "$C" || bad role-c "cannot create"
-    check no-c-ready-after-grant kt_poll 60 ready no_c
-    check no-c-readyz-ok test "$(readyz_body no_c)" = ok
-    trainjob "$C" tj-c
+    check no-c-ready-after-grant kt_poll 60 kt_ready no_c
+    check no-c-readyz-ok test "$(rz_body no_c)" = ok
+    ns_trainjob "$C" tj-c
     check no-c-reconciles-c kc wait --timeout=$KW --for=create "jobset/tj-c" -n "$C"
     it_stop_clean no_c
 else
@@ -218,9 +192,9 @@ bad_start bad-config-type 'cannot unmarshal string into Go struct field Configur
 # ---- 4. the config file's list, and the flag's "" = all namespaces ---------------------------
 { cat "$T/config.yaml"; printf 'watchNamespaces:\n  - %s\n' "$A"; } >"$T/ns.yaml"
 cp "$T/ns.yaml" "$T/config.yaml"
-if start_rec from_file "$T/sa.kubeconfig" && kt_poll 60 ready from_file; then
+if kt_daemon from_file "$REC" --kubeconfig "$T/sa.kubeconfig" "${RECF[@]}"; then
     check from-file-scope grep -q "watching namespace $A (namespace-scoped)" "$T/from_file.log"
-    check from-file-caches-a test "$(cached from_file trainjobs)" = 2
+    check from-file-caches-a test "$(informer_objects from_file trainjobs)" = 2
     it_stop_clean from_file
 else
     bad from-file-ready "$(tail -5 "$T/from_file.log")"
@@ -228,7 +202,7 @@ fi
 
 # ---- 5. the cluster-wide install (no list) still reconciles every namespace -----------------
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || bad rbac-cluster "apply failed"
-if start_rec cluster "$KT_RECONCILER_KUBECONFIG" --namespaces "" && kt_poll 60 ready cluster; then
+if kt_daemon cluster "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" "${RECF[@]}" --namespaces ""; then
     check cluster-log-all grep -q "watching all namespaces" "$T/cluster.log"
     check cluster-reconciles-b kc wait --timeout=$KW --for=create "jobset/tj-b" -n "$B"
     it_stop_clean cluster

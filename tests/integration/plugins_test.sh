@@ -12,36 +12,10 @@
 BIN=${KT_BIN_DIR:-$it_root/build/plain/bin}
 PLUG="$T/build/plugins"
 KW=60s
-PIDS=()
+kt_cleanup kc delete validatingwebhookconfiguration kt-plugins-test.trainer.kubeflow.org --ignore-not-found
 
-cleanup() {
-    local p
-    kc delete validatingwebhookconfiguration kt-plugins-test.trainer.kubeflow.org \
-        --ignore-not-found >/dev/null 2>&1
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    rm -rf "$T"
-}
-trap cleanup EXIT
-
-# ready NAME PID - bounded poll of the /readyz of a daemon started with --portfile.
-ready() {
-    local port
-    for _ in $(seq 600); do
-        if [ -s "$T/$1.ports" ]; then
-            port=$(jq -r .health "$T/$1.ports")
-            [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ] &&
-                return 0
-        fi
-        kill -0 "$2" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/$1.log" >&2
-    return 1
-}
-
-# refused NAME BINARY ARGS... - the daemon exits non-zero at startup naming the ABI mismatch.
-refused() {
+# refuses_abi NAME BINARY ARGS... - the daemon exits non-zero at startup naming the ABI mismatch.
+refuses_abi() {
     local name=$1
     shift
     if "$@" >"$T/$name.log" 2>&1; then
@@ -125,23 +99,20 @@ kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null || { bad rbac "reconcil
 NS=$(kt_ns plugins) || { bad namespace "create failed"; kt_finish; }
 
 # ---- an ABI-mismatched plugin is refused at startup by both daemons ----------------------
-refused webhook-refuses-bad-abi "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+refuses_abi webhook-refuses-bad-abi "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
     --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" \
     --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
     --plugin "$PLUG/bad_abi.so"
-refused reconciler-refuses-bad-abi "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+refuses_abi reconciler-refuses-bad-abi "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
     --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --plugin "$PLUG/bad_abi.so"
 
 # ---- kt-webhook + an external CustomValidation deny through the API server ---------------
-"$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
+kt_daemon webhook "$BIN/kt-webhook" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" \
     --tls-cert-file "$T/certs/tls.crt" --tls-key-file "$T/certs/tls.key" \
     --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0 \
-    --portfile "$T/webhook.ports" \
-    --plugin "$PLUG/require_label.so,namespace=$NS,label=cost-center" >"$T/webhook.log" 2>&1 &
-WPID=$!
-PIDS+=("$WPID")
-ready webhook "$WPID" || { bad webhook-start "not ready"; kt_finish; }
-register_webhook "$NS" "$(jq -r .webhook "$T/webhook.ports")" ||
+    --plugin "$PLUG/require_label.so,namespace=$NS,label=cost-center" ||
+    { bad webhook-start "not ready"; kt_finish; }
+register_webhook "$NS" "$(kt_port webhook webhook)" ||
     { bad webhook-register "apply failed"; kt_finish; }
 plugin_runtime_yaml "$NS" tf tensorflow | kc apply -f - >/dev/null || { bad runtime "apply"; kt_finish; }
 
@@ -159,13 +130,10 @@ else
 fi
 
 # ---- kt-reconciler + an external ComponentBuilder and EnforceMLPolicy --------------------
-"$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-    --metrics-listen 127.0.0.1:0 --portfile "$T/reconciler.ports" --workers 1 \
-    --plugin "$PLUG/extra_configmap.so,team=ml" --plugin "$PLUG/tensorflow.so" \
-    >"$T/reconciler.log" 2>&1 &
-RPID=$!
-PIDS+=("$RPID")
-ready reconciler "$RPID" || { bad reconciler-start "not ready"; kt_finish; }
+kt_daemon reconciler "$BIN/kt-reconciler" --kubeconfig "$KT_RECONCILER_KUBECONFIG" \
+    --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --workers 1 \
+    --plugin "$PLUG/extra_configmap.so,team=ml" --plugin "$PLUG/tensorflow.so" ||
+    { bad reconciler-start "not ready"; kt_finish; }
 UID_TJ=$(kc get trainjob labelled -n "$NS" -o jsonpath='{.metadata.uid}')
 if kc wait --timeout=$KW --for=create configmap/labelled-extra -n "$NS" >/dev/null 2>&1 &&
     kc get configmap labelled-extra -n "$NS" -o json >"$T/cm.json" &&

@@ -9,49 +9,12 @@
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
 KTCTL="$it_root/build/plain/bin/ktctl"
 KW=60s
-PIDS=()
-
-cleanup_recs() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-}
-trap 'cleanup_recs; rm -rf "$T"' EXIT
+# The reconciler as the controller-manager identity; kt_daemon NAME "$REC" "${RECF[@]}" FLAG...
+# starts one and waits for its /readyz (tests/lib.sh).
+RECF=(--kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0)
 
 kw() { kc wait --timeout=$KW "$@"; }
 jp() { kc get "$@"; }
-
-# start_rec NAME [FLAGS...] - start a reconciler as the controller-manager identity and wait
-# (bounded poll) until its /readyz answers 200.
-start_rec() {
-    local name=$1 port i
-    shift
-    rm -f "$T/$name.ports"
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 127.0.0.1:0 --portfile "$T/$name.ports" "$@" \
-        >>"$T/$name.log" 2>&1 &
-    eval "PID_$name=$!"
-    PIDS+=($!)
-    for i in $(seq 600); do
-        if [ -s "$T/$name.ports" ]; then
-            port=$(jq -r .health "$T/$name.ports")
-            if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")" = 200 ]; then
-                return 0
-            fi
-        fi
-        kill -0 "$(eval echo "\$PID_$name")" 2>/dev/null || break
-        sleep 0.1
-    done
-    echo "reconciler $name did not become ready" >&2
-    cat "$T/$name.log" >&2
-    return 1
-}
-stop_rec() { # stop_rec NAME [SIGNAL]
-    local pid
-    pid=$(eval echo "\$PID_$1")
-    kill "-${2:-TERM}" "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-}
 
 # subset A B (JSON files): every member of A is in B with the same value; arrays match
 # element by element with the same length.
@@ -130,9 +93,6 @@ YAML
 
 finalizers_are() { test "$(kc get $1 -o jsonpath='{.metadata.finalizers}')" = "$2"; }
 no_finalizers() { test -z "$(kc get "$1" -o jsonpath='{.metadata.finalizers}')"; }
-js_status() { # js_status NS NAME JSON - write the JobSet status as the JobSet controller would
-    kc patch jobset "$2" -n "$1" --subresource=status --type=merge -p "$3" >/dev/null
-}
 cond_json() { # cond_json TYPE REASON MESSAGE
     printf '{"type":"%s","status":"True","reason":"%s","message":"%s","lastTransitionTime":"2026-01-01T00:00:00Z"}' "$1" "$2" "$3"
 }
@@ -146,7 +106,7 @@ check rbac-not-admin bash -c "! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBEC
 check rbac-pods-list-only bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i watch pods -A | grep -c yes >/dev/null && ! '$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i delete pods -A | grep -c yes >/dev/null"
 check rbac-can-patch-status bash -c "'$KT_KUBECTL' --kubeconfig '$KT_RECONCILER_KUBECONFIG' auth can-i patch trainjobs.trainer.kubeflow.org --subresource=status -A | grep -c yes >/dev/null"
 # One worker: keys are handled in arrival order, which the managedBy test relies on.
-start_rec main --workers 1 || { bad start "reconciler not ready"; kt_finish; }
+kt_daemon main "$REC" "${RECF[@]}" --workers 1 || { bad start "reconciler not ready"; kt_finish; }
 ok start
 
 NS=$(kt_ns rec)
@@ -194,7 +154,7 @@ check render-subset-negative neg_subset
 # (docs/internals/upstream.md#coscheduling-and-volcano; the PodGroup CRD is installed, so these watches run). The reconciler logs the
 # keys it enqueues for each event; events of one informer are handled in order, so an event
 # that must enqueue nothing is followed by one that must, and the first is checked after.
-logged() { grep -F "$1" "$T/main.log"; }
+main_logged() { grep -F "$1" "$T/main.log"; }
 side_watches() {
     local other
     other=$(kt_ns recother)
@@ -217,11 +177,11 @@ metadata: {name: lr1}
 spec: {limits: [{type: Container, default: {cpu: 500m}}]}
 YAML
     # both suspended TrainJobs of the namespace, not the running cosched one, not another namespace
-    kt_poll 60 logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
-    logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/lrs\"" >/dev/null &&
-        logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/rcs\"" >/dev/null &&
-        ! logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/cosched\"" >/dev/null &&
-        ! logged "limitrange $other/lr-other" || return 1
+    kt_poll 60 main_logged "limitrange $NS/lr1 changed: re-reconciling suspended trainjobs" || return 1
+    main_logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/lrs\"" >/dev/null &&
+        main_logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/rcs\"" >/dev/null &&
+        ! main_logged "limitrange $NS/lr1 changed" | grep -cF "\"$NS/cosched\"" >/dev/null &&
+        ! main_logged "limitrange $other/lr-other" || return 1
     kc create -f - >/dev/null <<YAML || return 1
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
@@ -235,34 +195,34 @@ metadata: {name: kt-rc}
 handler: runc
 YAML
     # only the suspended TrainJob whose runtime names that class
-    kt_poll 60 logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
-        logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]" >/dev/null &&
-        ! logged "runtimeclass kt-rc-unused changed" || return 1
+    kt_poll 60 main_logged "runtimeclass kt-rc changed: re-reconciling suspended trainjobs" &&
+        main_logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]" >/dev/null &&
+        ! main_logged "runtimeclass kt-rc-unused changed" || return 1
     # the snapshot decides once the TrainJob ran: deleting the live runtime changes nothing
     kc delete trainingruntime rc-rt -n "$NS" >/dev/null &&
         kc delete runtimeclass kt-rc >/dev/null &&
         kt_poll 60 rcs_requeued_twice
 }
 rcs_requeued_twice() { # the log is read on every poll, not once before it
-    test "$(logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
+    test "$(main_logged "runtimeclass kt-rc changed" | grep -cF "[\"$NS/rcs\"]")" -ge 2
 }
 tj_rt() { trainjob_yaml "$NS" "$1" "$2" TrainingRuntime "${3:-}" | kc apply -f - >/dev/null; }
 check limitrange-runtimeclass-requeue-suspended side_watches
 kc delete runtimeclass kt-rc-unused >/dev/null 2>&1
 
 # ---- status from the JobSet --------------------------------------------------------------
-tj() { trainjob_yaml "$NS" "$1" torch-distributed ClusterTrainingRuntime "${2:-}" | kc apply -f - >/dev/null; }
+apply_ctj() { trainjob_yaml "$NS" "$1" torch-distributed ClusterTrainingRuntime "${2:-}" | kc apply -f - >/dev/null; }
 status_complete() {
-    js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":2,"succeeded":0,"failed":0,"active":2,"suspended":0}]}}' &&
+    it_js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":2,"succeeded":0,"failed":0,"active":2,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].active}'=2 trainjob/torch -n "$NS" >/dev/null &&
         test "$(jp trainjob torch -n "$NS" -o jsonpath='{.status.jobsStatus[0].name}/{.status.jobsStatus[0].ready}/{.status.jobsStatus[0].succeeded}')" = node/2/0 &&
-        js_status "$NS" torch "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')],\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":0,\"succeeded\":2,\"failed\":0,\"active\":0,\"suspended\":0}]}}" &&
+        it_js_status "$NS" torch "{\"status\":{\"conditions\":[$(cond_json Completed AllJobsCompleted 'jobset completed successfully')],\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":0,\"succeeded\":2,\"failed\":0,\"active\":0,\"suspended\":0}]}}" &&
         kw --for=condition=Complete trainjob/torch -n "$NS" >/dev/null &&
         test "$(jp trainjob torch -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Complete")].reason}|{.status.conditions[?(@.type=="Complete")].message}|{.status.jobsStatus[0].succeeded}')" = "AllJobsCompleted|jobset completed successfully|2"
 }
 check status-jobsstatus-and-complete status_complete
 status_failed() { # status_failed TJ REASON MESSAGE
-    js_status "$NS" "$1" "{\"status\":{\"conditions\":[$(cond_json Failed "$2" "$3")]}}" &&
+    it_js_status "$NS" "$1" "{\"status\":{\"conditions\":[$(cond_json Failed "$2" "$3")]}}" &&
         kw --for=condition=Failed "trainjob/$1" -n "$NS" >/dev/null &&
         test "$(jp trainjob "$1" -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "$2|$3"
 }
@@ -273,7 +233,7 @@ check status-failed-deadline status_failed plainml DeadlineExceeded "jobset exce
 finished_frozen() {
     kc delete cm torch-runtime-snapshot -n "$NS" >/dev/null &&
         kc annotate trainjob torch -n "$NS" poke=1 >/dev/null &&
-        js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":0,"succeeded":3,"failed":0,"active":0,"suspended":0}]}}' &&
+        it_js_status "$NS" torch '{"status":{"replicatedJobsStatus":[{"name":"node","ready":0,"succeeded":3,"failed":0,"active":0,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].succeeded}'=3 trainjob/torch -n "$NS" >/dev/null &&
         ! kc get cm torch-runtime-snapshot -n "$NS" >/dev/null 2>&1
 }
@@ -300,7 +260,7 @@ running_left_alone() {
     # Someone else changes a field we own on the running JobSet; a later reconcile (proved by
     # the jobsStatus it copies) does not re-apply the JobSet.
     kc patch jobset sr -n "$NS" --type=json -p '[{"op":"replace","path":"/spec/replicatedJobs/0/replicas","value":5}]' >/dev/null &&
-        js_status "$NS" sr '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+        it_js_status "$NS" sr '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/sr -n "$NS" >/dev/null &&
         test "$(jp jobset sr -n "$NS" -o jsonpath='{.spec.replicatedJobs[0].replicas}')" = 5
 }
@@ -318,7 +278,7 @@ check runtime-deleted-after-start runtime_deleted
 
 # ---- activeDeadlineSeconds ---------------------------------------------------------------
 deadline() {
-    tj dl "  activeDeadlineSeconds: 2" &&
+    apply_ctj dl "  activeDeadlineSeconds: 2" &&
         kw --for=condition=Failed trainjob/dl -n "$NS" >/dev/null &&
         test "$(jp trainjob dl -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "DeadlineExceeded|TrainJob exceeded its active deadline" &&
         kw --for=delete jobset/dl -n "$NS" >/dev/null
@@ -326,8 +286,8 @@ deadline() {
 check deadline-exceeded deadline
 deadline_kept() {
     # A JobSet failure reported afterwards does not replace DeadlineExceeded (nor recreate).
-    tj dl2 "  activeDeadlineSeconds: 600" && kw --for=create jobset/dl2 -n "$NS" >/dev/null &&
-        js_status "$NS" dl2 '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
+    apply_ctj dl2 "  activeDeadlineSeconds: 600" && kw --for=create jobset/dl2 -n "$NS" >/dev/null &&
+        it_js_status "$NS" dl2 '{"status":{"replicatedJobsStatus":[{"name":"node","ready":1,"succeeded":0,"failed":0,"active":1,"suspended":0}]}}' &&
         kw --for=jsonpath='{.status.jobsStatus[0].active}'=1 trainjob/dl2 -n "$NS" >/dev/null &&
         test -z "$(jp trainjob dl2 -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}')"
 }
@@ -336,7 +296,7 @@ check deadline-pending deadline_kept
 # ---- skipped and failed TrainJobs --------------------------------------------------------
 managed_by() {
     trainjob_yaml "$NS" mk torch-distributed ClusterTrainingRuntime "  managedBy: kueue.x-k8s.io/multikueue" | kc apply -f - >/dev/null &&
-        tj after-mk && kw --for=create jobset/after-mk -n "$NS" >/dev/null &&
+        apply_ctj after-mk && kw --for=create jobset/after-mk -n "$NS" >/dev/null &&
         ! kc get jobset mk -n "$NS" >/dev/null 2>&1 &&
         ! kc get cm mk-runtime-snapshot -n "$NS" >/dev/null 2>&1 &&
         test -z "$(jp trainjob mk -n "$NS" -o jsonpath='{.status}')"
@@ -348,15 +308,14 @@ unsupported() {
         test "$(jp trainjob unsup -n "$NS" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}|{.status.conditions[?(@.type=="Failed")].message}')" = "TrainingRuntimeNotSupported|unsupported runtime: Foo.trainer.kubeflow.org"
 }
 check training-runtime-not-supported unsupported
+norun_event() { # the Warning event of norun as "message|type" in $T/norun.event (non-empty once it exists)
+    kc get events -n "$NS" --field-selector involvedObject.name=norun,reason=TrainJobResourcesCreationFailed -o jsonpath='{.items[0].message}|{.items[0].type}' >"$T/norun.event" 2>/dev/null &&
+        [ -s "$T/norun.event" ]
+}
 warning_event() {
-    local i msg=""
     trainjob_yaml "$NS" norun no-such-runtime ClusterTrainingRuntime | kc apply -f - >/dev/null || return 1
-    for i in $(seq 600); do # bounded poll: events have generated names
-        msg=$(kc get events -n "$NS" --field-selector involvedObject.name=norun,reason=TrainJobResourcesCreationFailed -o jsonpath='{.items[0].message}|{.items[0].type}' 2>/dev/null)
-        [ -n "$msg" ] && break
-        sleep 0.1
-    done
-    test "$msg" = 'TrainJob resources reconciliation failed: not found ClusterTrainingRuntime specified in TrainJob: ClusterTrainingRuntime.trainer.kubeflow.org "no-such-runtime" not found|Warning' &&
+    kt_poll 60 norun_event # events have generated names: poll for one
+    test "$(cat "$T/norun.event")" = 'TrainJob resources reconciliation failed: not found ClusterTrainingRuntime specified in TrainJob: ClusterTrainingRuntime.trainer.kubeflow.org "no-such-runtime" not found|Warning' &&
         ! kc get jobset norun -n "$NS" >/dev/null 2>&1
 }
 check warning-event-missing-runtime warning_event
@@ -395,7 +354,7 @@ has_event() { test "$(n_events_with "$1" "$2")" -ge 1; }
 wait_event() { kt_poll 60 has_event "$1" "$2"; } # wait_event TJ MESSAGE - bounded poll
 sched_event_posted() {
     local uid
-    tj gpu && kw --for=create jobset/gpu -n "$NS" >/dev/null || return 1
+    apply_ctj gpu && kw --for=create jobset/gpu -n "$NS" >/dev/null || return 1
     JS_UID=$(jp jobset gpu -n "$NS" -o jsonpath='{.metadata.uid}')
     uid=$(jp trainjob gpu -n "$NS" -o jsonpath='{.metadata.uid}')
     mkpod gpu-node-0 gpu "$JS_UID" && unsched gpu-node-0 "$GPU_MSG" &&
@@ -472,7 +431,7 @@ check legacy-finalizer-removed finalizer
 
 # ---- a concurrent writer takes a field we own: the next apply wins it back ---------------
 conflict() {
-    tj cw "  suspend: true" && kw --for=jsonpath='{.spec.suspend}'=true jobset/cw -n "$NS" >/dev/null &&
+    apply_ctj cw "  suspend: true" && kw --for=jsonpath='{.spec.suspend}'=true jobset/cw -n "$NS" >/dev/null &&
         # without force the intruder gets the 409 from the API server ...
         ! kc apply --server-side --field-manager=intruder -f - <<<"apiVersion: jobset.x-k8s.io/v1alpha2
 kind: JobSet
@@ -504,7 +463,7 @@ gone_midrun() {
     "$it_root/tests/cluster/restart-apiserver.sh" "$KT_CLUSTER_DIR" >/dev/null 2>&1 || return 1
     for i in 4 5 6; do tj_in "$ns3" "g$i"; done
     for i in 4 5 6; do kw --for=create "jobset/g$i" -n "$ns3" >/dev/null || return 1; done
-    js_status "$ns3" g2 "{\"status\":{\"conditions\":[$(cond_json Failed FailedJobs 'jobset failed due to one or more job failures')]}}" &&
+    it_js_status "$ns3" g2 "{\"status\":{\"conditions\":[$(cond_json Failed FailedJobs 'jobset failed due to one or more job failures')]}}" &&
         kw --for=condition=Failed trainjob/g2 -n "$ns3" >/dev/null &&
         test "$(kc get jobsets -n "$ns3" -o name | wc -l)" -eq 6 &&
         kt_poll 60 relisted
@@ -517,7 +476,7 @@ tj_in() { trainjob_yaml "$1" "$2" torch-distributed ClusterTrainingRuntime | kc 
 check gone-410-relist-converges gone_midrun
 
 # ---- metrics -----------------------------------------------------------------------------
-metrics() {
+scrape_metrics() {
     local port
     port=$(jq -r .metrics "$T/main.ports")
     # metrics.secureServing defaults to true: TLS with a self-signed certificate
@@ -529,9 +488,9 @@ metrics() {
         grep -q '^kt_informer_watch_restarts{resource="trainjobs"} [1-9]' "$T/metrics.txt" &&
         test "$(curl -s "http://127.0.0.1:$(jq -r .health "$T/main.ports")/healthz")" = ok
 }
-check metrics-and-health metrics
+check metrics-and-health scrape_metrics
 graceful() {
-    stop_rec main TERM
+    kt_daemon_stop main TERM
     local rc=$?
     grep -q 'stopped status=0' "$T/main.log" && [ "$rc" -eq 0 ]
 }
@@ -609,7 +568,7 @@ adopt_setup() {
 }
 check adopt-setup adopt_setup
 adopt_run() {
-    start_rec adopt --workers 2 --namespaces "$AD,$BK" &&
+    kt_daemon adopt "$REC" "${RECF[@]}" --workers 2 --namespaces "$AD,$BK" &&
         kw --for=condition=Suspended trainjob --all -n "$BK" >/dev/null &&
         kw --for=condition=Suspended=False trainjob/ad1 trainjob/ad2 -n "$AD" >/dev/null || return 1
     GETS1=$(api_gets 'jobsets|configmaps' '[0-9]+') && G404_1=$(api_gets "$TJ_KINDS" 404) &&
@@ -633,7 +592,7 @@ no_404() {
 }
 check adopt-no-404-gets no_404
 check adopt-few-gets bash -c "d=$((GETS1 - GETS0)); echo \"GETs: \$d\"; [ \$d -ge 2 ] && [ \$d -le 8 ]"
-stop_rec adopt TERM
+kt_daemon_stop adopt TERM
 
 # ---- an external plugin's own kind: watched and applied through API discovery -------------
 # The plugin (built here from api/kt_plugin.h) returns a headless Service per TrainJob and
@@ -678,7 +637,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: kt-test-
 subjects:
   - {kind: ServiceAccount, name: kubeflow-trainer-controller-manager, namespace: kubeflow-system}
 YAML
-        start_rec plug --workers 1 --plugin "$T/svc_plugin.so" &&
+        kt_daemon plug "$REC" "${RECF[@]}" --workers 1 --plugin "$T/svc_plugin.so" &&
         grep -q 'plugin ExtraService: watching owned v1/Service' "$T/plug.log" &&
         grep -q 'plugin ExtraService watches example.invalid/v1/Nope: not watched' "$T/plug.log" &&
         tj_rt psvc plainml-rt && kw --for=create service/psvc-svc -n "$NS" >/dev/null &&
@@ -690,7 +649,7 @@ YAML
         kt_poll 60 bash -c "test -n \"\$('$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' get service psvc-svc -n '$NS' -o jsonpath='{.metadata.uid}' 2>/dev/null | grep -v '^$uid\$')\""
 }
 check plugin-kind-discovered-watched-applied plugin_kind
-stop_rec plug TERM
+kt_daemon_stop plug TERM
 kc delete clusterrolebinding,clusterrole kt-test-plugin-services >/dev/null 2>&1
 
 # ---- an install whose RBAC predates the pod watch still reconciles -----------------------
@@ -701,11 +660,11 @@ no_pods_rbac() {
         jq 'del(.metadata.resourceVersion, .metadata.managedFields) | .rules |= map(select(.resources != ["pods"]))' |
         kc replace -f - >/dev/null &&
         kt_poll 60 rec_cannot_list_pods &&
-        start_rec norbac --workers 1 && tj norbac1 && kw --for=create jobset/norbac1 -n "$NS" >/dev/null &&
+        kt_daemon norbac "$REC" "${RECF[@]}" --workers 1 && apply_ctj norbac1 && kw --for=create jobset/norbac1 -n "$NS" >/dev/null &&
         kt_poll 60 grep -q 'list: .*resource=pods' "$T/norbac.log"
 }
 check old-rbac-without-pods-still-reconciles no_pods_rbac
-stop_rec norbac TERM
+kt_daemon_stop norbac TERM
 kc apply -k "$it_root/deploy/rbac/reconciler" >/dev/null
 check rbac-pods-restored kt_poll 60 rec_can_list_pods
 
@@ -722,27 +681,27 @@ leaderElection:
   retryPeriod: 500ms
 YAML
 identity_of() { sed -n 's/.*leader election on lease=[^ ]* identity=\([^ ]*\).*/\1/p' "$T/$1.log" | tail -1; }
-holder_is() { kw --for=jsonpath='{.spec.holderIdentity}'="$1" lease/trainer.kubeflow.org -n kubeflow-system >/dev/null; }
+lease_holder_is() { kw --for=jsonpath='{.spec.holderIdentity}'="$1" lease/trainer.kubeflow.org -n kubeflow-system >/dev/null; }
 leader_election() {
     local a b
-    start_rec la --config "$T/le.yaml" && a=$(identity_of la) && [ -n "$a" ] &&
-        kw --for=create lease/trainer.kubeflow.org -n kubeflow-system >/dev/null && holder_is "$a" &&
-        start_rec lb --config "$T/le.yaml" && b=$(identity_of lb) && [ -n "$b" ] &&
-        tj le1 && kw --for=create jobset/le1 -n "$NS" >/dev/null &&
+    kt_daemon la "$REC" "${RECF[@]}" --config "$T/le.yaml" && a=$(identity_of la) && [ -n "$a" ] &&
+        kw --for=create lease/trainer.kubeflow.org -n kubeflow-system >/dev/null && lease_holder_is "$a" &&
+        kt_daemon lb "$REC" "${RECF[@]}" --config "$T/le.yaml" && b=$(identity_of lb) && [ -n "$b" ] &&
+        apply_ctj le1 && kw --for=create jobset/le1 -n "$NS" >/dev/null &&
         ! grep -q 'started .* workers' "$T/lb.log" &&
-        holder_is "$a" || return 1
+        lease_holder_is "$a" || return 1
     # graceful stop releases the lease: the standby takes over
-    stop_rec la TERM
-    holder_is "$b" && kt_poll 60 grep -q 'started .* workers' "$T/lb.log" &&
-        tj le2 && kw --for=create jobset/le2 -n "$NS" >/dev/null || return 1
+    kt_daemon_stop la TERM
+    lease_holder_is "$b" && kt_poll 60 grep -q 'started .* workers' "$T/lb.log" &&
+        apply_ctj le2 && kw --for=create jobset/le2 -n "$NS" >/dev/null || return 1
     # a crashed leader: the lease expires and a new replica takes it
-    stop_rec lb KILL
-    start_rec la2 --config "$T/le.yaml" && a=$(identity_of la2) && holder_is "$a" &&
-        tj le3 && kw --for=create jobset/le3 -n "$NS" >/dev/null &&
+    kt_daemon_stop lb KILL
+    kt_daemon la2 "$REC" "${RECF[@]}" --config "$T/le.yaml" && a=$(identity_of la2) && lease_holder_is "$a" &&
+        apply_ctj le3 && kw --for=create jobset/le3 -n "$NS" >/dev/null &&
         test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" -ge 2
 }
 check leader-election-failover leader_election
-stop_rec la2 TERM
+kt_daemon_stop la2 TERM
 
 # ---- Lease renewals do not queue behind the workers' requests -----------------------------
 # clientConnection qps 4: a backlog of 40 TrainJobs needs ~20 s of the workers' budget. With
@@ -751,8 +710,8 @@ stop_rec la2 TERM
 sed 's/^leaderElection:/clientConnection: {qps: 4, burst: 4}\nleaderElection:/' "$T/le.yaml" >"$T/le-qps.yaml"
 lease_qps() {
     local i a t0
-    start_rec lq --config "$T/le-qps.yaml" --workers 4 && a=$(identity_of lq) &&
-        holder_is "$a" || return 1
+    kt_daemon lq "$REC" "${RECF[@]}" --config "$T/le-qps.yaml" --workers 4 && a=$(identity_of lq) &&
+        lease_holder_is "$a" || return 1
     t0=$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')
     for i in $(seq 1 40); do
         trainjob_yaml "$NS" "lq$i" torch-distributed ClusterTrainingRuntime ""
@@ -761,12 +720,12 @@ lease_qps() {
     for i in $(seq 1 40); do
         kw --for=create "jobset/lq$i" -n "$NS" >/dev/null || return 1
     done
-    # shellcheck disable=SC2154 # PID_lq: set by start_rec lq (eval "PID_$name=...")
-    kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$T/lq.log" && holder_is "$a" &&
+    # shellcheck disable=SC2154 # PID_lq: set by kt_daemon lq (tests/lib.sh)
+    kill -0 "$PID_lq" && ! grep -q 'leadership lost' "$T/lq.log" && lease_holder_is "$a" &&
         test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" = "$t0"
 }
 check lease-renewals-own-qps-budget lease_qps
-stop_rec lq TERM
+kt_daemon_stop lq TERM
 
 # ---- status writes: as few as upstream's, none that changes nothing ------------------------
 # SW_N TrainJobs created at once, five workers, this reconciler alone on the API server (the
@@ -795,7 +754,7 @@ sw_started() { # every TrainJob of $SW has its startTime
 }
 sw_step() { # sw_step JOBSET_STATUS_JSON JSONPATH WANT
     local i
-    for i in $(seq 1 "$SW_N"); do js_status "$SW" "sw$i" "$1" || return 1; done
+    for i in $(seq 1 "$SW_N"); do it_js_status "$SW" "sw$i" "$1" || return 1; done
     kt_poll 60 sw_all "$2" "$3"
 }
 jobs_json() { # jobs_json READY SUCCEEDED ACTIVE
@@ -819,13 +778,13 @@ sw_watching() {
 status_writes() {
     local i p0 p1 wpid mod
     SW=$(kt_ns writes) && p0=$(api_count PATCH trainjobs status) || return 1
-    # kubectl itself (not through kc) so that $! is its PID; the EXIT trap stops it too
+    # kubectl itself (not through kc) so that $! is its PID; stopped at exit too
     "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" get trainjobs -n "$SW" --watch-only \
         --output-watch-events -o jsonpath='{.type} {.object.metadata.name}{"\n"}' >"$T/sw.watch" 2>&1 &
     wpid=$!
-    PIDS+=("$wpid")
+    kt_cleanup "kill $wpid"
     sw_watching || return 1
-    start_rec sw --workers 5 --namespaces "$SW" || return 1
+    kt_daemon sw "$REC" "${RECF[@]}" --workers 5 --namespaces "$SW" || return 1
     for i in $(seq 1 "$SW_N"); do
         trainjob_yaml "$SW" "sw$i" torch-distributed ClusterTrainingRuntime ""
         echo ---
@@ -847,7 +806,7 @@ status_writes() {
 }
 check status-writes-upstream-bound-no-noop status_writes
 echo "measured: $(cat "$T/sw.figure" 2>/dev/null)"
-stop_rec sw TERM
+kt_daemon_stop sw TERM
 # Every reconciler exited; with a sanitizer build (KT_RECONCILER_BIN) this catches leaks and UB.
 check no-sanitizer-reports bash -c "! grep -l -E '(ERROR|WARNING): (Address|Leak|Thread)Sanitizer|runtime error:' '$T'/*.log"
 

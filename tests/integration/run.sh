@@ -8,7 +8,9 @@
 # `N passed, N failed` line). Prints one line per check and a final
 # `N passed, N failed`, dumps the control plane logs when something failed, and always stops the
 # cluster. TEST... restricts the run to tests whose name contains one of the words.
-# KT_KEEP=1 keeps the cluster directory (not the processes) for inspection.
+# KT_KEEP=1 keeps the cluster directory (not the processes) and each test's scratch folder for
+# inspection; KT_STOP=1 stops at the first failing check and keeps them too (tests/lib.sh).
+# `tests/run.sh integration WORD...` builds first, then runs this.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,7 +20,7 @@ t0=$(date +%s%N)
 KT_ONLY="${KT_ONLY:-} $(kt_only_args integration "$@")"
 D=""
 
-teardown() {
+stop_cluster() {
     if [ -n "$D" ]; then
         tests/cluster/down.sh "$D" || echo "integration: down.sh failed" >&2
         if [ "${KT_KEEP:-}" = 1 ]; then
@@ -28,7 +30,7 @@ teardown() {
         fi
     fi
 }
-kt_cleanup teardown
+kt_cleanup stop_cluster
 trap 'exit 130' INT TERM
 
 if ! scripts/cluster/build.sh >/dev/null; then
@@ -37,7 +39,11 @@ if ! scripts/cluster/build.sh >/dev/null; then
     exit 1
 fi
 itests=()
-if ls tests/integration/itest_*.c >/dev/null 2>&1; then
+want_itests=0 # build the C tests only when KT_ONLY selects one of them
+for c in tests/integration/itest_*.c; do
+    [ -f "$c" ] && kt_only "integration/$(basename "$c" .c)" && want_itests=1
+done
+if [ "$want_itests" = 1 ]; then
     # The C tests run twice: plain and under ASan+UBSan, so faults on the real API server are
     # memory-checked too (KT_ITEST_ASAN=0 skips the second build and run).
     variants=(plain)
@@ -62,6 +68,7 @@ if ! tests/cluster/up.sh "$D"; then
     echo "0 passed, $((fail + 1)) failed (wall $(kt_secs "$t0"))"
     exit 1
 fi
+[ "${KT_KEEP:-}" = 1 ] && echo "integration: cluster files kept in $D (KT_KEEP=1)"
 
 # Every executable tests/integration/*.sh but lib.sh, run.sh and cluster_*.sh; crd_*.sh first.
 shells=()

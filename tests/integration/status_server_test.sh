@@ -18,27 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 WH=${KT_WEBHOOK_BIN:-"$it_root/build/plain/bin/kt-webhook"}
 REC=${KT_RECONCILER_BIN:-"$it_root/build/plain/bin/kt-reconciler"}
-PIDS=()
-cleanup() {
-    local p
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-    kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found >/dev/null 2>&1
-    rm -rf "$T"
-}
-trap cleanup EXIT
-# wait_ports NAME PID KEY - bounded poll for the portfile's KEY (30 s); prints it
-wait_ports() {
-    for _ in $(seq 300); do
-        if [ -s "$T/$1.ports" ]; then
-            jq -r ".$3 // empty" "$T/$1.ports"
-            return 0
-        fi
-        kill -0 "$2" 2>/dev/null || break
-        sleep 0.1
-    done
-    return 1
-}
+kt_cleanup kc delete secret kubeflow-trainer-webhook-cert -n kubeflow-system --ignore-not-found
 
 it_serving_certs "$T" kt-status-itest-ca 2 || {
     bad status-certs "openssl failed"
@@ -53,42 +33,30 @@ kc apply -k "$it_root/deploy/rbac/webhook" >"$T/rbac.log" 2>&1 &&
         kt_finish
     }
 
-start_webhook() { # start_webhook NAME [FLAGS...]
-    local name=$1
-    shift
-    "$WH" --kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$T/tls.crt" \
-        --tls-key-file "$T/tls.key" --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 \
-        --metrics-listen 0 --portfile "$T/$name.ports" "$@" >"$T/$name.log" 2>&1 &
-    PIDS+=($!)
-    eval "PID_$name=$!"
-}
+# The webhook as its own identity with the test certificate (kt_daemon NAME "$WH" "${WHF[@]}" FLAG...).
+WHF=(--kubeconfig "$KT_WEBHOOK_KUBECONFIG" --tls-cert-file "$T/tls.crt" --tls-key-file "$T/tls.key"
+    --listen 127.0.0.1:0 --health-listen 127.0.0.1:0 --metrics-listen 0)
 
 # ---- gate off: no status server ----------------------------------------------------------
-start_webhook off --status-listen 127.0.0.1:0
-# shellcheck disable=SC2154 # PID_off: set by the start function above (eval "PID_$name=...")
-p=$(wait_ports off "$PID_off" webhook)
+kt_daemon off "$WH" "${WHF[@]}" --status-listen 127.0.0.1:0
+p=$(kt_port off webhook 2>/dev/null)
 if [ -n "$p" ] && [ -z "$(jq -r '.status // empty' "$T/off.ports")" ] &&
     ! grep -q "status server" "$T/off.log"; then
     ok status-server-off-by-default
 else
     bad status-server-off-by-default "ports: $(cat "$T/off.ports" 2>/dev/null); $(cat "$T/off.log")"
 fi
-kill "$PID_off"
-wait "$PID_off" 2>/dev/null
+kt_daemon_stop off
 
 # ---- gate on ------------------------------------------------------------------------------
-start_webhook on --status-listen 127.0.0.1:0 --feature-gates TrainJobStatus=true
-# shellcheck disable=SC2154 # PID_on: set by the start function above (eval "PID_$name=...")
-SP=$(wait_ports on "$PID_on" status)
+# kt_daemon waits for /readyz: the webhook's runtime cache has synced
+kt_daemon on "$WH" "${WHF[@]}" --status-listen 127.0.0.1:0 --feature-gates TrainJobStatus=true
+SP=$(jq -r '.status // empty' "$T/on.ports" 2>/dev/null)
 if [ -z "$SP" ]; then
     bad status-server-listens "$(cat "$T/on.log")"
     kt_finish
 fi
 ok status-server-listens
-HP=$(jq -r .health "$T/on.ports")
-until [ "$(curl -s --max-time 2 "http://127.0.0.1:$HP/readyz")" = ok ] || ! kill -0 "$PID_on" 2>/dev/null; do
-    sleep 0.05
-done
 
 ns=$(kt_ns status) || {
     bad status-ns "cannot create a namespace"
@@ -120,14 +88,14 @@ tok_aud=$(kc -n "$ns" create token trainer --audience "https://kubernetes.defaul
 tok_other=$(kc -n "$other" create token trainer --audience "$aud")
 url="https://127.0.0.1:$SP/apis/$aud"
 
-# post URL TOKEN BODY_FILE - sets CODE, body in $T/resp
-post() {
+# status_post URL TOKEN BODY_FILE - sets CODE, body in $T/resp
+status_post() {
     local auth=()
     [ -n "$2" ] && auth=(-H "Authorization: $2")
     CODE=$(curl -sS --cacert "$T/ca.crt" -o "$T/resp" -w '%{http_code}' -X POST \
         -H 'Content-Type: application/json' "${auth[@]}" --data-binary "@$3" "$1") || CODE=000
 }
-expect() { # expect NAME CODE MESSAGE - the last answer
+replied() { # replied NAME CODE MESSAGE - the last answer
     if [ "$CODE" = "$2" ] && { [ -z "$3" ] || [ "$(jq -r .message "$T/resp")" = "$3" ]; }; then
         ok "$1"
     else
@@ -144,37 +112,37 @@ head -c 70000 /dev/zero | tr '\0' ' ' >"$T/big.json"
 printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"%s.858523+00:00"}}' "${now%Z}" >"$T/frac.json"
 printf '{"trainerStatus":{"progressPercentage":42,"lastUpdatedTime":"yesterday"}}' >"$T/badtime.json"
 
-post "$url" "Bearer $tok" "$T/ok.json"
-expect status-update-accepted 200 ""
+status_post "$url" "Bearer $tok" "$T/ok.json"
+replied status-update-accepted 200 ""
 check status-update-echoes jq -e '.trainerStatus.progressPercentage == 42' "$T/resp"
 check status-trainerstatus-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}/{.status.trainerStatus.metrics[0].value}')\" = 42/0.25"
 check status-field-manager-trainer-status sh -c "\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj --show-managed-fields -o json | jq -e '[.metadata.managedFields[] | select(.manager == \"trainer-status\" and .subresource == \"status\")] | length == 1'"
-post "$url" "Bearer $tok" "$T/frac.json"
-expect status-time-fraction-accepted 200 ""
+status_post "$url" "Bearer $tok" "$T/frac.json"
+replied status-time-fraction-accepted 200 ""
 check status-time-echoed-as-metav1 jq -e --arg t "$now" '.trainerStatus.lastUpdatedTime == $t' "$T/resp"
 check status-time-stored-as-metav1 sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.lastUpdatedTime}')\" = $now"
-post "$url" "Bearer $tok" "$T/badtime.json"
-expect status-bad-time-422 422 "Invalid payload"
-post "$url" "bearer   $tok" "$T/ok.json"
-expect status-bearer-scheme-case-insensitive 200 ""
-post "$url" "" "$T/ok.json"
-expect status-no-token-forbidden 403 Forbidden
-post "$url" "Bearer $tok extra" "$T/ok.json"
-expect status-three-fields-forbidden 403 Forbidden
-post "$url" "Basic $tok" "$T/ok.json"
-expect status-other-scheme-forbidden 403 Forbidden
-post "$url" "Bearer $tok_aud" "$T/ok.json"
-expect status-wrong-audience-forbidden 403 Forbidden
-post "$url" "Bearer $tok_other" "$T/ok.json"
-expect status-other-namespace-forbidden 403 Forbidden
-post "$url" "Bearer not-a-token" "$T/ok.json"
-expect status-garbage-token-forbidden 403 Forbidden
-post "$url" "Bearer $tok" "$T/bad.json"
-expect status-bad-json-422 422 "Invalid payload"
-post "$url" "Bearer $tok" "$T/empty.json"
-expect status-no-trainerstatus-200 200 ""
+status_post "$url" "Bearer $tok" "$T/badtime.json"
+replied status-bad-time-422 422 "Invalid payload"
+status_post "$url" "bearer   $tok" "$T/ok.json"
+replied status-bearer-scheme-case-insensitive 200 ""
+status_post "$url" "" "$T/ok.json"
+replied status-no-token-forbidden 403 Forbidden
+status_post "$url" "Bearer $tok extra" "$T/ok.json"
+replied status-three-fields-forbidden 403 Forbidden
+status_post "$url" "Basic $tok" "$T/ok.json"
+replied status-other-scheme-forbidden 403 Forbidden
+status_post "$url" "Bearer $tok_aud" "$T/ok.json"
+replied status-wrong-audience-forbidden 403 Forbidden
+status_post "$url" "Bearer $tok_other" "$T/ok.json"
+replied status-other-namespace-forbidden 403 Forbidden
+status_post "$url" "Bearer not-a-token" "$T/ok.json"
+replied status-garbage-token-forbidden 403 Forbidden
+status_post "$url" "Bearer $tok" "$T/bad.json"
+replied status-bad-json-422 422 "Invalid payload"
+status_post "$url" "Bearer $tok" "$T/empty.json"
+replied status-no-trainerstatus-200 200 ""
 check status-no-trainerstatus-echo jq -e '. == {}' "$T/resp"
-post "$url" "Bearer $tok" "$T/invalid.json"
+status_post "$url" "Bearer $tok" "$T/invalid.json"
 if [ "$CODE" = 422 ] && jq -r .message "$T/resp" | grep -c 'progressPercentage' >/dev/null; then
     ok status-invalid-status-422
 else
@@ -183,19 +151,18 @@ fi
 check status-invalid-not-written sh -c "test \"\$(\"$KT_KUBECTL\" --kubeconfig \"$KT_ADMIN_KUBECONFIG\" -n $ns get trainjob tj -o jsonpath='{.status.trainerStatus.progressPercentage}')\" = 42"
 aud_missing="trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/missing/status"
 tok_missing=$(kc -n "$ns" create token trainer --audience "$aud_missing")
-post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok_missing" "$T/ok.json"
-expect status-missing-trainjob-404 404 "Train job not found"
-post "https://127.0.0.1:$SP/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj" "Bearer $tok" "$T/ok.json"
-expect status-other-path-404 404 "Not found"
+status_post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok_missing" "$T/ok.json"
+replied status-missing-trainjob-404 404 "Train job not found"
+status_post "https://127.0.0.1:$SP/apis/trainer.kubeflow.org/v1alpha1/namespaces/$ns/trainjobs/tj" "Bearer $tok" "$T/ok.json"
+replied status-other-path-404 404 "Not found"
 CODE=$(curl -sS --cacert "$T/ca.crt" -o "$T/resp" -w '%{http_code}' "$url") || CODE=000
-expect status-get-404 404 "Not found"
-post "$url" "Bearer $tok" "$T/big.json"
-expect status-body-over-64k-413 413 "Payload too large"
+replied status-get-404 404 "Not found"
+status_post "$url" "Bearer $tok" "$T/big.json"
+replied status-body-over-64k-413 413 "Payload too large"
 # the same token for another TrainJob's path: its audience does not match
-post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok" "$T/ok.json"
-expect status-token-for-other-trainjob-forbidden 403 Forbidden
-kill "$PID_on"
-wait "$PID_on" 2>/dev/null
+status_post "https://127.0.0.1:$SP/apis/$aud_missing" "Bearer $tok" "$T/ok.json"
+replied status-token-for-other-trainjob-forbidden 403 Forbidden
+kt_daemon_stop on
 
 # ---- the reconciler's TrainJobStatus plugin -----------------------------------------------
 opns=kubeflow-system
@@ -212,18 +179,10 @@ spec:
     numNodes: 1
 $(it_runtime_template)
 YAML
-start_rec() { # start_rec NAME [FLAGS...] (local certificate mode: no Secret written)
-    local name=$1
-    shift
-    mkdir -p "$T/certdir"
-    cp "$T/ca.crt" "$T/certdir/ca.crt"
-    "$REC" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 \
-        --metrics-listen 0 --portfile "$T/$name.ports" --cert-dir "$T/certdir" "$@" \
-        >"$T/$name.log" 2>&1 &
-    PIDS+=($!)
-    eval "PID_$name=$!"
-    wait_ports "$name" "$!" health >/dev/null
-}
+# The reconciler in local certificate mode (no Secret written): kt_daemon NAME "$REC" "${RECF[@]}" FLAG...
+mkdir -p "$T/certdir"
+cp "$T/ca.crt" "$T/certdir/ca.crt"
+RECF=(--kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 0 --cert-dir "$T/certdir")
 # job NAME - create a TrainJob on runtime rt and wait (bounded) for its JobSet
 job() {
     kc apply -f - >/dev/null <<YAML
@@ -237,28 +196,23 @@ spec:
     name: rt
     kind: TrainingRuntime
 YAML
-    for _ in $(seq 600); do
-        kc -n "$ns" get jobset "$1" -o json >"$T/$1.jobset.json" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+    kt_poll 60 jobset_json "$1"
 }
+jobset_json() { kc -n "$ns" get jobset "$1" -o json >"$T/$1.jobset.json" 2>/dev/null; } # jobset_json NAME
 node_env() { # node_env JOBSET_JSON NAME
     jq -r --arg n "$2" '.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env // [] | map(select(.name == $n))[0].value // empty' "$1"
 }
 
-start_rec recoff
+kt_daemon recoff "$REC" "${RECF[@]}"
 if job off-job && [ -z "$(node_env "$T/off-job.jobset.json" KUBEFLOW_TRAINER_SERVER_URL)" ] &&
     ! kc -n "$ns" get configmap off-job-tls-config >/dev/null 2>&1; then
     ok status-plugin-off-by-default
 else
     bad status-plugin-off-by-default "$(cat "$T/recoff.log" | tail -5)"
 fi
-# shellcheck disable=SC2154 # PID_recoff: set by start_rec recoff (eval "PID_$name=...")
-kill "$PID_recoff"
-wait "$PID_recoff" 2>/dev/null
+kt_daemon_stop recoff
 
-start_rec recon --feature-gates TrainJobStatus=true
+kt_daemon recon "$REC" "${RECF[@]}" --feature-gates TrainJobStatus=true
 if job on-job; then
     ok status-plugin-jobset-built
     js="$T/on-job.jobset.json"
@@ -288,23 +242,16 @@ spec:
     name: rt
     kind: TrainingRuntime
 YAML
-found=""
-for _ in $(seq 600); do
-    if kc -n "$ns" get events --field-selector involvedObject.name=nosecret -o json 2>/dev/null |
-        jq -e '.items[] | select(.message | contains("failed to look up status server tls secret"))' >/dev/null; then
-        found=1
-        break
-    fi
-    sleep 0.1
-done
-if [ -n "$found" ] && ! kc -n "$ns" get jobset nosecret >/dev/null 2>&1; then
+secret_event() { # the Warning event of nosecret names the missing Secret
+    kc -n "$ns" get events --field-selector involvedObject.name=nosecret -o json 2>/dev/null |
+        jq -e '.items[] | select(.message | contains("failed to look up status server tls secret"))' >/dev/null
+}
+if kt_poll 60 secret_event && ! kc -n "$ns" get jobset nosecret >/dev/null 2>&1; then
     ok status-plugin-missing-secret-event
 else
     bad status-plugin-missing-secret-event "$(tail -5 "$T/recon.log")"
 fi
-# shellcheck disable=SC2154 # PID_recon: set by start_rec recon (eval "PID_$name=...")
-kill "$PID_recon"
-wait "$PID_off" "$PID_on" "$PID_recon" 2>/dev/null
+kt_daemon_stop recon
 # sanitizer builds (KT_WEBHOOK_BIN / KT_RECONCILER_BIN) report into the logs at exit
 if grep -lE 'Sanitizer|runtime error' "$T"/*.log; then
     bad status-sanitizers "$(grep -hE -A5 'Sanitizer|runtime error' "$T"/*.log | sed -n 1,40p)"

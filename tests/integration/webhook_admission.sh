@@ -22,8 +22,8 @@ ns=$(kt_ns webhook) || {
 # shellcheck disable=SC2154 # it_root: set by tests/integration/lib.sh, sourced first
 kc apply -f "$it_root/deploy/runtimes/torch-distributed.yaml" >/dev/null 2>&1
 
-# tj NAME [SPEC_EXTRA_YAML] - a TrainJob on torch-distributed in $ns.
-tj() {
+# tj_doc NAME [SPEC_EXTRA_YAML] - a TrainJob on torch-distributed in $ns.
+tj_doc() {
     cat <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -38,13 +38,13 @@ $2
 EOF
 }
 
-reserved=$(tj bad-env '  trainer:
+reserved=$(tj_doc bad-env '  trainer:
     env:
       - name: PET_NNODES
         value: "3"')
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.trainer.env: Invalid value: [{"name":"PET_NNODES","value":"3"}]: must not have reserved envs, invalid envs configured: [PET_NNODES]'
 
-wh_wait_effective "$reserved" "$want"
+kt_poll 30 wh_effective "$reserved" "$want"
 
 # ---- denials, exactly as upstream's client output ------------------------------------------
 echo "$reserved" >"$W/bad-env.yaml"
@@ -55,7 +55,7 @@ else
     bad webhook-denies-reserved-env "got: $out"
 fi
 
-out=$(tj no-runtime "" nope | kc apply -f - 2>&1)
+out=$(tj_doc no-runtime "" nope | kc apply -f - 2>&1)
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.RuntimeRef: Invalid value: {"name":"nope","apiGroup":"trainer.kubeflow.org","kind":"ClusterTrainingRuntime"}: ClusterTrainingRuntime.trainer.kubeflow.org "nope" not found: specified clusterTrainingRuntime must be created before the TrainJob is created'
 if [[ "$out" == *": $want" ]]; then
     ok webhook-denies-missing-runtime
@@ -63,7 +63,7 @@ else
     bad webhook-denies-missing-runtime "got: $out"
 fi
 
-out=$(tj bad-manager '  runtimePatches:
+out=$(tj_doc bad-manager '  runtimePatches:
     - manager: nodomain' | kc apply -f - 2>&1)
 want='admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: spec.runtimePatches.manager: Invalid value: "nodomain": must be a domain-prefixed path (such as "acme.io/foo")'
 if [[ "$out" == *": $want" ]]; then
@@ -91,7 +91,7 @@ else
 fi
 
 # ---- valid objects pass; the defaulter stamps runtimePatches --------------------------------
-out=$(tj good '  suspend: true
+out=$(tj_doc good '  suspend: true
   trainer:
     numNodes: 2
   runtimePatches:
@@ -135,7 +135,7 @@ quantities='  suspend: true
       limits:
         cpu: 1000m
         nvidia.com/gpu: 2'
-tj roundtrip "$quantities
+tj_doc roundtrip "$quantities
   runtimePatches:
     - manager: acme.io/scheduler" | kc apply -f - >/dev/null 2>&1
 got=$(limits roundtrip)
@@ -144,7 +144,7 @@ if [ "$got" = 'cpu="1" gpu="2"' ]; then
 else
     bad webhook-defaulter-roundtrip-stored "stored limits: $got"
 fi
-tj no-patches "$quantities" | kc apply -f - >/dev/null 2>&1
+tj_doc no-patches "$quantities" | kc apply -f - >/dev/null 2>&1
 got=$(limits no-patches)
 if [ "$got" = 'cpu="1000m" gpu=2' ]; then
     ok webhook-defaulter-no-change-no-patch
@@ -196,7 +196,7 @@ spec:
     torch: {}
 $(it_runtime_template)
 ---
-$(tj uses-fresh "" fresh TrainingRuntime)
+$(tj_doc uses-fresh "" fresh TrainingRuntime)
 EOF
 )
 if [[ "$out" == *"trainjob.trainer.kubeflow.org/uses-fresh created"* ]]; then
@@ -221,7 +221,7 @@ if grep -qF "Warning: ClusterTrainingRuntime \"old-$ns\" is deprecated and will 
 else
     bad webhook-runtime-deprecation-warning "got: $(cat "$W/dep.out")"
 fi
-out=$(tj uses-old "" "old-$ns" | kc apply -f - 2>&1)
+out=$(tj_doc uses-old "" "old-$ns" | kc apply -f - 2>&1)
 if [[ "$out" == *"Warning: Referenced ClusterTrainingRuntime \"old-$ns\" is deprecated"* ]] &&
     [[ "$out" == *"created"* ]]; then
     ok webhook-trainjob-deprecation-warning
@@ -253,20 +253,17 @@ else
 fi
 
 # ---- the daemon: healthy, no sanitizer reports, clean stop ----------------------------------
-if grep -qE 'AddressSanitizer|runtime error:|ThreadSanitizer' "$W/stderr"; then
-    bad webhook-stderr-clean "$(cat "$W/stderr")"
+if grep -qE 'AddressSanitizer|runtime error:|ThreadSanitizer' "$T/webhook.log"; then
+    bad webhook-stderr-clean "$(cat "$T/webhook.log")"
 else
     ok webhook-stderr-clean
 fi
 kc delete validatingwebhookconfiguration validator.trainer.kubeflow.org >/dev/null 2>&1
 kc delete mutatingwebhookconfiguration defaulter.trainer.kubeflow.org >/dev/null 2>&1
-kill -TERM "$WPID"
-if wait "$WPID"; then
+if kt_daemon_stop webhook; then
     ok webhook-sigterm-clean-exit
 else
     bad webhook-sigterm-clean-exit "exit status $?"
 fi
-[ -n "${KT_WEBHOOK_KEEP_LOG:-}" ] && cp "$W/stderr" "$KT_WEBHOOK_KEEP_LOG"
-WPID=""
 kc delete clustertrainingruntime torch-distributed --ignore-not-found >/dev/null 2>&1
 kt_finish
