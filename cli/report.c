@@ -451,8 +451,13 @@ void cli_report_input_error(struct cli_report *r, const char *file, const char *
     if (r->fmt == CLI_FORMAT_TEXT) {
         return;
     }
-    struct cli_where at = {file, 0, NULL, NULL, NULL};
-    struct cli_problem p = {at, "", "", message, input_rule(rule), "input", false};
+    struct cli_where at = {.file = file};
+    struct cli_problem p = {.at = at,
+                            .field = "",
+                            .type = "",
+                            .message = message,
+                            .rule = input_rule(rule),
+                            .stage = CLI_STAGE_INPUT};
     cli_report_begin(r, &at);
     struct rcase *c = &r->cases[r->open];
     free(c->name);
@@ -551,7 +556,7 @@ struct junit_counts {
 
 static struct junit_counts junit_count(const struct cli_report *r, const char *file)
 {
-    struct junit_counts k = {0, 0, 0, 0};
+    struct junit_counts k = {0};
     for (size_t i = 0; i < r->ncases; i++) {
         const struct rcase *c = &r->cases[i];
         if (!file || strcmp(c->file, file) == 0) {

@@ -40,9 +40,15 @@ struct cli_where {
 struct cli_problem {
     struct cli_where at;
     const char *field, *type, *message, *rule;
-    const char *stage; /* "decode", "schema", "cel", "webhook" or NULL */
+    const char *stage; /* "decode", "schema", "cel", "webhook", CLI_STAGE_PARSE,
+                          CLI_STAGE_INPUT or NULL */
     bool warning;
 };
+
+/* The stages before and around admission's: found reading an input (YAML syntax, not an
+ * object, unknown kind), and about an input as a whole (cli_report_input_error). */
+#define CLI_STAGE_PARSE "parse"
+#define CLI_STAGE_INPUT "input"
 
 struct cli_report;
 

@@ -214,16 +214,16 @@ out:
     return rc;
 }
 
-int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
-                          const struct kt_trainjob *old, const struct kt_runtime *rt,
-                          const struct kt_view *view, struct kt_ferrs *errs,
+int kt_framework_validate(const struct kt_framework *fw,
+                          const struct kt_framework_validate_req *req, struct kt_ferrs *errs,
                           struct kt_strv *warnings, struct kt_err *err)
 {
     struct kt_info info;
-    if (kt_info_build(&info, rt, tj, err) != 0) {
+    if (kt_info_build(&info, req->rt, req->tj, err) != 0) {
         return -1;
     }
-    struct kt_validation v = {tj, old, rt, &info, view};
+    struct kt_validation v = {
+        .tj = req->tj, .old = req->old, .rt = req->rt, .info = &info, .view = req->view};
     for (size_t i = 0; i < fw->n; i++) {
         if (fw->plugins[i]->adapter) {
             fw->plugins[i]->adapter->validate(fw->plugins[i], &v, errs, warnings);

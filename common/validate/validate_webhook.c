@@ -363,8 +363,11 @@ int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw, const js
         goto out;
     }
     warn_deprecated(rt, r);
-    if (kt_framework_validate(fw, &tj, old_raw ? &old : NULL, rt,
-                              rts && rts->view ? rts->view : &view, &l, &r->warnings, err) != 0) {
+    struct kt_framework_validate_req in = {.tj = &tj,
+                                           .old = old_raw ? &old : NULL,
+                                           .rt = rt,
+                                           .view = rts && rts->view ? rts->view : &view};
+    if (kt_framework_validate(fw, &in, &l, &r->warnings, err) != 0) {
         rc = -1;
         goto out;
     }

@@ -386,7 +386,7 @@ static void test_aggregate_and_strict(void)
                       "\"metadata\":{\"name\":\"x\",\"foo\":1},\"spec\":{\"zed\":1,"
                       "\"runtimeRef\":{\"name\":\"r\"}}}");
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err));
+    CHECK_OK(kt_validate_object(&(struct kt_validate_req){.v = v, .fw = &fw, .obj = o}, &r, &err));
     CHECK_EQ_INT(r.len, 2);
     if (r.len == 2) {
         CHECK_EQ_STR(r.items[0].text, "strict decoding error: unknown field \"metadata.foo\"");
@@ -397,7 +397,8 @@ static void test_aggregate_and_strict(void)
     /* not ours */
     json_object_set_new(o, "kind", json_string("ConfigMap"));
     kt_vresult_init(&r);
-    CHECK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err) != 0);
+    CHECK(kt_validate_object(&(struct kt_validate_req){.v = v, .fw = &fw, .obj = o}, &r, &err) !=
+          0);
     kt_vresult_release(&r);
     json_decref(o);
 }
@@ -483,7 +484,8 @@ static void test_admitted(void)
                        "\"acme.io/x\"}]}}");
     json_t *admitted = NULL;
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK_OK(kt_validate_object_admitted(
+        &(struct kt_validate_req){.v = v, .fw = &fw, .obj = tj, .rts = &vr}, &r, &admitted, &err));
     CHECK_EQ_INT(r.len, 0);
     CHECK(admitted != NULL);
     CHECK_EQ_STR(json_string_value(kt_json_path(admitted, "spec.runtimeRef.apiGroup")),
@@ -498,7 +500,8 @@ static void test_admitted(void)
     admitted = NULL;
     json_object_set_new(json_object_get(tj, "spec"), "managedBy", json_string("x.io/y"));
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK_OK(kt_validate_object_admitted(
+        &(struct kt_validate_req){.v = v, .fw = &fw, .obj = tj, .rts = &vr}, &r, &admitted, &err));
     CHECK(r.len > 0);
     CHECK(admitted == NULL);
     kt_vresult_release(&r);
