@@ -128,9 +128,13 @@ static const char *validate_trainjob(struct kt_wroutes *r, struct kt_admission_c
     const char *v;
 
     /* The CRD defaults apiGroup and kind; the same defaults for a request that lacks them. */
-    if (kt_wstore_runtimes_for(r->store, snap, kt_json_str(ref, "apiGroup", KT_GROUP),
-                               kt_json_str(ref, "kind", "ClusterTrainingRuntime"), ns,
-                               kt_json_str(ref, "name", ""), &runtimes, &owned, &err) != 0) {
+    struct kt_wstore_runtime_ref want = {
+        .api_group = kt_json_str(ref, "apiGroup", KT_GROUP),
+        .kind = kt_json_str(ref, "kind", "ClusterTrainingRuntime"),
+        .name = kt_json_str(ref, "name", ""),
+        .ns = ns,
+    };
+    if (kt_wstore_runtimes_for(r->store, snap, &want, &runtimes, &owned, &err) != 0) {
         return internal_error(ctx, &err);
     }
     kt_wview_init(&wv, r->store, snap);

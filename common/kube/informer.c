@@ -820,8 +820,14 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
         KT_ASSERT(sr->easy != NULL);
     }
     kt__kube_rate_wait(loop->cfg);
-    kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy, sr->path, o.timeout_seconds, on_event,
-                         sr, &loop->stop);
+    kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy,
+                         &(struct kt__kube_stream_opts){
+                             .path_query = sr->path,
+                             .timeout_seconds = o.timeout_seconds,
+                             .fn = on_event,
+                             .ud = sr,
+                             .stop = &loop->stop,
+                         });
     /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
      * kube-apiserver does; client-go does the same): one TLS session instead of one per
      * informer. PIPEWAIT makes a watch started before that connection is up wait for it

@@ -103,11 +103,18 @@ struct kt__kube_stream {
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* Prepare s and set every option of easy for a watch of path_query (which already holds
- * watch=true). timeout_seconds sizes the client-side safety timeout. Steals nothing. */
+/* What a watch stream reads and whom it tells. */
+struct kt__kube_stream_opts {
+    const char *path_query; /* already holds watch=true; copied */
+    long timeout_seconds;   /* the server-side timeout, sizing the client-side safety one */
+    kt_kube_watch_fn fn;    /* NULL: events are decoded and dropped */
+    void *ud;               /* fn's first argument */
+    const atomic_int *stop; /* NULL, or set non-zero from another thread to end; retained */
+};
+
+/* Prepare s and set every option of easy for the watch o describes. Steals nothing. */
 void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg, CURL *easy,
-                          const char *path_query, long timeout_seconds, kt_kube_watch_fn fn,
-                          void *ud, const atomic_int *stop);
+                          const struct kt__kube_stream_opts *o);
 /* Turn the transfer's outcome into 0 (clean end or stop) or -1 with err. */
 int kt__kube_stream_result(struct kt__kube_stream *s, CURLcode rc, struct kt_err *err);
 /* Free what s owns (not last_rv when taken). Accepts a released stream. */
