@@ -22,10 +22,12 @@
 #define RETRIES 5
 #define FILE_MAX (64 * 1024)
 
-static const struct kt_kube_gvr GVR_VALIDATING = {"admissionregistration.k8s.io", "v1",
-                                                  "validatingwebhookconfigurations"};
-static const struct kt_kube_gvr GVR_MUTATING = {"admissionregistration.k8s.io", "v1",
-                                                "mutatingwebhookconfigurations"};
+static const struct kt_kube_gvr GVR_VALIDATING = {.group = "admissionregistration.k8s.io",
+                                                  .version = "v1",
+                                                  .resource = "validatingwebhookconfigurations"};
+static const struct kt_kube_gvr GVR_MUTATING = {.group = "admissionregistration.k8s.io",
+                                                .version = "v1",
+                                                .resource = "mutatingwebhookconfigurations"};
 
 static const char *or_default(const char *s, const char *def)
 {

@@ -718,7 +718,7 @@ static void shutdown_all(struct app *a)
     kt_certs_rotator_free(a->rotator);
     a->rotator = NULL;
     if (a->leader) {
-        kt_leader_stop(a->leader, true);
+        kt_leader_stop(a->leader);
     }
     if (a->loop_started) {
         kt_informer_loop_stop(a->rec.loop);

@@ -326,7 +326,7 @@ static void wait_until(struct kt_queue *q, double due)
     double d = due - now_of(q);
     d = d < 0 ? 0 : (d > 0.1 && q->clock.now != mono_now ? 0.1 : d);
     double t = mono_now(NULL) + d;
-    struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
+    struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - floor(t)) * 1e9)};
     pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 }
 

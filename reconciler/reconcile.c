@@ -351,8 +351,8 @@ static json_t *drop_secret_data(json_t *obj, void *ud)
 struct owned_slim {
     json_t *(*fn)(json_t *obj, void *ud); /* NULL = store the whole object */
 };
-static struct owned_slim SLIM_WHOLE = {NULL}, SLIM_JOBSET = {slim_jobset},
-                         SLIM_SECRET = {drop_secret_data};
+static struct owned_slim SLIM_WHOLE = {.fn = NULL}, SLIM_JOBSET = {.fn = slim_jobset},
+                         SLIM_SECRET = {.fn = drop_secret_data};
 
 static json_t *owned_or_identity(json_t *obj, void *ud)
 {
@@ -461,11 +461,12 @@ static void pod_update(void *ud, const json_t *old_obj, const json_t *new_obj)
     }
 }
 
-static const struct kt_kube_gvr GVR_PODS = {"", "v1", "pods"};
+static const struct kt_kube_gvr GVR_PODS = {.group = "", .version = "v1", .resource = "pods"};
 
 static void pod_watch(struct kt_rec *r)
 {
-    struct kt_informer_handlers h = {pod_add, pod_update, NULL, synced_trim, r};
+    struct kt_informer_handlers h = {
+        .on_add = pod_add, .on_update = pod_update, .on_synced = synced_trim, .ud = r};
     struct kt_informer_opts o = {
         .gvr = &GVR_PODS,
         .label_selector = KT_JOBSET_NAME_LABEL,
@@ -501,14 +502,24 @@ static struct kt_informer *owned_informer(struct kt_rec *r, const struct kt_kube
     return inf;
 }
 
-static const struct kt_kube_gvr GVR_LIMITRANGES = {"", "v1", "limitranges"};
-static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {"node.k8s.io", "v1", "runtimeclasses"};
+static const struct kt_kube_gvr GVR_LIMITRANGES = {
+    .group = "", .version = "v1", .resource = "limitranges"};
+static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {
+    .group = "node.k8s.io", .version = "v1", .resource = "runtimeclasses"};
 
 /* LimitRanges and RuntimeClasses, metadata only, when a PodGroup policy can be in use. */
 static void podgroup_side_watches(struct kt_rec *r)
 {
-    struct kt_informer_handlers lrh = {lr_add, lr_update, lr_add, synced_trim, r};
-    struct kt_informer_handlers rch = {rc_add, rc_update, rc_add, synced_trim, r};
+    struct kt_informer_handlers lrh = {.on_add = lr_add,
+                                       .on_update = lr_update,
+                                       .on_delete = lr_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers rch = {.on_add = rc_add,
+                                       .on_update = rc_update,
+                                       .on_delete = rc_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
     if (!r->podgroups_sp && !r->podgroups_volcano) {
         return;
     }
@@ -532,7 +543,11 @@ static bool watched(const struct kt_rec *r, const struct kt_kube_gvr *gvr)
 /* One owned informer per kind a plugin watches that no informer covers yet. */
 static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
 {
-    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
+    struct kt_informer_handlers owned = {.on_add = owned_add,
+                                         .on_update = owned_update,
+                                         .on_delete = owned_add,
+                                         .on_synced = synced_trim,
+                                         .ud = r};
     for (size_t i = 0; i < r->fw.n; i++) {
         const char *const *w = r->fw.plugins[i]->watches;
         for (; w && *w; w++) {
@@ -559,10 +574,23 @@ static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
 int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
 {
     (void)err;
-    struct kt_informer_handlers tjh = {tj_add, tj_update, tj_delete, synced_trim, r};
-    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
-    struct kt_informer_handlers jsh = {jobset_add, jobset_update, owned_add, synced_trim, r};
-    struct kt_informer_handlers rth = {rt_add, rt_update, NULL, synced_trim, r};
+    struct kt_informer_handlers tjh = {.on_add = tj_add,
+                                       .on_update = tj_update,
+                                       .on_delete = tj_delete,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers owned = {.on_add = owned_add,
+                                         .on_update = owned_update,
+                                         .on_delete = owned_add,
+                                         .on_synced = synced_trim,
+                                         .ud = r};
+    struct kt_informer_handlers jsh = {.on_add = jobset_add,
+                                       .on_update = jobset_update,
+                                       .on_delete = owned_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers rth = {
+        .on_add = rt_add, .on_update = rt_update, .on_synced = synced_trim, .ud = r};
 
     if (!r->fw.plugins) {
         kt_framework_default(&r->fw);
@@ -985,8 +1013,11 @@ static void warn_event(struct rview *v, const char *msg)
         return;
     }
     char *note = kt_rec_event_note(msg);
-    struct kt_kube_event ev = {v->tj->obj, "Warning",          KT_EVENT_REASON_FAILED,
-                               note,       KT_EVENT_COMPONENT, NULL};
+    struct kt_kube_event ev = {.involved = v->tj->obj,
+                               .type = "Warning",
+                               .reason = KT_EVENT_REASON_FAILED,
+                               .message = note,
+                               .component = KT_EVENT_COMPONENT};
     struct kt_err err = {0};
     if (kt_kube_event_create(v->c, &ev, &err) != 0) {
         kt_log_warn(LOG, "event for trainjob %s/%s failed: %s", v->tj->namespace_, v->tj->name,
@@ -1157,8 +1188,9 @@ static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, str
         *requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
         return 0;
     }
-    struct kt_kube_delete_opts o = {v->tj->uid, kt_json_str(meta, "resourceVersion", NULL),
-                                    "Foreground"};
+    struct kt_kube_delete_opts o = {.uid = v->tj->uid,
+                                    .resource_version = kt_json_str(meta, "resourceVersion", NULL),
+                                    .propagation_policy = "Foreground"};
     if (kt_kube_delete(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, &o, err) != 0) {
         return err->code == KT_ENOENT ? 1 : -1;
     }
@@ -1250,9 +1282,16 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     double now = now_of(r);
     json_t *meta = json_object_get(tj.obj, "metadata");
     int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
-    struct rview v = {
-        r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
-    struct kt_view view = {view_get, &v, view_keygen, NULL, {view_snapshot_parse, &v}};
+    struct rview v = {.r = r,
+                      .c = c,
+                      .tj = &tj,
+                      .legacy = created < 0 || (double)created < r->start_time,
+                      .seen = json_object(),
+                      .err = {0}};
+    struct kt_view view = {.get = view_get,
+                           .ctx = &v,
+                           .ssh_keygen = view_keygen,
+                           .snapshot_parser = {.parse = view_snapshot_parse, .ctx = &v}};
     struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);
@@ -1321,7 +1360,10 @@ int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key
     if (strncmp(key, KT_POD_KEY_PREFIX, strlen(KT_POD_KEY_PREFIX)) == 0) {
         const char *k = key + strlen(KT_POD_KEY_PREFIX), *slash = strchr(k, '/');
         char *ns = kt_xstrndup(k, slash ? (size_t)(slash - k) : 0);
-        struct kt_podevent_src src = {r->pods, r->jobsets, r->trainjobs, r->sched_limit};
+        struct kt_podevent_src src = {.pods = r->pods,
+                                      .jobsets = r->jobsets,
+                                      .trainjobs = r->trainjobs,
+                                      .sched_limit = r->sched_limit};
         kt_rec_pod_event(&src, c, ns, slash ? slash + 1 : k, now_of(r));
         free(ns);
         return 0;

@@ -227,8 +227,8 @@ static uint32_t intern_labels(struct kt_tjm *t, const char *kind, const char *rn
             t->cap_labels = t->cap_labels ? t->cap_labels * 2 : 8;
             t->labels = kt_xrealloc(t->labels, t->cap_labels * sizeof(*t->labels));
         }
-        t->labels[t->n_labels] =
-            (struct tjm_labels){kt_xstrdup(kind), kt_xstrdup(rname), kt_xstrdup(fw)};
+        t->labels[t->n_labels] = (struct tjm_labels){
+            .kind = kt_xstrdup(kind), .rname = kt_xstrdup(rname), .fw = kt_xstrdup(fw)};
         id = json_integer((json_int_t)t->n_labels++);
         json_object_set_new(t->label_ids, key, id);
     }

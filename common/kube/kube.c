@@ -19,19 +19,26 @@
 #define RETRY_MAX 3
 #define RETRY_AFTER_MAX_S 10
 
-const struct kt_kube_gvr KT_GVR_CONFIGMAPS = {"", "v1", "configmaps"};
-const struct kt_kube_gvr KT_GVR_SECRETS = {"", "v1", "secrets"};
-const struct kt_kube_gvr KT_GVR_NAMESPACES = {"", "v1", "namespaces"};
-const struct kt_kube_gvr KT_GVR_EVENTS = {"", "v1", "events"};
-const struct kt_kube_gvr KT_GVR_EVENTS_V1 = {"events.k8s.io", "v1", "events"};
-const struct kt_kube_gvr KT_GVR_LEASES = {"coordination.k8s.io", "v1", "leases"};
-const struct kt_kube_gvr KT_GVR_JOBSETS = {"jobset.x-k8s.io", "v1alpha2", "jobsets"};
-const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES = {"scheduling.k8s.io", "v1", "priorityclasses"};
-const struct kt_kube_gvr KT_GVR_TRAINJOBS = {"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
-const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES = {"trainer.kubeflow.org", "v1alpha1",
-                                                    "trainingruntimes"};
-const struct kt_kube_gvr KT_GVR_CLUSTERTRAININGRUNTIMES = {"trainer.kubeflow.org", "v1alpha1",
-                                                           "clustertrainingruntimes"};
+const struct kt_kube_gvr KT_GVR_CONFIGMAPS = {
+    .group = "", .version = "v1", .resource = "configmaps"};
+const struct kt_kube_gvr KT_GVR_SECRETS = {.group = "", .version = "v1", .resource = "secrets"};
+const struct kt_kube_gvr KT_GVR_NAMESPACES = {
+    .group = "", .version = "v1", .resource = "namespaces"};
+const struct kt_kube_gvr KT_GVR_EVENTS = {.group = "", .version = "v1", .resource = "events"};
+const struct kt_kube_gvr KT_GVR_EVENTS_V1 = {
+    .group = "events.k8s.io", .version = "v1", .resource = "events"};
+const struct kt_kube_gvr KT_GVR_LEASES = {
+    .group = "coordination.k8s.io", .version = "v1", .resource = "leases"};
+const struct kt_kube_gvr KT_GVR_JOBSETS = {
+    .group = "jobset.x-k8s.io", .version = "v1alpha2", .resource = "jobsets"};
+const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES = {
+    .group = "scheduling.k8s.io", .version = "v1", .resource = "priorityclasses"};
+const struct kt_kube_gvr KT_GVR_TRAINJOBS = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "trainjobs"};
+const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "trainingruntimes"};
+const struct kt_kube_gvr KT_GVR_CLUSTERTRAININGRUNTIMES = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "clustertrainingruntimes"};
 
 /* ---- paths ------------------------------------------------------------------------------ */
 
@@ -387,7 +394,7 @@ static int curl_err(struct kt_kube_client *c, CURLcode rc, struct kt_err *err)
 
 static void sleep_s(long s)
 {
-    struct timespec ts = {.tv_sec = s, .tv_nsec = 0};
+    struct timespec ts = {.tv_sec = s};
 
     while (nanosleep(&ts, &ts) != 0) {
     }
@@ -465,8 +472,11 @@ static int request(struct kt_kube_client *c, const struct req *r, json_t **out, 
 int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req, json_t **out,
                     struct kt_err *err)
 {
-    struct req r = {req->method, req->path_query, req->content_type,
-                    req->body,   req->body_len,   NULL};
+    struct req r = {.method = req->method,
+                    .path_query = req->path_query,
+                    .content_type = req->content_type,
+                    .body = req->body,
+                    .body_len = req->body_len};
 
     return request(c, &r, out, err);
 }
@@ -609,8 +619,9 @@ int kt_kube_delete(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, cons
 
 /* Append "?a=b&c=d" for the set options of o (and cont, a continue token). */
 int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o, const char *cont,
-                        bool watch, struct kt_err *err)
+                        enum kt__kube_query q, struct kt_err *err)
 {
+    bool watch = q == KT__KUBE_QUERY_WATCH;
     char sep = '?';
     const char *keys[] = {"labelSelector", "fieldSelector", "resourceVersion", "continue"};
     const char *vals[] = {o ? o->label_selector : NULL, o ? o->field_selector : NULL,
@@ -660,8 +671,10 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, co
     int rc = -1;
 
     if (path_of(&p, gvr, ns, NULL, NULL, err) == 0 &&
-        kt__kube_list_query(&p, o, cont, false, err) == 0) {
-        struct req r = {"GET", p.data, NULL, NULL, 0, o->metadata_only ? ACCEPT_METADATA : NULL};
+        kt__kube_list_query(&p, o, cont, KT__KUBE_QUERY_LIST, err) == 0) {
+        struct req r = {.method = "GET",
+                        .path_query = p.data,
+                        .accept = o->metadata_only ? ACCEPT_METADATA : NULL};
         rc = request(c, &r, page, err);
     }
     kt_buf_release(&p);

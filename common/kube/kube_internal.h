@@ -59,9 +59,12 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
 /* curl_global_init once per process. */
 void kt__kube_global_init(void);
 
+/* What a query string is for. */
+enum kt__kube_query { KT__KUBE_QUERY_LIST, KT__KUBE_QUERY_WATCH };
+
 /* Append the query string for a list (cont = continue token or NULL) or a watch. */
 KT_MUST_CHECK int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o,
-                                      const char *cont, bool watch, struct kt_err *err);
+                                      const char *cont, enum kt__kube_query q, struct kt_err *err);
 
 /* Fill st from a decoded Status object (st->http/code preset by the caller). */
 void kt__kube_status_from_json(const json_t *o, struct kt_kube_status *st);

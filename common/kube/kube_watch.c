@@ -310,7 +310,7 @@ int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req,
 
     kt_buf_init(&p, 8192);
     if (kt_kube_path(&p, req->gvr, req->ns, NULL, NULL, err) < 0 ||
-        kt__kube_list_query(&p, opts, NULL, true, err) < 0) {
+        kt__kube_list_query(&p, opts, NULL, KT__KUBE_QUERY_WATCH, err) < 0) {
         kt_buf_release(&p);
         return -1;
     }

@@ -930,7 +930,7 @@ void kt_validate_schema(const struct kt_validator *v, const char *kind, const js
                         const json_t *old, struct kt_vresult *r)
 {
     const json_t *s = kt_validator_schema(v, kind);
-    struct walk w = {v, r};
+    struct walk w = {.v = v, .r = r};
     size_t from = r->len;
     if (!s) {
         return;
