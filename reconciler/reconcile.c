@@ -1130,12 +1130,23 @@ static void run_policy(struct rview *v, bool supported, struct kt_run_policy *ou
     kt_runtime_release(&rt);
 }
 
+/* What the status steps of one reconcile share. */
+struct status_pass {
+    const char *owner; /* "ns/name" */
+    json_t *orig;      /* the status as stored (borrowed) */
+    bool supported;    /* the runtime kind is supported (build_step) */
+    double now;
+    double *requeue_s;   /* lowered when a deadline or a TTL is due later */
+    struct kt_err *errs; /* the reconcile's errors, joined */
+};
+
 /* Steps 6-8 on st (stolen), with the provisional start/completion times; returns the new
  * status. */
-static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *st, bool supported,
-                              const struct kt_run_policy *rp, double now, double *requeue_s,
-                              struct kt_err *errs)
+static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, const struct status_pass *p,
+                              json_t *st, const struct kt_run_policy *rp)
 {
+    bool supported = p->supported;
+    double now = p->now;
     kt_rec_set_suspended(st, tj->suspend, (int64_t)floor(now));
     if (supported) {
         json_t *pst = NULL;
@@ -1146,13 +1157,13 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
         int rc = kt_framework_status(&v->r->fw, tj, v->view, &pst, &e);
         kt_tjm_phase(v->r->tjm, KT_TJM_PHASE_POST, mono_now() - t0, rc != 0);
         if (rc != 0) {
-            join_err(errs, &e);
+            join_err(p->errs, &e);
         }
         st = kt_rec_take_plugin_status(st, pst);
     }
     struct kt_opt_i64 deadline = kt_rec_resolve(tj->active_deadline_seconds,
                                                 supported ? &rp->active_deadline_seconds : NULL);
-    if (kt_rec_check_deadline(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+    if (kt_rec_check_deadline(tj, deadline, st, now, p->requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
     kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));
@@ -1172,20 +1183,20 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
  * JobSet, Jobs, pods, ConfigMaps and Secrets, so its name is not free for a new TrainJob
  * while the old one's objects, which carry the same names, still exist. The uid and
  * resourceVersion preconditions make a TTL edited after this reconcile read the object win. */
-static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, struct kt_opt_i64 ttl,
-                      double now, double *requeue_s, struct kt_err *err)
+static int ttl_delete(struct rview *v, const struct status_pass *p, const json_t *st,
+                      struct kt_opt_i64 ttl, struct kt_err *err)
 {
     json_t *meta = json_object_get(v->tj->obj, "metadata");
     double left = 0;
     if (json_object_get(meta, "deletionTimestamp")) {
         return 0;
     }
-    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, now, &left);
+    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, p->now, &left);
     if (due == KT_TTL_NONE) {
         return 0;
     }
-    if (due == KT_TTL_PENDING || !kt_rec_finished(orig)) {
-        *requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
+    if (due == KT_TTL_PENDING || !kt_rec_finished(p->orig)) {
+        *p->requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
         return 0;
     }
     struct kt_kube_delete_opts o = {.uid = v->tj->uid,
@@ -1235,26 +1246,25 @@ static bool build_step(struct rview *v, const char *owner, json_t *st, double no
 
 /* Steps 6-9 and the TTL: the new status from st (stolen), then either the TrainJob's deletion
  * or the status write. */
-static void status_step(struct rview *v, struct kt_trainjob *tj, const char *owner, json_t *orig,
-                        json_t *st, bool supported, double now, double *requeue_s,
-                        struct kt_err *errs)
+static void status_step(struct rview *v, struct kt_trainjob *tj, const struct status_pass *p,
+                        json_t *st)
 {
     struct kt_err e = {0};
     struct kt_run_policy rp;
-    run_policy(v, supported, &rp);
-    st = compute_status(v, tj, st, supported, &rp, now, requeue_s, errs);
+    run_policy(v, p->supported, &rp);
+    st = compute_status(v, tj, p, st, &rp);
     if (kt_rec_finished(st)) {
-        kt_applied_mark_finished(v->r->applied, owner, tj->uid);
+        kt_applied_mark_finished(v->r->applied, p->owner, tj->uid);
     }
     struct kt_opt_i64 ttl = kt_rec_resolve(tj->ttl_seconds_after_finished,
-                                           supported ? &rp.ttl_seconds_after_finished : NULL);
-    int gone = ttl_delete(v, orig, st, ttl, now, requeue_s, &e);
+                                           p->supported ? &rp.ttl_seconds_after_finished : NULL);
+    int gone = ttl_delete(v, p, st, ttl, &e);
     if (gone < 0) {
-        join_err(errs, &e);
+        join_err(p->errs, &e);
     }
     e.code = KT_OK;
-    if (gone <= 0 && patch_status(v, owner, orig, st, &e) != 0) {
-        join_err(errs, &e);
+    if (gone <= 0 && patch_status(v, p->owner, p->orig, st, &e) != 0) {
+        join_err(p->errs, &e);
     }
     json_decref(st);
 }
@@ -1296,8 +1306,13 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);
     json_t *st = json_deep_copy(orig);
-    bool supported = build_step(&v, owner, st, now, &errs);
-    status_step(&v, &tj, owner, orig, st, supported, now, requeue_s, &errs);
+    struct status_pass pass = {.owner = owner,
+                               .orig = orig,
+                               .supported = build_step(&v, owner, st, now, &errs),
+                               .now = now,
+                               .requeue_s = requeue_s,
+                               .errs = &errs};
+    status_step(&v, &tj, &pass, st);
     json_decref(orig);
     json_decref(v.seen);
     if (errs.code != KT_OK) {
