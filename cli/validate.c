@@ -932,10 +932,11 @@ static const json_t *inputs_get(void *ctx, const char *api_version, const char *
     return NULL;
 }
 
-/* Run u through the pipeline into u->r (once); the admitted object into *admitted when
- * admitted is not NULL and nothing was found. Returns false for a foreign document. */
-static bool run_unit(struct vstate *s, const struct kt_validator *v, const struct kt_framework *fw,
-                     struct unit *u, const struct kt_vruntimes *rts, time_t now, json_t **admitted)
+/* Run u through the pipeline (with's validator, framework, clock and runtimes; its obj and
+ * old are u's) into u->r (once); the admitted object into *admitted when admitted is not NULL
+ * and nothing was found. Returns false for a foreign document. */
+static bool run_unit(struct vstate *s, const struct kt_validate_req *with, struct unit *u,
+                     json_t **admitted)
 {
     struct kt_err err = {0};
     if (check_foreign(s, u)) {
@@ -945,8 +946,9 @@ static bool run_unit(struct vstate *s, const struct kt_validator *v, const struc
     u->checked = true;
     /* With --old, the same object there makes this an UPDATE review from it. */
     const struct unit *was = find_same(s->old, u->obj);
-    struct kt_validate_req req = {
-        .v = v, .fw = fw, .obj = u->obj, .old = was ? was->obj : NULL, .now = now, .rts = rts};
+    struct kt_validate_req req = *with;
+    req.obj = u->obj;
+    req.old = was ? was->obj : NULL;
     if (kt_validate_object_admitted(&req, &u->r, admitted, &err) != 0) {
         kt_vresult_add(&u->r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
@@ -1029,6 +1031,7 @@ static void check_runtimes(struct vstate *s, const struct kt_validator *v,
                            json_t *cluster)
 {
     struct kt_vruntimes none = {.runtimes = runtimes};
+    struct kt_validate_req with = {.v = v, .fw = fw, .now = now, .rts = &none};
     for (size_t i = 0; i < s->nunits; i++) {
         struct unit *u = &s->units[i];
         json_t *admitted = NULL;
@@ -1043,15 +1046,15 @@ static void check_runtimes(struct vstate *s, const struct kt_validator *v,
             struct kt_vresult quiet;
             struct kt_err err = {0};
             kt_vresult_init(&quiet);
-            struct kt_validate_req req = {
-                .v = v, .fw = fw, .obj = u->obj, .now = now, .rts = &none};
+            struct kt_validate_req req = with;
+            req.obj = u->obj;
             if (kt_validate_object_admitted(&req, &quiet, &admitted, &err) == 0 && admitted) {
                 json_array_append_new(runtimes, admitted);
             }
             kt_vresult_release(&quiet);
             continue;
         }
-        if (run_unit(s, v, fw, u, &none, now, &admitted) && admitted) {
+        if (run_unit(s, &with, u, &admitted) && admitted) {
             json_array_append_new(runtimes, admitted);
         }
     }
@@ -1357,11 +1360,12 @@ static void check_units(struct vstate *s, struct kt_validator *v, const struct k
     struct kt_view view = {.get = inputs_get, .ctx = &iv};
     struct kt_vruntimes rts = {
         .runtimes = runtimes, .allow_missing = s->allow_missing, .view = &view};
+    struct kt_validate_req with = {.v = v, .fw = fw, .now = now, .rts = &rts};
     for (size_t i = 0; i < s->nunits; i++) {
         struct unit *u = &s->units[i];
         struct cli_where at = case_of(u->file->path, unit_line(u, ""), u->obj);
         cli_report_begin(s->rep, &at);
-        if (u->checked || run_unit(s, v, fw, u, &rts, now, NULL)) {
+        if (u->checked || run_unit(s, &with, u, NULL)) {
             report_unit(s, u);
         }
         cli_report_end(s->rep);

@@ -133,10 +133,22 @@ static struct kt_metric *find_family(struct kt_metrics *m, const char *name)
     return NULL;
 }
 
-static struct kt_metric *family_get(struct kt_metrics *m, enum kind kind, const char *name,
-                                    const char *help, const char *const *labels, size_t n_labels,
-                                    const double *bounds, size_t n_bounds)
+/* A family to find or create: all borrowed, copied when created. */
+struct family_desc {
+    enum kind kind;
+    const char *name, *help;
+    const char *const *labels;
+    size_t n_labels;
+    struct kt_metrics_buckets buckets; /* histograms */
+};
+
+static struct kt_metric *family_get(struct kt_metrics *m, const struct family_desc *d)
 {
+    enum kind kind = d->kind;
+    const char *name = d->name, *help = d->help;
+    const char *const *labels = d->labels;
+    size_t n_labels = d->n_labels, n_bounds = d->buckets.n;
+    const double *bounds = d->buckets.bounds;
     KT_ASSERT(name_ok(name, true));
     KT_ASSERT(n_labels <= KT_METRICS_MAX_LABELS && n_bounds <= KT_METRICS_MAX_BUCKETS);
     pthread_mutex_lock(&m->mu);
@@ -174,23 +186,38 @@ static struct kt_metric *family_get(struct kt_metrics *m, enum kind kind, const 
 struct kt_metric *kt_metrics_counter(struct kt_metrics *m, const char *name, const char *help,
                                      const char *const *label_names, size_t n_labels)
 {
-    return family_get(m, KIND_COUNTER, name, help, label_names, n_labels, NULL, 0);
+    return family_get(m, &(struct family_desc){.kind = KIND_COUNTER,
+                                               .name = name,
+                                               .help = help,
+                                               .labels = label_names,
+                                               .n_labels = n_labels});
 }
 
 struct kt_metric *kt_metrics_gauge(struct kt_metrics *m, const char *name, const char *help,
                                    const char *const *label_names, size_t n_labels)
 {
-    return family_get(m, KIND_GAUGE, name, help, label_names, n_labels, NULL, 0);
+    return family_get(m, &(struct family_desc){.kind = KIND_GAUGE,
+                                               .name = name,
+                                               .help = help,
+                                               .labels = label_names,
+                                               .n_labels = n_labels});
 }
 
 struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, const char *help,
                                        const char *const *label_names, size_t n_labels,
-                                       const double *buckets, size_t n_buckets)
+                                       const struct kt_metrics_buckets *buckets)
 {
-    if (!buckets) {
-        buckets = kt_metrics_latency_buckets(&n_buckets);
+    struct family_desc d = {.kind = KIND_HISTOGRAM,
+                            .name = name,
+                            .help = help,
+                            .labels = label_names,
+                            .n_labels = n_labels};
+    if (buckets) {
+        d.buckets = *buckets;
+    } else {
+        d.buckets.bounds = kt_metrics_latency_buckets(&d.buckets.n);
     }
-    return family_get(m, KIND_HISTOGRAM, name, help, label_names, n_labels, buckets, n_buckets);
+    return family_get(m, &d);
 }
 
 /* Find or create the series; the registry mutex must be held. create=false may return NULL. */

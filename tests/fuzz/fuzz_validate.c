@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_array_append(runtimes, s.docs[i].root);
         }
     }
-    struct kt_vruntimes rts = {runtimes, false, NULL};
+    struct kt_vruntimes rts = {.runtimes = runtimes};
     for (size_t i = 0; i < s.len; i++) {
         if (kt_validate_is_ours(s.docs[i].root)) {
             check_one(&fw, s.docs[i].root, &rts);

@@ -413,11 +413,11 @@ static void test_aggregate_and_strict(void)
 static size_t webhook_problems(const json_t *tj, const json_t *rts, const struct kt_runtime *dec,
                                char **text)
 {
-    struct kt_vruntimes vr = {rts, false, NULL};
+    struct kt_vruntimes vr = {.runtimes = rts, .decoded = dec};
     struct kt_vresult r;
     struct kt_err err = {0};
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_trainjob_webhook_decoded(&fw, tj, NULL, &vr, dec, &r, &err));
+    CHECK_OK(kt_validate_trainjob_webhook(&fw, tj, NULL, &vr, &r, &err));
     size_t n = r.len;
     *text = kt_vresult_string(&r);
     kt_vresult_release(&r);
@@ -477,7 +477,7 @@ static void test_admitted(void)
     struct kt_vresult r;
     json_t *rts = json_array();
     json_array_append_new(rts, parse(RT_JSON));
-    struct kt_vruntimes vr = {rts, false, NULL};
+    struct kt_vruntimes vr = {.runtimes = rts};
     json_t *tj = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
                        "\"metadata\":{\"name\":\"j\"},\"spec\":{\"runtimeRef\":{\"name\":\"rt\","
                        "\"kind\":\"TrainingRuntime\"},\"runtimePatches\":[{\"manager\":"
