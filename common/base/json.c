@@ -697,7 +697,7 @@ json_t *kt_json_clone(const json_t *v)
         union {
             const json_t *c;
             json_t *m;
-        } u = {v};
+        } u = {.c = v};
         for (void *it = json_object_iter(u.m); it; it = json_object_iter_next(u.m, it)) {
             json_object_set_new_nocheck(out, json_object_iter_key(it),
                                         kt_json_clone(json_object_iter_value(it)));

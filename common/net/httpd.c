@@ -188,8 +188,8 @@ static struct creds *creds_parse(const struct kt_buf *crt, const struct kt_buf *
                                  struct kt_err *err)
 {
     struct creds *c = kt_xcalloc(1, sizeof(*c));
-    gnutls_datum_t dc = {(unsigned char *)crt->data, (unsigned)crt->len};
-    gnutls_datum_t dk = {(unsigned char *)key->data, (unsigned)key->len};
+    gnutls_datum_t dc = {.data = (unsigned char *)crt->data, .size = (unsigned)crt->len};
+    gnutls_datum_t dk = {.data = (unsigned char *)key->data, .size = (unsigned)key->len};
     unsigned n = MAX_CHAIN;
     int rc;
 
