@@ -220,8 +220,13 @@ struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, c
     return family_get(m, &d);
 }
 
-/* Find or create the series; the registry mutex must be held. create=false may return NULL. */
-static struct series *series_get(struct kt_metric *mt, const char *const *values, bool create)
+/* Whether series_get adds a series it does not hold. */
+enum series_mode { SERIES_FIND, SERIES_FIND_OR_ADD };
+
+/* Find (or with SERIES_FIND_OR_ADD create) the series; the registry mutex must be held.
+ * SERIES_FIND may return NULL. */
+static struct series *series_get(struct kt_metric *mt, const char *const *values,
+                                 enum series_mode mode)
 {
     for (struct series *s = mt->series; s; s = s->next) {
         size_t i = 0;
@@ -232,7 +237,7 @@ static struct series *series_get(struct kt_metric *mt, const char *const *values
             return s;
         }
     }
-    if (!create) {
+    if (mode == SERIES_FIND) {
         return NULL;
     }
     struct series *s = kt_xcalloc(1, sizeof(*s));
@@ -251,7 +256,7 @@ void kt_metric_add(struct kt_metric *c, const char *const *label_values, double 
 {
     KT_ASSERT(c->kind != KIND_HISTOGRAM);
     pthread_mutex_lock(&c->reg->mu);
-    series_get(c, label_values, true)->value += v;
+    series_get(c, label_values, SERIES_FIND_OR_ADD)->value += v;
     pthread_mutex_unlock(&c->reg->mu);
 }
 
@@ -264,7 +269,7 @@ void kt_metric_set(struct kt_metric *g, const char *const *label_values, double 
 {
     KT_ASSERT(g->kind == KIND_GAUGE);
     pthread_mutex_lock(&g->reg->mu);
-    series_get(g, label_values, true)->value = v;
+    series_get(g, label_values, SERIES_FIND_OR_ADD)->value = v;
     pthread_mutex_unlock(&g->reg->mu);
 }
 
@@ -276,7 +281,7 @@ void kt_metric_observe(struct kt_metric *h, const char *const *label_values, dou
         b++;
     }
     pthread_mutex_lock(&h->reg->mu);
-    struct series *s = series_get(h, label_values, true);
+    struct series *s = series_get(h, label_values, SERIES_FIND_OR_ADD);
     s->buckets[b]++;
     s->count++;
     s->value += v;
@@ -288,7 +293,7 @@ double kt_metric_value(struct kt_metric *mt, const char *const *label_values)
     double v = 0;
 
     pthread_mutex_lock(&mt->reg->mu);
-    struct series *s = series_get(mt, label_values, false);
+    struct series *s = series_get(mt, label_values, SERIES_FIND);
     if (s) {
         v = mt->kind == KIND_HISTOGRAM ? (double)s->count : s->value;
     }
@@ -468,7 +473,7 @@ static const char *const no_labels[] = {""};
 static void set_value(struct kt_metric *mt, double v)
 {
     pthread_mutex_lock(&mt->reg->mu);
-    series_get(mt, no_labels, true)->value = v;
+    series_get(mt, no_labels, SERIES_FIND_OR_ADD)->value = v;
     pthread_mutex_unlock(&mt->reg->mu);
 }
 
