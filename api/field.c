@@ -311,8 +311,11 @@ int kt__field_defaults(json_t *root, const struct kt__default *rules, size_t n, 
     return 0;
 }
 
-json_t *kt__field_parent(json_t *root, const char *parent, bool create)
+enum walk { WALK_GET, WALK_MAKE };
+
+static json_t *parent_walk(json_t *root, const char *parent, enum walk how)
 {
+    bool create = how == WALK_MAKE;
     json_t *cur = root;
     const char *p = parent;
 
@@ -339,9 +342,19 @@ json_t *kt__field_parent(json_t *root, const char *parent, bool create)
     return cur;
 }
 
+json_t *kt__field_get_parent(json_t *root, const char *parent)
+{
+    return parent_walk(root, parent, WALK_GET);
+}
+
+json_t *kt__field_make_parent(json_t *root, const char *parent)
+{
+    return parent_walk(root, parent, WALK_MAKE);
+}
+
 static void del_member(json_t *root, const char *parent, const char *key)
 {
-    json_t *obj = kt__field_parent(root, parent, false);
+    json_t *obj = kt__field_get_parent(root, parent);
 
     if (obj) {
         json_object_del(obj, key);
@@ -351,7 +364,7 @@ static void del_member(json_t *root, const char *parent, const char *key)
 void kt__field_put_str(json_t *root, const char *parent, const char *key, const char *val,
                        const char *absent_eq)
 {
-    json_t *obj = kt__field_parent(root, parent, false);
+    json_t *obj = kt__field_get_parent(root, parent);
     json_t *cur = obj ? json_object_get(obj, key) : NULL;
 
     if (!val) {
@@ -364,12 +377,12 @@ void kt__field_put_str(json_t *root, const char *parent, const char *key, const 
     if (!cur && absent_eq && strcmp(val, absent_eq) == 0) {
         return;
     }
-    json_object_set_new(kt__field_parent(root, parent, true), key, json_string(val));
+    json_object_set_new(kt__field_make_parent(root, parent), key, json_string(val));
 }
 
 void kt__field_put_bool(json_t *root, const char *parent, const char *key, bool val, bool absent_eq)
 {
-    json_t *obj = kt__field_parent(root, parent, false);
+    json_t *obj = kt__field_get_parent(root, parent);
     json_t *cur = obj ? json_object_get(obj, key) : NULL;
 
     if (json_is_boolean(cur) && json_is_true(cur) == val) {
@@ -378,12 +391,12 @@ void kt__field_put_bool(json_t *root, const char *parent, const char *key, bool 
     if (!cur && val == absent_eq) {
         return;
     }
-    json_object_set_new(kt__field_parent(root, parent, true), key, json_boolean(val));
+    json_object_set_new(kt__field_make_parent(root, parent), key, json_boolean(val));
 }
 
 void kt__field_put_int(json_t *root, const char *parent, const char *key, struct kt_opt_i64 val)
 {
-    json_t *obj = kt__field_parent(root, parent, false);
+    json_t *obj = kt__field_get_parent(root, parent);
     json_t *cur = obj ? json_object_get(obj, key) : NULL;
 
     if (!val.has) {
@@ -393,7 +406,7 @@ void kt__field_put_int(json_t *root, const char *parent, const char *key, struct
     if (json_is_integer(cur) && json_integer_value(cur) == val.v) {
         return;
     }
-    json_object_set_new(kt__field_parent(root, parent, true), key, json_integer(val.v));
+    json_object_set_new(kt__field_make_parent(root, parent), key, json_integer(val.v));
 }
 
 void kt__field_put_json(json_t *root, const char *parent, const char *key, const json_t *val,
@@ -407,7 +420,7 @@ void kt__field_put_json(json_t *root, const char *parent, const char *key, const
         return;
     }
     /* json_deep_copy takes a const pointer since jansson 2.7 (Debian 12 ships 2.14). */
-    json_object_set_new(kt__field_parent(root, parent, true), key, json_deep_copy(val));
+    json_object_set_new(kt__field_make_parent(root, parent), key, json_deep_copy(val));
 }
 
 /* Quote s for a message, or say "nothing" when it is absent. */

@@ -76,10 +76,12 @@ const struct kt__default *kt__runtime_defaults(size_t *n);
 KT_MUST_CHECK int kt__field_defaults(json_t *root, const struct kt__default *rules, size_t n,
                                      struct kt_err *err);
 
-/* The object at dotted path parent under root ("" = root itself), created (as empty
- * objects, replacing nulls or values of other types) when create is true. Borrowed from
- * root; NULL when absent and create is false. */
-json_t *kt__field_parent(json_t *root, const char *parent, bool create);
+/* The object at dotted path parent under root ("" = root itself). Borrowed from root; NULL
+ * when absent. */
+json_t *kt__field_get_parent(json_t *root, const char *parent);
+/* The same, created as needed (as empty objects, replacing nulls or values of other types).
+ * Borrowed from root; never NULL. */
+json_t *kt__field_make_parent(json_t *root, const char *parent);
 
 /* Write-back of typed values into root (an encoded copy) under the object at dotted path
  * parent. A member equal to the value is left alone, so unchanged fields keep their

@@ -260,7 +260,7 @@ int kt_runtime_decode(json_t *obj, struct kt_runtime *out, struct kt_err *err)
 
 static void del_at(json_t *root, const char *parent, const char *key)
 {
-    json_t *obj = kt__field_parent(root, parent, false);
+    json_t *obj = kt__field_get_parent(root, parent);
 
     if (obj) {
         json_object_del(obj, key);
@@ -276,9 +276,9 @@ static void encode_ml(json_t *out, const struct kt_runtime *rt)
         del_at(out, "spec", "mlPolicy");
         return;
     }
-    kt__field_parent(out, "spec.mlPolicy", true);
+    kt__field_make_parent(out, "spec.mlPolicy");
     kt__field_put_int(out, "spec.mlPolicy", "numNodes", ml->num_nodes);
-    if (kt__field_parent(out, "spec.mlPolicy.mpi", false)) {
+    if (kt__field_get_parent(out, "spec.mlPolicy.mpi")) {
         n.v = ml->mpi_num_proc_per_node;
         kt__field_put_int(out, "spec.mlPolicy.mpi", "numProcPerNode", n);
         kt__field_put_str(out, "spec.mlPolicy.mpi", "mpiImplementation", ml->mpi_implementation,
@@ -288,7 +288,7 @@ static void encode_ml(json_t *out, const struct kt_runtime *rt)
         kt__field_put_bool(out, "spec.mlPolicy.mpi", "runLauncherAsNode",
                            ml->mpi_run_launcher_as_node, false);
     }
-    if (kt__field_parent(out, "spec.mlPolicy.flux", false)) {
+    if (kt__field_get_parent(out, "spec.mlPolicy.flux")) {
         n.v = ml->flux_num_proc_per_node;
         kt__field_put_int(out, "spec.mlPolicy.flux", "numProcPerNode", n);
     }
@@ -299,19 +299,19 @@ static void encode_pg(json_t *out, const struct kt_runtime *rt)
     const struct kt_podgroup_policy *pg = &rt->pg;
     const char *p = "spec.podGroupPolicy";
     struct kt_opt_i64 n = {.has = true, .v = pg->schedule_timeout_seconds};
-    json_t *orig_volcano = kt__field_parent(rt->obj, "spec.podGroupPolicy.volcano", false);
+    json_t *orig_volcano = kt__field_get_parent(rt->obj, "spec.podGroupPolicy.volcano");
 
     if (!pg->coscheduling) {
         del_at(out, p, "coscheduling");
     } else {
-        kt__field_parent(out, "spec.podGroupPolicy.coscheduling", true);
+        kt__field_make_parent(out, "spec.podGroupPolicy.coscheduling");
         kt__field_put_int(out, "spec.podGroupPolicy.coscheduling", "scheduleTimeoutSeconds", n);
     }
     if (!pg->volcano) {
         del_at(out, p, "volcano");
         return;
     }
-    kt__field_parent(out, "spec.podGroupPolicy.volcano", true);
+    kt__field_make_parent(out, "spec.podGroupPolicy.volcano");
     kt__field_put_json(out, "spec.podGroupPolicy.volcano", "networkTopology", pg->network_topology,
                        json_object_get(orig_volcano, "networkTopology"));
 }

@@ -202,7 +202,7 @@ int kt_trainjob_decode(json_t *obj, struct kt_trainjob *out, struct kt_err *err)
 /* The member key of the object at dotted path parent in the decoded object, or NULL. */
 static json_t *orig_member(const struct kt_trainjob *tj, const char *parent, const char *key)
 {
-    return json_object_get(kt__field_parent(tj->obj, parent, false), key);
+    return json_object_get(kt__field_get_parent(tj->obj, parent), key);
 }
 
 static void encode_source(json_t *out, const struct kt_trainjob *tj, const char *base,
@@ -211,21 +211,21 @@ static void encode_source(json_t *out, const struct kt_trainjob *tj, const char 
     char secret[96];
 
     if (!src->present) {
-        json_t *init = kt__field_parent(out, "spec.initializer", false);
+        json_t *init = kt__field_get_parent(out, "spec.initializer");
         if (init) {
             json_object_del(init, strrchr(base, '.') + 1);
         }
         return;
     }
-    kt__field_parent(out, base, true);
+    kt__field_make_parent(out, base);
     kt__field_put_str(out, base, "storageUri", src->storage_uri, NULL);
     kt__field_put_json(out, base, "env", src->env, orig_member(tj, base, "env"));
     kt__field_path_fmt(secret, sizeof(secret), "%s.secretRef", base);
     if (!src->secret_ref) {
-        json_object_del(kt__field_parent(out, base, true), "secretRef");
+        json_object_del(kt__field_make_parent(out, base), "secretRef");
         return;
     }
-    kt__field_parent(out, secret, true);
+    kt__field_make_parent(out, secret);
     kt__field_put_str(out, secret, "name", src->secret_ref, "");
 }
 
@@ -235,13 +235,13 @@ static void encode_trainer(json_t *out, const struct kt_trainjob *tj)
     const char *p = "spec.trainer";
 
     if (!t->present) {
-        json_t *spec = kt__field_parent(out, "spec", false);
+        json_t *spec = kt__field_get_parent(out, "spec");
         if (spec) {
             json_object_del(spec, "trainer");
         }
         return;
     }
-    kt__field_parent(out, p, true);
+    kt__field_make_parent(out, p);
     kt__field_put_str(out, p, "image", t->image, NULL);
     kt__field_put_json(out, p, "command", t->command, orig_member(tj, p, "command"));
     kt__field_put_json(out, p, "args", t->args, orig_member(tj, p, "args"));
@@ -258,10 +258,10 @@ static void encode_runtime_ref(json_t *out, const struct kt_trainjob *tj)
     const char *p = "spec.runtimeRef";
 
     /* The CRD defaults apiGroup/kind only inside an existing runtimeRef: don't invent one. */
-    if (!kt__field_parent(out, p, false) && (!r->name || !r->name[0])) {
+    if (!kt__field_get_parent(out, p) && (!r->name || !r->name[0])) {
         return;
     }
-    kt__field_parent(out, p, true);
+    kt__field_make_parent(out, p);
     kt__field_put_str(out, p, "name", r->name, "");
     kt__field_put_str(out, p, "apiGroup", r->api_group, NULL);
     kt__field_put_str(out, p, "kind", r->kind, NULL);
@@ -277,8 +277,7 @@ json_t *kt_trainjob_encode(const struct kt_trainjob *tj)
     kt__field_put_str(out, "metadata", "namespace", tj->namespace_, "");
     kt__field_put_str(out, "metadata", "uid", tj->uid, "");
     encode_runtime_ref(out, tj);
-    if (tj->dataset.present || tj->model.present ||
-        kt__field_parent(out, "spec.initializer", false)) {
+    if (tj->dataset.present || tj->model.present || kt__field_get_parent(out, "spec.initializer")) {
         encode_source(out, tj, "spec.initializer.dataset", &tj->dataset);
         encode_source(out, tj, "spec.initializer.model", &tj->model);
     }

@@ -168,10 +168,15 @@ static int to_pem(const struct kt_crypto_cert *cert, const struct kt_crypto_key 
     return 0;
 }
 
-/* A serving certificate signed by ca; PEM texts out on success. */
+/* A certificate and its key in PEM (owned). */
+struct pem_pair {
+    char *crt, *key;
+};
+
+/* A serving certificate signed by ca; PEM texts into *out on success. */
 static int issue_server(const struct kt_certs_opts *opts, int64_t now,
                         const struct kt_crypto_cert *ca, const struct kt_crypto_key *ca_key,
-                        char **crt_pem, char **key_pem, struct kt_err *err)
+                        struct pem_pair *out, struct kt_err *err)
 {
     struct sans s;
     struct kt_crypto_cert_opts co = {0};
@@ -191,7 +196,7 @@ static int issue_server(const struct kt_certs_opts *opts, int64_t now,
     co.not_before = now - KT_CERTS_BACKDATE_S;
     co.not_after = now + KT_CERTS_SERVER_VALIDITY_S;
     cert = issue(&co, ca, ca_key, &key, err);
-    rc = cert ? to_pem(cert, key, crt_pem, key_pem, err) : -1;
+    rc = cert ? to_pem(cert, key, &out->crt, &out->key, err) : -1;
     kt_crypto_cert_free(cert);
     kt_crypto_key_free(key);
     sans_release(&s);
@@ -206,6 +211,7 @@ int kt_certs_generate(const struct kt_certs_opts *opts, int64_t now, struct kt_c
     struct kt_crypto_cert *ca = NULL;
     struct kt_crypto_key *ca_key = NULL;
     struct kt_certs c = {0};
+    struct pem_pair tls = {0};
     int rc = -1;
 
     memset(out, 0, sizeof(*out));
@@ -221,9 +227,11 @@ int kt_certs_generate(const struct kt_certs_opts *opts, int64_t now, struct kt_c
         kt_err_prefix(err, "CA certificate");
         goto out;
     }
-    if (issue_server(opts, now, ca, ca_key, &c.tls_crt, &c.tls_key, err) < 0) {
+    if (issue_server(opts, now, ca, ca_key, &tls, err) < 0) {
         goto out;
     }
+    c.tls_crt = tls.crt;
+    c.tls_key = tls.key;
     *out = c;
     memset(&c, 0, sizeof(c));
     rc = 0;
@@ -239,8 +247,7 @@ int kt_certs_renew_server(const struct kt_certs_opts *opts, int64_t now, struct 
 {
     struct kt_crypto_cert *ca = NULL;
     struct kt_crypto_key *ca_key = NULL;
-    char *crt = NULL;
-    char *key = NULL;
+    struct pem_pair tls = {0};
     int rc = -1;
 
     if (!certs->ca_crt || !certs->ca_key) {
@@ -252,13 +259,13 @@ int kt_certs_renew_server(const struct kt_certs_opts *opts, int64_t now, struct 
         kt_err_prefix(err, "CA");
         goto out;
     }
-    if (issue_server(opts, now, ca, ca_key, &crt, &key, err) < 0) {
+    if (issue_server(opts, now, ca, ca_key, &tls, err) < 0) {
         goto out;
     }
     free(certs->tls_crt);
     free_secret(certs->tls_key);
-    certs->tls_crt = crt;
-    certs->tls_key = key;
+    certs->tls_crt = tls.crt;
+    certs->tls_key = tls.key;
     rc = 0;
 out:
     kt_crypto_cert_free(ca);

@@ -22,10 +22,12 @@
 #define RETRIES 5
 #define FILE_MAX (64 * 1024)
 
-static const struct kt_kube_gvr GVR_VALIDATING = {"admissionregistration.k8s.io", "v1",
-                                                  "validatingwebhookconfigurations"};
-static const struct kt_kube_gvr GVR_MUTATING = {"admissionregistration.k8s.io", "v1",
-                                                "mutatingwebhookconfigurations"};
+static const struct kt_kube_gvr GVR_VALIDATING = {.group = "admissionregistration.k8s.io",
+                                                  .version = "v1",
+                                                  .resource = "validatingwebhookconfigurations"};
+static const struct kt_kube_gvr GVR_MUTATING = {.group = "admissionregistration.k8s.io",
+                                                .version = "v1",
+                                                .resource = "mutatingwebhookconfigurations"};
 
 static const char *or_default(const char *s, const char *def)
 {
@@ -244,11 +246,16 @@ static int inject_one(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, c
                       gvr->resource, name, RETRIES);
 }
 
-static int inject_all(struct kt_kube_client *c, const struct kt_rotator_opts *o, const char *ca_crt,
-                      const char *previous, int64_t now, struct kt_rotator_report *rep,
-                      struct kt_err *err)
+/* The CA bundle to inject: the current CA and, while still valid at now, the previous one. */
+struct ca_bundle {
+    const char *ca_crt, *previous; /* PEM; previous may be NULL */
+    int64_t now;
+};
+
+static int inject_all(struct kt_kube_client *c, const struct kt_rotator_opts *o,
+                      const struct ca_bundle *b, struct kt_rotator_report *rep, struct kt_err *err)
 {
-    char *pem = kt_certs_bundle_pem(ca_crt, previous, now, err);
+    char *pem = kt_certs_bundle_pem(b->ca_crt, b->previous, b->now, err);
     char *b64;
     int rc;
 
@@ -333,12 +340,20 @@ static bool still_valid(const char *pem, int64_t now)
     return ok;
 }
 
+/* What a rotation issues and when. */
+struct rotation {
+    const struct kt_certs_opts *co;
+    int64_t now;
+};
+
 /* Rotate s->certs as verdict asks; for a new CA, keep the old one as previous and inject
  * the new bundle before the Secret changes. */
 static int rotate_state(struct kt_kube_client *c, const struct kt_rotator_opts *o,
-                        const struct kt_certs_opts *co, int64_t now, struct secret_state *s,
+                        const struct rotation *r, struct secret_state *s,
                         struct kt_rotator_report *rep, struct kt_err *err)
 {
+    const struct kt_certs_opts *co = r->co;
+    int64_t now = r->now;
     int64_t lookahead = o->lookahead > 0 ? o->lookahead : KT_CERTS_LOOKAHEAD_S;
     char *old_ca = s->certs.ca_crt ? kt_xstrdup(s->certs.ca_crt) : NULL;
     enum kt_certs_verdict done = KT_CERTS_VALID;
@@ -353,7 +368,8 @@ static int rotate_state(struct kt_kube_client *c, const struct kt_rotator_opts *
         }
         /* The tick's final injection reports what is missing; count only writes here. */
         struct kt_rotator_report pre = {0};
-        rc = inject_all(c, o, s->certs.ca_crt, s->previous, now, &pre, err);
+        struct ca_bundle b = {.ca_crt = s->certs.ca_crt, .previous = s->previous, .now = now};
+        rc = inject_all(c, o, &b, &pre, err);
         rep->webhooks_updated += pre.webhooks_updated;
         rep->conflicts += pre.conflicts;
     }
@@ -419,7 +435,7 @@ static int managed_secret(struct kt_kube_client *c, const struct kt_rotator_opts
         size_t wn = strnlen(why.msg, sizeof(rep->why) - 1);
         memcpy(rep->why, why.msg, wn);
         rep->why[wn] = '\0';
-        rc = rotate_state(c, o, &co, now, &s, rep, err);
+        rc = rotate_state(c, o, &(struct rotation){.co = &co, .now = now}, &s, rep, err);
         if (rc == 0) {
             rc = state_write(c, o, &s, rep, err);
         }
@@ -470,7 +486,8 @@ static int local_tick(struct kt_kube_client *c, const struct kt_rotator_opts *o,
     if (read_text(o->dir, "ca.crt", false, &ca, err) == 0 &&
         read_text(o->dir, KT_CERTS_PREVIOUS_KEY, true, &prev, err) == 0) {
         rep->secret_ready = true;
-        rc = inject_all(c, o, ca, prev, now, rep, err);
+        rc = inject_all(c, o, &(struct ca_bundle){.ca_crt = ca, .previous = prev, .now = now}, rep,
+                        err);
     }
     free(ca);
     free(prev);
@@ -503,7 +520,8 @@ int kt_certs_rotator_tick(struct kt_kube_client *c, const struct kt_rotator_opts
         return -1;
     }
     rep->secret_ready = s.certs.tls_crt && s.certs.tls_key;
-    rc = inject_all(c, o, s.certs.ca_crt, s.previous, now, rep, err);
+    struct ca_bundle b = {.ca_crt = s.certs.ca_crt, .previous = s.previous, .now = now};
+    rc = inject_all(c, o, &b, rep, err);
     state_release(&s);
     return rc;
 }

@@ -331,10 +331,10 @@ static int check_object(struct vctx *x, const struct origin *o, const json_t *ob
 {
     struct kt_vresult r;
     struct kt_err err = {0};
-    struct kt_vruntimes rts = {x->admitted, false, &x->view};
+    struct kt_vruntimes rts = {.runtimes = x->admitted, .view = &x->view};
     kt_vresult_init(&r);
-    if (kt_validate_object_admitted(x->v, x->fw, obj, NULL, x->now, &rts, &r, admitted, &err) !=
-        0) {
+    struct kt_validate_req req = {.v = x->v, .fw = x->fw, .obj = obj, .now = x->now, .rts = &rts};
+    if (kt_validate_object_admitted(&req, &r, admitted, &err) != 0) {
         kt_vresult_add(&r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
     int rc = r.len > 0 ? 1 : 0;
@@ -388,16 +388,16 @@ static int check_trainjob(struct vctx *x, const struct origin *o, const json_t *
     return denied ? 1 : check_object(x, o, tj, admitted);
 }
 
-static int render_one(const struct kt_framework *fw, const struct kt_render_opts *opts,
-                      const struct origin *o, const json_t *tj, const json_t *runtimes,
-                      const json_t *objects, json_t *items)
+static int render_one(const struct kt_framework *fw, const struct kt_render_req *req,
+                      const struct origin *o, json_t *items)
 {
+    const json_t *tj = req->trainjob;
     struct kt_ferrs denial;
     struct kt_strv warnings;
     struct kt_err err = {0};
     kt_ferrs_init(&denial);
     kt_strv_init(&warnings);
-    int r = kt_render_trainjob(fw, tj, runtimes, objects, opts, items, &denial, &warnings, &err);
+    int r = kt_render_trainjob(fw, req, items, &denial, &warnings, &err);
     for (size_t w = 0; w < warnings.len; w++) {
         fprintf(stderr, "%s:%zu: warning: %s\n", o->file, o->line, warnings.items[w]);
     }
@@ -411,18 +411,26 @@ static int render_one(const struct kt_framework *fw, const struct kt_render_opts
     return r != 0 ? KT_EXIT_INVALID : 0;
 }
 
+/* What render_all renders, all read before it starts (borrowed). */
+struct render_inputs {
+    const struct docs *tjs, *rts;
+    const json_t *objects; /* --objects */
+    const char *ssh_pem;   /* --ssh-key's text, or NULL */
+};
+
 static int render_all(const struct kt_framework *fw, const struct render_cfg *c,
-                      const struct docs *tjs, const struct docs *rts, const json_t *objects,
-                      const char *ssh_pem, const struct kt_validator *v)
+                      const struct render_inputs *in, const struct kt_validator *v)
 {
-    struct kt_render_opts opts = {c->uid, ssh_pem, c->no_validate};
-    struct vctx x = {v,
-                     fw,
-                     time(NULL),
-                     rts,
-                     json_copy(rts->objs),
-                     kt_xcalloc(rts->len ? rts->len : 1, sizeof(int)),
-                     {kt_render_objects_get, (void *)(uintptr_t)objects, NULL, NULL, {NULL, NULL}}};
+    struct kt_render_opts opts = {
+        .uid = c->uid, .ssh_key_pem = in->ssh_pem, .no_validate = c->no_validate};
+    const struct docs *tjs = in->tjs, *rts = in->rts;
+    struct vctx x = {.v = v,
+                     .fw = fw,
+                     .now = time(NULL),
+                     .rts = rts,
+                     .admitted = json_copy(rts->objs),
+                     .state = kt_xcalloc(rts->len ? rts->len : 1, sizeof(int)),
+                     .view = {.get = kt_render_objects_get, .ctx = (void *)(uintptr_t)in->objects}};
     json_t *items = json_array();
     int rc = 0;
     for (size_t i = 0; i < tjs->len; i++) {
@@ -432,8 +440,11 @@ static int render_all(const struct kt_framework *fw, const struct render_cfg *c,
             rc = KT_EXIT_INVALID;
             continue;
         }
-        int r =
-            render_one(fw, &opts, &tjs->o[i], admitted ? admitted : tj, rts->objs, objects, items);
+        struct kt_render_req req = {.trainjob = admitted ? admitted : tj,
+                                    .runtimes = rts->objs,
+                                    .objects = in->objects,
+                                    .opts = &opts};
+        int r = render_one(fw, &req, &tjs->o[i], items);
         rc = r != 0 ? r : rc;
         json_decref(admitted);
     }
@@ -514,7 +525,9 @@ static int render(int argc, char **argv, const struct kt_framework *fw, struct k
         rc = KT_EXIT_INVALID;
     }
     if (rc == 0) {
-        rc = render_all(fw, &c, &tjs, &rts, objects.objs, ssh_pem, v);
+        struct render_inputs in = {
+            .tjs = &tjs, .rts = &rts, .objects = objects.objs, .ssh_pem = ssh_pem};
+        rc = render_all(fw, &c, &in, v);
     }
     free(ssh_pem);
     docs_release(&tjs);

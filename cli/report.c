@@ -209,8 +209,9 @@ static bool xml_put_special(FILE *f, uint32_t c, bool attr)
     }
 }
 
-void cli_xml_escape(FILE *f, const char *s, bool attr)
+void cli_xml_escape(FILE *f, const char *s, enum cli_xml_ctx ctx)
 {
+    bool attr = ctx == CLI_XML_ATTR;
     const unsigned char *p = (const unsigned char *)s;
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
@@ -228,8 +229,9 @@ void cli_xml_escape(FILE *f, const char *s, bool attr)
     }
 }
 
-void cli_github_escape(FILE *f, const char *s, bool prop)
+void cli_github_escape(FILE *f, const char *s, enum cli_gh_ctx ctx)
 {
+    bool prop = ctx == CLI_GH_PROPERTY;
     for (; *s; s++) {
         switch (*s) {
         case '%':
@@ -451,8 +453,13 @@ void cli_report_input_error(struct cli_report *r, const char *file, const char *
     if (r->fmt == CLI_FORMAT_TEXT) {
         return;
     }
-    struct cli_where at = {file, 0, NULL, NULL, NULL};
-    struct cli_problem p = {at, "", "", message, input_rule(rule), "input", false};
+    struct cli_where at = {.file = file};
+    struct cli_problem p = {.at = at,
+                            .field = "",
+                            .type = "",
+                            .message = message,
+                            .rule = input_rule(rule),
+                            .stage = CLI_STAGE_INPUT};
     cli_report_begin(r, &at);
     struct rcase *c = &r->cases[r->open];
     free(c->name);
@@ -481,15 +488,15 @@ static void junit_text_line(const struct cli_report *r, size_t i)
 {
     bool warning = strcmp(item_str(r, i, "severity"), "warning") == 0;
     const char *subject = r->items[i].subject;
-    cli_xml_escape(r->out, item_str(r, i, "file"), false);
+    cli_xml_escape(r->out, item_str(r, i, "file"), CLI_XML_TEXT);
     if (r->items[i].input) {
         fputs(": ", r->out);
     } else {
         fprintf(r->out, ":%zu: %s", item_line(r, i), warning ? "warning: " : "");
     }
-    cli_xml_escape(r->out, subject, false);
+    cli_xml_escape(r->out, subject, CLI_XML_TEXT);
     fputs(subject[0] ? ": " : "", r->out);
-    cli_xml_escape(r->out, item_str(r, i, "message"), false);
+    cli_xml_escape(r->out, item_str(r, i, "message"), CLI_XML_TEXT);
     fputc('\n', r->out);
 }
 
@@ -517,9 +524,9 @@ static void junit_warnings(const struct cli_report *r, size_t first, size_t n, c
 static void junit_case(const struct cli_report *r, const struct rcase *c)
 {
     fputs("    <testcase name=\"", r->out);
-    cli_xml_escape(r->out, c->name, true);
+    cli_xml_escape(r->out, c->name, CLI_XML_ATTR);
     fputs("\" classname=\"", r->out);
-    cli_xml_escape(r->out, c->file, true);
+    cli_xml_escape(r->out, c->file, CLI_XML_ATTR);
     if (c->n == 0 && !c->skipped) {
         fputs("\"/>\n", r->out);
         return;
@@ -527,7 +534,7 @@ static void junit_case(const struct cli_report *r, const struct rcase *c)
     fputs("\">\n", r->out);
     if (c->skipped) {
         fputs("      <skipped message=\"", r->out);
-        cli_xml_escape(r->out, c->skipped, true);
+        cli_xml_escape(r->out, c->skipped, CLI_XML_ATTR);
         fputs("\"/>\n", r->out);
     }
     const char *elem = c->input ? "error" : "failure";
@@ -536,7 +543,7 @@ static void junit_case(const struct cli_report *r, const struct rcase *c)
             continue;
         }
         fprintf(r->out, "      <%s type=\"%s\" message=\"", elem, r->items[i].rule);
-        cli_xml_escape(r->out, item_str(r, i, "message"), true);
+        cli_xml_escape(r->out, item_str(r, i, "message"), CLI_XML_ATTR);
         fputs("\">", r->out);
         junit_text_line(r, i);
         fprintf(r->out, "</%s>\n", elem);
@@ -551,7 +558,7 @@ struct junit_counts {
 
 static struct junit_counts junit_count(const struct cli_report *r, const char *file)
 {
-    struct junit_counts k = {0, 0, 0, 0};
+    struct junit_counts k = {0};
     for (size_t i = 0; i < r->ncases; i++) {
         const struct rcase *c = &r->cases[i];
         if (!file || strcmp(c->file, file) == 0) {
@@ -568,7 +575,7 @@ static void junit_suite(const struct cli_report *r, const char *file)
 {
     struct junit_counts k = junit_count(r, file);
     fputs("  <testsuite name=\"", r->out);
-    cli_xml_escape(r->out, file, true);
+    cli_xml_escape(r->out, file, CLI_XML_ATTR);
     fprintf(r->out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\">\n", k.tests,
             k.failures, k.errors, k.skipped);
     for (size_t i = 0; i < r->ncases; i++) {
@@ -800,15 +807,15 @@ static void print_github(const struct cli_report *r)
     for (size_t i = 0; i < r->nitems; i++) {
         const char *subject = r->items[i].subject;
         fprintf(r->out, "::%s file=", item_str(r, i, "severity"));
-        cli_github_escape(r->out, item_str(r, i, "file"), true);
+        cli_github_escape(r->out, item_str(r, i, "file"), CLI_GH_PROPERTY);
         if (r->items[i].input) {
             fputs("::", r->out);
         } else {
             fprintf(r->out, ",line=%zu::", item_line(r, i));
         }
-        cli_github_escape(r->out, subject, false);
+        cli_github_escape(r->out, subject, CLI_GH_MESSAGE);
         fputs(subject[0] ? ": " : "", r->out);
-        cli_github_escape(r->out, item_str(r, i, "message"), false);
+        cli_github_escape(r->out, item_str(r, i, "message"), CLI_GH_MESSAGE);
         fputc('\n', r->out);
     }
 }

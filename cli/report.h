@@ -40,9 +40,15 @@ struct cli_where {
 struct cli_problem {
     struct cli_where at;
     const char *field, *type, *message, *rule;
-    const char *stage; /* "decode", "schema", "cel", "webhook" or NULL */
+    const char *stage; /* "decode", "schema", "cel", "webhook", CLI_STAGE_PARSE,
+                          CLI_STAGE_INPUT or NULL */
     bool warning;
 };
+
+/* The stages before and around admission's: found reading an input (YAML syntax, not an
+ * object, unknown kind), and about an input as a whole (cli_report_input_error). */
+#define CLI_STAGE_PARSE "parse"
+#define CLI_STAGE_INPUT "input"
 
 struct cli_report;
 
@@ -78,13 +84,20 @@ void cli_report_finish(struct cli_report *r);
 /* The stable rule id of a problem (what SARIF's ruleId and JUnit's failure type carry). */
 const char *cli_report_rule(const struct cli_problem *p);
 
+/* Where an escaped string goes: XML character data or an attribute value. */
+enum cli_xml_ctx { CLI_XML_TEXT, CLI_XML_ATTR };
+
 /* Write s to f with XML 1.0 escaping: & < > " ' as entities; tab, LF and CR as character
- * references in attributes (attr) and CR in text; the characters XML 1.0 forbids (other
- * C0 controls, U+FFFE, U+FFFF) and invalid UTF-8 as U+FFFD. */
-void cli_xml_escape(FILE *f, const char *s, bool attr);
+ * references in attributes (CLI_XML_ATTR) and CR in text; the characters XML 1.0 forbids
+ * (other C0 controls, U+FFFE, U+FFFF) and invalid UTF-8 as U+FFFD. */
+void cli_xml_escape(FILE *f, const char *s, enum cli_xml_ctx ctx);
+
+/* Where an escaped string goes in a GitHub workflow command: the message, or a property
+ * value (file=..., title=...). */
+enum cli_gh_ctx { CLI_GH_MESSAGE, CLI_GH_PROPERTY };
 
 /* Write s to f escaped for a GitHub workflow command: % CR LF as %25 %0D %0A, and in a
- * property value (prop) also : and , as %3A and %2C. */
-void cli_github_escape(FILE *f, const char *s, bool prop);
+ * property value (CLI_GH_PROPERTY) also : and , as %3A and %2C. */
+void cli_github_escape(FILE *f, const char *s, enum cli_gh_ctx ctx);
 
 #endif

@@ -21,8 +21,8 @@
 
 #define WATCH_PERIOD_S 2
 
-static const struct kt_kube_gvr GVR_JOBS = {"batch", "v1", "jobs"};
-static const struct kt_kube_gvr GVR_PODS = {"", "v1", "pods"};
+static const struct kt_kube_gvr GVR_JOBS = {.group = "batch", .version = "v1", .resource = "jobs"};
+static const struct kt_kube_gvr GVR_PODS = {.group = "", .version = "v1", .resource = "pods"};
 
 struct status_args {
     const char *name, *ns, *kubeconfig, *context, *output;
@@ -183,7 +183,8 @@ static int read_view(struct kt_kube_client *c, const struct status_args *a, cons
     json_t *jobs = js ? list_items(c, &GVR_JOBS, ns, &lo, notes) : NULL;
     json_t *pods = js ? list_items(c, &GVR_PODS, ns, &lo, notes) : NULL;
     json_t *events = list_items(c, &KT_GVR_EVENTS, ns, &eo, notes);
-    struct cli_status_input in = {tj, js, jobs, pods, events, notes};
+    struct cli_status_input in = {
+        .trainjob = tj, .jobset = js, .jobs = jobs, .pods = pods, .events = events, .notes = notes};
     *view = cli_status_view(&in);
     free(sel);
     free(fsel);
@@ -255,7 +256,7 @@ static int show(struct kt_kube_client *c, const struct status_args *a, const cha
         if (!a->watch || done) {
             break;
         }
-        struct timespec ts = {WATCH_PERIOD_S, 0};
+        struct timespec ts = {.tv_sec = WATCH_PERIOD_S};
         nanosleep(&ts, NULL);
     }
     free(last);

@@ -127,11 +127,23 @@ static void fail(struct vstate *s, int code)
  * admission stage, and STAGE_INPUT: about an input as a whole (docs/ktctl.md "-o json"). */
 #define STAGE_PARSE 4
 #define STAGE_INPUT 5
-static const char *const stage_names[] = {"decode", "schema", "cel", "webhook", "parse", "input"};
+static const char *const stage_names[] = {"decode",  "schema",        "cel",
+                                          "webhook", CLI_STAGE_PARSE, CLI_STAGE_INPUT};
 
-static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
-                   const char *field, const char *type, const char *msg, bool warning, int stage,
-                   const char *rule);
+/* One problem found in file at line (0: the file as a whole). field, type: "" or NULL when
+ * none. stage: an enum kt_vstage, STAGE_PARSE, STAGE_INPUT, or < 0 for none; rule: its stable
+ * id, or NULL to derive it from type and stage. All borrowed for the call. */
+struct vproblem {
+    const char *file;
+    size_t line;
+    const json_t *obj; /* what it is about, or NULL */
+    const char *field, *type, *msg;
+    int stage;
+    const char *rule;
+    bool warning;
+};
+
+static void report(struct vstate *s, const struct vproblem *vp);
 
 static void input_error(struct vstate *s, const char *file, const char *rule, const char *msg)
 {
@@ -152,7 +164,7 @@ static void note(const char *file, size_t line, const char *msg)
 /* A whole file left unchecked: a note, a skipped testcase, counted as skipped. */
 static void skip_file(struct vstate *s, const char *path, const char *why)
 {
-    struct cli_where at = {path, 1, NULL, NULL, NULL};
+    struct cli_where at = {.file = path, .line = 1};
     note(path, 0, why);
     cli_report_begin(s->rep, &at);
     cli_report_skip(s->rep, why);
@@ -306,48 +318,66 @@ static void read_kustomization(struct vstate *s, const char *dir, const char *fi
     kt_buf_release(&b);
 }
 
+/* The names in dir but dot files, sorted, into *names (initialised here). -1 when dir cannot
+ * be read (reported). */
+static int dir_names(struct vstate *s, const char *dir, struct kt_strv *names)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (!d) {
+        input_error(s, dir, "InputUnreadable", "cannot read directory");
+        return -1;
+    }
+    kt_strv_init(names);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            kt_strv_push(names, e->d_name);
+        }
+    }
+    closedir(d);
+    kt_strv_sort(names);
+    return 0;
+}
+
+/* dir (its first dl bytes) holds a kustomization file: with --kustomize the folder becomes
+ * one build and this returns true; otherwise the files it names are read (the folder is still
+ * listed). */
+static bool add_kustomization(struct vstate *s, const struct kt_strv *names, const char *dir,
+                              size_t dl)
+{
+    for (size_t k = 0; !s->is_old && k < KT_ARRAY_SIZE(kustomization_names); k++) {
+        if (!kt_strv_contains(names, kustomization_names[k])) {
+            continue;
+        }
+        char *folder = kt_xasprintf("%.*s", (int)dl, dir);
+        if (s->kustomize) {
+            add_file(s, folder, folder)->kbuild = true;
+            free(folder);
+            return true;
+        }
+        char *kfile = kt_xasprintf("%s/%s", folder, kustomization_names[k]);
+        read_kustomization(s, folder, kfile);
+        free(kfile);
+        free(folder);
+        return false;
+    }
+    return false;
+}
+
 /* Every *.yaml, *.yml, *.json below dir, in name order; a Kustomize folder as one build with
  * --kustomize. */
 static void add_dir(struct vstate *s, const char *dir, int depth)
 {
-    DIR *d = opendir(dir);
     struct kt_strv names;
-    struct dirent *e;
-    if (!d) {
-        input_error(s, dir, "InputUnreadable", "cannot read directory");
+    if (dir_names(s, dir, &names) != 0) {
         return;
     }
-    kt_strv_init(&names);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] != '.') {
-            kt_strv_push(&names, e->d_name);
-        }
-    }
-    closedir(d);
-    kt_strv_sort(&names);
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/') {
         dl--;
     }
-    for (size_t k = 0; !s->is_old && k < 3; k++) {
-        if (!kt_strv_contains(&names, kustomization_names[k])) {
-            continue;
-        }
-        char *kfile = kt_xasprintf("%.*s/%s", (int)dl, dir, kustomization_names[k]);
-        char *folder = kt_xasprintf("%.*s", (int)dl, dir);
-        if (s->kustomize) {
-            add_file(s, folder, folder)->kbuild = true;
-            free(kfile);
-            free(folder);
-            kt_strv_release(&names);
-            return;
-        }
-        read_kustomization(s, folder, kfile);
-        free(kfile);
-        free(folder);
-        break;
-    }
-    for (size_t i = 0; i < names.len; i++) {
+    size_t n = add_kustomization(s, &names, dir, dl) ? 0 : names.len;
+    for (size_t i = 0; i < n; i++) {
         char *p = kt_xasprintf("%.*s/%s", (int)dl, dir, names.items[i]);
         struct stat st;
         if (ignored(s, p)) {
@@ -379,8 +409,11 @@ static void add_path(struct vstate *s, const char *path, int depth)
         if (depth == 0 && !s->is_old && s->nfiles == before && s->n_ignored == ignored_before &&
             s->exit_code < KT_EXIT_USAGE) {
             /* Nothing to check is not invalid (exit 0), but never silent. */
-            report(s, path, 0, NULL, "", "", "no *.yaml, *.yml or *.json file in this directory",
-                   true, STAGE_INPUT, "InputEmpty");
+            report(s, &(struct vproblem){.file = path,
+                                         .msg = "no *.yaml, *.yml or *.json file in this directory",
+                                         .warning = true,
+                                         .stage = STAGE_INPUT,
+                                         .rule = "InputEmpty"});
         }
     } else {
         add_input(s, path);
@@ -417,34 +450,43 @@ static const char *unit_ns(const json_t *o)
     return ns[0] ? ns : "default";
 }
 
-/* What obj is, for the report (strings borrowed from obj). A testcase (for_case) names our
- * kinds with the namespace ktctl reads them in, other kinds as written. */
-static struct cli_where where_of(const char *file, size_t line, const json_t *obj, bool for_case)
+/* What obj is, for the report, as written (strings borrowed from obj). */
+static struct cli_where where_of(const char *file, size_t line, const json_t *obj)
 {
     const json_t *meta = json_object_get(obj, "metadata");
-    struct cli_where at = {file, line, json_string_value(json_object_get(obj, "kind")),
-                           json_string_value(json_object_get(meta, "namespace")),
-                           json_string_value(json_object_get(meta, "name"))};
-    if (for_case && json_is_object(obj) && kt_validate_is_ours(obj)) {
+    return (struct cli_where){.file = file,
+                              .line = line,
+                              .kind = json_string_value(json_object_get(obj, "kind")),
+                              .ns = json_string_value(json_object_get(meta, "namespace")),
+                              .name = json_string_value(json_object_get(meta, "name"))};
+}
+
+/* What obj is, for a testcase: as where_of, but our kinds carry the namespace ktctl reads
+ * them in. */
+static struct cli_where case_of(const char *file, size_t line, const json_t *obj)
+{
+    struct cli_where at = where_of(file, line, obj);
+    if (json_is_object(obj) && kt_validate_is_ours(obj)) {
         at.ns = unit_ns(obj);
     }
     return at;
 }
 
-/* One problem. stage: an enum kt_vstage, STAGE_PARSE, or < 0 for none; rule: its stable id,
- * or NULL to derive it from type and stage. */
-static void report(struct vstate *s, const char *file, size_t line, const json_t *obj,
-                   const char *field, const char *type, const char *msg, bool warning, int stage,
-                   const char *rule)
+static void report(struct vstate *s, const struct vproblem *vp)
 {
-    struct cli_problem p = {where_of(file, line, obj, false),       field,  type, msg, rule,
-                            stage >= 0 ? stage_names[stage] : NULL, warning};
-    if (!type || !type[0]) {
+    struct cli_problem p = {.at = where_of(vp->file, vp->line, vp->obj),
+                            .field = vp->field ? vp->field : "",
+                            .type = vp->type ? vp->type : "",
+                            .message = vp->msg,
+                            .rule = vp->rule,
+                            .stage = vp->stage >= 0 ? stage_names[vp->stage] : NULL,
+                            .warning = vp->warning};
+    if (!p.type[0]) {
         /* No Go field.ErrorType: the type is the rule id, never "" (docs/ktctl.md). */
         p.rule = cli_report_rule(&p);
         p.type = p.rule;
     }
-    if (warning) {
+    if (vp->warning) {
         s->n_warnings++;
     }
     cli_report_problem(s->rep, &p);
@@ -619,13 +661,20 @@ static void read_file(struct vstate *s, struct vfile *f)
     if (kt_yaml_parse(b.data ? b.data : "", b.len, &lim, &f->stream, &err) != 0) {
         size_t line;
         const char *rest = split_line(err.msg, &line);
-        report(s, f->path, line ? line : 1, NULL, "", "", rest, false, STAGE_PARSE, "YAMLSyntax");
+        report(s, &(struct vproblem){.file = f->path,
+                                     .line = line ? line : 1,
+                                     .msg = rest,
+                                     .stage = STAGE_PARSE,
+                                     .rule = "YAMLSyntax"});
         s->n_invalid++;
         s->n_checked++; /* a verdict too: invalid never exceeds checked */
         fail(s, KT_EXIT_INVALID);
     } else if (!s->is_old && !has_document(&f->stream)) {
-        report(s, f->path, 0, NULL, "", "", "no YAML document in this file", true, STAGE_INPUT,
-               "InputEmpty");
+        report(s, &(struct vproblem){.file = f->path,
+                                     .msg = "no YAML document in this file",
+                                     .warning = true,
+                                     .stage = STAGE_INPUT,
+                                     .rule = "InputEmpty"});
     }
     kt_buf_release(&b);
 }
@@ -767,9 +816,12 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     size_t line = unit_line(u, "");
     if (!json_is_object(u->obj) || !av || !kind || !av[0] || !kind[0]) {
         if (u->in_list || u->file->has_objects || (json_is_object(u->obj) && looks_ours(u->obj))) {
-            report(s, u->file->path, line, NULL, "", "",
-                   "not a Kubernetes object: apiVersion and kind must be set", false, STAGE_PARSE,
-                   "NotAnObject");
+            report(s, &(struct vproblem){
+                          .file = u->file->path,
+                          .line = line,
+                          .msg = "not a Kubernetes object: apiVersion and kind must be set",
+                          .stage = STAGE_PARSE,
+                          .rule = "NotAnObject"});
             s->n_invalid++;
             s->n_checked++; /* a verdict too: invalid never exceeds checked */
             fail(s, KT_EXIT_INVALID);
@@ -793,7 +845,12 @@ static bool check_foreign(struct vstate *s, const struct unit *u)
     }
     if (strncmp(av, KT_GROUP "/", strlen(KT_GROUP) + 1) == 0) {
         char *m = kt_xasprintf("no matches for kind \"%s\" in version \"%s\"", kind, av);
-        report(s, u->file->path, line, u->obj, "", "", m, false, STAGE_PARSE, "UnknownKind");
+        report(s, &(struct vproblem){.file = u->file->path,
+                                     .line = line,
+                                     .obj = u->obj,
+                                     .msg = m,
+                                     .stage = STAGE_PARSE,
+                                     .rule = "UnknownKind"});
         free(m);
         s->n_invalid++;
         s->n_checked++; /* a verdict too: invalid never exceeds checked */
@@ -875,10 +932,11 @@ static const json_t *inputs_get(void *ctx, const char *api_version, const char *
     return NULL;
 }
 
-/* Run u through the pipeline into u->r (once); the admitted object into *admitted when
- * admitted is not NULL and nothing was found. Returns false for a foreign document. */
-static bool run_unit(struct vstate *s, const struct kt_validator *v, const struct kt_framework *fw,
-                     struct unit *u, const struct kt_vruntimes *rts, time_t now, json_t **admitted)
+/* Run u through the pipeline (with's validator, framework, clock and runtimes; its obj and
+ * old are u's) into u->r (once); the admitted object into *admitted when admitted is not NULL
+ * and nothing was found. Returns false for a foreign document. */
+static bool run_unit(struct vstate *s, const struct kt_validate_req *with, struct unit *u,
+                     json_t **admitted)
 {
     struct kt_err err = {0};
     if (check_foreign(s, u)) {
@@ -888,8 +946,10 @@ static bool run_unit(struct vstate *s, const struct kt_validator *v, const struc
     u->checked = true;
     /* With --old, the same object there makes this an UPDATE review from it. */
     const struct unit *was = find_same(s->old, u->obj);
-    if (kt_validate_object_admitted(v, fw, u->obj, was ? was->obj : NULL, now, rts, &u->r, admitted,
-                                    &err) != 0) {
+    struct kt_validate_req req = *with;
+    req.obj = u->obj;
+    req.old = was ? was->obj : NULL;
+    if (kt_validate_object_admitted(&req, &u->r, admitted, &err) != 0) {
         kt_vresult_add(&u->r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
     return true;
@@ -926,13 +986,23 @@ static void report_unit(struct vstate *s, const struct unit *u)
         char *prefixed = p->go && p->field[0] && s->format != CLI_FORMAT_JSON
                              ? kt_xasprintf("%s: %s", p->field, p->text)
                              : NULL;
-        report(s, u->file->path, unit_line(u, p->ptr), u->obj, p->field, p->type,
-               prefixed ? prefixed : p->text, false, (int)p->stage, NULL);
+        report(s, &(struct vproblem){.file = u->file->path,
+                                     .line = unit_line(u, p->ptr),
+                                     .obj = u->obj,
+                                     .field = p->field,
+                                     .type = p->type,
+                                     .msg = prefixed ? prefixed : p->text,
+                                     .stage = (int)p->stage});
         free(prefixed);
     }
     for (size_t i = 0; i < r->warnings.len; i++) {
-        report(s, u->file->path, unit_line(u, ""), u->obj, "", "", r->warnings.items[i], true,
-               KT_VSTAGE_WEBHOOK, "AdmissionWarning");
+        report(s, &(struct vproblem){.file = u->file->path,
+                                     .line = unit_line(u, ""),
+                                     .obj = u->obj,
+                                     .msg = r->warnings.items[i],
+                                     .warning = true,
+                                     .stage = KT_VSTAGE_WEBHOOK,
+                                     .rule = "AdmissionWarning"});
     }
     if (r->len > 0) {
         s->n_invalid++;
@@ -960,7 +1030,8 @@ static void check_runtimes(struct vstate *s, const struct kt_validator *v,
                            const struct kt_framework *fw, time_t now, json_t *runtimes,
                            json_t *cluster)
 {
-    struct kt_vruntimes none = {runtimes, false, NULL};
+    struct kt_vruntimes none = {.runtimes = runtimes};
+    struct kt_validate_req with = {.v = v, .fw = fw, .now = now, .rts = &none};
     for (size_t i = 0; i < s->nunits; i++) {
         struct unit *u = &s->units[i];
         json_t *admitted = NULL;
@@ -975,15 +1046,15 @@ static void check_runtimes(struct vstate *s, const struct kt_validator *v,
             struct kt_vresult quiet;
             struct kt_err err = {0};
             kt_vresult_init(&quiet);
-            if (kt_validate_object_admitted(v, fw, u->obj, NULL, now, &none, &quiet, &admitted,
-                                            &err) == 0 &&
-                admitted) {
+            struct kt_validate_req req = with;
+            req.obj = u->obj;
+            if (kt_validate_object_admitted(&req, &quiet, &admitted, &err) == 0 && admitted) {
                 json_array_append_new(runtimes, admitted);
             }
             kt_vresult_release(&quiet);
             continue;
         }
-        if (run_unit(s, v, fw, u, &none, now, &admitted) && admitted) {
+        if (run_unit(s, &with, u, &admitted) && admitted) {
             json_array_append_new(runtimes, admitted);
         }
     }
@@ -1005,8 +1076,12 @@ static void report_yaml_warnings(struct vstate *s)
                 if (p[0] == ':' && p[1] == ' ') {
                     p += 2;
                 }
-                report(s, f->path, line ? line : f->stream.docs[j].line, NULL, "", "", p, true,
-                       STAGE_PARSE, "DuplicateKey");
+                report(s, &(struct vproblem){.file = f->path,
+                                             .line = line ? line : f->stream.docs[j].line,
+                                             .msg = p,
+                                             .warning = true,
+                                             .stage = STAGE_PARSE,
+                                             .rule = "DuplicateKey"});
             }
         }
     }
@@ -1176,10 +1251,14 @@ static void check_old_duplicates(struct vstate *o)
         }
         char *m = kt_xasprintf("--old: the same object is also at %s:%zu", first->file->path,
                                unit_line(first, ""));
-        struct cli_where at = where_of(u->file->path, unit_line(u, ""), u->obj, true);
+        struct cli_where at = case_of(u->file->path, unit_line(u, ""), u->obj);
         cli_report_begin(o->rep, &at);
-        report(o, u->file->path, unit_line(u, ""), u->obj, "", "", m, false, STAGE_PARSE,
-               "OldDuplicate");
+        report(o, &(struct vproblem){.file = u->file->path,
+                                     .line = unit_line(u, ""),
+                                     .obj = u->obj,
+                                     .msg = m,
+                                     .stage = STAGE_PARSE,
+                                     .rule = "OldDuplicate"});
         cli_report_end(o->rep);
         free(m);
         o->n_invalid++;
@@ -1253,6 +1332,48 @@ static void release(struct vstate *s)
     kt_strv_release(&s->kpatches);
 }
 
+/* Every input named on the command line (and --old's), read and split into units. Releases
+ * paths. */
+static void read_inputs(struct vstate *s, struct kt_strv *paths)
+{
+    s->rep = cli_report_new(s->format, stdout, stderr);
+    if (s->old_path) {
+        load_old(s);
+    }
+    for (size_t i = 0; i < paths->len; i++) {
+        add_path(s, paths->items[i], 0);
+    }
+    kt_strv_release(paths);
+    load(s);
+}
+
+/* The runtimes first (they are what the TrainJobs are checked against), then each unit as a
+ * testcase of its own. */
+static void check_units(struct vstate *s, struct kt_validator *v, const struct kt_framework *fw)
+{
+    json_t *runtimes = json_array();
+    json_t *cluster = json_array();
+    time_t now = time(NULL);
+    check_runtimes(s, v, fw, now, runtimes, cluster);
+    append_old_runtimes(s, runtimes);
+    struct inputs_view iv = {.s = s, .cluster = cluster};
+    struct kt_view view = {.get = inputs_get, .ctx = &iv};
+    struct kt_vruntimes rts = {
+        .runtimes = runtimes, .allow_missing = s->allow_missing, .view = &view};
+    struct kt_validate_req with = {.v = v, .fw = fw, .now = now, .rts = &rts};
+    for (size_t i = 0; i < s->nunits; i++) {
+        struct unit *u = &s->units[i];
+        struct cli_where at = case_of(u->file->path, unit_line(u, ""), u->obj);
+        cli_report_begin(s->rep, &at);
+        if (u->checked || run_unit(s, &with, u, NULL)) {
+            report_unit(s, u);
+        }
+        cli_report_end(s->rep);
+    }
+    json_decref(cluster);
+    json_decref(runtimes);
+}
+
 int cli_validate(int argc, char **argv, const struct kt_framework *fw)
 {
     struct vstate s = {0};
@@ -1276,34 +1397,8 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
     /* Test knob (docs/development.md): a cluster without Trainer's webhooks registered. */
     const char *nd = getenv("KT_VALIDATE_NO_DEFAULTER");
     kt_validator_set_no_defaulter(v, nd && strcmp(nd, "1") == 0);
-    s.rep = cli_report_new(s.format, stdout, stderr);
-    if (s.old_path) {
-        load_old(&s);
-    }
-    for (size_t i = 0; i < paths.len; i++) {
-        add_path(&s, paths.items[i], 0);
-    }
-    kt_strv_release(&paths);
-    load(&s);
-    json_t *runtimes = json_array();
-    json_t *cluster = json_array();
-    time_t now = time(NULL);
-    check_runtimes(&s, v, fw, now, runtimes, cluster);
-    append_old_runtimes(&s, runtimes);
-    struct inputs_view iv = {&s, cluster};
-    struct kt_view view = {.get = inputs_get, .ctx = &iv};
-    struct kt_vruntimes rts = {runtimes, s.allow_missing, &view};
-    for (size_t i = 0; i < s.nunits; i++) {
-        struct unit *u = &s.units[i];
-        struct cli_where at = where_of(u->file->path, unit_line(u, ""), u->obj, true);
-        cli_report_begin(s.rep, &at);
-        if (u->checked || run_unit(&s, v, fw, u, &rts, now, NULL)) {
-            report_unit(&s, u);
-        }
-        cli_report_end(s.rep);
-    }
-    json_decref(cluster);
-    json_decref(runtimes);
+    read_inputs(&s, &paths);
+    check_units(&s, v, fw);
     finish(&s);
     rc = s.exit_code;
     cli_report_free(s.rep);

@@ -87,7 +87,7 @@ void kt_applied_free(struct kt_applied *a)
 /* The node of (owner, key), or NULL. Locked. */
 static struct node *find(const struct kt_applied *a, uint64_t owner, uint64_t key)
 {
-    struct node_key k = {owner, key};
+    struct node_key k = {.owner = owner, .key = key};
     struct kt_hnode *n = kt_htab_find(&a->t, owner, node_eq, &k);
     return n ? KT_HNODE_ENTRY(n, struct node, hn) : NULL;
 }

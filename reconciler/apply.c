@@ -9,9 +9,10 @@
 #include "common/base/json.h"
 #include "common/base/mem.h"
 
-const struct kt_kube_gvr KT_GVR_PODGROUPS_SP = {"scheduling.x-k8s.io", "v1alpha1", "podgroups"};
-const struct kt_kube_gvr KT_GVR_PODGROUPS_VOLCANO = {"scheduling.volcano.sh", "v1beta1",
-                                                     "podgroups"};
+const struct kt_kube_gvr KT_GVR_PODGROUPS_SP = {
+    .group = "scheduling.x-k8s.io", .version = "v1alpha1", .resource = "podgroups"};
+const struct kt_kube_gvr KT_GVR_PODGROUPS_VOLCANO = {
+    .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
 
 static bool is(const char *a, const char *b)
 {
@@ -133,7 +134,8 @@ static const struct kt_kube_gvr *publish(struct kt_rec_kinds *k, const char *api
     e->group = slash ? kt_xstrndup(api_version, (size_t)(slash - api_version)) : kt_xstrdup("");
     e->version = kt_xstrdup(slash ? slash + 1 : api_version);
     e->resource = kt_xstrdup(resource);
-    e->gvr = (struct kt_kube_gvr){e->group, e->version, e->resource};
+    e->gvr =
+        (struct kt_kube_gvr){.group = e->group, .version = e->version, .resource = e->resource};
     pthread_mutex_lock(&k->mu);
     if (k->n < KT_REC_KINDS_MAX) {
         k->e[k->n++] = e;

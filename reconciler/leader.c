@@ -27,7 +27,7 @@ struct kt_leader {
     bool started, watchdog_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    bool stop, leader, lost, release;
+    bool stop, leader, lost;
     double last_renew; /* when the last successful renewal was sent (monotonic s) */
     /* election thread only: */
     char *observed; /* "holder|renewTime" of the last record seen */
@@ -85,10 +85,14 @@ const char *kt_leader_identity(const struct kt_leader *l)
     return l->identity;
 }
 
+/* What an attempt on the Lease does: take or renew it, or give it up. */
+enum lease_op { LEASE_HOLD, LEASE_RELEASE };
+
 /* The spec we write: holder = identity, renewTime = now, acquireTime and leaseTransitions
  * carried over while we keep holding it. */
-static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, bool release)
+static json_t *lease_spec(struct kt_leader *l, const json_t *old_spec, enum lease_op op)
 {
+    bool release = op == LEASE_RELEASE;
     char now[40];
     kt_kube_time_now(now, KT_KUBE_TIME_MICRO);
     bool ours = strcmp(kt_json_str(old_spec, "holderIdentity", ""), l->identity) == 0;
@@ -108,7 +112,7 @@ static int create_lease(struct kt_leader *l, struct kt_kube_client *c)
 {
     json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:o}", "apiVersion", "coordination.k8s.io/v1",
                             "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns,
-                            "spec", lease_spec(l, NULL, false));
+                            "spec", lease_spec(l, NULL, LEASE_HOLD));
     struct kt_err err = {0};
     int rc = kt_kube_create(c, &KT_GVR_LEASES, l->ns, obj, NULL, &err);
     if (rc != 0) {
@@ -134,8 +138,9 @@ static bool observe(struct kt_leader *l, const json_t *spec)
 }
 
 /* One attempt to acquire or renew (or release); true on success. */
-static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, bool release)
+static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, enum lease_op op)
 {
+    bool release = op == LEASE_RELEASE;
     json_t *lease = NULL;
     struct kt_err err = {0};
     bool ok = false;
@@ -153,7 +158,7 @@ static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, bool releas
     if ((release && !ours) || (!ours && *holder && !expired)) {
         goto out;
     }
-    json_object_set_new(lease, "spec", lease_spec(l, spec, release));
+    json_object_set_new(lease, "spec", lease_spec(l, spec, op));
     if (kt_kube_update(c,
                        &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
                        lease, NULL, &err) != 0) {
@@ -220,8 +225,8 @@ static void *watchdog_main(void *arg)
             fired = true;
             break;
         }
-        struct timespec ts = {(time_t)deadline,
-                              (long)((deadline - (double)(time_t)deadline) * 1e9)};
+        struct timespec ts = {.tv_sec = (time_t)deadline,
+                              .tv_nsec = (long)((deadline - (double)(time_t)deadline) * 1e9)};
         pthread_cond_timedwait(&l->cv, &l->mu, &ts);
     }
     pthread_mutex_unlock(&l->mu);
@@ -241,7 +246,7 @@ static bool pause_retry(struct kt_leader *l)
 {
     pthread_mutex_lock(&l->mu);
     double t = mono_now() + l->retry_s;
-    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
     while (!l->stop && mono_now() < t) {
         pthread_cond_timedwait(&l->cv, &l->mu, &ts);
     }
@@ -270,11 +275,11 @@ static void *run(void *arg)
      * kt_leader_stop (the reconciler exits from on_lost meanwhile). */
     do {
         double t0 = mono_now();
-        if (!kt_leader_lost(l) && try_lease(l, c, false)) {
+        if (!kt_leader_lost(l) && try_lease(l, c, LEASE_HOLD)) {
             (void)note_renewal(l, t0); /* false: lost meanwhile, seen on the next turn */
         }
     } while (!pause_retry(l));
-    if (kt_leader_is_leader(l) && l->release && try_lease(l, c, true)) {
+    if (kt_leader_is_leader(l) && try_lease(l, c, LEASE_RELEASE)) {
         kt_log_info(LOG, "released lease %s/%s", l->ns, l->name);
     }
     kt_kube_client_free(c);
@@ -321,11 +326,10 @@ bool kt_leader_lost(struct kt_leader *l)
     return v;
 }
 
-void kt_leader_stop(struct kt_leader *l, bool release)
+void kt_leader_stop(struct kt_leader *l)
 {
     pthread_mutex_lock(&l->mu);
     l->stop = true;
-    l->release = release;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     if (l->started) {
@@ -343,7 +347,7 @@ void kt_leader_free(struct kt_leader *l)
     if (!l) {
         return;
     }
-    kt_leader_stop(l, true);
+    kt_leader_stop(l);
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
     free(l->observed);

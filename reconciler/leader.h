@@ -48,8 +48,9 @@ bool kt_leader_is_leader(struct kt_leader *l);
 bool kt_leader_lost(struct kt_leader *l);
 /* The identity in use. Borrowed from l. */
 const char *kt_leader_identity(const struct kt_leader *l);
-/* Stop the thread; a leader releases the Lease first when release is true. Idempotent. */
-void kt_leader_stop(struct kt_leader *l, bool release);
+/* Stop the thread; a leader releases the Lease first (so a successor need not wait for it to
+ * expire). Idempotent. */
+void kt_leader_stop(struct kt_leader *l);
 /* Stop (releasing) if needed and free. Accepts NULL. */
 void kt_leader_free(struct kt_leader *l);
 

@@ -173,7 +173,7 @@ static void metrics_init(struct app *a)
                            "Total number of reconciliation errors per controller", ctl, 1);
     a->rec.m_time =
         kt_metrics_histogram(m, "controller_runtime_reconcile_time_seconds",
-                             "Length of time per reconciliation per controller", ctl, 1, NULL, 0);
+                             "Length of time per reconciliation per controller", ctl, 1, NULL);
     a->rec.m_depth = kt_metrics_gauge(m, "workqueue_depth", "Current depth of workqueue", name, 1);
     a->rec.m_adds = kt_metrics_counter(m, "workqueue_adds_total",
                                        "Total number of adds handled by workqueue", name, 1);
@@ -718,7 +718,7 @@ static void shutdown_all(struct app *a)
     kt_certs_rotator_free(a->rotator);
     a->rotator = NULL;
     if (a->leader) {
-        kt_leader_stop(a->leader, true);
+        kt_leader_stop(a->leader);
     }
     if (a->loop_started) {
         kt_informer_loop_stop(a->rec.loop);

@@ -209,8 +209,11 @@ static json_t *owner_trainjob(const struct kt_podevent_src *r, const char *ns, c
 
 static void post(struct kt_kube_client *c, const json_t *tj, const char *note)
 {
-    struct kt_kube_event ev = {tj,   "Warning",          KT_EVENT_REASON_FAILED_SCHEDULING,
-                               note, KT_EVENT_COMPONENT, NULL};
+    struct kt_kube_event ev = {.involved = tj,
+                               .type = "Warning",
+                               .reason = KT_EVENT_REASON_FAILED_SCHEDULING,
+                               .message = note,
+                               .component = KT_EVENT_COMPONENT};
     struct kt_err err = {0};
     const json_t *meta = json_object_get(tj, "metadata");
     if (kt_kube_event_create(c, &ev, &err) != 0) {

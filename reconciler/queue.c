@@ -104,11 +104,14 @@ void kt_queue_free(struct kt_queue *q)
     free(q);
 }
 
-static struct entry *find(struct kt_queue *q, const char *key, bool create)
+/* Whether find adds an entry for a key it does not hold. */
+enum find_mode { FIND_ONLY, FIND_OR_ADD };
+
+static struct entry *find(struct kt_queue *q, const char *key, enum find_mode mode)
 {
     uint64_t h = kt_fnv64_str(KT_FNV64_BASIS, key);
     struct kt_hnode *n = kt_htab_find(&q->entries, h, entry_eq, key);
-    if (n || !create) {
+    if (n || mode == FIND_ONLY) {
         return n ? KT_HNODE_ENTRY(n, struct entry, hn) : NULL;
     }
     struct entry *e = kt_xcalloc(1, sizeof(*e));
@@ -219,7 +222,7 @@ void kt_queue_add(struct kt_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
     if (!q->shutdown) {
-        add_locked(q, find(q, key, true));
+        add_locked(q, find(q, key, FIND_OR_ADD));
     }
     pthread_mutex_unlock(&q->mu);
 }
@@ -248,7 +251,7 @@ void kt_queue_add_after(struct kt_queue *q, const char *key, double delay_s)
 {
     pthread_mutex_lock(&q->mu);
     if (!q->shutdown) {
-        add_after_locked(q, find(q, key, true), delay_s);
+        add_after_locked(q, find(q, key, FIND_OR_ADD), delay_s);
     }
     pthread_mutex_unlock(&q->mu);
 }
@@ -258,7 +261,7 @@ double kt_queue_add_rate_limited(struct kt_queue *q, const char *key)
     double d = 0;
     pthread_mutex_lock(&q->mu);
     if (!q->shutdown) {
-        struct entry *e = find(q, key, true);
+        struct entry *e = find(q, key, FIND_OR_ADD);
         e->failures++;
         d = kt_queue_backoff(q->base_s, q->max_s, e->failures);
         add_after_locked(q, e, d);
@@ -270,7 +273,7 @@ double kt_queue_add_rate_limited(struct kt_queue *q, const char *key)
 void kt_queue_forget(struct kt_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
-    struct entry *e = find(q, key, false);
+    struct entry *e = find(q, key, FIND_ONLY);
     if (e) {
         e->failures = 0;
         maybe_drop(q, e);
@@ -281,7 +284,7 @@ void kt_queue_forget(struct kt_queue *q, const char *key)
 unsigned kt_queue_failures(struct kt_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
-    struct entry *e = find(q, key, false);
+    struct entry *e = find(q, key, FIND_ONLY);
     unsigned n = e ? e->failures : 0;
     pthread_mutex_unlock(&q->mu);
     return n;
@@ -326,7 +329,7 @@ static void wait_until(struct kt_queue *q, double due)
     double d = due - now_of(q);
     d = d < 0 ? 0 : (d > 0.1 && q->clock.now != mono_now ? 0.1 : d);
     double t = mono_now(NULL) + d;
-    struct timespec ts = {(time_t)t, (long)((t - floor(t)) * 1e9)};
+    struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - floor(t)) * 1e9)};
     pthread_cond_timedwait(&q->cv, &q->mu, &ts);
 }
 
@@ -366,7 +369,7 @@ char *kt_queue_try_get(struct kt_queue *q)
 void kt_queue_done(struct kt_queue *q, const char *key)
 {
     pthread_mutex_lock(&q->mu);
-    struct entry *e = find(q, key, false);
+    struct entry *e = find(q, key, FIND_ONLY);
     if (e && e->processing) {
         e->processing = false;
         q->nprocessing--;

@@ -351,8 +351,8 @@ static json_t *drop_secret_data(json_t *obj, void *ud)
 struct owned_slim {
     json_t *(*fn)(json_t *obj, void *ud); /* NULL = store the whole object */
 };
-static struct owned_slim SLIM_WHOLE = {NULL}, SLIM_JOBSET = {slim_jobset},
-                         SLIM_SECRET = {drop_secret_data};
+static struct owned_slim SLIM_WHOLE = {.fn = NULL}, SLIM_JOBSET = {.fn = slim_jobset},
+                         SLIM_SECRET = {.fn = drop_secret_data};
 
 static json_t *owned_or_identity(json_t *obj, void *ud)
 {
@@ -461,11 +461,12 @@ static void pod_update(void *ud, const json_t *old_obj, const json_t *new_obj)
     }
 }
 
-static const struct kt_kube_gvr GVR_PODS = {"", "v1", "pods"};
+static const struct kt_kube_gvr GVR_PODS = {.group = "", .version = "v1", .resource = "pods"};
 
 static void pod_watch(struct kt_rec *r)
 {
-    struct kt_informer_handlers h = {pod_add, pod_update, NULL, synced_trim, r};
+    struct kt_informer_handlers h = {
+        .on_add = pod_add, .on_update = pod_update, .on_synced = synced_trim, .ud = r};
     struct kt_informer_opts o = {
         .gvr = &GVR_PODS,
         .label_selector = KT_JOBSET_NAME_LABEL,
@@ -501,14 +502,24 @@ static struct kt_informer *owned_informer(struct kt_rec *r, const struct kt_kube
     return inf;
 }
 
-static const struct kt_kube_gvr GVR_LIMITRANGES = {"", "v1", "limitranges"};
-static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {"node.k8s.io", "v1", "runtimeclasses"};
+static const struct kt_kube_gvr GVR_LIMITRANGES = {
+    .group = "", .version = "v1", .resource = "limitranges"};
+static const struct kt_kube_gvr GVR_RUNTIMECLASSES = {
+    .group = "node.k8s.io", .version = "v1", .resource = "runtimeclasses"};
 
 /* LimitRanges and RuntimeClasses, metadata only, when a PodGroup policy can be in use. */
 static void podgroup_side_watches(struct kt_rec *r)
 {
-    struct kt_informer_handlers lrh = {lr_add, lr_update, lr_add, synced_trim, r};
-    struct kt_informer_handlers rch = {rc_add, rc_update, rc_add, synced_trim, r};
+    struct kt_informer_handlers lrh = {.on_add = lr_add,
+                                       .on_update = lr_update,
+                                       .on_delete = lr_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers rch = {.on_add = rc_add,
+                                       .on_update = rc_update,
+                                       .on_delete = rc_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
     if (!r->podgroups_sp && !r->podgroups_volcano) {
         return;
     }
@@ -532,7 +543,11 @@ static bool watched(const struct kt_rec *r, const struct kt_kube_gvr *gvr)
 /* One owned informer per kind a plugin watches that no informer covers yet. */
 static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
 {
-    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
+    struct kt_informer_handlers owned = {.on_add = owned_add,
+                                         .on_update = owned_update,
+                                         .on_delete = owned_add,
+                                         .on_synced = synced_trim,
+                                         .ud = r};
     for (size_t i = 0; i < r->fw.n; i++) {
         const char *const *w = r->fw.plugins[i]->watches;
         for (; w && *w; w++) {
@@ -559,10 +574,23 @@ static void plugin_watches(struct kt_rec *r, struct kt_kube_client *c)
 int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
 {
     (void)err;
-    struct kt_informer_handlers tjh = {tj_add, tj_update, tj_delete, synced_trim, r};
-    struct kt_informer_handlers owned = {owned_add, owned_update, owned_add, synced_trim, r};
-    struct kt_informer_handlers jsh = {jobset_add, jobset_update, owned_add, synced_trim, r};
-    struct kt_informer_handlers rth = {rt_add, rt_update, NULL, synced_trim, r};
+    struct kt_informer_handlers tjh = {.on_add = tj_add,
+                                       .on_update = tj_update,
+                                       .on_delete = tj_delete,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers owned = {.on_add = owned_add,
+                                         .on_update = owned_update,
+                                         .on_delete = owned_add,
+                                         .on_synced = synced_trim,
+                                         .ud = r};
+    struct kt_informer_handlers jsh = {.on_add = jobset_add,
+                                       .on_update = jobset_update,
+                                       .on_delete = owned_add,
+                                       .on_synced = synced_trim,
+                                       .ud = r};
+    struct kt_informer_handlers rth = {
+        .on_add = rt_add, .on_update = rt_update, .on_synced = synced_trim, .ud = r};
 
     if (!r->fw.plugins) {
         kt_framework_default(&r->fw);
@@ -985,8 +1013,11 @@ static void warn_event(struct rview *v, const char *msg)
         return;
     }
     char *note = kt_rec_event_note(msg);
-    struct kt_kube_event ev = {v->tj->obj, "Warning",          KT_EVENT_REASON_FAILED,
-                               note,       KT_EVENT_COMPONENT, NULL};
+    struct kt_kube_event ev = {.involved = v->tj->obj,
+                               .type = "Warning",
+                               .reason = KT_EVENT_REASON_FAILED,
+                               .message = note,
+                               .component = KT_EVENT_COMPONENT};
     struct kt_err err = {0};
     if (kt_kube_event_create(v->c, &ev, &err) != 0) {
         kt_log_warn(LOG, "event for trainjob %s/%s failed: %s", v->tj->namespace_, v->tj->name,
@@ -1099,12 +1130,23 @@ static void run_policy(struct rview *v, bool supported, struct kt_run_policy *ou
     kt_runtime_release(&rt);
 }
 
+/* What the status steps of one reconcile share. */
+struct status_pass {
+    const char *owner; /* "ns/name" */
+    json_t *orig;      /* the status as stored (borrowed) */
+    bool supported;    /* the runtime kind is supported (build_step) */
+    double now;
+    double *requeue_s;   /* lowered when a deadline or a TTL is due later */
+    struct kt_err *errs; /* the reconcile's errors, joined */
+};
+
 /* Steps 6-8 on st (stolen), with the provisional start/completion times; returns the new
  * status. */
-static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *st, bool supported,
-                              const struct kt_run_policy *rp, double now, double *requeue_s,
-                              struct kt_err *errs)
+static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, const struct status_pass *p,
+                              json_t *st, const struct kt_run_policy *rp)
 {
+    bool supported = p->supported;
+    double now = p->now;
     kt_rec_set_suspended(st, tj->suspend, (int64_t)floor(now));
     if (supported) {
         json_t *pst = NULL;
@@ -1115,13 +1157,13 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
         int rc = kt_framework_status(&v->r->fw, tj, v->view, &pst, &e);
         kt_tjm_phase(v->r->tjm, KT_TJM_PHASE_POST, mono_now() - t0, rc != 0);
         if (rc != 0) {
-            join_err(errs, &e);
+            join_err(p->errs, &e);
         }
         st = kt_rec_take_plugin_status(st, pst);
     }
     struct kt_opt_i64 deadline = kt_rec_resolve(tj->active_deadline_seconds,
                                                 supported ? &rp->active_deadline_seconds : NULL);
-    if (kt_rec_check_deadline(tj, deadline, st, now, requeue_s) == KT_DEADLINE_EXCEEDED) {
+    if (kt_rec_check_deadline(tj, deadline, st, now, p->requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
     kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));
@@ -1141,24 +1183,25 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, json_t *s
  * JobSet, Jobs, pods, ConfigMaps and Secrets, so its name is not free for a new TrainJob
  * while the old one's objects, which carry the same names, still exist. The uid and
  * resourceVersion preconditions make a TTL edited after this reconcile read the object win. */
-static int ttl_delete(struct rview *v, const json_t *orig, const json_t *st, struct kt_opt_i64 ttl,
-                      double now, double *requeue_s, struct kt_err *err)
+static int ttl_delete(struct rview *v, const struct status_pass *p, const json_t *st,
+                      struct kt_opt_i64 ttl, struct kt_err *err)
 {
     json_t *meta = json_object_get(v->tj->obj, "metadata");
     double left = 0;
     if (json_object_get(meta, "deletionTimestamp")) {
         return 0;
     }
-    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, now, &left);
+    enum kt_rec_ttl due = kt_rec_check_ttl(st, ttl, p->now, &left);
     if (due == KT_TTL_NONE) {
         return 0;
     }
-    if (due == KT_TTL_PENDING || !kt_rec_finished(orig)) {
-        *requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
+    if (due == KT_TTL_PENDING || !kt_rec_finished(p->orig)) {
+        *p->requeue_s = left > 0 ? left : 0.05; /* after the status write this reconcile makes */
         return 0;
     }
-    struct kt_kube_delete_opts o = {v->tj->uid, kt_json_str(meta, "resourceVersion", NULL),
-                                    "Foreground"};
+    struct kt_kube_delete_opts o = {.uid = v->tj->uid,
+                                    .resource_version = kt_json_str(meta, "resourceVersion", NULL),
+                                    .propagation_policy = "Foreground"};
     if (kt_kube_delete(v->c, &KT_GVR_TRAINJOBS, v->tj->namespace_, v->tj->name, &o, err) != 0) {
         return err->code == KT_ENOENT ? 1 : -1;
     }
@@ -1203,26 +1246,25 @@ static bool build_step(struct rview *v, const char *owner, json_t *st, double no
 
 /* Steps 6-9 and the TTL: the new status from st (stolen), then either the TrainJob's deletion
  * or the status write. */
-static void status_step(struct rview *v, struct kt_trainjob *tj, const char *owner, json_t *orig,
-                        json_t *st, bool supported, double now, double *requeue_s,
-                        struct kt_err *errs)
+static void status_step(struct rview *v, struct kt_trainjob *tj, const struct status_pass *p,
+                        json_t *st)
 {
     struct kt_err e = {0};
     struct kt_run_policy rp;
-    run_policy(v, supported, &rp);
-    st = compute_status(v, tj, st, supported, &rp, now, requeue_s, errs);
+    run_policy(v, p->supported, &rp);
+    st = compute_status(v, tj, p, st, &rp);
     if (kt_rec_finished(st)) {
-        kt_applied_mark_finished(v->r->applied, owner, tj->uid);
+        kt_applied_mark_finished(v->r->applied, p->owner, tj->uid);
     }
     struct kt_opt_i64 ttl = kt_rec_resolve(tj->ttl_seconds_after_finished,
-                                           supported ? &rp.ttl_seconds_after_finished : NULL);
-    int gone = ttl_delete(v, orig, st, ttl, now, requeue_s, &e);
+                                           p->supported ? &rp.ttl_seconds_after_finished : NULL);
+    int gone = ttl_delete(v, p, st, ttl, &e);
     if (gone < 0) {
-        join_err(errs, &e);
+        join_err(p->errs, &e);
     }
     e.code = KT_OK;
-    if (gone <= 0 && patch_status(v, owner, orig, st, &e) != 0) {
-        join_err(errs, &e);
+    if (gone <= 0 && patch_status(v, p->owner, p->orig, st, &e) != 0) {
+        join_err(p->errs, &e);
     }
     json_decref(st);
 }
@@ -1250,15 +1292,27 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     double now = now_of(r);
     json_t *meta = json_object_get(tj.obj, "metadata");
     int64_t created = kt_rec_parse_time(kt_json_str(meta, "creationTimestamp", ""));
-    struct rview v = {
-        r, c, &tj, NULL, created < 0 || (double)created < r->start_time, json_object(), {0}, false};
-    struct kt_view view = {view_get, &v, view_keygen, NULL, {view_snapshot_parse, &v}};
+    struct rview v = {.r = r,
+                      .c = c,
+                      .tj = &tj,
+                      .legacy = created < 0 || (double)created < r->start_time,
+                      .seen = json_object(),
+                      .err = {0}};
+    struct kt_view view = {.get = view_get,
+                           .ctx = &v,
+                           .ssh_keygen = view_keygen,
+                           .snapshot_parser = {.parse = view_snapshot_parse, .ctx = &v}};
     struct kt_err errs = {0};
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);
     json_t *st = json_deep_copy(orig);
-    bool supported = build_step(&v, owner, st, now, &errs);
-    status_step(&v, &tj, owner, orig, st, supported, now, requeue_s, &errs);
+    struct status_pass pass = {.owner = owner,
+                               .orig = orig,
+                               .supported = build_step(&v, owner, st, now, &errs),
+                               .now = now,
+                               .requeue_s = requeue_s,
+                               .errs = &errs};
+    status_step(&v, &tj, &pass, st);
     json_decref(orig);
     json_decref(v.seen);
     if (errs.code != KT_OK) {
@@ -1321,7 +1375,10 @@ int kt_rec_reconcile(struct kt_rec *r, struct kt_kube_client *c, const char *key
     if (strncmp(key, KT_POD_KEY_PREFIX, strlen(KT_POD_KEY_PREFIX)) == 0) {
         const char *k = key + strlen(KT_POD_KEY_PREFIX), *slash = strchr(k, '/');
         char *ns = kt_xstrndup(k, slash ? (size_t)(slash - k) : 0);
-        struct kt_podevent_src src = {r->pods, r->jobsets, r->trainjobs, r->sched_limit};
+        struct kt_podevent_src src = {.pods = r->pods,
+                                      .jobsets = r->jobsets,
+                                      .trainjobs = r->trainjobs,
+                                      .sched_limit = r->sched_limit};
         kt_rec_pod_event(&src, c, ns, slash ? slash + 1 : k, now_of(r));
         free(ns);
         return 0;

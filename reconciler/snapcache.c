@@ -78,7 +78,7 @@ static struct slot *find(struct kt_snapcache *c, const struct text_key *k)
 json_t *kt_snapcache_parse(struct kt_snapcache *c, const char *text, struct kt_err *err)
 {
     size_t len = strlen(text);
-    struct text_key k = {text, len, kt_fnv64_mem(KT_FNV64_BASIS, text, len)};
+    struct text_key k = {.text = text, .len = len, .hash = kt_fnv64_mem(KT_FNV64_BASIS, text, len)};
     json_t *root;
 
     pthread_mutex_lock(&c->mu);

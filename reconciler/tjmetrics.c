@@ -78,7 +78,8 @@ struct kt_tjm *kt_tjm_new(struct kt_metrics *m, double start_time, kt_tjm_framew
                                       "result"};
     static const char *const state[] = {"namespace", "state"};
     static const char *const phase[] = {"phase"};
-    const size_t nb = KT_ARRAY_SIZE(lifecycle_buckets);
+    const struct kt_metrics_buckets lifecycle = {.bounds = lifecycle_buckets,
+                                                 .n = KT_ARRAY_SIZE(lifecycle_buckets)};
     struct kt_tjm *t = kt_xcalloc(1, sizeof(*t));
     t->created = kt_metrics_counter(m, NS "trainjobs_created_total",
                                     "Total number of TrainJobs created.", base, 4);
@@ -98,17 +99,17 @@ struct kt_tjm *kt_tjm_new(struct kt_metrics *m, double start_time, kt_tjm_framew
                                    "TrainJobs in the cluster by current state.", state, 2);
     t->to_jobset = kt_metrics_histogram(m, NS "trainjob_jobset_created_seconds",
                                         "Time from TrainJob creation to its JobSet's creation.",
-                                        base, 4, lifecycle_buckets, nb);
+                                        base, 4, &lifecycle);
     t->to_ready = kt_metrics_histogram(
         m, NS "trainjob_first_job_ready_seconds",
         "Time from TrainJob creation until a child Job of its JobSet first had all its pods ready.",
-        base, 4, lifecycle_buckets, nb);
+        base, 4, &lifecycle);
     t->duration = kt_metrics_histogram(
         m, NS "trainjob_duration_seconds",
         "End-to-end duration of TrainJobs from creation to Complete or Failed.", res, 5,
-        lifecycle_buckets, nb);
+        &lifecycle);
     t->phase_time = kt_metrics_histogram(m, NS "reconcile_phase_duration_seconds",
-                                         "Time spent per reconcile phase.", phase, 1, NULL, 0);
+                                         "Time spent per reconcile phase.", phase, 1, NULL);
     t->phase_errors = kt_metrics_counter(m, NS "reconcile_phase_errors_total",
                                          "Reconcile phase runs that failed.", phase, 1);
     /* Exposed at 0 from the start, so rate() sees the first error and the alert on it has a
@@ -227,8 +228,8 @@ static uint32_t intern_labels(struct kt_tjm *t, const char *kind, const char *rn
             t->cap_labels = t->cap_labels ? t->cap_labels * 2 : 8;
             t->labels = kt_xrealloc(t->labels, t->cap_labels * sizeof(*t->labels));
         }
-        t->labels[t->n_labels] =
-            (struct tjm_labels){kt_xstrdup(kind), kt_xstrdup(rname), kt_xstrdup(fw)};
+        t->labels[t->n_labels] = (struct tjm_labels){
+            .kind = kt_xstrdup(kind), .rname = kt_xstrdup(rname), .fw = kt_xstrdup(fw)};
         id = json_integer((json_int_t)t->n_labels++);
         json_object_set_new(t->label_ids, key, id);
     }

@@ -151,7 +151,7 @@ static json_t *scan_item(json_t *item, void *ud)
 static int scan_one(struct kt_kube_client *c, struct kt_unlabelled *u,
                     const struct kt_kube_gvr *gvr, const char *ns, struct kt_err *err)
 {
-    struct scan_ctx s = {u, gvr};
+    struct scan_ctx s = {.u = u, .gvr = gvr};
     struct kt_kube_list_opts o = {
         .label_selector = "!" KT_TRAINJOB_NAME_LABEL,
         .limit = SCAN_PAGE,

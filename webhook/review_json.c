@@ -489,7 +489,7 @@ static int rj_read_value(struct rj_rd *r, json_t **out)
 
 json_t *kt_review_json_parse(const char *body, size_t len)
 {
-    struct rj_rd r = {(const unsigned char *)body, (const unsigned char *)body + len, 0};
+    struct rj_rd r = {.p = (const unsigned char *)body, .end = (const unsigned char *)body + len};
     json_t *review = NULL;
     int rc;
 

@@ -128,18 +128,22 @@ static const char *validate_trainjob(struct kt_wroutes *r, struct kt_admission_c
     const char *v;
 
     /* The CRD defaults apiGroup and kind; the same defaults for a request that lacks them. */
-    if (kt_wstore_runtimes_for(r->store, snap, kt_json_str(ref, "apiGroup", KT_GROUP),
-                               kt_json_str(ref, "kind", "ClusterTrainingRuntime"), ns,
-                               kt_json_str(ref, "name", ""), &runtimes, &owned, &err) != 0) {
+    struct kt_wstore_runtime_ref want = {
+        .api_group = kt_json_str(ref, "apiGroup", KT_GROUP),
+        .kind = kt_json_str(ref, "kind", "ClusterTrainingRuntime"),
+        .name = kt_json_str(ref, "name", ""),
+        .ns = ns,
+    };
+    if (kt_wstore_runtimes_for(r->store, snap, &want, &runtimes, &owned, &err) != 0) {
         return internal_error(ctx, &err);
     }
     kt_wview_init(&wv, r->store, snap);
     kt_vresult_init(&res);
-    const struct kt_vruntimes rts = {.runtimes = runtimes, .view = &wv.view};
-    const json_t *old = ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL;
     /* The snapshot's runtimes come decoded; a live-read runtime (owned) is decoded here. */
-    int rc = kt_validate_trainjob_webhook_decoded(&r->fw, ctx->object, old, &rts,
-                                                  owned ? NULL : snap->decoded, &res, &err);
+    const struct kt_vruntimes rts = {
+        .runtimes = runtimes, .view = &wv.view, .decoded = owned ? NULL : snap->decoded};
+    const json_t *old = ctx->op == KT_OP_UPDATE ? ctx->old_object : NULL;
+    int rc = kt_validate_trainjob_webhook(&r->fw, ctx->object, old, &rts, &res, &err);
     if (wv.err_set) {
         v = internal_error(ctx, &wv.err);
     } else if (rc != 0) {
@@ -253,7 +257,7 @@ void kt_wroutes_init(struct kt_wroutes *r, struct kt_wstore *store, struct kt_me
                            "Total number of admission requests by HTTP status code.", cr_total, 2);
     r->m_cr_latency = kt_metrics_histogram(
         metrics, "controller_runtime_webhook_latency_seconds",
-        "Histogram of the latency of processing admission requests", cr_hook, 1, NULL, 0);
+        "Histogram of the latency of processing admission requests", cr_hook, 1, NULL);
     r->m_cr_inflight =
         kt_metrics_gauge(metrics, "controller_runtime_webhook_requests_in_flight",
                          "Current number of admission requests being served.", cr_hook, 1);

@@ -478,16 +478,17 @@ static const json_t *find(const json_t *arr, const char *av, const char *kind, c
     return NULL;
 }
 
-int kt_wstore_runtimes_for(struct kt_wstore *s, const struct kt_wsnap *snap, const char *api_group,
-                           const char *kind, const char *ns, const char *name,
-                           const json_t **runtimes, json_t **owned, struct kt_err *err)
+int kt_wstore_runtimes_for(struct kt_wstore *s, const struct kt_wsnap *snap,
+                           const struct kt_wstore_runtime_ref *ref, const json_t **runtimes,
+                           json_t **owned, struct kt_err *err)
 {
+    const char *kind = ref->kind, *ns = ref->ns, *name = ref->name;
     bool cluster = strcmp(kind, "ClusterTrainingRuntime") == 0;
     json_t *got = NULL;
 
     *owned = NULL;
     *runtimes = snap->runtimes;
-    if (!s->cfg || strcmp(api_group, KT_GROUP) != 0 ||
+    if (!s->cfg || strcmp(ref->api_group, KT_GROUP) != 0 ||
         (!cluster && strcmp(kind, "TrainingRuntime") != 0) ||
         find(snap->runtimes, KT_API_VERSION, kind, cluster ? NULL : ns, name)) {
         return 0;

@@ -67,15 +67,20 @@ bool kt_wstore_unsynced_reason(struct kt_wstore *s, char *buf, size_t n);
 struct kt_wsnap *kt_wstore_acquire(struct kt_wstore *s);
 void kt_wsnap_release(struct kt_wsnap *snap);
 
-/* The runtimes the TrainJob validator should see for a TrainJob referencing
- * api_group/kind/name in namespace ns: snap->runtimes when the runtime is there; else (cluster
- * mode) the result of one live GET as a one-element array, or an empty array when the API server
- * says it does not exist (never for a group other than trainer.kubeflow.org). *owned gets the array
- * the caller must json_decref (NULL when the snapshot's own array is returned). -1 + err when the
- * GET failed otherwise. */
+/* A TrainJob's runtimeRef, read in the TrainJob's namespace. Strings borrowed for the call. */
+struct kt_wstore_runtime_ref {
+    const char *api_group, *kind, *name;
+    const char *ns; /* the TrainJob's; unused for a ClusterTrainingRuntime */
+};
+
+/* The runtimes the TrainJob validator should see for a TrainJob referencing ref:
+ * snap->runtimes when the runtime is there; else (cluster mode) the result of one live GET as a
+ * one-element array, or an empty array when the API server says it does not exist (never for a
+ * group other than trainer.kubeflow.org). *owned gets the array the caller must json_decref
+ * (NULL when the snapshot's own array is returned). -1 + err when the GET failed otherwise. */
 KT_MUST_CHECK int kt_wstore_runtimes_for(struct kt_wstore *s, const struct kt_wsnap *snap,
-                                         const char *api_group, const char *kind, const char *ns,
-                                         const char *name, const json_t **runtimes, json_t **owned,
+                                         const struct kt_wstore_runtime_ref *ref,
+                                         const json_t **runtimes, json_t **owned,
                                          struct kt_err *err);
 
 /* A per-request framework view over the store (JobSets and other objects). Fill with

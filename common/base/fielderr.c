@@ -259,15 +259,16 @@ char *kt_go_quote(const char *s)
  * type dropped, absent non-omitted fields printed as their zero value, map keys sorted. A JSON
  * value whose shape does not fit its Go type (upstream could not decode it) prints as given. */
 
-static const struct kt_godesc D_ANY = {KT_GK_ANY, NULL, NULL, 0, "interface {}", 0, 0};
-static const struct kt_godesc D_STRING = {KT_GK_STRING, NULL, NULL, 0, "string", 0, 0};
-static const struct kt_godesc D_STRING_SLICE = {KT_GK_SLICE, &D_STRING, NULL, 0, "[]string", 0, 0};
+static const struct kt_godesc D_ANY = {.kind = KT_GK_ANY, .go = "interface {}"};
+static const struct kt_godesc D_STRING = {.kind = KT_GK_STRING, .go = "string"};
+static const struct kt_godesc D_STRING_SLICE = {
+    .kind = KT_GK_SLICE, .elem = &D_STRING, .go = "[]string"};
 static const struct kt_godesc D_ENV_LIST = {
-    KT_GK_SLICE, &kt_go_EnvVar, NULL, 0, "[]v1.EnvVar", 0, 0};
+    .kind = KT_GK_SLICE, .elem = &kt_go_EnvVar, .go = "[]v1.EnvVar"};
 static const struct kt_godesc D_PATCH_LIST = {
-    KT_GK_SLICE, &kt_go_RuntimePatch, NULL, 0, "[]v1alpha1.RuntimePatch", 0, 0};
+    .kind = KT_GK_SLICE, .elem = &kt_go_RuntimePatch, .go = "[]v1alpha1.RuntimePatch"};
 static const struct kt_godesc D_CONTAINER_LIST = {
-    KT_GK_SLICE, &kt_go_Container, NULL, 0, "[]v1.Container", 0, 0};
+    .kind = KT_GK_SLICE, .elem = &kt_go_Container, .go = "[]v1.Container"};
 
 static const struct kt_godesc *desc_of(enum kt_gotype t)
 {

@@ -253,7 +253,7 @@ static int walk_struct(struct dec *d, const json_t *v, const struct kt_godesc *t
  * another JSON type fails with that UnmarshalTypeError (into string, the field's context). */
 static int walk_string_unmarshaler(struct dec *d, const json_t *v, const struct kt_godesc *t)
 {
-    static const struct kt_godesc str = {KT_GK_STRING, NULL, NULL, 0, "string", 0, 0};
+    static const struct kt_godesc str = {.kind = KT_GK_STRING, .go = "string"};
     if (!json_is_string(v)) {
         char *what = kt_xstrdup(kt_go_json_kind(v));
         char *msg = type_error(d, what, str.go);
@@ -267,39 +267,89 @@ static int walk_string_unmarshaler(struct dec *d, const json_t *v, const struct 
     return 0;
 }
 
-static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
+/* Does v have the JSON type a Go value of scalar kind k decodes from? */
+static bool scalar_fits(const json_t *v, const struct kt_godesc *t)
+{
+    switch (t->kind) {
+    case KT_GK_STRING:
+        return json_is_string(v);
+    case KT_GK_BOOL:
+        return json_is_boolean(v);
+    case KT_GK_INT:
+        return json_is_number(v) && int_fits(v, t);
+    case KT_GK_FLOAT:
+        return json_is_number(v);
+    default:
+        return true;
+    }
+}
+
+/* A slice or a map: each element walked under its index or key. */
+static int walk_elems(struct dec *d, const json_t *v, const struct kt_godesc *t)
 {
     size_t i;
     const json_t *e;
     const char *key;
+    if (t->kind == KT_GK_SLICE ? !json_is_array(v) : !json_is_object(v)) {
+        save(d, v, t);
+        return 0;
+    }
+    if (t->kind == KT_GK_SLICE) {
+        json_array_foreach(v, i, e)
+        {
+            path_push(d, NULL, i);
+            if (walk(d, e, t->elem) != 0) {
+                return -1;
+            }
+            d->plen--;
+        }
+        return 0;
+    }
+    json_object_foreach(kt__json_unconst(v), key, e)
+    {
+        path_push(d, key, 0);
+        if (walk(d, e, t->elem) != 0) {
+            return -1;
+        }
+        d->plen--;
+    }
+    return 0;
+}
 
+/* intstr.IntOrString: a string, or what json.Unmarshal(value, &intstr.IntVal) takes; anything
+ * else stops the decoding with that int32 error, whatever was saved before. */
+static int walk_intorstr(struct dec *d, const json_t *v)
+{
+    if (json_is_string(v) || (json_is_integer(v) && json_integer_value(v) >= -2147483648LL &&
+                              json_integer_value(v) <= 2147483647LL)) {
+        return 0;
+    }
+    static const struct kt_godesc i32 = {.kind = KT_GK_INT, .go = "int32", .bits = 32};
+    char *saved = d->saved, *saved_at[2] = {d->saved_at[0], d->saved_at[1]};
+    d->saved = NULL;
+    save(d, v, &i32);
+    d->abort = d->saved;
+    d->abort_at[0] = d->saved_at[0];
+    d->abort_at[1] = d->saved_at[1];
+    d->saved = saved;
+    d->saved_at[0] = saved_at[0];
+    d->saved_at[1] = saved_at[1];
+    return -1;
+}
+
+static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
+{
     if (json_is_null(v)) {
         return 0; /* null leaves any Go value as it is; Unmarshalers accept it */
     }
     switch (t->kind) {
-    case KT_GK_ANY:
-    case KT_GK_RAW:
-    case KT_GK_BYTES:
-        return 0;
     case KT_GK_PTR:
         return walk(d, v, t->elem);
     case KT_GK_STRING:
-        if (!json_is_string(v)) {
-            save(d, v, t);
-        }
-        return 0;
     case KT_GK_BOOL:
-        if (!json_is_boolean(v)) {
-            save(d, v, t);
-        }
-        return 0;
     case KT_GK_INT:
-        if (!json_is_number(v) || !int_fits(v, t)) {
-            save(d, v, t);
-        }
-        return 0;
     case KT_GK_FLOAT:
-        if (!json_is_number(v)) {
+        if (!scalar_fits(v, t)) {
             save(d, v, t);
         }
         return 0;
@@ -310,67 +360,25 @@ static int walk(struct dec *d, const json_t *v, const struct kt_godesc *t)
         }
         return walk_struct(d, v, t);
     case KT_GK_SLICE:
-        if (!json_is_array(v)) {
-            save(d, v, t);
-            return 0;
-        }
-        json_array_foreach(v, i, e)
-        {
-            path_push(d, NULL, i);
-            if (walk(d, e, t->elem) != 0) {
-                return -1;
-            }
-            d->plen--;
-        }
-        return 0;
     case KT_GK_MAP:
-        if (!json_is_object(v)) {
-            save(d, v, t);
-            return 0;
-        }
-        json_object_foreach(kt__json_unconst(v), key, e)
-        {
-            path_push(d, key, 0);
-            if (walk(d, e, t->elem) != 0) {
-                return -1;
-            }
-            d->plen--;
-        }
-        return 0;
+        return walk_elems(d, v, t);
     case KT_GK_QUANTITY: {
         struct kt_quantity q;
         struct kt_err err = {0};
-        if (kt_quantity_from_json(v, &q, &err) != 0) {
-            return stop(d, kt_xstrdup(err.msg));
-        }
-        return 0;
+        return kt_quantity_from_json(v, &q, &err) != 0 ? stop(d, kt_xstrdup(err.msg)) : 0;
     }
     case KT_GK_INTORSTR:
-        if (json_is_string(v)) {
-            return 0;
-        }
-        if (!json_is_number(v) || !json_is_integer(v) || json_integer_value(v) < -2147483648LL ||
-            json_integer_value(v) > 2147483647LL) {
-            /* json.Unmarshal(value, &intstr.IntVal) */
-            static const struct kt_godesc i32 = {KT_GK_INT, NULL, NULL, 0, "int32", 32, 0};
-            char *saved = d->saved, *saved_at[2] = {d->saved_at[0], d->saved_at[1]};
-            d->saved = NULL;
-            save(d, v, &i32);
-            d->abort = d->saved;
-            d->abort_at[0] = d->saved_at[0];
-            d->abort_at[1] = d->saved_at[1];
-            d->saved = saved;
-            d->saved_at[0] = saved_at[0];
-            d->saved_at[1] = saved_at[1];
-            return -1;
-        }
-        return 0;
+        return walk_intorstr(d, v);
     case KT_GK_TIME:
     case KT_GK_MICROTIME:
     case KT_GK_DURATION:
         return walk_string_unmarshaler(d, v, t);
+    case KT_GK_ANY:
+    case KT_GK_RAW:
+    case KT_GK_BYTES:
+    default:
+        return 0;
     }
-    return 0;
 }
 
 int kt_go_decode_check(const json_t *v, const struct kt_godesc *d, struct kt_go_decode *out)
@@ -494,23 +502,139 @@ static int days_in(int month, int year)
     return month == 2 && leap ? 29 : days[month - 1];
 }
 
+/* The layout's chunks: the literal before each std element, the element, its name. */
+enum tchunk { YEAR, MONTH, DAY, HOUR, MIN, SEC, TZ, END };
+static const struct {
+    const char *prefix;
+    const char *std;
+} tchunks[] = {
+    [YEAR] = {.prefix = "", .std = "2006"}, [MONTH] = {.prefix = "-", .std = "01"},
+    [DAY] = {.prefix = "-", .std = "02"},   [HOUR] = {.prefix = "T", .std = "15"},
+    [MIN] = {.prefix = ":", .std = "04"},   [SEC] = {.prefix = ":", .std = "05"},
+    [TZ] = {.prefix = "", .std = "Z07:00"}, [END] = {.prefix = "", .std = ""},
+};
+
+/* What parsing has found so far, and why an element failed. */
+struct tparse {
+    int year, month, day;
+    const char *range; /* the element out of range ("month", ...), or NULL */
+};
+
+/* "2006": four digits. Nonzero when v does not start with them. */
+static int take_year(const char **v, int *year)
+{
+    const char *p = *v;
+    if (strlen(p) < 4 || !digit_at(p, 0)) {
+        return 1;
+    }
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        bad |= !isdigit((unsigned char)p[i]);
+    }
+    *year = (p[0] - '0') * 1000 + (p[1] - '0') * 100 + (p[2] - '0') * 10 + p[3] - '0';
+    *v = p + 4;
+    return bad;
+}
+
+/* "05" and the fraction the layout lacks, which Go accepts (parseNanoseconds of its digits). */
+static int take_seconds(const char **v, const char **range)
+{
+    int n = 0;
+    if (getnum(v, true, &n) != 0) {
+        return 1;
+    }
+    if (n >= 60) {
+        *range = "second";
+        return 0;
+    }
+    const char *p = *v;
+    if ((p[0] == '.' || p[0] == ',') && digit_at(p, 1)) {
+        p += 2;
+        while (isdigit((unsigned char)*p)) {
+            p++;
+        }
+        *v = p;
+    }
+    return 0;
+}
+
+/* "Z07:00": Z, or a sign, two digits, a colon, two digits. */
+static int take_zone(const char **v, const char **range)
+{
+    const char *z = *v;
+    if (*z == 'Z') {
+        *v = z + 1;
+        return 0;
+    }
+    if (strlen(z) < 6 || z[3] != ':') {
+        return 1;
+    }
+    char hh[3] = {z[1], z[2], 0}, mm[3] = {z[4], z[5], 0};
+    const char *p = hh;
+    int hr = 0, mi = 0;
+    *v = z + 6;
+    int bad = getnum(&p, true, &hr) != 0;
+    if (!bad) {
+        p = mm;
+        bad = getnum(&p, true, &mi) != 0;
+    }
+    if (hr > 24) {
+        *range = "time zone offset hour";
+    }
+    if (mi > 60) {
+        *range = "time zone offset minute";
+    }
+    return bad || (z[0] != '+' && z[0] != '-');
+}
+
+/* A clock element ("15", "04") below limit, named name when it is not. */
+static int take_clock(const char **v, bool fixed, int limit, const char *name, const char **range)
+{
+    int n = 0;
+    int bad = getnum(v, fixed, &n) != 0;
+    if (n >= limit) {
+        *range = name;
+    }
+    return bad;
+}
+
+/* Element c of the layout at *v (advanced past it). Nonzero when it does not parse. */
+static int take_element(enum tchunk c, const char **v, struct tparse *t)
+{
+    switch (c) {
+    case YEAR:
+        return take_year(v, &t->year);
+    case MONTH: {
+        int bad = getnum(v, true, &t->month) != 0;
+        if (!bad && (t->month <= 0 || t->month > 12)) {
+            t->range = "month";
+        }
+        return bad;
+    }
+    case DAY:
+        return getnum(v, true, &t->day) != 0;
+    case HOUR:
+        return take_clock(v, false, 24, "hour", &t->range);
+    case MIN:
+        return take_clock(v, true, 60, "minute", &t->range);
+    case SEC:
+        return take_seconds(v, &t->range);
+    case TZ:
+        return take_zone(v, &t->range);
+    case END:
+    default:
+        return 0;
+    }
+}
+
 char *kt_go_time_error(const char *s)
 {
-    /* The layout's chunks: the literal before each std element, the element, its name. */
-    enum { YEAR, MONTH, DAY, HOUR, MIN, SEC, TZ, END };
-    static const struct {
-        const char *prefix;
-        const char *std;
-    } chunk[] = {{"", "2006"}, {"-", "01"}, {"-", "02"},    {"T", "15"},
-                 {":", "04"},  {":", "05"}, {"", "Z07:00"}, {"", ""}};
     const char *v = s;
-    int year = 0, month = 0, day = 0, n = 0;
-
-    for (int c = YEAR; c <= END; c++) {
-        const char *pre = chunk[c].prefix;
-        for (; *pre; pre++, v++) {
+    struct tparse t = {0};
+    for (enum tchunk c = YEAR; c <= END; c++) {
+        for (const char *pre = tchunks[c].prefix; *pre; pre++, v++) {
             if (*v != *pre) {
-                return parse_error(s, chunk[c].prefix, v, NULL, NULL);
+                return parse_error(s, tchunks[c].prefix, v, NULL, NULL);
             }
         }
         if (c == END) {
@@ -520,100 +644,17 @@ char *kt_go_time_error(const char *s)
             break;
         }
         const char *hold = v;
-        const char *range = NULL;
-        n = 0;
-        int bad = 0;
-        switch (c) {
-        case YEAR:
-            if (strlen(v) < 4 || !digit_at(v, 0)) {
-                bad = 1;
-                break;
-            }
-            for (int i = 0; i < 4; i++) {
-                bad |= !isdigit((unsigned char)v[i]);
-            }
-            year = (v[0] - '0') * 1000 + (v[1] - '0') * 100 + (v[2] - '0') * 10 + v[3] - '0';
-            v += 4;
-            break;
-        case MONTH:
-            bad = getnum(&v, true, &month) != 0;
-            if (!bad && (month <= 0 || month > 12)) {
-                range = "month";
-            }
-            break;
-        case DAY:
-            bad = getnum(&v, true, &day) != 0;
-            break;
-        case HOUR:
-            bad = getnum(&v, false, &n) != 0;
-            if (n >= 24) {
-                range = "hour";
-            }
-            break;
-        case MIN:
-            bad = getnum(&v, true, &n) != 0;
-            if (n >= 60) {
-                range = "minute";
-            }
-            break;
-        case SEC:
-            bad = getnum(&v, true, &n) != 0;
-            if (bad) {
-                break;
-            }
-            if (n >= 60) {
-                range = "second";
-                break;
-            }
-            /* A fraction the layout lacks is accepted (parseNanoseconds of its digits). */
-            if ((v[0] == '.' || v[0] == ',') && digit_at(v, 1)) {
-                v += 2;
-                while (isdigit((unsigned char)*v)) {
-                    v++;
-                }
-            }
-            break;
-        case TZ: {
-            if (*v == 'Z') {
-                v++;
-                break;
-            }
-            if (strlen(v) < 6 || v[3] != ':') {
-                bad = 1;
-                break;
-            }
-            char hh[3] = {v[1], v[2], 0}, mm[3] = {v[4], v[5], 0};
-            const char *p = hh;
-            int hr = 0, mi = 0;
-            char sign = v[0];
-            v += 6;
-            bad = getnum(&p, true, &hr) != 0;
-            if (!bad) {
-                p = mm;
-                bad = getnum(&p, true, &mi) != 0;
-            }
-            if (hr > 24) {
-                range = "time zone offset hour";
-            }
-            if (mi > 60) {
-                range = "time zone offset minute";
-            }
-            if (sign != '+' && sign != '-') {
-                bad = 1;
-            }
-            break;
-        }
-        }
-        if (range) {
+        int bad = take_element(c, &v, &t);
+        if (t.range) {
             char msg[64];
-            snprintf(msg, sizeof(msg), ": %s out of range", range);
-            return parse_error(s, chunk[c].std, v, msg, NULL);
+            snprintf(msg, sizeof(msg), ": %s out of range", t.range);
+            return parse_error(s, tchunks[c].std, v, msg, NULL);
         }
         if (bad) {
-            return parse_error(s, chunk[c].std, hold, NULL, NULL);
+            return parse_error(s, tchunks[c].std, hold, NULL, NULL);
         }
     }
-    if (day < 1 || day > days_in(month, year)) {
+    if (t.day < 1 || t.day > days_in(t.month, t.year)) {
         return parse_error(s, "", v, ": day out of range", NULL);
     }
     return NULL;

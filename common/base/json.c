@@ -461,7 +461,7 @@ static int dump_value(struct dump *d, const json_t *v, int depth)
 static char *dump_alloc(const json_t *v, int flags)
 {
     struct kt_buf b;
-    struct dump d = {&b, NULL, flags};
+    struct dump d = {.b = &b, .flags = flags};
 
     kt_buf_init(&b, (size_t)-1 / 2);
     if (!v) {
@@ -491,7 +491,7 @@ char *kt_json_dump_go(const json_t *v)
 
 int kt_json_dump_buf(const json_t *v, struct kt_buf *b, struct kt_err *err)
 {
-    struct dump d = {b, err, 0};
+    struct dump d = {.b = b, .err = err};
 
     if (!v) {
         return put(&d, "null", 4);
@@ -501,7 +501,7 @@ int kt_json_dump_buf(const json_t *v, struct kt_buf *b, struct kt_err *err)
 
 int kt_json_dump_go_buf(const json_t *v, struct kt_buf *b, struct kt_err *err)
 {
-    struct dump d = {b, err, DUMP_GO};
+    struct dump d = {.b = b, .err = err, .flags = DUMP_GO};
 
     if (!v) {
         return put(&d, "null", 4);
@@ -697,7 +697,7 @@ json_t *kt_json_clone(const json_t *v)
         union {
             const json_t *c;
             json_t *m;
-        } u = {v};
+        } u = {.c = v};
         for (void *it = json_object_iter(u.m); it; it = json_object_iter_next(u.m, it)) {
             json_object_set_new_nocheck(out, json_object_iter_key(it),
                                         kt_json_clone(json_object_iter_value(it)));

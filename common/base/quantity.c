@@ -81,12 +81,12 @@ static int qscan_run(const char *s, size_t end, struct qscan *q, struct kt_err *
     }
     size_t start = pos;
     pos = scan_digits(s, pos, end);
-    q->num = (struct kt_str){s + start, pos - start};
+    q->num = (struct kt_str){.ptr = s + start, .len = pos - start};
     if (pos < end && s[pos] == '.') {
         pos++;
         start = pos;
         pos = scan_digits(s, pos, end);
-        q->denom = (struct kt_str){s + start, pos - start};
+        q->denom = (struct kt_str){.ptr = s + start, .len = pos - start};
     }
     q->has_digit = q->has_digit || q->num.len > 0 || q->denom.len > 0;
     start = pos;
@@ -100,7 +100,7 @@ static int qscan_run(const char *s, size_t end, struct qscan *q, struct kt_err *
     if (pos < end) {
         return kt_err_set(err, KT_EPARSE, "%s", ERR_FORMAT);
     }
-    q->suffix = (struct kt_str){s + start, end - start};
+    q->suffix = (struct kt_str){.ptr = s + start, .len = end - start};
     return 0;
 }
 
@@ -156,7 +156,7 @@ static int interpret_suffix(struct kt_str s, int *base, int32_t *exp, enum kt_qf
         }
     }
     if (s.len > 1 && (s.ptr[0] == 'e' || s.ptr[0] == 'E')) {
-        if (parse_exponent((struct kt_str){s.ptr + 1, s.len - 1}, exp)) {
+        if (parse_exponent((struct kt_str){.ptr = s.ptr + 1, .len = s.len - 1}, exp)) {
             *base = 10;
             *fmt = KT_QF_DECIMAL_EXPONENT;
             return 0;
@@ -272,7 +272,7 @@ static bool keeps_text(const struct qscan *q, int base, int32_t exp)
         return false;
     }
     /* shifted = num + denom must not end in "000". */
-    struct digits d = {q->num, q->denom};
+    struct digits d = {.a = q->num, .b = q->denom};
     size_t total = q->num.len + q->denom.len;
     return !(total >= 3 && digit_at(&d, total - 1) == 0 && digit_at(&d, total - 2) == 0 &&
              digit_at(&d, total - 3) == 0);
@@ -315,7 +315,7 @@ int kt_quantity_parse(const char *s, size_t len, struct kt_quantity *out, struct
             r.format = KT_QF_DECIMAL_SI; /* upstream: a binary value below 1 is decimal */
         }
     } else {
-        struct digits d = {q.num, q.denom};
+        struct digits d = {.a = q.num, .b = q.denom};
         if (decimal_nano(&d, (int64_t)exp - (int64_t)q.denom.len, &r.nano, err) < 0) {
             return -1;
         }

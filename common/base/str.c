@@ -9,7 +9,7 @@
 
 struct kt_str kt_str_c(const char *s)
 {
-    struct kt_str r = {s, s ? strlen(s) : 0};
+    struct kt_str r = {.ptr = s, .len = s ? strlen(s) : 0};
 
     return r;
 }
@@ -42,7 +42,7 @@ char *kt_str_dup(struct kt_str s)
 
 struct kt_str kt_str_cut(struct kt_str s, char sep, struct kt_str *head)
 {
-    struct kt_str rest = {NULL, 0};
+    struct kt_str rest = {.len = 0};
     const char *p = s.len ? memchr(s.ptr, sep, s.len) : NULL;
 
     if (!p) {

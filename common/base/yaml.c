@@ -1413,7 +1413,7 @@ static int emit_seq(struct emitter *e, const json_t *arr, size_t indent, bool in
 
 int kt_yaml_emit(const json_t *v, struct kt_buf *b, struct kt_err *err)
 {
-    struct emitter e = {b, err};
+    struct emitter e = {.b = b, .err = err};
 
     if (b->len > 0 && out(&e, "---\n", 4) < 0) {
         return -1;

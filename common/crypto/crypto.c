@@ -380,10 +380,10 @@ static char *pem_wrap(const char *type, const uint8_t *der, size_t len)
 static char *sec1_pem(const struct ec_raw *raw)
 {
     static const uint8_t version[] = {0x02, 0x01, 0x01};
-    struct der body = {{0}, 0};
-    struct der bits = {{0}, 0};
-    struct der tmp = {{0}, 0};
-    struct der whole = {{0}, 0};
+    struct der body = {.b = {0}};
+    struct der bits = {.b = {0}};
+    struct der tmp = {.b = {0}};
+    struct der whole = {.b = {0}};
 
     der_put(&body, version, sizeof(version));
     der_tlv(&body, 0x04, raw->k, raw->curve->size);
@@ -407,7 +407,7 @@ static void ssh_string(struct der *d, const void *p, size_t n)
 /* `ecdsa-sha2-<curve> <base64 of the RFC 5656 public key blob>\n`, no comment. */
 static char *ssh_public_line(const struct ec_raw *raw)
 {
-    struct der blob = {{0}, 0};
+    struct der blob = {.b = {0}};
     char type[32];
     char *b64;
     char *line;

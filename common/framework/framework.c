@@ -143,11 +143,21 @@ static int runtime_missing(const struct kt_trainjob *tj, struct kt_err *err)
     return -1;
 }
 
-/* Step 0 of the build: the runtime in effect, and the snapshot to create (or NULL). */
+/* The runtime a build uses: the TrainJob's snapshot (decoded into snap, which the caller
+ * releases) or the live runtime. */
+struct in_effect {
+    struct kt_runtime snap;
+    const struct kt_runtime *use; /* &snap or the live runtime */
+};
+
+/* Step 0 of the build: the runtime in effect into *eff, and the snapshot to create (if any)
+ * appended to objects. */
 static int resolve_runtime(const struct kt_trainjob *tj, const struct kt_runtime *rt,
-                           const struct kt_view *view, struct kt_runtime *snap,
-                           const struct kt_runtime **use, json_t *objects, struct kt_err *err)
+                           const struct kt_view *view, struct in_effect *eff, json_t *objects,
+                           struct kt_err *err)
 {
+    struct kt_runtime *snap = &eff->snap;
+    const struct kt_runtime **use = &eff->use;
     char *name = kt_xasprintf("%s%s", tj->name, KT_SNAPSHOT_SUFFIX);
     const json_t *cm = kt_view_get(view, "v1", "ConfigMap", tj->namespace_, name);
     free(name);
@@ -179,7 +189,7 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
                        const struct kt_runtime *rt, const struct kt_view *view, json_t **out,
                        struct kt_err *err)
 {
-    struct kt_runtime snap = {0};
+    struct in_effect eff = {0};
     struct kt_build b = {0};
     json_t *objects = json_array();
     size_t i;
@@ -187,9 +197,10 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     int rc = -1;
 
     *out = NULL;
-    if (check_key(tj, err) != 0 || resolve_runtime(tj, rt, view, &snap, &b.rt, objects, err) != 0) {
+    if (check_key(tj, err) != 0 || resolve_runtime(tj, rt, view, &eff, objects, err) != 0) {
         goto out;
     }
+    b.rt = eff.use;
     b.tj = tj;
     b.view = view;
     b.status_server = fw->status_server;
@@ -210,20 +221,20 @@ out:
     json_decref(b.trainer_command);
     json_decref(b.trainer_args);
     kt_info_release(&b.info);
-    kt_runtime_release(&snap);
+    kt_runtime_release(&eff.snap);
     return rc;
 }
 
-int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
-                          const struct kt_trainjob *old, const struct kt_runtime *rt,
-                          const struct kt_view *view, struct kt_ferrs *errs,
+int kt_framework_validate(const struct kt_framework *fw,
+                          const struct kt_framework_validate_req *req, struct kt_ferrs *errs,
                           struct kt_strv *warnings, struct kt_err *err)
 {
     struct kt_info info;
-    if (kt_info_build(&info, rt, tj, err) != 0) {
+    if (kt_info_build(&info, req->rt, req->tj, err) != 0) {
         return -1;
     }
-    struct kt_validation v = {tj, old, rt, &info, view};
+    struct kt_validation v = {
+        .tj = req->tj, .old = req->old, .rt = req->rt, .info = &info, .view = req->view};
     for (size_t i = 0; i < fw->n; i++) {
         if (fw->plugins[i]->adapter) {
             fw->plugins[i]->adapter->validate(fw->plugins[i], &v, errs, warnings);

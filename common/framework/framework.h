@@ -211,12 +211,20 @@ KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct
                                      const struct kt_runtime *rt, const struct kt_view *view,
                                      json_t **out, struct kt_err *err);
 
-/* Run Info + every CustomValidation. Field errors go to errs, warnings to warnings. Fails
- * (-1 + err) only when Info cannot be built. */
-KT_MUST_CHECK int kt_framework_validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
-                                        const struct kt_trainjob *old, const struct kt_runtime *rt,
-                                        const struct kt_view *view, struct kt_ferrs *errs,
-                                        struct kt_strv *warnings, struct kt_err *err);
+/* What kt_framework_validate checks: all borrowed for the call. */
+struct kt_framework_validate_req {
+    const struct kt_trainjob *tj;  /* new object */
+    const struct kt_trainjob *old; /* NULL on create */
+    const struct kt_runtime *rt;   /* the live runtime */
+    const struct kt_view *view;    /* may be NULL */
+};
+
+/* Run Info + every CustomValidation on req. Field errors go to errs, warnings to warnings.
+ * Fails (-1 + err) only when Info cannot be built. Does not retain req. */
+KT_MUST_CHECK int kt_framework_validate(const struct kt_framework *fw,
+                                        const struct kt_framework_validate_req *req,
+                                        struct kt_ferrs *errs, struct kt_strv *warnings,
+                                        struct kt_err *err);
 
 /* The TrainJobStatus step: *out = new status or NULL (no change). */
 KT_MUST_CHECK int kt_framework_status(const struct kt_framework *fw, const struct kt_trainjob *tj,

@@ -161,11 +161,12 @@ static void warn_deprecated(const struct kt_runtime *rt, struct kt_strv *warning
     }
 }
 
-/* Webhook step (docs/internals/upstream.md#trainjob-validator). 0 allowed, 1 denied. */
-static int validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
-                    const struct kt_runtime *rt, bool found, const struct kt_view *view,
+/* Webhook step (docs/internals/upstream.md#trainjob-validator) on in->tj against in->rt
+ * (NULL: the runtime was not found). 0 allowed, 1 denied. */
+static int validate(const struct kt_framework *fw, const struct kt_framework_validate_req *in,
                     struct kt_ferrs *denial, struct kt_strv *warnings, struct kt_err *err)
 {
+    const struct kt_trainjob *tj = in->tj;
     char *key = kt_runtime_key(tj);
     if (!kt_runtime_key_supported(key)) {
         /* Upstream denies with the bare message, not a field error. */
@@ -174,39 +175,43 @@ static int validate(const struct kt_framework *fw, const struct kt_trainjob *tj,
         return -1;
     }
     free(key);
-    if (!found) {
+    if (!in->rt) {
         deny_missing(tj, denial);
         return 1;
     }
-    warn_deprecated(rt, warnings);
-    if (kt_framework_validate(fw, tj, NULL, rt, view, denial, warnings, err) != 0) {
+    warn_deprecated(in->rt, warnings);
+    if (kt_framework_validate(fw, in, denial, warnings, err) != 0) {
         return -1;
     }
     return denial->len > 0 ? 1 : 0;
 }
 
-int kt_render_trainjob(const struct kt_framework *fw, const json_t *tj_raw, const json_t *runtimes,
-                       const json_t *objects, const struct kt_render_opts *opts, json_t *items,
-                       struct kt_ferrs *denial, struct kt_strv *warnings, struct kt_err *err)
+int kt_render_trainjob(const struct kt_framework *fw, const struct kt_render_req *req,
+                       json_t *items, struct kt_ferrs *denial, struct kt_strv *warnings,
+                       struct kt_err *err)
 {
+    const struct kt_render_opts *opts = req->opts;
     struct kt_trainjob tj = {0};
     struct kt_runtime rt = {0};
-    struct view_ctx vctx = {objects, opts->ssh_key_pem};
-    struct kt_view view = {view_get, &vctx, view_keygen, &vctx, {NULL, NULL}};
+    struct view_ctx vctx = {.objects = req->objects, .ssh_key_pem = opts->ssh_key_pem};
+    struct kt_view view = {
+        .get = view_get, .ctx = &vctx, .ssh_keygen = view_keygen, .keygen_ctx = &vctx};
     json_t *out = NULL;
     int rc = -1, found;
 
-    if (decode_trainjob(tj_raw, opts, &tj, err) != 0) {
+    if (decode_trainjob(req->trainjob, opts, &tj, err) != 0) {
         return -1;
     }
     char *key = kt_runtime_key(&tj);
-    found = kt_runtime_key_supported(key) ? find_runtime(&tj, runtimes, &rt, err) : 1;
+    found = kt_runtime_key_supported(key) ? find_runtime(&tj, req->runtimes, &rt, err) : 1;
     free(key);
     if (found < 0) {
         goto out;
     }
     if (!opts->no_validate) {
-        rc = validate(fw, &tj, &rt, found == 0, &view, denial, warnings, err);
+        struct kt_framework_validate_req in = {
+            .tj = &tj, .rt = found == 0 ? &rt : NULL, .view = &view};
+        rc = validate(fw, &in, denial, warnings, err);
         if (rc != 0) {
             goto out;
         }

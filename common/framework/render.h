@@ -23,15 +23,20 @@ struct kt_render_opts {
     bool no_validate;        /* skip the CustomValidation checks */
 };
 
-/* Render tj_raw (a TrainJob object as read; not modified). runtimes and objects are arrays
- * of objects (borrowed). Appends the objects to apply, in order, to items.
+/* What to render: all borrowed for the call, nothing modified. */
+struct kt_render_req {
+    const json_t *trainjob; /* a TrainJob object as read */
+    const json_t *runtimes; /* array of TrainingRuntime / ClusterTrainingRuntime objects */
+    const json_t *objects;  /* array of cluster objects the plugins may read */
+    const struct kt_render_opts *opts;
+};
+
+/* Render req->trainjob. Appends the objects to apply, in order, to items.
  * Returns 0 on success; 1 when validation denied it (errors in denial, nothing appended);
  * -1 + err when decoding or the build failed. warnings gets admission-style warnings. */
-KT_MUST_CHECK int kt_render_trainjob(const struct kt_framework *fw, const json_t *tj_raw,
-                                     const json_t *runtimes, const json_t *objects,
-                                     const struct kt_render_opts *opts, json_t *items,
-                                     struct kt_ferrs *denial, struct kt_strv *warnings,
-                                     struct kt_err *err);
+KT_MUST_CHECK int kt_render_trainjob(const struct kt_framework *fw, const struct kt_render_req *req,
+                                     json_t *items, struct kt_ferrs *denial,
+                                     struct kt_strv *warnings, struct kt_err *err);
 
 /* A kt_view get function over a JSON array of objects passed as ctx (borrowed): the object
  * with that apiVersion, kind, name and (unless ns is NULL) namespace ("default" when unset),

@@ -25,7 +25,7 @@ static json_t *get_path(const json_t *v, const char *const *keys, size_t n)
     union {
         const json_t *c;
         json_t *m;
-    } u = {v};
+    } u = {.c = v};
     json_t *cur = u.m;
     for (size_t i = 0; i < n && cur; i++) {
         cur = json_is_object(cur) ? json_object_get(cur, keys[i]) : NULL;

@@ -25,35 +25,35 @@ struct node {
     const struct field *fields; /* N_STRUCT, NULL-key terminated */
 };
 
-static const struct node GEN = {N_GENERIC, NULL, NULL, NULL};
-static const struct node L_BY_NAME = {N_LIST, "name", &GEN, NULL};
-static const struct node L_ENV = {N_LIST, "name", &GEN, NULL};
-static const struct node L_MOUNTS = {N_LIST, "mountPath", &GEN, NULL};
-static const struct node L_PORTS = {N_LIST, "containerPort", &GEN, NULL};
+static const struct node GEN = {.kind = N_GENERIC};
+static const struct node L_BY_NAME = {.kind = N_LIST, .merge_key = "name", .elem = &GEN};
+static const struct node L_ENV = {.kind = N_LIST, .merge_key = "name", .elem = &GEN};
+static const struct node L_MOUNTS = {.kind = N_LIST, .merge_key = "mountPath", .elem = &GEN};
+static const struct node L_PORTS = {.kind = N_LIST, .merge_key = "containerPort", .elem = &GEN};
 static const struct field F_RES[] = {{"claims", &L_BY_NAME}, {NULL, NULL}};
-static const struct node RES = {N_STRUCT, NULL, NULL, F_RES};
+static const struct node RES = {.kind = N_STRUCT, .fields = F_RES};
 static const struct field F_CONT[] = {{"env", &L_ENV},
                                       {"volumeMounts", &L_MOUNTS},
                                       {"ports", &L_PORTS},
                                       {"resources", &RES},
                                       {NULL, NULL}};
-static const struct node CONT = {N_STRUCT, NULL, NULL, F_CONT};
-static const struct node L_CONT = {N_LIST, "name", &CONT, NULL};
+static const struct node CONT = {.kind = N_STRUCT, .fields = F_CONT};
+static const struct node L_CONT = {.kind = N_LIST, .merge_key = "name", .elem = &CONT};
 static const struct field F_POD[] = {
     {"containers", &L_CONT},          {"initContainers", &L_CONT},     {"volumes", &L_BY_NAME},
     {"imagePullSecrets", &L_BY_NAME}, {"schedulingGates", &L_BY_NAME}, {NULL, NULL}};
-static const struct node POD = {N_STRUCT, NULL, NULL, F_POD};
+static const struct node POD = {.kind = N_STRUCT, .fields = F_POD};
 static const struct field F_PT[] = {{"spec", &POD}, {NULL, NULL}};
-static const struct node PT = {N_STRUCT, NULL, NULL, F_PT};
+static const struct node PT = {.kind = N_STRUCT, .fields = F_PT};
 static const struct field F_JS[] = {{"template", &PT}, {NULL, NULL}};
-static const struct node JS = {N_STRUCT, NULL, NULL, F_JS};
+static const struct node JS = {.kind = N_STRUCT, .fields = F_JS};
 static const struct field F_JT[] = {{"spec", &JS}, {NULL, NULL}};
-static const struct node JT = {N_STRUCT, NULL, NULL, F_JT};
+static const struct node JT = {.kind = N_STRUCT, .fields = F_JT};
 static const struct field F_RJ[] = {{"template", &JT}, {NULL, NULL}};
-static const struct node RJ = {N_STRUCT, NULL, NULL, F_RJ};
-static const struct node L_RJ = {N_LIST, "name", &RJ, NULL};
+static const struct node RJ = {.kind = N_STRUCT, .fields = F_RJ};
+static const struct node L_RJ = {.kind = N_LIST, .merge_key = "name", .elem = &RJ};
 static const struct field F_JSS[] = {{"replicatedJobs", &L_RJ}, {NULL, NULL}};
-static const struct node JSS = {N_STRUCT, NULL, NULL, F_JSS};
+static const struct node JSS = {.kind = N_STRUCT, .fields = F_JSS};
 
 static void merge(json_t *dst_parent, const char *key, const json_t *patch, const struct node *n);
 
@@ -217,18 +217,18 @@ struct tfield {
     const struct tnode *node;
 };
 
-static const struct tnode T_ANY = {NULL, false};
-static const struct tnode T_ANY_LIST = {NULL, true};
+static const struct tnode T_ANY = {.list = false};
+static const struct tnode T_ANY_LIST = {.list = true};
 static const struct tfield TF_META[] = {{"labels", &T_ANY},     {"annotations", &T_ANY},
                                         {"name", &T_ANY},       {"namespace", &T_ANY},
                                         {"finalizers", &T_ANY}, {NULL, NULL}};
-static const struct tnode T_META = {TF_META, false};
+static const struct tnode T_META = {.fields = TF_META};
 static const struct tfield TF_CONT[] = {{"name", &T_ANY},
                                         {"env", &T_ANY_LIST},
                                         {"volumeMounts", &T_ANY_LIST},
                                         {"securityContext", &T_ANY},
                                         {NULL, NULL}};
-static const struct tnode T_CONT_LIST = {TF_CONT, true};
+static const struct tnode T_CONT_LIST = {.fields = TF_CONT, .list = true};
 static const struct tfield TF_POD[] = {{"serviceAccountName", &T_ANY},
                                        {"volumes", &T_ANY_LIST},
                                        {"initContainers", &T_CONT_LIST},
@@ -241,17 +241,17 @@ static const struct tfield TF_POD[] = {{"serviceAccountName", &T_ANY},
                                        {"schedulingGates", &T_ANY_LIST},
                                        {"terminationGracePeriodSeconds", &T_ANY},
                                        {NULL, NULL}};
-static const struct tnode T_POD = {TF_POD, false};
+static const struct tnode T_POD = {.fields = TF_POD};
 static const struct tfield TF_PT[] = {{"metadata", &T_META}, {"spec", &T_POD}, {NULL, NULL}};
-static const struct tnode T_PT = {TF_PT, false};
+static const struct tnode T_PT = {.fields = TF_PT};
 static const struct tfield TF_JS[] = {{"template", &T_PT}, {NULL, NULL}};
-static const struct tnode T_JS = {TF_JS, false};
+static const struct tnode T_JS = {.fields = TF_JS};
 static const struct tfield TF_JT[] = {{"metadata", &T_META}, {"spec", &T_JS}, {NULL, NULL}};
-static const struct tnode T_JT = {TF_JT, false};
+static const struct tnode T_JT = {.fields = TF_JT};
 static const struct tfield TF_RJ[] = {{"name", &T_ANY}, {"template", &T_JT}, {NULL, NULL}};
-static const struct tnode T_RJ_LIST = {TF_RJ, true};
+static const struct tnode T_RJ_LIST = {.fields = TF_RJ, .list = true};
 static const struct tfield TF_JSS[] = {{"replicatedJobs", &T_RJ_LIST}, {NULL, NULL}};
-static const struct tnode T_JSS = {TF_JSS, false};
+static const struct tnode T_JSS = {.fields = TF_JSS};
 
 static bool is_empty(const json_t *v)
 {

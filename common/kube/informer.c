@@ -150,7 +150,7 @@ static bool entry_eq(const struct kt_hnode *n, const void *key)
 
 static struct entry *table_get(const struct kt_htab *t, const char *key)
 {
-    struct entry_key k = {key, kt_fnv32_str(key)};
+    struct entry_key k = {.key = key, .hash = kt_fnv32_str(key)};
     struct kt_hnode *n = kt_htab_find(t, k.hash, entry_eq, &k);
     return n ? KT_HNODE_ENTRY(n, struct entry, node) : NULL;
 }
@@ -159,7 +159,7 @@ static struct entry *table_get(const struct kt_htab *t, const char *key)
  * entry (the caller's now) or NULL. */
 static struct entry *table_put(struct kt_htab *t, struct entry *e)
 {
-    struct entry_key k = {e->data, e->hash};
+    struct entry_key k = {.key = e->data, .hash = e->hash};
     struct kt_hnode *old = kt_htab_put(t, &e->node, e->hash, entry_eq, &k);
     return old ? KT_HNODE_ENTRY(old, struct entry, node) : NULL;
 }
@@ -167,7 +167,7 @@ static struct entry *table_put(struct kt_htab *t, struct entry *e)
 /* Unlink key's entry; returns it (the caller's now) or NULL. */
 static struct entry *table_del(struct kt_htab *t, const char *key)
 {
-    struct entry_key k = {key, kt_fnv32_str(key)};
+    struct entry_key k = {.key = key, .hash = kt_fnv32_str(key)};
     struct kt_hnode *old = kt_htab_del(t, k.hash, entry_eq, &k);
     return old ? KT_HNODE_ENTRY(old, struct entry, node) : NULL;
 }
@@ -195,7 +195,7 @@ static bool blob_eq(const struct kt_hnode *n, const void *key)
 /* A reference to the blob holding s[0..n) (made when new). */
 static struct blob *blob_ref(struct kt_htab *t, const char *s, size_t n)
 {
-    struct blob_key k = {s, n, kt_fnv32_mem(s, n)};
+    struct blob_key k = {.s = s, .len = n, .hash = kt_fnv32_mem(s, n)};
     struct kt_hnode *found = kt_htab_find(t, k.hash, blob_eq, &k);
     struct blob *x;
 
@@ -809,7 +809,7 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
     o.timeout_seconds = t > 0 ? t + (long)(rand01(loop) * (double)t) : 0;
     kt_buf_init(&p, 8192);
     if (kt_kube_path(&p, &inf->gvr, sr->ns, NULL, NULL, err) < 0 ||
-        kt__kube_list_query(&p, &o, NULL, true, err) < 0) {
+        kt__kube_list_query(&p, &o, NULL, KT__KUBE_QUERY_WATCH, err) < 0) {
         kt_buf_release(&p);
         return -1;
     }
@@ -820,8 +820,14 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
         KT_ASSERT(sr->easy != NULL);
     }
     kt__kube_rate_wait(loop->cfg);
-    kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy, sr->path, o.timeout_seconds, on_event,
-                         sr, &loop->stop);
+    kt__kube_stream_init(&sr->stream, loop->cfg, sr->easy,
+                         &(struct kt__kube_stream_opts){
+                             .path_query = sr->path,
+                             .timeout_seconds = o.timeout_seconds,
+                             .fn = on_event,
+                             .ud = sr,
+                             .stop = &loop->stop,
+                         });
     /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
      * kube-apiserver does; client-go does the same): one TLS session instead of one per
      * informer. PIPEWAIT makes a watch started before that connection is up wait for it

@@ -19,19 +19,26 @@
 #define RETRY_MAX 3
 #define RETRY_AFTER_MAX_S 10
 
-const struct kt_kube_gvr KT_GVR_CONFIGMAPS = {"", "v1", "configmaps"};
-const struct kt_kube_gvr KT_GVR_SECRETS = {"", "v1", "secrets"};
-const struct kt_kube_gvr KT_GVR_NAMESPACES = {"", "v1", "namespaces"};
-const struct kt_kube_gvr KT_GVR_EVENTS = {"", "v1", "events"};
-const struct kt_kube_gvr KT_GVR_EVENTS_V1 = {"events.k8s.io", "v1", "events"};
-const struct kt_kube_gvr KT_GVR_LEASES = {"coordination.k8s.io", "v1", "leases"};
-const struct kt_kube_gvr KT_GVR_JOBSETS = {"jobset.x-k8s.io", "v1alpha2", "jobsets"};
-const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES = {"scheduling.k8s.io", "v1", "priorityclasses"};
-const struct kt_kube_gvr KT_GVR_TRAINJOBS = {"trainer.kubeflow.org", "v1alpha1", "trainjobs"};
-const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES = {"trainer.kubeflow.org", "v1alpha1",
-                                                    "trainingruntimes"};
-const struct kt_kube_gvr KT_GVR_CLUSTERTRAININGRUNTIMES = {"trainer.kubeflow.org", "v1alpha1",
-                                                           "clustertrainingruntimes"};
+const struct kt_kube_gvr KT_GVR_CONFIGMAPS = {
+    .group = "", .version = "v1", .resource = "configmaps"};
+const struct kt_kube_gvr KT_GVR_SECRETS = {.group = "", .version = "v1", .resource = "secrets"};
+const struct kt_kube_gvr KT_GVR_NAMESPACES = {
+    .group = "", .version = "v1", .resource = "namespaces"};
+const struct kt_kube_gvr KT_GVR_EVENTS = {.group = "", .version = "v1", .resource = "events"};
+const struct kt_kube_gvr KT_GVR_EVENTS_V1 = {
+    .group = "events.k8s.io", .version = "v1", .resource = "events"};
+const struct kt_kube_gvr KT_GVR_LEASES = {
+    .group = "coordination.k8s.io", .version = "v1", .resource = "leases"};
+const struct kt_kube_gvr KT_GVR_JOBSETS = {
+    .group = "jobset.x-k8s.io", .version = "v1alpha2", .resource = "jobsets"};
+const struct kt_kube_gvr KT_GVR_PRIORITYCLASSES = {
+    .group = "scheduling.k8s.io", .version = "v1", .resource = "priorityclasses"};
+const struct kt_kube_gvr KT_GVR_TRAINJOBS = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "trainjobs"};
+const struct kt_kube_gvr KT_GVR_TRAININGRUNTIMES = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "trainingruntimes"};
+const struct kt_kube_gvr KT_GVR_CLUSTERTRAININGRUNTIMES = {
+    .group = "trainer.kubeflow.org", .version = "v1alpha1", .resource = "clustertrainingruntimes"};
 
 /* ---- paths ------------------------------------------------------------------------------ */
 
@@ -387,7 +394,7 @@ static int curl_err(struct kt_kube_client *c, CURLcode rc, struct kt_err *err)
 
 static void sleep_s(long s)
 {
-    struct timespec ts = {.tv_sec = s, .tv_nsec = 0};
+    struct timespec ts = {.tv_sec = s};
 
     while (nanosleep(&ts, &ts) != 0) {
     }
@@ -465,8 +472,11 @@ static int request(struct kt_kube_client *c, const struct req *r, json_t **out, 
 int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req, json_t **out,
                     struct kt_err *err)
 {
-    struct req r = {req->method, req->path_query, req->content_type,
-                    req->body,   req->body_len,   NULL};
+    struct req r = {.method = req->method,
+                    .path_query = req->path_query,
+                    .content_type = req->content_type,
+                    .body = req->body,
+                    .body_len = req->body_len};
 
     return request(c, &r, out, err);
 }
@@ -495,31 +505,32 @@ int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const c
     return rc;
 }
 
-/* Send obj as the JSON body of method to path. */
-static int send_obj(struct kt_kube_client *c, const char *method, const char *path,
-                    const char *ctype, const json_t *obj, json_t **out, struct kt_err *err)
+/* Send obj as the JSON body of req (its method, path and content type; body unset). */
+static int send_obj(struct kt_kube_client *c, struct kt_kube_http_req req, const json_t *obj,
+                    json_t **out, struct kt_err *err)
 {
     struct kt_buf body;
     int rc = -1;
 
     kt_buf_init(&body, c->cfg->body_max);
     if (kt_json_dump_buf(obj, &body, err) == 0) {
-        rc = kt_kube_request(c,
-                             &(struct kt_kube_http_req){.method = method,
-                                                        .path_query = path,
-                                                        .content_type = ctype,
-                                                        .body = body.data,
-                                                        .body_len = body.len},
-                             out, err);
+        req.body = body.data;
+        req.body_len = body.len;
+        rc = kt_kube_request(c, &req, out, err);
     }
     kt_buf_release(&body);
     return rc;
 }
 
-static int obj_verb(struct kt_kube_client *c, const char *method, const char *ctype,
-                    const struct kt_kube_gvr *gvr, const char *ns, const char *name,
-                    const char *sub, const char *query, const json_t *obj, json_t **out,
-                    struct kt_err *err)
+/* A verb that sends an object: method with a body of ctype to ref's path, then query. */
+struct obj_verb {
+    const char *method, *ctype;
+    struct kt_kube_ref ref;
+    const char *query; /* "?..." or NULL */
+};
+
+static int obj_verb(struct kt_kube_client *c, const struct obj_verb *v, const json_t *obj,
+                    json_t **out, struct kt_err *err)
 {
     struct kt_buf p;
     int rc = -1;
@@ -527,10 +538,14 @@ static int obj_verb(struct kt_kube_client *c, const char *method, const char *ct
     if (out) {
         *out = NULL;
     }
-    if (path_of(&p, gvr, ns, name, sub, err) < 0 || (query && kt_buf_puts(&p, query, err) < 0)) {
+    if (path_of(&p, v->ref.gvr, v->ref.ns, v->ref.name, v->ref.subresource, err) < 0 ||
+        (v->query && kt_buf_puts(&p, v->query, err) < 0)) {
         goto out;
     }
-    rc = send_obj(c, method, p.data, ctype, obj, out, err);
+    rc = send_obj(c,
+                  (struct kt_kube_http_req){
+                      .method = v->method, .path_query = p.data, .content_type = v->ctype},
+                  obj, out, err);
 out:
     kt_buf_release(&p);
     return rc;
@@ -539,21 +554,23 @@ out:
 int kt_kube_create(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
                    const json_t *obj, json_t **out, struct kt_err *err)
 {
-    return obj_verb(c, "POST", "application/json", gvr, ns, NULL, NULL, NULL, obj, out, err);
+    struct obj_verb v = {
+        .method = "POST", .ctype = "application/json", .ref = {.gvr = gvr, .ns = ns}};
+    return obj_verb(c, &v, obj, out, err);
 }
 
 int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_ref *ref, const json_t *obj,
                    json_t **out, struct kt_err *err)
 {
-    return obj_verb(c, "PUT", "application/json", ref->gvr, ref->ns, ref->name, ref->subresource,
-                    NULL, obj, out, err);
+    struct obj_verb v = {.method = "PUT", .ctype = "application/json", .ref = *ref};
+    return obj_verb(c, &v, obj, out, err);
 }
 
 int kt_kube_merge_patch(struct kt_kube_client *c, const struct kt_kube_ref *ref,
                         const json_t *patch, json_t **out, struct kt_err *err)
 {
-    return obj_verb(c, "PATCH", "application/merge-patch+json", ref->gvr, ref->ns, ref->name,
-                    ref->subresource, NULL, patch, out, err);
+    struct obj_verb v = {.method = "PATCH", .ctype = "application/merge-patch+json", .ref = *ref};
+    return obj_verb(c, &v, patch, out, err);
 }
 
 int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req, json_t **out,
@@ -573,8 +590,14 @@ int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req,
     if (kt_buf_puts(&q, "?fieldManager=", err) == 0 &&
         kt_kube_query_escape(&q, field_manager, err) == 0 &&
         (!req->force || kt_buf_puts(&q, "&force=true", err) == 0)) {
-        rc = obj_verb(c, "PATCH", "application/apply-patch+yaml", req->gvr, req->ns, req->name,
-                      req->subresource, q.data, req->obj, out, err);
+        struct obj_verb v = {.method = "PATCH",
+                             .ctype = "application/apply-patch+yaml",
+                             .ref = {.gvr = req->gvr,
+                                     .ns = req->ns,
+                                     .name = req->name,
+                                     .subresource = req->subresource},
+                             .query = q.data};
+        rc = obj_verb(c, &v, req->obj, out, err);
     }
     kt_buf_release(&q);
     return rc;
@@ -600,7 +623,10 @@ int kt_kube_delete(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, cons
         json_object_set_new(body, "propagationPolicy", json_string(opts->propagation_policy));
     }
     json_decref(pre);
-    rc = obj_verb(c, "DELETE", "application/json", gvr, ns, name, NULL, NULL, body, NULL, err);
+    struct obj_verb v = {.method = "DELETE",
+                         .ctype = "application/json",
+                         .ref = {.gvr = gvr, .ns = ns, .name = name}};
+    rc = obj_verb(c, &v, body, NULL, err);
     json_decref(body);
     return rc;
 }
@@ -609,8 +635,9 @@ int kt_kube_delete(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, cons
 
 /* Append "?a=b&c=d" for the set options of o (and cont, a continue token). */
 int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o, const char *cont,
-                        bool watch, struct kt_err *err)
+                        enum kt__kube_query q, struct kt_err *err)
 {
+    bool watch = q == KT__KUBE_QUERY_WATCH;
     char sep = '?';
     const char *keys[] = {"labelSelector", "fieldSelector", "resourceVersion", "continue"};
     const char *vals[] = {o ? o->label_selector : NULL, o ? o->field_selector : NULL,
@@ -652,16 +679,19 @@ int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o, con
 /* What a metadata-only LIST asks for; a server that cannot serve it answers 406. */
 #define ACCEPT_METADATA "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-static int list_page(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
+/* One page of the list of where->gvr in where->ns (name and subresource unused). */
+static int list_page(struct kt_kube_client *c, const struct kt_kube_ref *where,
                      const struct kt_kube_list_opts *o, const char *cont, json_t **page,
                      struct kt_err *err)
 {
     struct kt_buf p;
     int rc = -1;
 
-    if (path_of(&p, gvr, ns, NULL, NULL, err) == 0 &&
-        kt__kube_list_query(&p, o, cont, false, err) == 0) {
-        struct req r = {"GET", p.data, NULL, NULL, 0, o->metadata_only ? ACCEPT_METADATA : NULL};
+    if (path_of(&p, where->gvr, where->ns, NULL, NULL, err) == 0 &&
+        kt__kube_list_query(&p, o, cont, KT__KUBE_QUERY_LIST, err) == 0) {
+        struct req r = {.method = "GET",
+                        .path_query = p.data,
+                        .accept = o->metadata_only ? ACCEPT_METADATA : NULL};
         rc = request(c, &r, page, err);
     }
     kt_buf_release(&p);
@@ -699,7 +729,7 @@ static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, con
     int rc = -1;
 
     for (;;) {
-        if (list_page(c, gvr, ns, o, cont, &page, err) < 0) {
+        if (list_page(c, &(struct kt_kube_ref){.gvr = gvr, .ns = ns}, o, cont, &page, err) < 0) {
             goto out;
         }
         free(cont);

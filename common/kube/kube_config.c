@@ -218,16 +218,29 @@ static char *resolve_path(const char *base_dir, const char *p)
     return kt_xasprintf("%s/%s", base_dir, p);
 }
 
+/* A kubeconfig file/data pair, and the file the data is written to. */
+struct file_or_data_keys {
+    const char *file_key, *data_key, *tmpname;
+};
+static const struct file_or_data_keys CA_KEYS = {.file_key = "certificate-authority",
+                                                 .data_key = "certificate-authority-data",
+                                                 .tmpname = "ca.crt"};
+static const struct file_or_data_keys CERT_KEYS = {.file_key = "client-certificate",
+                                                   .data_key = "client-certificate-data",
+                                                   .tmpname = "client.crt"};
+static const struct file_or_data_keys KEY_KEYS = {
+    .file_key = "client-key", .data_key = "client-key-data", .tmpname = "client.key"};
+
 /* file/data pair: data wins (as client-go). *out unchanged when neither is set. */
-static int file_or_data(struct kt_kube_config *cfg, const json_t *obj, const char *file_key,
-                        const char *data_key, const char *tmpname, const char *base_dir, char **out,
+static int file_or_data(struct kt_kube_config *cfg, const json_t *obj,
+                        const struct file_or_data_keys *k, const char *base_dir, char **out,
                         struct kt_err *err)
 {
-    const char *data = kt_json_str(obj, data_key, NULL);
-    const char *file = kt_json_str(obj, file_key, NULL);
+    const char *data = kt_json_str(obj, k->data_key, NULL);
+    const char *file = kt_json_str(obj, k->file_key, NULL);
 
     if (data && *data) {
-        return write_data_file(cfg, tmpname, data, out, err);
+        return write_data_file(cfg, k->tmpname, data, out, err);
     }
     if (file && *file) {
         *out = resolve_path(base_dir, file);
@@ -252,8 +265,7 @@ static int load_cluster(struct kt_kube_config *cfg, const json_t *cl, const char
     while (n > 8 && cfg->server[n - 1] == '/') {
         cfg->server[--n] = '\0';
     }
-    return file_or_data(cfg, cl, "certificate-authority", "certificate-authority-data", "ca.crt",
-                        base_dir, &cfg->ca_file, err);
+    return file_or_data(cfg, cl, &CA_KEYS, base_dir, &cfg->ca_file, err);
 }
 
 static int load_user(struct kt_kube_config *cfg, const json_t *u, const char *base_dir,
@@ -268,10 +280,8 @@ static int load_user(struct kt_kube_config *cfg, const json_t *u, const char *ba
     if (json_object_get(u, "username") || json_object_get(u, "password")) {
         return kt_err_set(err, KT_EUNSUPPORTED, "basic authentication is not supported");
     }
-    if (file_or_data(cfg, u, "client-certificate", "client-certificate-data", "client.crt",
-                     base_dir, &cfg->cert_file, err) < 0 ||
-        file_or_data(cfg, u, "client-key", "client-key-data", "client.key", base_dir,
-                     &cfg->key_file, err) < 0) {
+    if (file_or_data(cfg, u, &CERT_KEYS, base_dir, &cfg->cert_file, err) < 0 ||
+        file_or_data(cfg, u, &KEY_KEYS, base_dir, &cfg->key_file, err) < 0) {
         return -1;
     }
     if (!cfg->cert_file != !cfg->key_file) {

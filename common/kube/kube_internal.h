@@ -59,9 +59,12 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
 /* curl_global_init once per process. */
 void kt__kube_global_init(void);
 
+/* What a query string is for. */
+enum kt__kube_query { KT__KUBE_QUERY_LIST, KT__KUBE_QUERY_WATCH };
+
 /* Append the query string for a list (cont = continue token or NULL) or a watch. */
 KT_MUST_CHECK int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o,
-                                      const char *cont, bool watch, struct kt_err *err);
+                                      const char *cont, enum kt__kube_query q, struct kt_err *err);
 
 /* Fill st from a decoded Status object (st->http/code preset by the caller). */
 void kt__kube_status_from_json(const json_t *o, struct kt_kube_status *st);
@@ -103,11 +106,18 @@ struct kt__kube_stream {
     char errbuf[CURL_ERROR_SIZE];
 };
 
-/* Prepare s and set every option of easy for a watch of path_query (which already holds
- * watch=true). timeout_seconds sizes the client-side safety timeout. Steals nothing. */
+/* What a watch stream reads and whom it tells. */
+struct kt__kube_stream_opts {
+    const char *path_query; /* already holds watch=true; copied */
+    long timeout_seconds;   /* the server-side timeout, sizing the client-side safety one */
+    kt_kube_watch_fn fn;    /* NULL: events are decoded and dropped */
+    void *ud;               /* fn's first argument */
+    const atomic_int *stop; /* NULL, or set non-zero from another thread to end; retained */
+};
+
+/* Prepare s and set every option of easy for the watch o describes. Steals nothing. */
 void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg, CURL *easy,
-                          const char *path_query, long timeout_seconds, kt_kube_watch_fn fn,
-                          void *ud, const atomic_int *stop);
+                          const struct kt__kube_stream_opts *o);
 /* Turn the transfer's outcome into 0 (clean end or stop) or -1 with err. */
 int kt__kube_stream_result(struct kt__kube_stream *s, CURLcode rc, struct kt_err *err);
 /* Free what s owns (not last_rv when taken). Accepts a released stream. */

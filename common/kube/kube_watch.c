@@ -215,9 +215,9 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 }
 
 void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg, CURL *easy,
-                          const char *path_query, long timeout_seconds, kt_kube_watch_fn fn,
-                          void *ud, const atomic_int *stop)
+                          const struct kt__kube_stream_opts *o)
 {
+    long timeout_seconds = o->timeout_seconds;
     char *auth = kt__kube_auth_header(cfg, false);
     /* A safety net above the server-side timeout; the API server's own default is at most
      * twice --min-request-timeout (1800 s). */
@@ -227,10 +227,10 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     kt_kube_lines_init(&s->lines, cfg->line_max);
     kt_buf_init(&s->errbody, 64 * 1024);
     s->easy = easy;
-    s->fn = fn;
-    s->ud = ud;
-    s->stop = stop;
-    s->url = kt_xasprintf("%s%s", cfg->server, path_query);
+    s->fn = o->fn;
+    s->ud = o->ud;
+    s->stop = o->stop;
+    s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
     if (auth) {
         s->headers = curl_slist_append(s->headers, auth);
@@ -310,12 +310,18 @@ int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req,
 
     kt_buf_init(&p, 8192);
     if (kt_kube_path(&p, req->gvr, req->ns, NULL, NULL, err) < 0 ||
-        kt__kube_list_query(&p, opts, NULL, true, err) < 0) {
+        kt__kube_list_query(&p, opts, NULL, KT__KUBE_QUERY_WATCH, err) < 0) {
         kt_buf_release(&p);
         return -1;
     }
-    kt__kube_stream_init(&s, c->cfg, c->easy, p.data, opts ? opts->timeout_seconds : 0, req->fn,
-                         req->ud, req->stop);
+    kt__kube_stream_init(&s, c->cfg, c->easy,
+                         &(struct kt__kube_stream_opts){
+                             .path_query = p.data,
+                             .timeout_seconds = opts ? opts->timeout_seconds : 0,
+                             .fn = req->fn,
+                             .ud = req->ud,
+                             .stop = req->stop,
+                         });
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(c->easy);
     ret = kt__kube_stream_result(&s, rc, err);

@@ -188,8 +188,8 @@ static struct creds *creds_parse(const struct kt_buf *crt, const struct kt_buf *
                                  struct kt_err *err)
 {
     struct creds *c = kt_xcalloc(1, sizeof(*c));
-    gnutls_datum_t dc = {(unsigned char *)crt->data, (unsigned)crt->len};
-    gnutls_datum_t dk = {(unsigned char *)key->data, (unsigned)key->len};
+    gnutls_datum_t dc = {.data = (unsigned char *)crt->data, .size = (unsigned)crt->len};
+    gnutls_datum_t dk = {.data = (unsigned char *)key->data, .size = (unsigned)key->len};
     unsigned n = MAX_CHAIN;
     int rc;
 
@@ -1130,7 +1130,7 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
         h->m_requests = kt_metrics_counter(h->metrics, "kt_http_requests_total",
                                            "HTTP requests answered.", labels, 4);
         h->m_latency = kt_metrics_histogram(h->metrics, "kt_http_request_duration_seconds",
-                                            "HTTP request latency in seconds.", labels, 4, NULL, 0);
+                                            "HTTP request latency in seconds.", labels, 4, NULL);
     }
     if (opts->builtins & KT_HTTPD_HEALTH) {
         kt_httpd_route(h, "GET", "/healthz", builtin_healthz, h);

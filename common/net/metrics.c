@@ -133,10 +133,22 @@ static struct kt_metric *find_family(struct kt_metrics *m, const char *name)
     return NULL;
 }
 
-static struct kt_metric *family_get(struct kt_metrics *m, enum kind kind, const char *name,
-                                    const char *help, const char *const *labels, size_t n_labels,
-                                    const double *bounds, size_t n_bounds)
+/* A family to find or create: all borrowed, copied when created. */
+struct family_desc {
+    enum kind kind;
+    const char *name, *help;
+    const char *const *labels;
+    size_t n_labels;
+    struct kt_metrics_buckets buckets; /* histograms */
+};
+
+static struct kt_metric *family_get(struct kt_metrics *m, const struct family_desc *d)
 {
+    enum kind kind = d->kind;
+    const char *name = d->name, *help = d->help;
+    const char *const *labels = d->labels;
+    size_t n_labels = d->n_labels, n_bounds = d->buckets.n;
+    const double *bounds = d->buckets.bounds;
     KT_ASSERT(name_ok(name, true));
     KT_ASSERT(n_labels <= KT_METRICS_MAX_LABELS && n_bounds <= KT_METRICS_MAX_BUCKETS);
     pthread_mutex_lock(&m->mu);
@@ -174,27 +186,47 @@ static struct kt_metric *family_get(struct kt_metrics *m, enum kind kind, const 
 struct kt_metric *kt_metrics_counter(struct kt_metrics *m, const char *name, const char *help,
                                      const char *const *label_names, size_t n_labels)
 {
-    return family_get(m, KIND_COUNTER, name, help, label_names, n_labels, NULL, 0);
+    return family_get(m, &(struct family_desc){.kind = KIND_COUNTER,
+                                               .name = name,
+                                               .help = help,
+                                               .labels = label_names,
+                                               .n_labels = n_labels});
 }
 
 struct kt_metric *kt_metrics_gauge(struct kt_metrics *m, const char *name, const char *help,
                                    const char *const *label_names, size_t n_labels)
 {
-    return family_get(m, KIND_GAUGE, name, help, label_names, n_labels, NULL, 0);
+    return family_get(m, &(struct family_desc){.kind = KIND_GAUGE,
+                                               .name = name,
+                                               .help = help,
+                                               .labels = label_names,
+                                               .n_labels = n_labels});
 }
 
 struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, const char *help,
                                        const char *const *label_names, size_t n_labels,
-                                       const double *buckets, size_t n_buckets)
+                                       const struct kt_metrics_buckets *buckets)
 {
-    if (!buckets) {
-        buckets = kt_metrics_latency_buckets(&n_buckets);
+    struct family_desc d = {.kind = KIND_HISTOGRAM,
+                            .name = name,
+                            .help = help,
+                            .labels = label_names,
+                            .n_labels = n_labels};
+    if (buckets) {
+        d.buckets = *buckets;
+    } else {
+        d.buckets.bounds = kt_metrics_latency_buckets(&d.buckets.n);
     }
-    return family_get(m, KIND_HISTOGRAM, name, help, label_names, n_labels, buckets, n_buckets);
+    return family_get(m, &d);
 }
 
-/* Find or create the series; the registry mutex must be held. create=false may return NULL. */
-static struct series *series_get(struct kt_metric *mt, const char *const *values, bool create)
+/* Whether series_get adds a series it does not hold. */
+enum series_mode { SERIES_FIND, SERIES_FIND_OR_ADD };
+
+/* Find (or with SERIES_FIND_OR_ADD create) the series; the registry mutex must be held.
+ * SERIES_FIND may return NULL. */
+static struct series *series_get(struct kt_metric *mt, const char *const *values,
+                                 enum series_mode mode)
 {
     for (struct series *s = mt->series; s; s = s->next) {
         size_t i = 0;
@@ -205,7 +237,7 @@ static struct series *series_get(struct kt_metric *mt, const char *const *values
             return s;
         }
     }
-    if (!create) {
+    if (mode == SERIES_FIND) {
         return NULL;
     }
     struct series *s = kt_xcalloc(1, sizeof(*s));
@@ -224,7 +256,7 @@ void kt_metric_add(struct kt_metric *c, const char *const *label_values, double 
 {
     KT_ASSERT(c->kind != KIND_HISTOGRAM);
     pthread_mutex_lock(&c->reg->mu);
-    series_get(c, label_values, true)->value += v;
+    series_get(c, label_values, SERIES_FIND_OR_ADD)->value += v;
     pthread_mutex_unlock(&c->reg->mu);
 }
 
@@ -237,7 +269,7 @@ void kt_metric_set(struct kt_metric *g, const char *const *label_values, double 
 {
     KT_ASSERT(g->kind == KIND_GAUGE);
     pthread_mutex_lock(&g->reg->mu);
-    series_get(g, label_values, true)->value = v;
+    series_get(g, label_values, SERIES_FIND_OR_ADD)->value = v;
     pthread_mutex_unlock(&g->reg->mu);
 }
 
@@ -249,7 +281,7 @@ void kt_metric_observe(struct kt_metric *h, const char *const *label_values, dou
         b++;
     }
     pthread_mutex_lock(&h->reg->mu);
-    struct series *s = series_get(h, label_values, true);
+    struct series *s = series_get(h, label_values, SERIES_FIND_OR_ADD);
     s->buckets[b]++;
     s->count++;
     s->value += v;
@@ -261,7 +293,7 @@ double kt_metric_value(struct kt_metric *mt, const char *const *label_values)
     double v = 0;
 
     pthread_mutex_lock(&mt->reg->mu);
-    struct series *s = series_get(mt, label_values, false);
+    struct series *s = series_get(mt, label_values, SERIES_FIND);
     if (s) {
         v = mt->kind == KIND_HISTOGRAM ? (double)s->count : s->value;
     }
@@ -441,7 +473,7 @@ static const char *const no_labels[] = {""};
 static void set_value(struct kt_metric *mt, double v)
 {
     pthread_mutex_lock(&mt->reg->mu);
-    series_get(mt, no_labels, true)->value = v;
+    series_get(mt, no_labels, SERIES_FIND_OR_ADD)->value = v;
     pthread_mutex_unlock(&mt->reg->mu);
 }
 

@@ -37,11 +37,17 @@ struct kt_metric *kt_metrics_counter(struct kt_metrics *m, const char *name, con
 struct kt_metric *kt_metrics_gauge(struct kt_metrics *m, const char *name, const char *help,
                                    const char *const *label_names, size_t n_labels);
 
-/* Get or create a histogram family; buckets are strictly increasing upper bounds (at most
- * KT_METRICS_MAX_BUCKETS; +Inf is implicit). buckets NULL = kt_metrics_latency_buckets. */
+/* A histogram's buckets: strictly increasing upper bounds (at most KT_METRICS_MAX_BUCKETS;
+ * +Inf is implicit). Copied. */
+struct kt_metrics_buckets {
+    const double *bounds;
+    size_t n;
+};
+
+/* Get or create a histogram family; buckets NULL = kt_metrics_latency_buckets. */
 struct kt_metric *kt_metrics_histogram(struct kt_metrics *m, const char *name, const char *help,
                                        const char *const *label_names, size_t n_labels,
-                                       const double *buckets, size_t n_buckets);
+                                       const struct kt_metrics_buckets *buckets);
 
 /* The default latency buckets in seconds: 0.0001 .. 1, then 2.5, 5 and 10. Borrowed from a
  * static table; valid forever. */

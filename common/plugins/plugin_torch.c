@@ -250,7 +250,7 @@ static int torch_enforce(struct kt_build *b, struct kt_err *err)
     if (ps && tj->trainer.present && tj->trainer.num_nodes.has) {
         ps->count = tj->trainer.num_nodes.v;
     }
-    struct npp npp = {true, 0};
+    struct npp npp = {.is_auto = true};
     if (tj->trainer.present && tj->trainer.num_proc_per_node.has) {
         npp.is_auto = false;
         npp.n = tj->trainer.num_proc_per_node.v;
@@ -400,7 +400,8 @@ static void validate_torchtune(const struct kt_validation *v, struct kt_ferrs *e
     const char *rt_name = tj->runtime_ref.name ? tj->runtime_ref.name : "";
     char *model = torchtune_model(rt_name);
     int64_t nodes = tj->trainer.num_nodes.has ? tj->trainer.num_nodes.v : 1;
-    struct npp npp = {!tj->trainer.num_proc_per_node.has, tj->trainer.num_proc_per_node.v};
+    struct npp npp = {.is_auto = !tj->trainer.num_proc_per_node.has,
+                      .n = tj->trainer.num_proc_per_node.v};
     if (!model_supported(model)) {
         kt_ferrs_add_str(errs, KT_FERR_INVALID, "spec.runtimeRef.name", rt_name,
                          "must have a supported pretrained model, invalid model configured: %s",

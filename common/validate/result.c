@@ -208,9 +208,9 @@ char *kt_vvalue(const json_t *x)
     return kt_xstrdup("null");
 }
 
-void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const char *field, const char *type,
-             const char *value, const char *detail, const char *ptr)
+void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const struct kt_vadd_req *p)
 {
+    const char *field = p->field, *type = p->type, *value = p->value, *detail = p->detail;
     char *text;
     if (value && detail) {
         text = kt_xasprintf("%s: %s: %s: %s", field, type, value, detail);
@@ -221,6 +221,6 @@ void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const char *field, const c
     } else {
         text = kt_xasprintf("%s: %s", field, type);
     }
-    kt_vresult_add(r, st, field, type, text, ptr);
+    kt_vresult_add(r, st, field, type, text, p->ptr);
     free(text);
 }

@@ -71,8 +71,16 @@ const char *kt_vjson_type(const json_t *x);
 bool kt_vis_integral(const json_t *x);
 /* Go's rendering of a scalar bad value (%v, strings %q). Caller owns it; free(). */
 char *kt_vvalue(const json_t *x);
-/* Append "<field>: <type>[: value][: detail]". Does not retain its arguments. */
-void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const char *field, const char *type,
-             const char *value, const char *detail, const char *ptr);
+/* What kt_vadd appends: strings borrowed for the call. */
+struct kt_vadd_req {
+    const char *field;  /* the field path */
+    const char *type;   /* Go's field.ErrorType text ("Invalid value", ...) */
+    const char *value;  /* the bad value as Go prints it, or NULL */
+    const char *detail; /* or NULL */
+    const char *ptr;    /* the JSON pointer of the field */
+};
+
+/* Append "<field>: <type>[: value][: detail]". Does not retain p. */
+void kt_vadd(struct kt_vresult *r, enum kt_vstage st, const struct kt_vadd_req *p);
 
 #endif

@@ -186,18 +186,16 @@ static const struct kt_godesc *go_type_of(const char *kind)
                                                 : &kt_go_ClusterTrainingRuntime;
 }
 
-int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
-                       const json_t *obj, const json_t *old, time_t now,
-                       const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
+int kt_validate_object(const struct kt_validate_req *req, struct kt_vresult *r, struct kt_err *err)
 {
-    return kt_validate_object_admitted(v, fw, obj, old, now, rts, r, NULL, err);
+    return kt_validate_object_admitted(req, r, NULL, err);
 }
 
-int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_framework *fw,
-                                const json_t *obj, const json_t *old, time_t now,
-                                const struct kt_vruntimes *rts, struct kt_vresult *r,
+int kt_validate_object_admitted(const struct kt_validate_req *req, struct kt_vresult *r,
                                 json_t **admitted, struct kt_err *err)
 {
+    const struct kt_validator *v = req->v;
+    const json_t *obj = req->obj;
     const char *kind = json_string_value(json_object_get(obj, "kind"));
     json_t *o = NULL, *oo = NULL;
     int rc = 0;
@@ -216,18 +214,18 @@ int kt_validate_object_admitted(const struct kt_validator *v, const struct kt_fr
     if (tj && !kt_validator_no_defaulter(v) && !go_decodes(o, go_type_of(kind), r)) {
         goto out;
     }
-    if (old) {
-        oo = decode_stored(v, kind, old);
+    if (req->old) {
+        oo = decode_stored(v, kind, req->old);
     }
     if (tj) {
-        kt_validate_default_trainjob(o, oo, now);
+        kt_validate_default_trainjob(o, oo, req->now);
     }
     kt_validate_schema(v, kind, o, oo, r);
     if (r->len > before || (!tj && !go_decodes(o, go_type_of(kind), r))) {
         goto out;
     }
     if (tj) {
-        rc = kt_validate_trainjob_webhook(fw, o, oo, rts, r, err);
+        rc = kt_validate_trainjob_webhook(req->fw, o, oo, req->rts, r, err);
     } else {
         kt_validate_runtime_webhook(o, oo, r);
     }
@@ -240,18 +238,18 @@ out:
     return rc;
 }
 
-int kt_validate_trainjob(const struct kt_validator *v, const struct kt_framework *fw,
-                         const json_t *obj, const json_t *old, time_t now,
-                         const struct kt_vruntimes *rts, struct kt_vresult *r, struct kt_err *err)
+int kt_validate_trainjob(const struct kt_validate_req *req, struct kt_vresult *r,
+                         struct kt_err *err)
 {
-    return kt_validate_object(v, fw, obj, old, now, rts, r, err);
+    return kt_validate_object(req, r, err);
 }
 
 void kt_validate_runtime(const struct kt_validator *v, const json_t *obj, const json_t *old,
                          struct kt_vresult *r)
 {
     struct kt_err err = {0};
-    if (kt_validate_object(v, NULL, obj, old, 0, NULL, r, &err) != 0) {
+    if (kt_validate_object(&(struct kt_validate_req){.v = v, .obj = obj, .old = old}, r, &err) !=
+        0) {
         kt_vresult_add(r, KT_VSTAGE_WEBHOOK, "", "Internal error", err.msg, "");
     }
 }

@@ -40,30 +40,35 @@
 #include "common/validate/validate_schema.h"
 #include "common/validate/validate_webhook.h"
 
+/* One document to validate and what it is checked against. Every pointer is borrowed for the
+ * call and nothing is modified. */
+struct kt_validate_req {
+    const struct kt_validator *v;
+    const struct kt_framework *fw; /* NULL for a runtime */
+    const json_t *obj;
+    const json_t *old;              /* NULL = CREATE, else the object an UPDATE replaces */
+    time_t now;                     /* the defaulter's clock */
+    const struct kt_vruntimes *rts; /* what a TrainJob's runtimeRef may name; NULL: none */
+};
+
 /* The whole pipeline for one document of kind TrainJob, TrainingRuntime or
- * ClusterTrainingRuntime: steps 1-5 on a copy of obj (not modified). old NULL = CREATE;
- * otherwise an UPDATE from old (not modified), read as the API server stored it (unknown
- * fields pruned without error, defaults applied): transition rules, the defaulter's time
- * keeping and the webhooks' update rules then run exactly as for kt-webhook's UPDATE review.
- * Returns 0 (problems, if any, in r), -1 + err when the webhook step failed internally. */
-KT_MUST_CHECK int kt_validate_object(const struct kt_validator *v, const struct kt_framework *fw,
-                                     const json_t *obj, const json_t *old, time_t now,
-                                     const struct kt_vruntimes *rts, struct kt_vresult *r,
+ * ClusterTrainingRuntime: steps 1-5 on a copy of req->obj. req->old NULL = CREATE; otherwise
+ * an UPDATE from old, read as the API server stored it (unknown fields pruned without error,
+ * defaults applied): transition rules, the defaulter's time keeping and the webhooks' update
+ * rules then run exactly as for kt-webhook's UPDATE review. Returns 0 (problems, if any, in
+ * r), -1 + err when the webhook step failed internally. Does not retain req. */
+KT_MUST_CHECK int kt_validate_object(const struct kt_validate_req *req, struct kt_vresult *r,
                                      struct kt_err *err);
 
 /* kt_validate_object that also hands back the object as the API server would store it
  * (pruned, defaulted, runtimePatches stamped) in *admitted when no problem was found; else
  * *admitted is left alone. Caller owns *admitted (json_decref). admitted may be NULL. */
-KT_MUST_CHECK int kt_validate_object_admitted(const struct kt_validator *v,
-                                              const struct kt_framework *fw, const json_t *obj,
-                                              const json_t *old, time_t now,
-                                              const struct kt_vruntimes *rts, struct kt_vresult *r,
-                                              json_t **admitted, struct kt_err *err);
+KT_MUST_CHECK int kt_validate_object_admitted(const struct kt_validate_req *req,
+                                              struct kt_vresult *r, json_t **admitted,
+                                              struct kt_err *err);
 
 /* Shorthands of kt_validate_object per kind (the entry points kt-webhook wraps). */
-KT_MUST_CHECK int kt_validate_trainjob(const struct kt_validator *v, const struct kt_framework *fw,
-                                       const json_t *obj, const json_t *old, time_t now,
-                                       const struct kt_vruntimes *rts, struct kt_vresult *r,
+KT_MUST_CHECK int kt_validate_trainjob(const struct kt_validate_req *req, struct kt_vresult *r,
                                        struct kt_err *err);
 void kt_validate_runtime(const struct kt_validator *v, const json_t *obj, const json_t *old,
                          struct kt_vresult *r);

@@ -294,7 +294,9 @@ static void eval_rules(const json_t *rules, const json_t *val, const json_t *old
         const char *why = NULL;
         if (!t) {
             char *d = kt_xasprintf("no C twin for rule %s", text ? text : "?");
-            kt_vadd(r, KT_VSTAGE_CEL, field, "Internal error", NULL, d, ptr);
+            kt_vadd(r, KT_VSTAGE_CEL,
+                    &(struct kt_vadd_req){
+                        .field = field, .type = "Internal error", .detail = d, .ptr = ptr});
             free(d);
             continue;
         }
@@ -310,12 +312,19 @@ static void eval_rules(const json_t *rules, const json_t *val, const json_t *old
         if (ok < 0) {
             char *tv = kt_go_quote(kt_vjson_type(val));
             char *d = kt_xasprintf("%s evaluating rule: %s", why, msg ? msg : text);
-            kt_vadd(r, KT_VSTAGE_CEL, field, "Invalid value", tv, d, ptr);
+            kt_vadd(
+                r, KT_VSTAGE_CEL,
+                &(struct kt_vadd_req){
+                    .field = field, .type = "Invalid value", .value = tv, .detail = d, .ptr = ptr});
             free(d);
             free(tv);
         } else {
-            kt_vadd(r, KT_VSTAGE_CEL, field, "Invalid value", value, msg ? msg : "failed rule",
-                    ptr);
+            kt_vadd(r, KT_VSTAGE_CEL,
+                    &(struct kt_vadd_req){.field = field,
+                                          .type = "Invalid value",
+                                          .value = value,
+                                          .detail = msg ? msg : "failed rule",
+                                          .ptr = ptr});
         }
         free(value);
     }

@@ -326,7 +326,10 @@ static void add_invalid(struct walk *w, const char *path, const char *ptr, const
                         char *detail)
 {
     char *value = kt_vvalue(val);
-    kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Invalid value", value, detail, ptr);
+    kt_vadd(
+        w->r, KT_VSTAGE_SCHEMA,
+        &(struct kt_vadd_req){
+            .field = path, .type = "Invalid value", .value = value, .detail = detail, .ptr = ptr});
     free(value);
     free(detail);
 }
@@ -462,7 +465,8 @@ static void check_string(struct walk *w, const json_t *s, const json_t *val, con
     if (maxl && n > (size_t)json_integer_value(maxl)) {
         char *d =
             kt_xasprintf("may not be more than %lld bytes", (long long)json_integer_value(maxl));
-        kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Too long", NULL, d, ptr);
+        kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+                &(struct kt_vadd_req){.field = path, .type = "Too long", .detail = d, .ptr = ptr});
         free(d);
     }
     if (minl && n < (size_t)json_integer_value(minl)) {
@@ -536,7 +540,12 @@ static void check_enum(struct walk *w, const json_t *s, const json_t *val, const
     }
     char *detail = kt_buf_take(&b, NULL);
     char *value = kt_vvalue(val);
-    kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Unsupported value", value, detail, ptr);
+    kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+            &(struct kt_vadd_req){.field = path,
+                                  .type = "Unsupported value",
+                                  .value = value,
+                                  .detail = detail,
+                                  .ptr = ptr});
     free(value);
     free(detail);
 }
@@ -599,7 +608,9 @@ static void check_list_type(struct walk *w, const json_t *s, const json_t *arr, 
                 value =
                     json_is_object(id) || json_is_array(id) ? kt_json_dump_go(id) : kt_vvalue(id);
             }
-            kt_vadd(w->r, KT_VSTAGE_SCHEMA, p, "Duplicate value", value, NULL, pp);
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+                    &(struct kt_vadd_req){
+                        .field = p, .type = "Duplicate value", .value = value, .ptr = pp});
             free(value);
             free(p);
             free(pp);
@@ -619,7 +630,9 @@ static void check_array(struct walk *w, const json_t *s, const json_t *val, cons
     if (maxi && n > (size_t)json_integer_value(maxi)) {
         char *v = kt_xasprintf("%zu", n);
         char *d = kt_xasprintf("must have at most %lld items", (long long)json_integer_value(maxi));
-        kt_vadd(w->r, KT_VSTAGE_SCHEMA, path, "Too many", v, d, ptr);
+        kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+                &(struct kt_vadd_req){
+                    .field = path, .type = "Too many", .value = v, .detail = d, .ptr = ptr});
         free(v);
         free(d);
     }
@@ -654,7 +667,8 @@ static void check_object(struct walk *w, const json_t *s, const json_t *val, con
     {
         if (!json_object_get(val, json_string_value(it))) {
             char *p = kt_vpath_child(path, json_string_value(it));
-            kt_vadd(w->r, KT_VSTAGE_SCHEMA, p, "Required value", NULL, NULL, ptr);
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+                    &(struct kt_vadd_req){.field = p, .type = "Required value", .ptr = ptr});
             free(p);
         }
     }
@@ -750,8 +764,11 @@ static void check_meta(struct walk *w, const json_t *obj)
     const char *name = json_string_value(json_object_get(meta, "name"));
     if (!name || !name[0]) {
         if (!json_string_value(json_object_get(meta, "generateName"))) {
-            kt_vadd(w->r, KT_VSTAGE_SCHEMA, "metadata.name", "Required value", NULL,
-                    "name or generateName is required", "/metadata");
+            kt_vadd(w->r, KT_VSTAGE_SCHEMA,
+                    &(struct kt_vadd_req){.field = "metadata.name",
+                                          .type = "Required value",
+                                          .detail = "name or generateName is required",
+                                          .ptr = "/metadata"});
         }
     } else {
         kt_vcheck_dns_subdomain(w->r, "metadata.name", name, "/metadata/name");
@@ -766,16 +783,26 @@ void kt_vcheck_dns_subdomain(struct kt_vresult *r, const char *field, const char
 {
     char *v = kt_go_quote(name);
     if (strlen(name) > 253) {
-        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", v, "must be no more than 253 bytes",
-                ptr);
+        kt_vadd(r, KT_VSTAGE_SCHEMA,
+                &(struct kt_vadd_req){.field = field,
+                                      .type = "Invalid value",
+                                      .value = v,
+                                      .detail = "must be no more than 253 bytes",
+                                      .ptr = ptr});
     }
     if (!kt_vis_dns1123_subdomain(name)) {
-        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", v,
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character "
-                "(e.g. 'example.com', regex used for validation is "
-                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-                ptr);
+        kt_vadd(
+            r, KT_VSTAGE_SCHEMA,
+            &(struct kt_vadd_req){
+                .field = field,
+                .type = "Invalid value",
+                .value = v,
+                .detail =
+                    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                    "characters, '-' or '.', and must start and end with an alphanumeric character "
+                    "(e.g. 'example.com', regex used for validation is "
+                    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                .ptr = ptr});
     }
     free(v);
 }
@@ -821,7 +848,9 @@ static void bad(struct kt_vresult *r, const char *field, const char *value, cons
                 const char *ptr)
 {
     char *q = kt_go_quote(value);
-    kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Invalid value", q, detail, ptr);
+    kt_vadd(r, KT_VSTAGE_SCHEMA,
+            &(struct kt_vadd_req){
+                .field = field, .type = "Invalid value", .value = q, .detail = detail, .ptr = ptr});
     free(q);
 }
 
@@ -903,8 +932,11 @@ void kt_vcheck_annotations(struct kt_vresult *r, const json_t *annotations, cons
         total += strlen(k) + json_string_length(v);
     }
     if (total > 256 * 1024) {
-        kt_vadd(r, KT_VSTAGE_SCHEMA, field, "Too long", NULL, "may not be more than 262144 bytes",
-                ptr);
+        kt_vadd(r, KT_VSTAGE_SCHEMA,
+                &(struct kt_vadd_req){.field = field,
+                                      .type = "Too long",
+                                      .detail = "may not be more than 262144 bytes",
+                                      .ptr = ptr});
     }
 }
 
@@ -930,7 +962,7 @@ void kt_validate_schema(const struct kt_validator *v, const char *kind, const js
                         const json_t *old, struct kt_vresult *r)
 {
     const json_t *s = kt_validator_schema(v, kind);
-    struct walk w = {v, r};
+    struct walk w = {.v = v, .r = r};
     size_t from = r->len;
     if (!s) {
         return;
@@ -939,10 +971,15 @@ void kt_validate_schema(const struct kt_validator *v, const char *kind, const js
     size_t schema_from = r->len;
     check(&w, s, obj, "", "");
     if (blocking(r, schema_from)) {
-        kt_vadd(r, KT_VSTAGE_SCHEMA, "<nil>", "Invalid value", "null",
-                "some validation rules were not checked because the object was invalid; "
-                "correct the existing errors to complete validation",
-                "");
+        kt_vadd(r, KT_VSTAGE_SCHEMA,
+                &(struct kt_vadd_req){
+                    .field = "<nil>",
+                    .type = "Invalid value",
+                    .value = "null",
+                    .detail =
+                        "some validation rules were not checked because the object was invalid; "
+                        "correct the existing errors to complete validation",
+                    .ptr = ""});
         return;
     }
     (void)from;

@@ -313,13 +313,6 @@ static int decode_tj(const json_t *raw, struct kt_trainjob *tj, struct kt_err *e
     return kt_trainjob_decode(obj, tj, err);
 }
 
-int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj_raw,
-                                 const json_t *old_raw, const struct kt_vruntimes *rts,
-                                 struct kt_vresult *r, struct kt_err *err)
-{
-    return kt_validate_trainjob_webhook_decoded(fw, tj_raw, old_raw, rts, NULL, r, err);
-}
-
 /* 0 when the runtime key is supported; else the bare denial in r and 1. */
 static int check_key(const struct kt_trainjob *tj, struct kt_vresult *r)
 {
@@ -334,10 +327,9 @@ static int check_key(const struct kt_trainjob *tj, struct kt_vresult *r)
     return ok ? 0 : 1;
 }
 
-int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw, const json_t *tj_raw,
-                                         const json_t *old_raw, const struct kt_vruntimes *rts,
-                                         const struct kt_runtime *decoded, struct kt_vresult *r,
-                                         struct kt_err *err)
+int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj_raw,
+                                 const json_t *old_raw, const struct kt_vruntimes *rts,
+                                 struct kt_vresult *r, struct kt_err *err)
 {
     struct kt_trainjob tj = {0}, old = {0};
     struct kt_runtime own = {0};
@@ -353,7 +345,8 @@ int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw, const js
         rc = 0;
         goto out;
     }
-    found = find_runtime(&tj, rts ? rts->runtimes : NULL, decoded, &rt, &own, err);
+    found =
+        find_runtime(&tj, rts ? rts->runtimes : NULL, rts ? rts->decoded : NULL, &rt, &own, err);
     if (found < 0) {
         goto out;
     }
@@ -363,8 +356,11 @@ int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw, const js
         goto out;
     }
     warn_deprecated(rt, r);
-    if (kt_framework_validate(fw, &tj, old_raw ? &old : NULL, rt,
-                              rts && rts->view ? rts->view : &view, &l, &r->warnings, err) != 0) {
+    struct kt_framework_validate_req in = {.tj = &tj,
+                                           .old = old_raw ? &old : NULL,
+                                           .rt = rt,
+                                           .view = rts && rts->view ? rts->view : &view};
+    if (kt_framework_validate(fw, &in, &l, &r->warnings, err) != 0) {
         rc = -1;
         goto out;
     }

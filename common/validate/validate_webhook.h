@@ -41,6 +41,12 @@ struct kt_vruntimes {
     /* Cluster objects the plugins may read (the JobSet of a TrainJob whose runtimePatches
      * change); NULL = none. Borrowed. (Added for kt-webhook.) */
     const struct kt_view *view;
+    /* Optional (NULL: decode on demand): the runtimes decoded ahead of time (kt-webhook decodes
+     * each snapshot once). decoded[i], when its obj is not NULL, is runtimes[i] as
+     * kt_validate_decode_runtime() decodes it and is used instead of decoding a copy; a zeroed
+     * entry decodes on demand. Only read, never retained: threads may share it (jansson
+     * reference counts are atomic). */
+    const struct kt_runtime *decoded;
 };
 
 /* Step 5 for a TrainJob (docs/internals/upstream.md#trainjob-validator): tj and old are pruned,
@@ -50,17 +56,6 @@ struct kt_vruntimes {
 KT_MUST_CHECK int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj,
                                                const json_t *old, const struct kt_vruntimes *rts,
                                                struct kt_vresult *r, struct kt_err *err);
-
-/* kt_validate_trainjob_webhook with runtimes decoded ahead of time (kt-webhook decodes each
- * snapshot once): decoded[i], when its obj is not NULL, is rts->runtimes[i] as
- * kt_validate_decode_runtime() decodes it and is used instead of decoding a copy; a zeroed
- * entry (or decoded NULL) decodes on demand. decoded is only read, never retained: threads
- * may share it (jansson reference counts are atomic). */
-KT_MUST_CHECK int kt_validate_trainjob_webhook_decoded(const struct kt_framework *fw,
-                                                       const json_t *tj, const json_t *old,
-                                                       const struct kt_vruntimes *rts,
-                                                       const struct kt_runtime *decoded,
-                                                       struct kt_vresult *r, struct kt_err *err);
 
 /* Decode runtime o (a TrainingRuntime / ClusterTrainingRuntime, not modified) the way the
  * TrainJob validator does: a namespaced runtime without namespace is in "default". On success

@@ -55,15 +55,16 @@ static void render_all(const json_t *tjs, const json_t *runtimes, const json_t *
     json_array_foreach(tjs, i, tj)
     {
         for (int nv = 0; nv < 2; nv++) {
-            struct kt_render_opts opts = {NULL, fixed_key, nv == 1};
+            struct kt_render_opts opts = {.ssh_key_pem = fixed_key, .no_validate = nv == 1};
             struct kt_ferrs denial;
             struct kt_strv warnings;
             struct kt_err err = {0};
             json_t *items = json_array();
             kt_ferrs_init(&denial);
             kt_strv_init(&warnings);
-            if (kt_render_trainjob(&fw, tj, runtimes, objects, &opts, items, &denial, &warnings,
-                                   &err) == 0) {
+            struct kt_render_req req = {
+                .trainjob = tj, .runtimes = runtimes, .objects = objects, .opts = &opts};
+            if (kt_render_trainjob(&fw, &req, items, &denial, &warnings, &err) == 0) {
                 check_items(items);
             }
             char *msg = kt_ferrs_string(&denial);

@@ -51,11 +51,13 @@ static void check_one(const struct kt_framework *fw, const json_t *obj,
     struct kt_err err = {0};
     kt_vresult_init(&created);
     kt_vresult_init(&updated);
-    if (kt_validate_object(validator, fw, obj, NULL, 1700000000, rts, &created, &err) == 0) {
+    struct kt_validate_req req = {
+        .v = validator, .fw = fw, .obj = obj, .now = 1700000000, .rts = rts};
+    if (kt_validate_object(&req, &created, &err) == 0) {
         free(kt_vresult_string(&created));
     }
-    if (kt_validate_object(validator, fw, obj, obj, 1700000000, rts, &updated, &err) == 0 &&
-        !has_duplicate(&created)) {
+    req.old = obj;
+    if (kt_validate_object(&req, &updated, &err) == 0 && !has_duplicate(&created)) {
         for (size_t i = 0; i < updated.len; i++) {
             /* self == oldSelf holds against itself: no rule error only an update has */
             if (updated.items[i].stage == KT_VSTAGE_CEL &&
@@ -94,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             json_array_append(runtimes, s.docs[i].root);
         }
     }
-    struct kt_vruntimes rts = {runtimes, false, NULL};
+    struct kt_vruntimes rts = {.runtimes = runtimes};
     for (size_t i = 0; i < s.len; i++) {
         if (kt_validate_is_ours(s.docs[i].root)) {
             check_one(&fw, s.docs[i].root, &rts);

@@ -43,7 +43,8 @@ static int lookup(struct kt_wstore *s, const char *group, const char *kind, cons
     struct kt_err err = {0};
     int n = -1;
 
-    if (kt_wstore_runtimes_for(s, snap, group, kind, ns, name, &rts, &owned, &err) == 0) {
+    struct kt_wstore_runtime_ref ref = {.api_group = group, .kind = kind, .name = name, .ns = ns};
+    if (kt_wstore_runtimes_for(s, snap, &ref, &rts, &owned, &err) == 0) {
         n = 0;
         size_t i;
         json_t *o;

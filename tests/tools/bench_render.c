@@ -52,14 +52,15 @@ static double now(void)
 static int render_once(const struct kt_framework *fw, const json_t *tj, const json_t *rts,
                        const json_t *objs)
 {
-    struct kt_render_opts opts = {NULL, NULL, false};
+    struct kt_render_opts opts = {0};
     struct kt_ferrs denial;
     struct kt_strv warnings;
     struct kt_err err = {0};
     json_t *items = json_array();
     kt_ferrs_init(&denial);
     kt_strv_init(&warnings);
-    int rc = kt_render_trainjob(fw, tj, rts, objs, &opts, items, &denial, &warnings, &err);
+    struct kt_render_req req = {.trainjob = tj, .runtimes = rts, .objects = objs, .opts = &opts};
+    int rc = kt_render_trainjob(fw, &req, items, &denial, &warnings, &err);
     if (rc != 0) {
         fprintf(stderr, "bench_render: render failed: %s\n", err.msg);
     }

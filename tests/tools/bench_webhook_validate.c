@@ -9,8 +9,8 @@
  *   bench: review-parse: X us            (the request body -> JSON, kt_json_parse)
  *   bench: review-validate-decode: X us  (kt_validate_trainjob_webhook: copies and decodes
  *                                          the runtime on every call, the old path)
- *   bench: review-validate-cached: X us  (kt_validate_trainjob_webhook_decoded with the
- *                                          runtimes decoded once, as the snapshot does now)
+ *   bench: review-validate-cached: X us  (the same with kt_vruntimes.decoded: the runtimes
+ *                                          decoded once, as the snapshot does now)
  *   bench: review-parse-fast: X us       (the body -> JSON as kt-webhook reads it now,
  *                                          webhook/review_json.c)
  *   bench: review-whole: X us            (decode + review + encode + release: everything
@@ -149,13 +149,11 @@ out:
 /* One validation; -1 when it failed or did not allow the fixture. */
 static int validate_once(const struct fixture *f, bool cached)
 {
-    struct kt_vruntimes rts = {f->runtimes, false, NULL};
+    struct kt_vruntimes rts = {.runtimes = f->runtimes, .decoded = cached ? f->decoded : NULL};
     struct kt_vresult r;
     struct kt_err err = {0};
     kt_vresult_init(&r);
-    int rc = cached ? kt_validate_trainjob_webhook_decoded(&f->fw, f->object, NULL, &rts,
-                                                           f->decoded, &r, &err)
-                    : kt_validate_trainjob_webhook(&f->fw, f->object, NULL, &rts, &r, &err);
+    int rc = kt_validate_trainjob_webhook(&f->fw, f->object, NULL, &rts, &r, &err);
     if (rc != 0 || r.len != 0) {
         char *s = kt_vresult_string(&r);
         fprintf(stderr, "bench_webhook_validate: not allowed: %s%s\n", err.msg, s);

@@ -36,7 +36,7 @@ static char *xml(const char *s, bool attr)
 {
     struct mem m;
     mem_open(&m);
-    cli_xml_escape(m.f, s, attr);
+    cli_xml_escape(m.f, s, attr ? CLI_XML_ATTR : CLI_XML_TEXT);
     return mem_close(&m);
 }
 
@@ -44,7 +44,7 @@ static char *gh(const char *s, bool prop)
 {
     struct mem m;
     mem_open(&m);
-    cli_github_escape(m.f, s, prop);
+    cli_github_escape(m.f, s, prop ? CLI_GH_PROPERTY : CLI_GH_MESSAGE);
     return mem_close(&m);
 }
 

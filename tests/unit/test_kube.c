@@ -443,20 +443,20 @@ static void test_paths_and_queries(void)
     check_bad_path("ns", NULL, "status");
 
     kt_buf_init(&b, 1024);
-    CHECK_OK(kt__kube_list_query(&b, &o, "tok/+=", false, &err));
+    CHECK_OK(kt__kube_list_query(&b, &o, "tok/+=", KT__KUBE_QUERY_LIST, &err));
     CHECK_EQ_STR(b.data, "?labelSelector=app%20in%20%28a%2Cb%29%2C%21x"
                          "&fieldSelector=metadata.name%3Dn&resourceVersion=12"
                          "&continue=tok%2F%2B%3D&limit=50");
     kt_buf_reset(&b);
-    CHECK_OK(kt__kube_list_query(&b, &o, NULL, true, &err));
+    CHECK_OK(kt__kube_list_query(&b, &o, NULL, KT__KUBE_QUERY_WATCH, &err));
     CHECK_CONTAINS(b.data, "&resourceVersion=12&watch=true&allowWatchBookmarks=true"
                            "&timeoutSeconds=30");
     CHECK(strstr(b.data, "limit=") == NULL);
     kt_buf_reset(&b);
-    CHECK_OK(kt__kube_list_query(&b, NULL, NULL, true, &err));
+    CHECK_OK(kt__kube_list_query(&b, NULL, NULL, KT__KUBE_QUERY_WATCH, &err));
     CHECK_EQ_STR(b.data, "?watch=true");
     kt_buf_reset(&b);
-    CHECK_OK(kt__kube_list_query(&b, NULL, NULL, false, &err));
+    CHECK_OK(kt__kube_list_query(&b, NULL, NULL, KT__KUBE_QUERY_LIST, &err));
     CHECK(b.data == NULL || b.len == 0);
     kt_buf_release(&b);
 }

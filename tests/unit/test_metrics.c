@@ -54,7 +54,8 @@ static void test_histogram(void)
     const double b[] = {0.1, 1};
     const char *names[] = {"path"};
     const char *v[] = {"/x"};
-    struct kt_metric *h = kt_metrics_histogram(m, "lat_seconds", "Latency.", names, 1, b, 2);
+    struct kt_metric *h = kt_metrics_histogram(m, "lat_seconds", "Latency.", names, 1,
+                                               &(struct kt_metrics_buckets){.bounds = b, .n = 2});
 
     kt_metric_observe(h, v, 0.05);
     kt_metric_observe(h, v, 0.1); /* le is inclusive */
@@ -74,7 +75,7 @@ static void test_histogram(void)
     size_t n = 0;
     const double *lb = kt_metrics_latency_buckets(&n);
     CHECK(n >= 10 && lb[0] == 0.0001);
-    struct kt_metric *d = kt_metrics_histogram(m, "d_seconds", "", NULL, 0, NULL, 0);
+    struct kt_metric *d = kt_metrics_histogram(m, "d_seconds", "", NULL, 0, NULL);
     kt_metric_observe(d, NULL, 0.0002);
     text = kt_metrics_expose(m, NULL);
     CHECK_CONTAINS(text, "d_seconds_bucket{le=\"0.0001\"} 0\n");
@@ -124,7 +125,7 @@ static void test_concurrent(void)
     const char *names[] = {"l"};
     const char *v[] = {"x"};
     struct worker w = {kt_metrics_counter(m, "c_total", "", names, 1),
-                       kt_metrics_histogram(m, "h_seconds", "", names, 1, NULL, 0)};
+                       kt_metrics_histogram(m, "h_seconds", "", names, 1, NULL)};
     pthread_t t[4];
 
     for (int i = 0; i < 4; i++) {

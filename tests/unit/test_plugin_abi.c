@@ -263,7 +263,8 @@ static void test_validate(void)
     setup(&f);
     kt_ferrs_init(&errs);
     kt_strv_init(&warnings);
-    CHECK_OK(kt_framework_validate(&f.fw, &f.tj, NULL, &f.rt, NULL, &errs, &warnings, &err));
+    struct kt_framework_validate_req in = {.tj = &f.tj, .rt = &f.rt};
+    CHECK_OK(kt_framework_validate(&f.fw, &in, &errs, &warnings, &err));
     CHECK_EQ_INT(f.seen.rc[0], 0);
     CHECK_EQ_INT(f.seen.rc[1], 0);
     CHECK_EQ_INT(f.seen.rc[2], -1);
@@ -280,7 +281,8 @@ static void test_validate(void)
     kt_ferrs_release(&errs);
     kt_ferrs_init(&errs);
     f.seen.fail_with = "cannot decide";
-    CHECK_OK(kt_framework_validate(&f.fw, &f.tj, &f.tj, &f.rt, NULL, &errs, &warnings, &err));
+    in.old = &f.tj;
+    CHECK_OK(kt_framework_validate(&f.fw, &in, &errs, &warnings, &err));
     s = kt_ferrs_string(&errs);
     CHECK_EQ_STR(s, "spec: Internal error: plugin Test: cannot decide");
     free(s);

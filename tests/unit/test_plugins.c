@@ -106,7 +106,8 @@ static char *run_validate(struct run *r)
     kt_framework_default(&fw);
     kt_ferrs_init(&errs);
     kt_strv_init(&warn);
-    CHECK_OK(kt_framework_validate(&fw, &r->tj, NULL, &r->rt, &r->view, &errs, &warn, &r->err));
+    struct kt_framework_validate_req in = {.tj = &r->tj, .rt = &r->rt, .view = &r->view};
+    CHECK_OK(kt_framework_validate(&fw, &in, &errs, &warn, &r->err));
     char *s = kt_ferrs_string(&errs);
     kt_ferrs_release(&errs);
     kt_strv_release(&warn);

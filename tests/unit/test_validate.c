@@ -386,7 +386,7 @@ static void test_aggregate_and_strict(void)
                       "\"metadata\":{\"name\":\"x\",\"foo\":1},\"spec\":{\"zed\":1,"
                       "\"runtimeRef\":{\"name\":\"r\"}}}");
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err));
+    CHECK_OK(kt_validate_object(&(struct kt_validate_req){.v = v, .fw = &fw, .obj = o}, &r, &err));
     CHECK_EQ_INT(r.len, 2);
     if (r.len == 2) {
         CHECK_EQ_STR(r.items[0].text, "strict decoding error: unknown field \"metadata.foo\"");
@@ -397,7 +397,8 @@ static void test_aggregate_and_strict(void)
     /* not ours */
     json_object_set_new(o, "kind", json_string("ConfigMap"));
     kt_vresult_init(&r);
-    CHECK(kt_validate_object(v, &fw, o, NULL, 0, NULL, &r, &err) != 0);
+    CHECK(kt_validate_object(&(struct kt_validate_req){.v = v, .fw = &fw, .obj = o}, &r, &err) !=
+          0);
     kt_vresult_release(&r);
     json_decref(o);
 }
@@ -412,11 +413,11 @@ static void test_aggregate_and_strict(void)
 static size_t webhook_problems(const json_t *tj, const json_t *rts, const struct kt_runtime *dec,
                                char **text)
 {
-    struct kt_vruntimes vr = {rts, false, NULL};
+    struct kt_vruntimes vr = {.runtimes = rts, .decoded = dec};
     struct kt_vresult r;
     struct kt_err err = {0};
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_trainjob_webhook_decoded(&fw, tj, NULL, &vr, dec, &r, &err));
+    CHECK_OK(kt_validate_trainjob_webhook(&fw, tj, NULL, &vr, &r, &err));
     size_t n = r.len;
     *text = kt_vresult_string(&r);
     kt_vresult_release(&r);
@@ -476,14 +477,15 @@ static void test_admitted(void)
     struct kt_vresult r;
     json_t *rts = json_array();
     json_array_append_new(rts, parse(RT_JSON));
-    struct kt_vruntimes vr = {rts, false, NULL};
+    struct kt_vruntimes vr = {.runtimes = rts};
     json_t *tj = parse("{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":\"TrainJob\","
                        "\"metadata\":{\"name\":\"j\"},\"spec\":{\"runtimeRef\":{\"name\":\"rt\","
                        "\"kind\":\"TrainingRuntime\"},\"runtimePatches\":[{\"manager\":"
                        "\"acme.io/x\"}]}}");
     json_t *admitted = NULL;
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK_OK(kt_validate_object_admitted(
+        &(struct kt_validate_req){.v = v, .fw = &fw, .obj = tj, .rts = &vr}, &r, &admitted, &err));
     CHECK_EQ_INT(r.len, 0);
     CHECK(admitted != NULL);
     CHECK_EQ_STR(json_string_value(kt_json_path(admitted, "spec.runtimeRef.apiGroup")),
@@ -498,7 +500,8 @@ static void test_admitted(void)
     admitted = NULL;
     json_object_set_new(json_object_get(tj, "spec"), "managedBy", json_string("x.io/y"));
     kt_vresult_init(&r);
-    CHECK_OK(kt_validate_object_admitted(v, &fw, tj, NULL, 0, &vr, &r, &admitted, &err));
+    CHECK_OK(kt_validate_object_admitted(
+        &(struct kt_validate_req){.v = v, .fw = &fw, .obj = tj, .rts = &vr}, &r, &admitted, &err));
     CHECK(r.len > 0);
     CHECK(admitted == NULL);
     kt_vresult_release(&r);
