@@ -309,9 +309,28 @@ static struct tjm_entry *entry_of(struct kt_tjm *t, const json_t *obj, double no
     return new_entry(t, obj, uid, now);
 }
 
-static void labels_of(const struct kt_tjm *t, const struct tjm_entry *e, const char *ns,
-                      const char **lv)
+/* A TrainJob first seen before its runtime (the initial lists of TrainJobs and runtimes are not
+ * ordered) got framework "": ask again when a series is written, and keep the answer once the
+ * runtime names one, so no series carries framework="" for a runtime that has a framework. */
+static void resolve_framework(struct kt_tjm *t, struct tjm_entry *e, const char *ns)
 {
+    char fw[FW_MAX] = "";
+    if (!t->framework || t->labels[e->labels].fw[0]) {
+        return;
+    }
+    char *kind = kt_xstrdup(t->labels[e->labels].kind);
+    char *rname = kt_xstrdup(t->labels[e->labels].rname);
+    t->framework(t->ctx, kind, ns, rname, fw, sizeof(fw));
+    if (fw[0]) {
+        e->labels = intern_labels(t, kind, rname, fw);
+    }
+    free(kind);
+    free(rname);
+}
+
+static void labels_of(struct kt_tjm *t, struct tjm_entry *e, const char *ns, const char **lv)
+{
+    resolve_framework(t, e, ns);
     const struct tjm_labels *l = &t->labels[e->labels];
     lv[0] = ns;
     lv[1] = l->kind;
@@ -359,7 +378,7 @@ void kt_tjm_trainjob_add(struct kt_tjm *t, const json_t *obj, double now)
 }
 
 /* Complete/Failed newly True: the counter and the duration since creation. */
-static void finished(struct kt_tjm *t, const struct tjm_entry *e, const json_t *old_obj,
+static void finished(struct kt_tjm *t, struct tjm_entry *e, const json_t *old_obj,
                      const json_t *new_obj, double now)
 {
     const char *lv[5], *reason = "";

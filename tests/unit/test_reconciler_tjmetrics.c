@@ -346,6 +346,51 @@ static void test_first_job_ready_restart(void)
     kt_metrics_free(m);
 }
 
+/* kt_tjm_framework_fn for a runtime that reaches the cache after the TrainJobs: "" until *ctx
+ * (runtime cached) is true. */
+static void late_framework(void *ctx, const char *kind, const char *ns, const char *name, char *buf,
+                           size_t n)
+{
+    const bool *cached = ctx;
+    (void)kind;
+    (void)ns;
+    snprintf(buf, n, "%s", *cached && strcmp(name, "torch-distributed") == 0 ? "torch" : "");
+}
+
+/* The initial lists are not ordered: a TrainJob seen before its runtime gets the runtime's
+ * framework once the runtime is cached, not framework="" for ever. */
+static void test_framework_after_runtime(void)
+{
+    bool cached = false;
+    struct kt_metrics *m = kt_metrics_new();
+    struct kt_tjm *t = kt_tjm_new(m, T0, late_framework, &cached);
+    json_t *a = tj("job-a-91bc", AFTER, "[]", "[]");
+    json_t *b = tj("job-b-52de", AFTER, "[]", "[]");
+    json_t *done =
+        tj("job-a-91bc", AFTER,
+           "[{\"type\":\"Complete\",\"status\":\"True\",\"reason\":\"JobsCompleted\"}]", "[]");
+    const char *nofw[] = {"team-a", "ClusterTrainingRuntime", "torch-distributed", ""};
+    kt_tjm_trainjob_add(t, a, T0 + 10); /* before the runtime: created with framework "" */
+    CHECK(val(t->created, nofw) == 1);
+    cached = true; /* the runtime's informer delivers it */
+    kt_tjm_trainjob_update(t, a, done, T0 + 70);
+    CHECK(val(t->completed, LV) == 1);
+    CHECK(val(t->completed, nofw) == 0);
+    kt_tjm_trainjob_add(t, b, T0 + 80);
+    CHECK(val(t->created, LV) == 1);
+    /* negative: a runtime without a framework keeps the empty label */
+    cached = false;
+    json_t *c = tj("job-c-0aa1", AFTER, "[]", "[]");
+    kt_tjm_trainjob_add(t, c, T0 + 90);
+    CHECK(val(t->created, nofw) == 2);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    json_decref(done);
+    kt_tjm_free(t);
+    kt_metrics_free(m);
+}
+
 static void test_phases_and_build_info(void)
 {
     struct kt_metrics *m = kt_metrics_new();
@@ -392,5 +437,6 @@ int main(void)
     test_first_job_ready();
     test_first_job_ready_restart();
     test_phases_and_build_info();
+    test_framework_after_runtime();
     return test_report();
 }
