@@ -18,7 +18,8 @@
 #   kt_test NAME BODY     run BODY (eval'd in a subshell) as one test: ok when it succeeds, else
 #                         FAIL with its output; skipped unless KT_ONLY selects $KT_TIER/NAME
 #   kt_cleanup CMD...     run CMD at exit (last registered first), where the state is made
-#   kt_poll SECS CMD...   the one bounded poll (every 0.1 s); 1 and a line on stderr at timeout
+#   kt_poll [-m WHAT] SECS CMD...  the one bounded poll (every 0.1 s); 1 and a line on stderr
+#                         (naming WHAT) at timeout
 #   kt_dead PID           PID has exited (or is a zombie)
 #   kt_daemon NAME BIN FLAG...   start a kt daemon, wait until it is ready (see below)
 #   kt_finish             print `N passed, N failed`; exit 0 only when nothing failed
@@ -123,16 +124,19 @@ kt_test() {
     return 1
 }
 
-# kt_poll SECS CMD... - run CMD (output discarded) every 0.1 s until it succeeds, for at most
-# SECS seconds (a whole number). 1, and a line on stderr, on timeout.
+# kt_poll [-m WHAT] SECS CMD... - run CMD (output discarded) every 0.1 s until it succeeds, for
+# at most SECS seconds (a whole number). 1, and a line on stderr naming WHAT (default: CMD), on
+# timeout.
 kt_poll() {
-    local n=$(($1 * 10)) i
+    local what='' n i
+    [ "$1" = -m ] && what=$2 && shift 2
+    n=$(($1 * 10))
     shift
     for ((i = 0; i < n; i++)); do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
-    echo "timed out after $((n / 10))s waiting for: $*" >&2
+    echo "timed out after $((n / 10))s waiting for: ${what:-$*}" >&2
     return 1
 }
 
