@@ -18,6 +18,7 @@
 #   kt_test NAME BODY     run BODY (eval'd in a subshell) as one test: ok when it succeeds, else
 #                         FAIL with its output; skipped unless KT_ONLY selects $KT_TIER/NAME
 #   kt_cleanup CMD...     run CMD at exit (last registered first), where the state is made
+#   kt_on_fail CMD...     run CMD before the closing line when a test failed (logs to show)
 #   kt_poll [-m WHAT] SECS CMD...  the one bounded poll (every 0.1 s); 1 and a line on stderr
 #                         (naming WHAT) at timeout
 #   kt_dead PID           PID has exited (or is a zombie)
@@ -35,6 +36,7 @@ pass=0
 fail=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/kt-test.XXXXXX")
 KT_CLEANUPS=()
+KT_ON_FAIL=()
 
 # kt_cleanup CMD... - register CMD (a command line, eval'd) to run at exit, last first.
 kt_cleanup() { KT_CLEANUPS+=("$*"); }
@@ -189,7 +191,15 @@ kt_daemon_stop() {
     wait "$pid" 2>/dev/null
 }
 
+# kt_on_fail CMD... - run CMD (a command line, eval'd; its output shown) in kt_finish when a test
+# failed, before the closing line: the logs worth reading.
+kt_on_fail() { KT_ON_FAIL+=("$*"); }
+
 kt_finish() {
+    local c
+    if [ "$fail" -ne 0 ]; then
+        for c in "${KT_ON_FAIL[@]}"; do eval "$c"; done
+    fi
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
     exit $?

@@ -50,6 +50,7 @@ e2e_logs() {
         [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
     done
 }
+kt_on_fail e2e_logs
 
 # ---- the cluster and kt ------------------------------------------------------------------
 t0=$SECONDS
@@ -182,5 +183,4 @@ for c in $E2E_CASES; do
     case_run "$c" "case_${c//-/_}"
 done
 echo "e2e wall time: $((SECONDS - t_start))s"
-[ "$fail" -eq 0 ] || e2e_logs
 kt_finish

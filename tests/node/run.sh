@@ -44,6 +44,7 @@ node_logs() {
     [ -n "${KT_KUBECTL:-}" ] && kc -n "$NS" logs -l app.kubernetes.io/component=controller-manager \
         --tail=30 --prefix 2>/dev/null
 }
+kt_on_fail node_logs
 
 
 # ---- the cluster -------------------------------------------------------------------------
@@ -100,5 +101,4 @@ if [ "$DOWN_DONE" = 1 ] && kt_only node/make-run; then
     echo "node: case make-run-real: $((SECONDS - t))s"
 fi
 echo "node wall time: $((SECONDS - t_start))s"
-[ "$fail" -eq 0 ] || node_logs
 kt_finish
