@@ -133,11 +133,14 @@ ktd_register_webhooks() {
         sleep 0.1
     done
     deadline=$((SECONDS + 30))
-    until [[ "$(echo "$1" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
+    until ktd_denies "$1"; do
         [ $SECONDS -lt $deadline ] || die "the API server does not call kt-webhook after 30s"
         sleep 0.1
     done
 }
+
+# ktd_denies PROBE_YAML - a validating webhook denies PROBE_YAML (server-side dry run).
+ktd_denies() { [[ "$(echo "$1" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; }
 
 ktd_bundles() {
     { kc get validatingwebhookconfiguration validator.trainer.kubeflow.org -o json &&

@@ -18,7 +18,9 @@
 #   kt_test NAME BODY     run BODY (eval'd in a subshell) as one test: ok when it succeeds, else
 #                         FAIL with its output; skipped unless KT_ONLY selects $KT_TIER/NAME
 #   kt_cleanup CMD...     run CMD at exit (last registered first), where the state is made
-#   kt_poll SECS CMD...   the one bounded poll (every 0.1 s); 1 and a line on stderr at timeout
+#   kt_on_fail CMD...     run CMD before the closing line when a test failed (logs to show)
+#   kt_poll [-m WHAT] SECS CMD...  the one bounded poll (every 0.1 s); 1 and a line on stderr
+#                         (naming WHAT) at timeout
 #   kt_dead PID           PID has exited (or is a zombie)
 #   kt_daemon NAME BIN FLAG...   start a kt daemon, wait until it is ready (see below)
 #   kt_finish             print `N passed, N failed`; exit 0 only when nothing failed
@@ -34,6 +36,7 @@ pass=0
 fail=0
 T=$(mktemp -d "${TMPDIR:-/tmp}/kt-test.XXXXXX")
 KT_CLEANUPS=()
+KT_ON_FAIL=()
 
 # kt_cleanup CMD... - register CMD (a command line, eval'd) to run at exit, last first.
 kt_cleanup() { KT_CLEANUPS+=("$*"); }
@@ -123,16 +126,19 @@ kt_test() {
     return 1
 }
 
-# kt_poll SECS CMD... - run CMD (output discarded) every 0.1 s until it succeeds, for at most
-# SECS seconds (a whole number). 1, and a line on stderr, on timeout.
+# kt_poll [-m WHAT] SECS CMD... - run CMD (output discarded) every 0.1 s until it succeeds, for
+# at most SECS seconds (a whole number). 1, and a line on stderr naming WHAT (default: CMD), on
+# timeout.
 kt_poll() {
-    local n=$(($1 * 10)) i
+    local what='' n i
+    [ "$1" = -m ] && what=$2 && shift 2
+    n=$(($1 * 10))
     shift
     for ((i = 0; i < n; i++)); do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
-    echo "timed out after $((n / 10))s waiting for: $*" >&2
+    echo "timed out after $((n / 10))s waiting for: ${what:-$*}" >&2
     return 1
 }
 
@@ -185,7 +191,15 @@ kt_daemon_stop() {
     wait "$pid" 2>/dev/null
 }
 
+# kt_on_fail CMD... - run CMD (a command line, eval'd; its output shown) in kt_finish when a test
+# failed, before the closing line: the logs worth reading.
+kt_on_fail() { KT_ON_FAIL+=("$*"); }
+
 kt_finish() {
+    local c
+    if [ "$fail" -ne 0 ]; then
+        for c in "${KT_ON_FAIL[@]}"; do eval "$c"; done
+    fi
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
     exit $?

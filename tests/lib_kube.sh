@@ -4,10 +4,13 @@
 # env file from tests/cluster/up.sh: KT_KUBECTL, KT_ADMIN_KUBECONFIG, KT_CLUSTER_DIR).
 #   kc ARGS...               kubectl as the cluster admin
 #   kt_ns PREFIX             a fresh namespace PREFIX-xxxxxxxx (printed), dumped when its test fails
+#   kt_ns --name NAME        the namespace NAME, made when missing (shared by cases), dumped likewise
 #   kt_dump_namespaces [F]   TrainJobs, JobSets, pods and events of the namespaces made (or of F)
 #   kq FILTER GET_ARGS...    `kubectl get GET_ARGS -o json` satisfies the jq FILTER
 #   tj_state NS NAME         the TrainJob's True conditions, comma-separated
 #   tj_cond NS NAME TYPE     "reason: message" of the TrainJob's condition TYPE
+#   tj_finished NS NAME      the TrainJob is Complete or Failed
+#   kt_sdk_case              the Kubeflow SDK case of the e2e and real-node tiers
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -17,11 +20,17 @@ kc() {
 }
 
 # kt_ns PREFIX - create a fresh namespace (no namespace controller may run to reuse one) and
-# print its name; recorded for kt_dump_namespaces.
+# print its name; recorded for kt_dump_namespaces. kt_ns --name NAME: the namespace NAME (made
+# when missing: cases share it, a kept cluster is reused).
 kt_ns() {
     local ns
-    ns="$1-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
-    kc create namespace "$ns" >/dev/null || return 1
+    if [ "$1" = --name ]; then
+        ns=$2
+        kc get namespace "$ns" >/dev/null 2>&1 || kc create namespace "$ns" >/dev/null || return 1
+    else
+        ns="$1-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+        kc create namespace "$ns" >/dev/null || return 1
+    fi
     echo "$ns" >>"$T/.namespaces"
     [ -f "$T/.test-namespaces" ] && echo "$ns" >>"$T/.test-namespaces"
     echo "$ns"
@@ -52,6 +61,13 @@ tj_state() {
         jq -r '[.status.conditions[]? | select(.status == "True") | .type] | join(",")'
 }
 
+# tj_finished NS NAME - the TrainJob is Complete or Failed.
+tj_finished() {
+    local st
+    st=",$(tj_state "$1" "$2"),"
+    [[ $st == *,Complete,* || $st == *,Failed,* ]]
+}
+
 tj_cond() {
     kc get trainjob "$2" -n "$1" -o json 2>/dev/null |
         jq -r --arg t "$3" '.status.conditions[]? | select(.type == $t) | "\(.reason): \(.message)"'
@@ -76,32 +92,26 @@ sdk_python() {
     [ $rc = 0 ] && echo "$v/bin/python"
 }
 
-# ---- still used by the e2e and real-node cases (they read WAIT seconds and CASES, the words
-# given on the command line); to be replaced by kt_only and kt_poll.
-# wanted NAME - NAME contains one of CASES (or CASES is empty).
-wanted() {
-    local w
-    [ ${#CASES[@]} -gt 0 ] || return 0
-    for w in "${CASES[@]}"; do
-        case "$1" in *"$w"*) return 0 ;; esac
-    done
-    return 1
-}
-
-# ns NAME - a fresh namespace.
-ns() {
-    kc create namespace "$1" >/dev/null 2>&1 || kc get namespace "$1" >/dev/null
-}
-
-# wait_for DESC CMD... - bounded poll (WAIT seconds) until CMD (a command or function) succeeds.
-wait_for() {
-    local desc=$1 deadline=$((SECONDS + WAIT))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $SECONDS -lt $deadline ] || {
-            echo "timed out after ${WAIT}s waiting for: $desc"
-            return 1
-        }
-        sleep 0.5
-    done
+# kt_sdk_case - the Kubeflow SDK case of the e2e and real-node tiers: tests/$KT_TIER/sdk_test.py
+# in sdk_python's venv against namespace $KT_TIER-sdk; its `ok` / `FAIL` lines become this
+# script's (and an exit without a FAIL line one failure).
+kt_sdk_case() {
+    local py rc line r
+    py=$(sdk_python) || {
+        bad sdk-install "$(tail -5 "$T/pip.log")"
+        return
+    }
+    kt_ns --name "$KT_TIER-sdk" >/dev/null
+    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" "$KT_ROOT/tests/$KT_TIER/sdk_test.py" "$KT_TIER-sdk" >"$T/sdk.out" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "${line#ok }" ;;
+        "FAIL "*)
+            r=${line#FAIL }
+            bad "${r%%: *}" "${r#*: }"
+            ;;
+        esac
+    done <"$T/sdk.out"
+    [ $rc -eq 0 ] || [ "$(grep -c '^FAIL ' "$T/sdk.out")" -gt 0 ] || bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
 }

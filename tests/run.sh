@@ -8,8 +8,8 @@
 # TIER: unit golden validate admission plugins (cases), build certs cluster dist install parity
 # (whole tiers of make unit), lint, docs, formats, precommit, integration, e2e, node,
 # reliability (PATTERN: test, case or drill names), helm, image, oracle, fuzz (PATTERN: target).
-# KT_KEEP=1 keeps the cluster tiers' folders (each tier's own knob, KT_KEEP_CLUSTER, KT_E2E_KEEP,
-# KT_NODE_KEEP, KT_PARITY_KEEP, still works). B=build/VARIANT picks the build (build/plain).
+# KT_KEEP=1 keeps the scratch and cluster folders, KT_STOP=1 stops at the first failure, KT_ONLY
+# selects tests (tests/lib.sh). B=build/VARIANT picks the build (build/plain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run_usage() {
@@ -22,9 +22,6 @@ shift
 b=${B:-build/plain}
 variant=${b#build/}
 case "$variant" in plain) san= ;; thread) san=thread ;; *) san=${variant//-/,} ;; esac
-if [ -n "${KT_KEEP:-}" ]; then
-    export KT_KEEP_CLUSTER=$KT_KEEP KT_E2E_KEEP=$KT_KEEP KT_NODE_KEEP=$KT_KEEP KT_PARITY_KEEP=$KT_KEEP
-fi
 # only TIER PATTERN... - the KT_ONLY patterns naming TIER's tests (tests/lib.sh kt_only).
 only() {
     local t=$1 p out=

@@ -28,8 +28,7 @@ import tempfile
 # that one shared test library would replace; until then this list records them, and a new
 # name with two meanings is refused. Remove a name when its copies become one.
 KNOWN = set("""
-bad case_sdk cleanup die expect kc log need_tools ok step teardown usage
-
+die kc log step
 """.split())
 
 PIPE_READER = re.compile(r"(?<![|\\])\|(?!\|)\s*(grep|head)\b([^|;&)]*)")

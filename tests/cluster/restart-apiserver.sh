@@ -8,11 +8,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-usage() {
+restart_usage() {
     echo "usage: $0 DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
     exit 2
 }
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || restart_usage
 D=$(cd "$1" && pwd)
 shift
 [ -f "$D/env" ] || {
@@ -21,7 +21,7 @@ shift
 }
 flags=()
 if [ $# -gt 0 ]; then
-    [ "$1" = "--" ] || usage
+    [ "$1" = "--" ] || restart_usage
     shift
     flags=("$@")
     : >"$D/apiserver.flags"
@@ -32,14 +32,14 @@ fi
 
 port=$(kt_env_get "$D" KT_APISERVER_PORT)
 ok=0
-cleanup() {
+restart_cleanup() {
     kt_port_unlock
     if [ "$ok" -ne 1 ]; then
         kt_log "restart failed; logs follow"
         kt_print_logs "$D"
     fi
 }
-trap cleanup EXIT
+trap restart_cleanup EXIT
 # Our own port: another up.sh must not pick it while the API server is down, and a lingering
 # listener (should not happen after kt_stop) would make the start fail.
 kt_port_lock

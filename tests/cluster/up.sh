@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
-usage() {
+up_usage() {
     echo "usage: $0 [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
     exit 2
 }
@@ -32,11 +32,11 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || up_usage
 D=$1
 shift
 if [ $# -gt 0 ]; then
-    [ "$1" = "--" ] || usage
+    [ "$1" = "--" ] || up_usage
     shift
 fi
 t0=$(date +%s%N)
@@ -82,7 +82,7 @@ rm -f "$D/env" "$D"/*.log
 [ $# -eq 0 ] || printf '%s\n' "$@" >"$D/apiserver.flags"
 
 ok=0
-cleanup() {
+up_cleanup() {
     kt_port_unlock
     if [ "$ok" -ne 1 ]; then
         kt_log "up.sh failed; logs follow"
@@ -96,7 +96,7 @@ cleanup() {
         kt_log "up.sh failed${why:+: $why}"
     fi
 }
-trap cleanup EXIT
+trap up_cleanup EXIT
 why=""
 set -E # the ERR trap also inside functions: a failing step names its line
 trap 'why="line $LINENO: $BASH_COMMAND"' ERR

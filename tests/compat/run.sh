@@ -29,21 +29,14 @@ L=build/compat
 mkdir -p "$L"
 t_all=$SECONDS
 
-# counts LOG - "P F" from the last `N passed, N failed` line of LOG ("0 0" when there is none).
-counts() {
-    local c
-    c=$(sed -n 's/^\([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed.*$/\1 \2/p' "$1" | tail -1)
-    echo "${c:-0 0}"
-}
-
-# tier NAME LOG CMD... - run one tier into LOG; add its counts (a tier that ends without its
-# counts line, or exits non-zero with no failure counted, is one failure); set $line_part.
+# tier NAME LOG CMD... - run one tier into LOG; add its counts (kt_count; a tier that exits
+# non-zero with no failure counted is one failure); set $line_part.
 tier() {
     local name=$1 log=$2 t=$SECONDS p f rc
     shift 2
     "$@" >"$log" 2>&1
     rc=$?
-    read -r p f < <(counts "$log")
+    read -r p f < <(kt_count "$log")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         f=1
         echo "FAIL $v-$name: exit status $rc without a failed check: $(tail -3 "$log" | tr '\n' ' ')"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/e2e/cases.sh - the cases of the e2e tier (sourced by tests/e2e/run.sh, which provides
-# kc, ns, trainjob, runtime, tj_wait, tj_state, tj_cond, pods_of, wait_for, ok, bad, check).
+# e2e_trainjob, e2e_runtime, tj_wait, pods_of; tests/lib_kube.sh kc, kt_ns, kq, tj_state,
+# tj_cond; tests/lib.sh ok, bad, check, kt_poll, kt_only).
 # Order matters only for speed: the long cases overlap their waiting where they can, except at
 # the end: prometheus asks Prometheus about the whole run while both daemons are still the ones
 # it scrapes, and switch (tests/e2e/switch.sh) runs last: it stops kt, runs upstream's manager,
@@ -14,7 +15,7 @@ E2E_CASES="runtimes mpi initializers failing suspend deadline gc ttl terminal un
 # made for them and the controller-manager's binder binds the claims.
 case_runtimes() {
     local n=e2e-runtimes r rts i=0 out
-    ns $n
+    kt_ns --name $n >/dev/null
     rts=$(kc get clustertrainingruntimes -o jsonpath='{.items[*].metadata.name}')
     for r in $rts; do
         i=$((i + 1))
@@ -28,7 +29,7 @@ spec:
   persistentVolumeReclaimPolicy: Delete
   hostPath: {path: /tmp/kt-e2e-pv-$i}
 EOF
-        trainjob $n "${r//./-}" "$r" || bad "runtime-$r" "kubectl apply failed"
+        e2e_trainjob $n "${r//./-}" "$r" || bad "runtime-$r" "kubectl apply failed"
     done
     for r in $rts; do
         if out=$(tj_wait $n "${r//./-}" Complete); then
@@ -45,7 +46,7 @@ EOF
 # mounted the hostfile ConfigMap and both the SSH Secret, and the hostfile names the pods.
 case_mpi() {
     local n=e2e-runtimes j=deepspeed-distributed p
-    wanted runtimes || { ns $n && trainjob $n $j $j && tj_wait $n $j Complete >/dev/null; }
+    kt_only e2e/runtimes || { kt_ns --name $n >/dev/null && e2e_trainjob $n $j $j && tj_wait $n $j Complete >/dev/null; }
     p=$(pods_of $n $j)
     check mpi-launcher-and-nodes-ran jq -e '([.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "launcher" and .status.phase == "Succeeded")] | length) == 1 and
         ([.[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node" and .status.phase == "Succeeded")] | length) >= 1' <<<"$p"
@@ -66,7 +67,7 @@ case_mpi() {
 # both initializer Jobs completed (JobSet dependsOn).
 case_initializers() {
     local n=e2e-runtimes j=torchtune-llama3-2-1b jobs
-    wanted runtimes || { ns $n && trainjob $n $j torchtune-llama3.2-1b && tj_wait $n $j Complete >/dev/null; }
+    kt_only e2e/runtimes || { kt_ns --name $n >/dev/null && e2e_trainjob $n $j torchtune-llama3.2-1b && tj_wait $n $j Complete >/dev/null; }
     jobs=$(kc get jobs -n $n -l "jobset.sigs.k8s.io/jobset-name=$j" -o json)
     check initializers-complete-before-trainer jq -e '
         [.items[] | {(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]):
@@ -79,9 +80,9 @@ case_initializers() {
 # TrainJob becomes Failed with the JobSet's reason and message (docs/internals/upstream.md#controller, upstream's).
 case_failing() {
     local n=e2e-failing out
-    ns $n
-    runtime $n fail-fast "" "              backoffLimit: 0"
-    trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    kt_ns --name $n >/dev/null
+    e2e_runtime $n fail-fast "" "              backoffLimit: 0"
+    e2e_trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
     if out=$(tj_wait $n boom Failed); then ok failing-pod-fails-trainjob; else bad failing-pod-fails-trainjob "$out"; fi
     # upstream copies the JobSet's Failed condition (JobSet v0.12 names the first failed Job)
     out=$(tj_cond $n boom Failed)
@@ -92,18 +93,18 @@ case_failing() {
     check failing-exit-code jq -e 'any(.[]; .status.phase == "Failed" and
         .status.containerStatuses[0].state.terminated.exitCode == 3)' <<<"$(pods_of $n boom)"
     # the same TrainJob without the marker completes (the runtime itself is fine)
-    trainjob $n fine fail-fast TrainingRuntime
+    e2e_trainjob $n fine fail-fast TrainingRuntime
     if out=$(tj_wait $n fine Complete); then ok failing-control-completes; else bad failing-control-completes "$out"; fi
 }
 
 # Suspended: no pods while suspended (JobSet suspended), resumed: runs to Complete.
 case_suspend() {
     local n=e2e-suspend out
-    ns $n
-    trainjob $n held torch-distributed "" "" "  suspend: true"
-    wait_for "JobSet held suspended" kq '.spec.suspend == true' jobset held -n $n &&
+    kt_ns --name $n >/dev/null
+    e2e_trainjob $n held torch-distributed "" "" "  suspend: true"
+    kt_poll -m "JobSet held suspended" "$WAIT" kq '.spec.suspend == true' jobset held -n $n &&
         ok suspend-jobset-suspended || bad suspend-jobset-suspended "no suspended JobSet"
-    wait_for "Suspended condition" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n &&
+    kt_poll -m "Suspended condition" "$WAIT" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n &&
         ok suspend-condition || bad suspend-condition "$(tj_cond $n held Suspended)"
     [ "$(pods_of $n held | jq length)" = 0 ] && ok suspend-no-pods || bad suspend-no-pods "pods exist while suspended"
     kc patch trainjob held -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
@@ -116,14 +117,14 @@ case_suspend() {
 # DeadlineExceeded, its JobSet is deleted and the garbage collector removes the pods.
 case_deadline() {
     local n=e2e-deadline out
-    ns $n
-    trainjob $n late torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]" "  activeDeadlineSeconds: 8"
-    wait_for "pods Running" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=late &&
+    kt_ns --name $n >/dev/null
+    e2e_trainjob $n late torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]" "  activeDeadlineSeconds: 8"
+    kt_poll -m "pods Running" "$WAIT" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=late &&
         ok deadline-pods-running || bad deadline-pods-running "not 2 Running pods"
     if out=$(tj_wait $n late Failed); then ok deadline-failed; else bad deadline-failed "$out"; fi
     [ "$(tj_cond $n late Failed)" = "DeadlineExceeded: TrainJob exceeded its active deadline" ] &&
         ok deadline-reason || bad deadline-reason "$(tj_cond $n late Failed)"
-    wait_for "JobSet and pods gone" kq '[.items[] | select(.metadata.name == "late" or
+    kt_poll -m "JobSet and pods gone" "$WAIT" kq '[.items[] | select(.metadata.name == "late" or
         .metadata.labels["jobset.sigs.k8s.io/jobset-name"] == "late")] | length == 0' jobsets,pods -n $n &&
         ok deadline-jobset-and-pods-gone || bad deadline-jobset-and-pods-gone "left: $(kc get jobset,pods -n $n -o name | tr '\n' ' ')"
 }
@@ -132,14 +133,14 @@ case_deadline() {
 # and Secrets (an MPI job has all of them).
 case_gc() {
     local n=e2e-gc out
-    ns $n
-    trainjob $n doomed deepspeed-distributed
+    kt_ns --name $n >/dev/null
+    e2e_trainjob $n doomed deepspeed-distributed
     if out=$(tj_wait $n doomed Complete); then ok gc-job-completes; else bad gc-job-completes "$out"; fi
     local before
     before=$(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep -c doomed)
     [ "$before" -ge 6 ] && ok "gc-children-exist ($before)" || bad gc-children-exist "only $before"
     kc delete trainjob doomed -n $n --wait=false >/dev/null
-    wait_for "children gone" kq '[.items[] | select(.metadata.name | contains("doomed"))] | length == 0' jobsets,jobs,pods,configmaps,secrets -n $n &&
+    kt_poll -m "children gone" "$WAIT" kq '[.items[] | select(.metadata.name | contains("doomed"))] | length == 0' jobsets,jobs,pods,configmaps,secrets -n $n &&
         ok gc-all-children-gone || bad gc-all-children-gone "left: $(kc get jobset,jobs,pods,configmaps,secrets -n $n -o name | grep doomed | tr '\n' ' ')"
 }
 
@@ -154,22 +155,22 @@ gone_all() { # gone_all NS NAME - no TrainJob, JobSet, Job, pod, ConfigMap or Se
 }
 case_ttl() {
     local n=e2e-ttl out completed t
-    ns $n
-    runtime $n ttl2-rt "" "" "  runPolicy:
+    kt_ns --name $n >/dev/null
+    e2e_runtime $n ttl2-rt "" "" "  runPolicy:
     ttlSecondsAfterFinished: 2"
-    runtime $n ttl600-rt "" "" "  runPolicy:
+    e2e_runtime $n ttl600-rt "" "" "  runPolicy:
     ttlSecondsAfterFinished: 600"
-    trainjob $n keep torch-distributed
-    trainjob $n ttl3 deepspeed-distributed "" "" "  ttlSecondsAfterFinished: 3"
-    trainjob $n rt-default ttl2-rt TrainingRuntime
-    trainjob $n job-zero ttl600-rt TrainingRuntime "" "  ttlSecondsAfterFinished: 0"
-    trainjob $n rt-600 ttl600-rt TrainingRuntime
+    e2e_trainjob $n keep torch-distributed
+    e2e_trainjob $n ttl3 deepspeed-distributed "" "" "  ttlSecondsAfterFinished: 3"
+    e2e_trainjob $n rt-default ttl2-rt TrainingRuntime
+    e2e_trainjob $n job-zero ttl600-rt TrainingRuntime "" "  ttlSecondsAfterFinished: 0"
+    e2e_trainjob $n rt-600 ttl600-rt TrainingRuntime
     if out=$(tj_wait $n keep Complete); then ok ttl-unset-completes; else bad ttl-unset-completes "$out"; fi
     # the MPI job has a ConfigMap and a Secret of its own besides the snapshot
-    wait_for "ttl3 completionTime" kq '.status.completionTime' trainjob ttl3 -n $n ||
+    kt_poll -m "ttl3 completionTime" "$WAIT" kq '.status.completionTime' trainjob ttl3 -n $n ||
         bad ttl3-completes "$(tj_state $n ttl3)"
     completed=$(date -u -d "$(kc get trainjob ttl3 -n $n -o jsonpath='{.status.completionTime}')" +%s)
-    if wait_for "ttl3 and its objects gone" gone_all $n ttl3; then
+    if kt_poll -m "ttl3 and its objects gone" "$WAIT" gone_all $n ttl3; then
         t=$(($(date +%s) - completed))
         # completionTime has second precision: gone 3 s after it at the earliest
         [ $t -ge 3 ] && [ $t -le 20 ] && ok "ttl-3s-gone-with-children (${t}s after completionTime)" ||
@@ -177,9 +178,9 @@ case_ttl() {
     else
         bad ttl-3s-gone-with-children "left: $(kc get trainjob,jobset,jobs,pods,configmaps,secrets -n $n -o name | grep ttl3 | tr '\n' ' ')"
     fi
-    wait_for "rt-default gone" gone_all $n rt-default && ok ttl-runtime-default-applies ||
+    kt_poll -m "rt-default gone" "$WAIT" gone_all $n rt-default && ok ttl-runtime-default-applies ||
         bad ttl-runtime-default-applies "$(tj_state $n rt-default)"
-    wait_for "job-zero gone" gone_all $n job-zero && ok ttl-job-zero-overrides-runtime-600 ||
+    kt_poll -m "job-zero gone" "$WAIT" gone_all $n job-zero && ok ttl-job-zero-overrides-runtime-600 ||
         bad ttl-job-zero-overrides-runtime-600 "$(tj_state $n job-zero)"
     # negative: finished before the others went, these stay
     [ "$(tj_state $n keep)" = Complete ] && [ "$(tj_state $n rt-600)" = Complete ] &&
@@ -200,22 +201,22 @@ readded() { # readded FILE JOBSET - objects of JOBSET ADDED after the JobSet was
 ctl_back() { test "$(readded "$1" "$2")" -ge 1; }
 case_terminal() {
     local n=e2e-terminal out t0 k f
-    ns $n
-    runtime $n fail-fast "" "              backoffLimit: 0"
-    trainjob $n "done" torch-distributed
-    trainjob $n broke fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
-    trainjob $n busy torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
+    kt_ns --name $n >/dev/null
+    e2e_runtime $n fail-fast "" "              backoffLimit: 0"
+    e2e_trainjob $n "done" torch-distributed
+    e2e_trainjob $n broke fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    e2e_trainjob $n busy torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
     out=$(tj_wait $n "done" Complete) && out=$(tj_wait $n broke Failed) &&
-        wait_for "busy running" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=busy ||
+        kt_poll -m "busy running" "$WAIT" kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n $n -l jobset.sigs.k8s.io/jobset-name=busy ||
         { bad terminal-setup "$out"; return; }
     E2E_WATCHES=()
     for k in jobsets jobs pods; do
         e2e_watch $n $k "$T/term-$k.w"
-        wait_for "$k watch listed" test -s "$T/term-$k.w"
+        kt_poll -m "$k watch listed" "$WAIT" test -s "$T/term-$k.w"
     done
     t0=$SECONDS
     kc delete jobset "done" broke busy -n $n --wait=false >/dev/null
-    wait_for "busy's JobSet re-created" ctl_back "$T/term-jobsets.w" busy &&
+    kt_poll -m "busy's JobSet re-created" "$WAIT" ctl_back "$T/term-jobsets.w" busy &&
         ok terminal-control-running-jobset-recreated || bad terminal-control-running-jobset-recreated "not seen"
     while [ $((SECONDS - t0)) -lt 30 ]; do sleep 1; done # the observation window
     kill "${E2E_WATCHES[@]}" 2>/dev/null
@@ -232,16 +233,16 @@ case_terminal() {
 # completes nor fails; kt-reconciler tells why with a Warning event on the TrainJob itself.
 case_unschedulable() {
     local n=e2e-gpu p
-    ns $n
-    trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
-    wait_for "pods marked Unschedulable" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n &&
+    kt_ns --name $n >/dev/null
+    e2e_trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
+    kt_poll -m "pods marked Unschedulable" "$WAIT" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n &&
         ok unschedulable-pods-pending || bad unschedulable-pods-pending "$(kc get pods -n $n -o wide 2>&1 | sed -n 1,10p)"
     p=$(pods_of $n greedy)
     check unschedulable-none-bound jq -e 'all(.[]; .spec.nodeName == null and .status.phase == "Pending")' <<<"$p"
     check unschedulable-scheduler-says-why jq -e 'all(.[]; .status.conditions[] | select(.type == "PodScheduled") | .message | test("Insufficient nvidia.com/gpu"))' <<<"$p"
     [ -z "$(tj_state $n greedy | grep -E 'Complete|Failed')" ] && ok unschedulable-trainjob-not-finished ||
         bad unschedulable-trainjob-not-finished "$(tj_state $n greedy)"
-    if wait_for "Warning event on the TrainJob" kq '[.items[] | select(.message | test("Insufficient nvidia.com/gpu"))] | length == 1' events -n $n --field-selector involvedObject.kind=TrainJob,involvedObject.name=greedy,type=Warning; then
+    if kt_poll -m "Warning event on the TrainJob" "$WAIT" kq '[.items[] | select(.message | test("Insufficient nvidia.com/gpu"))] | length == 1' events -n $n --field-selector involvedObject.kind=TrainJob,involvedObject.name=greedy,type=Warning; then
         ok "unschedulable-event-on-trainjob ($(kc get events -n $n --field-selector involvedObject.kind=TrainJob,type=Warning -o jsonpath='{.items[0].reason}: {.items[0].message}' | cut -c1-120))"
     else
         bad unschedulable-event-on-trainjob "$(kc get events -n $n -o wide 2>&1 | tail -5)"
@@ -258,14 +259,14 @@ case_unschedulable() {
 kst() { "$KTCTL" status --kubeconfig "$KT_ADMIN_KUBECONFIG" -n e2e-status "$@"; }
 case_status() {
     local n=e2e-status out rc
-    ns $n
-    runtime $n fail-fast "" "              backoffLimit: 0"
-    trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
-    trainjob $n held torch-distributed "" "" "  suspend: true"
-    trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
-    trainjob $n fine torch-distributed
-    trainjob $n slow torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
-    wait_for "greedy pods Unschedulable" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy
+    kt_ns --name $n >/dev/null
+    e2e_runtime $n fail-fast "" "              backoffLimit: 0"
+    e2e_trainjob $n greedy torch-distributed "" "    resourcesPerNode: {limits: {nvidia.com/gpu: 16}}"
+    e2e_trainjob $n held torch-distributed "" "" "  suspend: true"
+    e2e_trainjob $n boom fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    e2e_trainjob $n fine torch-distributed
+    e2e_trainjob $n slow torch-distributed "" "    env: [{name: KT_SIM_RUN, value: 10m}]"
+    kt_poll -m "greedy pods Unschedulable" "$WAIT" kq '(.items | length) == 2 and all(.items[]; .status.conditions[]? | select(.type == "PodScheduled") | .reason == "Unschedulable")' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy
     out=$(kst greedy)
     [ -z "${KT_E2E_STATUS_OUT:-}" ] || echo "$out" >"$KT_E2E_STATUS_OUT/unschedulable.txt"
     if grep -q '^Status:    waiting for scheduling: 0/[0-9]* nodes are available: .*Insufficient nvidia.com/gpu' <<<"$out" &&
@@ -275,13 +276,13 @@ case_status() {
     else
         bad status-unschedulable "$out"
     fi
-    wait_for "held Suspended" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n
+    kt_poll -m "held Suspended" "$WAIT" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob held -n $n
     out=$(kst held -o json)
     jq -e '.waitingFor == "suspended" and .jobSet.suspended == true and .trainJob.suspend == true' <<<"$out" >/dev/null &&
         ok status-suspended-json || bad status-suspended-json "$out"
     out=$(kst held -o yaml)
     grep -q '^waitingFor: suspended$' <<<"$out" && ok status-suspended-yaml || bad status-suspended-yaml "$out"
-    if wait_for "slow running" sh -c "'$KTCTL' status --kubeconfig '$KT_ADMIN_KUBECONFIG' -n $n slow | grep -c '^Status:    running: 2/2 pods Running$' >/dev/null"; then
+    if kt_poll -m "slow running" "$WAIT" sh -c "'$KTCTL' status --kubeconfig '$KT_ADMIN_KUBECONFIG' -n $n slow | grep -c '^Status:    running: 2/2 pods Running$' >/dev/null"; then
         ok status-running
     else
         bad status-running "$(kst slow)"
@@ -338,22 +339,22 @@ mval() { # mval FILE REGEX - the sum of the samples whose line matches REGEX
 }
 case_metrics() {
     local n=e2e-metrics m=$T/reconciler.metrics w=$T/webhook.metrics port pt L wpid seen
-    ns $n
+    kt_ns --name $n >/dev/null
     # the JobSets as the API server reports them (list, then watch), for the JobSets that ever
     # had a ready Job: what kubeflow_trainer_trainjob_first_job_ready_seconds must have counted
     kc get jobsets -n $n --watch --output-watch-events -o json >"$T/metrics-jobsets.watch" 2>/dev/null &
     wpid=$!
-    runtime $n fail-fast "" "              backoffLimit: 0"
-    trainjob $n m-ok torch-distributed
-    trainjob $n m-bad fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
-    trainjob $n m-held torch-distributed "" "" "  suspend: true"
-    wait_for "m-held Suspended" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob m-held -n $n
+    e2e_runtime $n fail-fast "" "              backoffLimit: 0"
+    e2e_trainjob $n m-ok torch-distributed
+    e2e_trainjob $n m-bad fail-fast TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]"
+    e2e_trainjob $n m-held torch-distributed "" "" "  suspend: true"
+    kt_poll -m "m-held Suspended" "$WAIT" kq 'any(.status.conditions[]?; .type == "Suspended" and .status == "True")' trainjob m-held -n $n
     kc patch trainjob m-held -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
     tj_wait $n m-ok Complete >/dev/null && tj_wait $n m-bad Failed >/dev/null && tj_wait $n m-held Complete >/dev/null
     kc delete trainjob m-ok -n $n --wait=false >/dev/null
     port=$(jq -r .metrics "$D/kt-reconciler.ports")
     L='namespace="e2e-metrics",runtime="ClusterTrainingRuntime",runtime_name="torch-distributed",framework="torch"'
-    wait_for "deleted counted" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -c '^kubeflow_trainer_trainjobs_deleted_total{$L} 1' >/dev/null"
+    kt_poll -m "deleted counted" "$WAIT" sh -c "curl -sS --max-time 5 --cacert '$D/certs/ca.crt' -H 'Authorization: Bearer $(cat "$D/scraper.token")' https://127.0.0.1:$port/metrics | grep -c '^kubeflow_trainer_trainjobs_deleted_total{$L} 1' >/dev/null"
     scrape "$port" >"$m"
     scrape "$WMPORT" >"$w"
     kill -TERM "$wpid" 2>/dev/null
@@ -403,13 +404,13 @@ case_metrics() {
 # bound (all or nothing) where the default scheduler, for the same job, binds 4 of the 5.
 case_coscheduling() {
     local n=e2e-gang out p
-    ns $n
-    runtime $n gang "                  schedulerName: ${KT_SCHEDPLUGINS_NAME:-scheduler-plugins-scheduler}" "" \
+    kt_ns --name $n >/dev/null
+    e2e_runtime $n gang "                  schedulerName: ${KT_SCHEDPLUGINS_NAME:-scheduler-plugins-scheduler}" "" \
         "  podGroupPolicy:
     coscheduling:
       scheduleTimeoutSeconds: 30"
-    runtime $n plain "" ""
-    trainjob $n fits gang TrainingRuntime "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}"
+    e2e_runtime $n plain "" ""
+    e2e_trainjob $n fits gang TrainingRuntime "    resourcesPerNode: {limits: {nvidia.com/gpu: 8}}"
     if out=$(tj_wait $n fits Complete); then ok coscheduling-gang-fits-completes; else bad coscheduling-gang-fits-completes "$out"; fi
     check coscheduling-podgroup-made kc get podgroups.scheduling.x-k8s.io fits -n $n
     kc apply -f - >/dev/null <<EOF
@@ -428,15 +429,15 @@ spec:
   trainer: {numNodes: 5, resourcesPerNode: {limits: {nvidia.com/gpu: 8}}, env: [{name: KT_SIM_EXIT_CODE, value: "1"}]}
   suspend: true
 EOF
-    wait_for "gang pods all rejected" kq '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == "PodScheduled" and .status == "False"))' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig &&
+    kt_poll -m "gang pods all rejected" "$WAIT" kq '(.items | length) == 5 and all(.items[]; any(.status.conditions[]?; .type == "PodScheduled" and .status == "False"))' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig &&
         ok coscheduling-gang-seen-by-scheduler || bad coscheduling-gang-seen-by-scheduler "$(kc get pods -n $n -o wide | sed -n 1,10p)"
     p=$(pods_of $n toobig)
     check coscheduling-all-or-nothing jq -e 'all(.[]; .spec.nodeName == null)' <<<"$p"
     # the contrast: the default scheduler places 4 of the same 5 pods (with the gang gone)
     kc delete trainjob toobig -n $n >/dev/null
-    wait_for "gang pods gone" kq '.items | length == 0' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig
+    kt_poll -m "gang pods gone" "$WAIT" kq '.items | length == 0' pods -n $n -l jobset.sigs.k8s.io/jobset-name=toobig
     kc patch trainjob greedy -n $n --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
-    wait_for "default scheduler binds 4 of 5" kq '[.items[] | select(.spec.nodeName != null)] | length == 4' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy &&
+    kt_poll -m "default scheduler binds 4 of 5" "$WAIT" kq '[.items[] | select(.spec.nodeName != null)] | length == 4' pods -n $n -l jobset.sigs.k8s.io/jobset-name=greedy &&
         ok coscheduling-contrast-default-binds-4-of-5 || bad coscheduling-contrast-default-binds-4-of-5 "$(kc get pods -n $n -o wide | sed -n 1,10p)"
     kc delete trainjob greedy -n $n --wait=false >/dev/null
 }
@@ -445,7 +446,7 @@ EOF
 # every TrainJob completes, exactly one JobSet each, and no pod beyond what the jobs asked for.
 case_chaos() {
     local n=e2e-chaos i done_n jobsets pods
-    ns $n
+    kt_ns --name $n >/dev/null
     for i in $(seq -w 1 50); do
         cat <<EOF
 ---
@@ -458,13 +459,13 @@ spec:
 EOF
     done >"$T/chaos.yaml"
     kc apply -f "$T/chaos.yaml" >/dev/null
-    wait_for "some pods running" kq '[.items[] | select(.status.phase == "Running")] | length >= 5' pods -n $n
+    kt_poll -m "some pods running" "$WAIT" kq '[.items[] | select(.status.phase == "Running")] | length >= 5' pods -n $n
     kill -KILL "$RPID"
     wait "$RPID" 2>/dev/null
     done_n=$(kc get trainjobs -n $n -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length')
     ok "chaos-killed-reconciler (SIGKILL with $done_n of 50 complete)"
     ktd_start_reconciler
-    wait_for "all 50 Complete" kq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length == 50' trainjobs -n $n &&
+    kt_poll -m "all 50 Complete" "$WAIT" kq '[.items[] | select(any(.status.conditions[]?; .type == "Complete" and .status == "True"))] | length == 50' trainjobs -n $n &&
         ok chaos-all-complete || bad chaos-all-complete "$(kc get trainjobs -n $n --no-headers | awk '{print $NF}' | sort | uniq -c | tr '\n' ' ')"
     jobsets=$(kc get jobsets -n $n -o json | jq '[.items[].metadata.name] | (length == 50 and (unique | length) == 50)')
     [ "$jobsets" = true ] && ok chaos-one-jobset-each || bad chaos-one-jobset-each "$(kc get jobsets -n $n -o name | wc -l) JobSets"
@@ -478,21 +479,7 @@ EOF
 # (patched in: the SDK drops an option setting it) complete and are deleted by kt, after which
 # get_job raises (RuntimeError from the 404) and list_jobs omits them; a TTL-less one stays. The venv
 # lives in the cache outside the repo, one per SDK version (tests/lib_kube.sh sdk_python).
-case_sdk() {
-    local py
-    py=$(sdk_python) || { bad sdk-install "$(tail -5 "$T/pip.log")"; return; }
-    ns e2e-sdk
-    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/e2e/sdk_test.py e2e-sdk >"$T/sdk.out" 2>&1
-    local rc=$?
-    grep -E '^(ok|FAIL) ' "$T/sdk.out" | while read -r word name rest; do
-        if [ "$word" = ok ]; then echo "ok $name${rest:+ $rest}"; else echo "FAIL $name $rest"; fi
-    done
-    pass=$((pass + $(grep -c '^ok ' "$T/sdk.out")))
-    fail=$((fail + $(grep -c '^FAIL ' "$T/sdk.out")))
-    if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$T/sdk.out"; then
-        bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
-    fi
-}
+case_sdk() { kt_sdk_case; } # tests/lib_kube.sh
 
 # The real Prometheus (tests/monitoring/prom_e2e.sh, started before the cases, scraping both
 # daemons every second over HTTPS with the serving CA and a ServiceAccount token as
@@ -516,7 +503,7 @@ prom_scraped_since() { # prom_scraped_since T - both daemons' last scrapes are l
 case_prometheus() {
     local start end py=$ROOT/tests/monitoring/prom_check.py svg=$ROOT/build/artifacts/e2e-trainjobs-by-state.svg
     [ -n "$PROM_PID" ] || { bad prometheus "Prometheus is not running"; return; }
-    wanted metrics || case_metrics
+    kt_only e2e/metrics || case_metrics
     # Two more TrainJobs, one after the other, each once Prometheus has scraped what the one
     # before did: Prometheus sees a counter or histogram series move only after its first
     # sample, and the reconciler's series for e2e-metrics may be new (the chaos case restarts
@@ -525,17 +512,17 @@ case_prometheus() {
     local late
     for late in m-late1 m-late2; do
         end=$(($(date +%s) + 1))
-        wait_for "a scrape after the cases" prom_scraped_since "$end"
-        trainjob e2e-metrics $late torch-distributed
+        kt_poll -m "a scrape after the cases" "$WAIT" prom_scraped_since "$end"
+        e2e_trainjob e2e-metrics $late torch-distributed
         tj_wait e2e-metrics $late Complete >/dev/null || bad prometheus-late-trainjob "$late not Complete"
     done
     # bounded poll until both daemons were scraped twice after the last change (increase()
     # needs two samples)
     start=${PROM_START%.*} end=$(($(date +%s) + 1))
-    wait_for "two scrapes of both daemons after the cases" prom_scraped_since "$end" ||
+    kt_poll -m "two scrapes of both daemons after the cases" "$WAIT" prom_scraped_since "$end" ||
         bad prometheus-scraped "no scrape of both daemons after the cases"
     # the negative targets (scraped every 2 s) too, also when kt-reconciler got a new port
-    wait_for "every target scraped" prom_all_scraped || bad prometheus-scraped "a target never scraped"
+    kt_poll -m "every target scraped" "$WAIT" prom_all_scraped || bad prometheus-scraped "a target never scraped"
     # the queries' end: just after that scrape (a range selector ends at its evaluation time)
     end=$(curl -sfG "$PROM_URL/api/v1/query" --data-urlencode 'query=max(timestamp(up{job=~"kubeflow-trainer-.*"}))' |
         jq -r '.data.result[0].value[1] | tonumber + 0.5')

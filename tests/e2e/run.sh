@@ -10,14 +10,17 @@
 # Both daemons' metrics need a token (metrics.auth.enabled); a real Prometheus
 # (tests/monitoring/prom_e2e.sh) scrapes them during the cases and the prometheus case (before switch, the last) asks it.
 # Each case prints `ok NAME` / `FAIL NAME: why`; the last line is "N passed, N failed".
-# CASE... restricts the run to cases whose name contains one of the words.
-# Knobs: KT_E2E_KEEP=1 keeps the cluster folder; KT_POD_RUN_MS (default 3000 here).
+# CASE... restricts the run to cases whose name contains one of the words (KT_ONLY=e2e/*CASE;
+# tests/lib.sh). Knobs: KT_KEEP=1 keeps the cluster folder (stopped); KT_STOP=1 stops at the
+# first failure; KT_E2E_WAIT (seconds of a bounded wait, default 240); KT_POD_RUN_MS (default
+# 3000 here).
 set -uo pipefail
-KT_E2E_KEEP=${KT_E2E_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib_kube.sh
+KT_TIER=e2e
+[ $# -eq 0 ] || KT_ONLY=$(kt_only_args e2e "$@")
 t_start=$SECONDS
 WEBHOOK=${KT_WEBHOOK_BIN:-$ROOT/build/plain/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$ROOT/build/plain/bin/kt-reconciler}
@@ -27,31 +30,27 @@ export KT_POD_RUN_MS=${KT_POD_RUN_MS:-3000}
 D=$(mktemp -d "${TMPDIR:-/tmp}/kt-e2e.XXXXXX")
 WPID=""
 RPID=""
-
-die() {
-    echo "e2e: $*" >&2
-    exit 1
-}
-teardown() {
-    local p
-    declare -F prom_stop >/dev/null && prom_stop
-    for p in $RPID $WPID; do
-        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
-    done
-    declare -F switch_teardown >/dev/null && switch_teardown
-    if [ "$fail" -ne 0 ] || [ "${KT_E2E_KEEP:-}" = 1 ]; then
-        for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log "$D"/prometheus/prometheus.log; do
-            [ "$fail" -ne 0 ] && [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
-        done
-    fi
-    tests/cluster/down.sh "$D" >/dev/null 2>&1 || echo "e2e: down.sh failed" >&2
-    if [ "${KT_E2E_KEEP:-}" = 1 ]; then echo "e2e: kept $D" >&2; else rm -rf "$D"; fi
-    rm -rf "$T"
-}
-trap teardown EXIT
+[ "${KT_KEEP:-}" = 1 ] && echo "e2e: the cluster folder is kept: $D"
+# the cluster last (cleanups run last registered first)
+kt_cleanup 'tests/cluster/down.sh "$D"; [ "${KT_KEEP:-}" = 1 ] || rm -rf "$D"'
+kt_cleanup 'kill -TERM $RPID $WPID; wait $RPID $WPID; declare -F switch_teardown && switch_teardown'
+kt_cleanup 'declare -F prom_stop && prom_stop'
 trap 'exit 130' INT TERM
 
-CASES=("$@")
+# die MESSAGE - a setup step failed: FAIL and the closing line (kt_deploy.sh and prom_e2e.sh
+# call it too).
+die() {
+    bad "$KT_TIER" "$*"
+    kt_finish
+}
+# e2e_logs - the daemons' and controllers' last lines, after a failure.
+e2e_logs() {
+    local f
+    for f in "$D"/kt-reconciler.log "$D"/kt-webhook.log "$D"/jobset.log "$D"/kcm.log "$D"/prometheus/prometheus.log; do
+        [ -f "$f" ] && { echo "----- $f (last 30 lines)"; tail -n 30 "$f"; }
+    done
+}
+kt_on_fail e2e_logs
 
 # ---- the cluster and kt ------------------------------------------------------------------
 t0=$SECONDS
@@ -62,7 +61,6 @@ tests/cluster/up.sh --full "$D" >/dev/null 2>"$T/up.log" || {
 }
 grep 'ready in' "$T/up.log" | sed 's/^/e2e: /'
 . "$D/env"
-kc() { "$KT_KUBECTL" --kubeconfig "$KT_ADMIN_KUBECONFIG" --cache-dir "$D/kubectl-cache" "$@"; }
 # The shipped Configuration with metrics.auth.enabled (the Helm chart's metrics.auth.enabled):
 # both daemons' /metrics are TLS and check a bearer token with TokenReview + SubjectAccessReview.
 sed 's/^  secureServing: true$/&\n  auth:\n    enabled: true/' deploy/manager/controller_manager_config.yaml >"$D/kt-config.yaml"
@@ -86,7 +84,7 @@ EOF
 )"
 echo "e2e: cluster and kt ready in $((SECONDS - t0))s"
 # A real Prometheus scrapes both daemons during the cases; case_prometheus (before switch, the last case) asks it.
-wanted prometheus && prom_start
+kt_only e2e/prometheus && prom_start
 
 # ---- helpers -----------------------------------------------------------------------------
 
@@ -94,22 +92,18 @@ wanted prometheus && prom_start
 # tj_wait NS NAME WANT - bounded poll until the TrainJob has condition WANT (Complete or
 # Failed); fails early when it reaches the other terminal condition.
 tj_wait() {
-    local st deadline=$((SECONDS + WAIT))
-    while :; do
-        st=$(tj_state "$1" "$2")
-        case ",$st," in *",$3,"*) return 0 ;; esac
-        case ",$st," in *,Complete,* | *,Failed,*)
-            echo "TrainJob $1/$2 reached $st, wanted $3: $(tj_cond "$1" "$2" Failed)"
-            return 1
-            ;;
-        esac
-        if [ $SECONDS -ge $deadline ]; then
-            echo "TrainJob $1/$2 not $3 after ${WAIT}s (conditions: ${st:-none}); pods:"
-            kc get pods -n "$1" -o wide 2>&1 | sed -n 1,20p
-            return 1
-        fi
-        sleep 0.5
-    done
+    local st
+    kt_poll "$WAIT" tj_finished "$1" "$2" 2>/dev/null
+    st=$(tj_state "$1" "$2")
+    case ",$st," in *",$3,"*) return 0 ;; esac
+    case ",$st," in *,Complete,* | *,Failed,*)
+        echo "TrainJob $1/$2 reached $st, wanted $3: $(tj_cond "$1" "$2" Failed)"
+        return 1
+        ;;
+    esac
+    echo "TrainJob $1/$2 not $3 after ${WAIT}s (conditions: ${st:-none}); pods:"
+    kc get pods -n "$1" -o wide 2>&1 | sed -n 1,20p
+    return 1
 }
 
 
@@ -120,8 +114,8 @@ pods_of() {
 
 
 
-# trainjob NS NAME RUNTIME [KIND] [TRAINER_YAML] [SPEC_YAML] - create a TrainJob.
-trainjob() {
+# e2e_trainjob NS NAME RUNTIME [KIND] [TRAINER_YAML] [SPEC_YAML] - create a TrainJob.
+e2e_trainjob() {
     kc apply -f - >/dev/null <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -139,10 +133,10 @@ ${6:-}
 EOF
 }
 
-# runtime NS NAME POD_EXTRA JOB_EXTRA [POLICY_EXTRA] - a namespaced TrainingRuntime with one
+# e2e_runtime NS NAME POD_EXTRA JOB_EXTRA [POLICY_EXTRA] - a namespaced TrainingRuntime with one
 # trainer job "node" running a torch container; POD_EXTRA and JOB_EXTRA are YAML lines under the
 # pod spec / job spec (already indented), POLICY_EXTRA lines under spec.
-runtime() {
+e2e_runtime() {
     kc apply -f - >/dev/null <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainingRuntime
@@ -175,9 +169,9 @@ $3
 EOF
 }
 
-case_run() { # case_run NAME FUNCTION - run one case (when wanted), timing it
+case_run() { # case_run NAME FUNCTION - run one case (when KT_ONLY selects e2e/NAME), timing it
     local t=$SECONDS
-    wanted "$1" || return 0
+    kt_only "e2e/$1" || return 0
     "$2"
     prom_targets # a case may have restarted kt-reconciler on a new port
     echo "e2e: case $1: $((SECONDS - t))s"

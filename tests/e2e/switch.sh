@@ -34,7 +34,7 @@ SW_UP_OUT=""
 SW_HELD=(run mpi gang init)
 
 SW_OLD_PIDS="" # kt daemons being replaced, while a new kt starts beside them
-switch_teardown() { # called by run.sh's teardown
+switch_teardown() { # run at exit (tests/e2e/run.sh's kt_cleanup)
     [ -z "$SW_UP_OUT" ] || up_stop "$SW_UP_OUT" >/dev/null 2>&1
     [ -z "$SW_OLD_PIDS" ] || sw_stop kt "$SW_OLD_PIDS"
 }
@@ -116,7 +116,6 @@ sw_stop() {
 # sw_register_up - deploy/webhook's configurations pointed at upstream's webhook server (url
 # clientConfig, its CA as caBundle); waits until the API server calls it (the probe is denied).
 sw_register_up() {
-    local deadline
     kc create --dry-run=client -o json -f "$ROOT/deploy/webhook/manifests.yaml" |
         jq -s --arg base "https://127.0.0.1:$UP_WEBHOOK_PORT" --arg ca "$(base64 -w0 <"$UP_CA")" \
             '{apiVersion: "v1", kind: "List", items: [.[] | if .kind == "List" then .items[] else . end
@@ -124,11 +123,7 @@ sw_register_up() {
             >"$D/webhooks-up.json" &&
         kc apply --server-side --force-conflicts --field-manager=kt-e2e-switch -f "$D/webhooks-up.json" \
             >"$T/sw-reg.log" 2>&1 || return 1
-    deadline=$((SECONDS + 30))
-    until [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)" == *"denied the request"* ]]; do
-        [ $SECONDS -lt $deadline ] || return 1
-        sleep 0.1
-    done
+    kt_poll -m "upstream's webhook denies the probe" 30 ktd_denies "$KTD_PROBE"
 }
 
 # sw_launch CTRL - start upstream's manager (up: leader election on, as upstream ships it), this
@@ -217,7 +212,7 @@ sw_switch() {
     if [ "$from" = up ]; then sw_stop up; else sw_stop "$from" "$SW_OLD_PIDS"; fi
     SW_OLD_PIDS=""
     [ "$to" != up ] || { RPID="" && WPID=""; }
-    if wait_for "$to takes the Lease" sw_new_holder "$h0" && sw_register "$to"; then
+    if kt_poll -m "$to takes the Lease" "$WAIT" sw_new_holder "$h0" && sw_register "$to"; then
         ok "$l-$to-leads ($((SECONDS - t))s from stopping $from to $to holding the Lease and its webhook answering)"
     else
         bad "$l-$to-leads" "Lease: '$(ktd_lease_holder)'; see $D"
@@ -228,8 +223,8 @@ sw_switch() {
 # sw_runtimes - the namespaced runtimes of the case: fail-fast (backoffLimit 0), gang
 # (Coscheduling), init (dataset and model initializers before the trainer, dependsOn).
 sw_runtimes() {
-    runtime $SW_NS sw-fail "" "              backoffLimit: 0"
-    runtime $SW_NS sw-gang "                  schedulerName: ${KT_SCHEDPLUGINS_NAME:-scheduler-plugins-scheduler}" "" \
+    e2e_runtime $SW_NS sw-fail "" "              backoffLimit: 0"
+    e2e_runtime $SW_NS sw-gang "                  schedulerName: ${KT_SCHEDPLUGINS_NAME:-scheduler-plugins-scheduler}" "" \
         "  podGroupPolicy:
     coscheduling:
       scheduleTimeoutSeconds: 60"
@@ -280,13 +275,13 @@ EOF
 # sw_make P - TrainJobs P-run, P-mpi, P-gang, P-done, P-fail, P-held, P-init.
 sw_make() {
     local p=$1 hold='    env: [{name: KT_SIM_RUN, value: 30m}]'
-    trainjob $SW_NS "$p-run" torch-distributed "" "$hold" &&
-        trainjob $SW_NS "$p-mpi" deepspeed-distributed "" "$hold" &&
-        trainjob $SW_NS "$p-gang" sw-gang TrainingRuntime "$hold" &&
-        trainjob $SW_NS "$p-done" torch-distributed &&
-        trainjob $SW_NS "$p-fail" sw-fail TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]" &&
-        trainjob $SW_NS "$p-held" torch-distributed "" "" "  suspend: true" &&
-        trainjob $SW_NS "$p-init" sw-init TrainingRuntime
+    e2e_trainjob $SW_NS "$p-run" torch-distributed "" "$hold" &&
+        e2e_trainjob $SW_NS "$p-mpi" deepspeed-distributed "" "$hold" &&
+        e2e_trainjob $SW_NS "$p-gang" sw-gang TrainingRuntime "$hold" &&
+        e2e_trainjob $SW_NS "$p-done" torch-distributed &&
+        e2e_trainjob $SW_NS "$p-fail" sw-fail TrainingRuntime "    env: [{name: KT_SIM_EXIT_CODE, value: \"3\"}]" &&
+        e2e_trainjob $SW_NS "$p-held" torch-distributed "" "" "  suspend: true" &&
+        e2e_trainjob $SW_NS "$p-init" sw-init TrainingRuntime
 }
 
 sw_pods_running() { # sw_pods_running JOBSET N [RJOB] - N pods Running (of RJOB only)
@@ -301,16 +296,16 @@ sw_cond() { # sw_cond NAME TYPE - the TrainJob has condition TYPE=True
 # sw_states P - wait until P's TrainJobs are in their states (the bounded waits of run.sh).
 sw_states() {
     local p=$1
-    wait_for "$p-done Complete" sw_cond "$p-done" Complete &&
-        wait_for "$p-fail Failed" sw_cond "$p-fail" Failed &&
-        wait_for "$p-held Suspended" sw_cond "$p-held" Suspended &&
-        wait_for "$p-held's JobSet suspended" kq '.spec.suspend == true' jobset "$p-held" -n $SW_NS &&
-        wait_for "$p-run pods Running" sw_pods_running "$p-run" 2 &&
-        wait_for "$p-mpi launcher and node Running" sw_pods_running "$p-mpi" 2 &&
-        wait_for "$p-mpi Secret and hostfile" kq '.items | length == 2' secret/"$p-mpi-mpi-ssh-auth" configmap/"$p-mpi-mpi-hostfile" -n $SW_NS &&
-        wait_for "$p-gang pods Running" sw_pods_running "$p-gang" 2 &&
-        wait_for "$p-gang PodGroup" kc get podgroups.scheduling.x-k8s.io "$p-gang" -n $SW_NS &&
-        wait_for "$p-init initializer pods Running" sw_pods_running "$p-init" 2 &&
+    kt_poll -m "$p-done Complete" "$WAIT" sw_cond "$p-done" Complete &&
+        kt_poll -m "$p-fail Failed" "$WAIT" sw_cond "$p-fail" Failed &&
+        kt_poll -m "$p-held Suspended" "$WAIT" sw_cond "$p-held" Suspended &&
+        kt_poll -m "$p-held's JobSet suspended" "$WAIT" kq '.spec.suspend == true' jobset "$p-held" -n $SW_NS &&
+        kt_poll -m "$p-run pods Running" "$WAIT" sw_pods_running "$p-run" 2 &&
+        kt_poll -m "$p-mpi launcher and node Running" "$WAIT" sw_pods_running "$p-mpi" 2 &&
+        kt_poll -m "$p-mpi Secret and hostfile" "$WAIT" kq '.items | length == 2' secret/"$p-mpi-mpi-ssh-auth" configmap/"$p-mpi-mpi-hostfile" -n $SW_NS &&
+        kt_poll -m "$p-gang pods Running" "$WAIT" sw_pods_running "$p-gang" 2 &&
+        kt_poll -m "$p-gang PodGroup" "$WAIT" kc get podgroups.scheduling.x-k8s.io "$p-gang" -n $SW_NS &&
+        kt_poll -m "$p-init initializer pods Running" "$WAIT" sw_pods_running "$p-init" 2 &&
         kq '[.items[] | select(.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"] == "node")] | length == 0' \
             jobs -n $SW_NS -l "jobset.sigs.k8s.io/jobset-name=$p-init" ||
         { echo "$p-init has a trainer Job before its initializers finished"; return 1; }
@@ -371,7 +366,7 @@ sw_release() {
         if [ "$j" = mpi ]; then
             kc annotate pods -n $SW_NS -l "$sel,jobset.sigs.k8s.io/replicatedjob-name=node" --overwrite \
                 kt.kubeflow.org/sim-run=1s >/dev/null &&
-                wait_for "$1-mpi node Job Complete" kq 'any(.status.conditions[]?; .type == "Complete" and .status == "True")' \
+                kt_poll -m "$1-mpi node Job Complete" "$WAIT" kq 'any(.status.conditions[]?; .type == "Complete" and .status == "True")' \
                     job "$1-mpi-node-0" -n $SW_NS || return 1
         fi
         kc annotate pods -n $SW_NS -l "$sel" --overwrite kt.kubeflow.org/sim-run=1s >/dev/null || return 1
@@ -453,7 +448,7 @@ case_switch() {
             chain=(up kt up kt)
         fi
     fi
-    ns $SW_NS
+    kt_ns --name $SW_NS >/dev/null
     sw_runtimes
     # the case starts under the first controller (this kt runs now)
     if [ "${chain[0]}" != kt ]; then
@@ -467,7 +462,7 @@ case_switch() {
     done
     # a new TrainJob completes under the last controller
     if [ $((i + 1)) = ${#chain[@]} ]; then
-        trainjob $SW_NS last-new torch-distributed
+        e2e_trainjob $SW_NS last-new torch-distributed
         if out=$(tj_wait $SW_NS last-new Complete); then ok "switch-new-trainjob-completes-under-${chain[i]}"; else
             bad "switch-new-trainjob-completes-under-${chain[i]}" "$out"; fi
         sw_control
@@ -484,6 +479,6 @@ sw_restore() {
     h=$(ktd_lease_holder)
     sw_stop "$1"
     sw_stop kt
-    sw_launch kt && wait_for "kt takes the Lease" sw_new_holder "$h" && sw_register kt ||
+    sw_launch kt && kt_poll -m "kt takes the Lease" "$WAIT" sw_new_holder "$h" && sw_register kt ||
         bad switch-restore-kt "kt did not start again"
 }

@@ -19,13 +19,11 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -g -O1 -fno-omit-frame-pointer \
 $SAN -I. $(pkg-config --cflags $PKGS)"
 LIBS="$(pkg-config --libs $PKGS) -lpthread -ldl -lm"
-pass=0
-fail=0
+. tests/lib.sh
 
 if ! command -v "$FUZZ_CC" >/dev/null; then
-    echo "fuzz: $FUZZ_CC not found" >&2
-    echo "0 passed, 1 failed"
-    exit 1
+    bad fuzz "$FUZZ_CC not found"
+    kt_finish
 fi
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
@@ -70,12 +68,11 @@ build_lib() {
 }
 
 if ! build_lib; then
-    echo "fuzz: the library does not build with $FUZZ_CC" >&2
-    echo "0 passed, ${#names[@]} failed"
-    exit 1
+    for name in "${names[@]}"; do bad "$name" "the library does not build with $FUZZ_CC"; done
+    kt_finish
 fi
 
-# run_one NAME - fuzz target NAME for FUZZ_SECONDS; its result lines go to $OUT/fuzz_NAME.result
+# run_one NAME - fuzz target NAME for FUZZ_SECONDS; what it did goes to $OUT/fuzz_NAME.result
 # and libFuzzer's exit status to $OUT/fuzz_NAME.rc (read back in order below).
 run_one() {
     local name=$1 bin="$OUT/fuzz_$1" work="$OUT/corpus/$1" log="$OUT/fuzz_$1.log" seeds=() rc runs
@@ -86,9 +83,9 @@ run_one() {
     rc=$?
     runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')
     if [ $rc -eq 0 ]; then
-        printf '  %-24s ok (%s runs in %ss)\n' "fuzz_$name" "${runs:-?}" "$FUZZ_SECONDS"
+        echo "(${runs:-?} runs in ${FUZZ_SECONDS}s)"
     else
-        printf '  %-24s FAILED (exit %d); log %s\n' "fuzz_$name" "$rc" "$log"
+        echo "exit $rc; log $log"
         grep -E 'ERROR|SUMMARY|runtime error|Test unit written' "$log" | sed -n 1,10p
     fi >"$OUT/fuzz_$name.result"
     echo "$rc" >"$OUT/fuzz_$name.rc"
@@ -103,14 +100,12 @@ for name in "${names[@]}"; do
     name=${name#fuzz_}
     src="tests/fuzz/fuzz_$name.c"
     if [ ! -e "$src" ]; then
-        echo "  fuzz_$name: no $src"
-        fail=$((fail + 1))
+        bad "fuzz_$name" "no $src"
         continue
     fi
     # shellcheck disable=SC2086
     if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer "$src" "$OUT"/obj/*.o $LIBS -o "$OUT/fuzz_$name"; then
-        echo "  fuzz_$name: build failed"
-        fail=$((fail + 1))
+        bad "fuzz_$name" "build failed"
         continue
     fi
     built+=("$name")
@@ -125,11 +120,9 @@ done
 wait
 for name in "${built[@]}"; do
     if [ "$(cat "$OUT/fuzz_$name.rc" 2>/dev/null)" = 0 ]; then
-        pass=$((pass + 1))
+        ok "fuzz_$name $(cat "$OUT/fuzz_$name.result")"
     else
-        fail=$((fail + 1))
+        bad "fuzz_$name" "$(cat "$OUT/fuzz_$name.result" 2>/dev/null || echo "no result")"
     fi
-    cat "$OUT/fuzz_$name.result" 2>/dev/null || echo "  fuzz_$name: no result"
 done
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+kt_finish

@@ -51,7 +51,7 @@ prom_targets() {
     mv "$PROM_DIR/neg.new" "$PROM_DIR/neg.json"
     # Prometheus applies a file_sd change within ~10 s (its discovery and scrape managers
     # each batch updates every 5 s): wait (bounded poll) until it scrapes the new ports
-    [ -z "$PROM_URL" ] || kt_poll "$WAIT" prom_targets_live "$rp" "$wp" ||
+    [ -z "$PROM_URL" ] || kt_poll -m "Prometheus scraping kt on ports $rp and $wp" "$WAIT" prom_targets_live "$rp" "$wp" ||
         echo "e2e: Prometheus did not pick up the new targets" >&2
 }
 

@@ -30,14 +30,14 @@ EOF
 # ---- the node itself ---------------------------------------------------------------------
 case_node_pods() {
     kt_node_images torch || { bad node-images "$(tail -5 "$D/images.log")"; return; }
-    ns np
+    kt_ns --name np >/dev/null
     pod_yaml hello np python3 -c 'import torch, sys; print("hello from", torch.__version__); sys.stdout.flush()' |
         kc apply -f - >/dev/null
     pod_yaml exits np python3 -c 'import sys; print("about to exit 3"); sys.exit(3)' | kc apply -f - >/dev/null
-    check node-pod-succeeded wait_for "pod hello Succeeded" kq '.status.phase == "Succeeded"' pod hello -n np
+    check node-pod-succeeded kt_poll -m "pod hello Succeeded" "$WAIT" kq '.status.phase == "Succeeded"' pod hello -n np
     check node-pod-logs bash -c "'$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' logs -n np hello | grep -c '^hello from 1\.' >/dev/null"
     # negative: a container that exits 3 makes the pod Failed with that exit code
-    check node-pod-failed-exit-code wait_for "pod exits Failed with exit code 3" \
+    check node-pod-failed-exit-code kt_poll -m "pod exits Failed with exit code 3" "$WAIT" \
         kq '.status.phase == "Failed" and .status.containerStatuses[0].state.terminated.exitCode == 3' pod exits -n np
     check node-pod-ran-in-containerd bash -c "ctr --address '$KT_CONTAINERD_SOCK' -n k8s.io containers ls -q | grep -c . >/dev/null"
 }
@@ -46,7 +46,7 @@ case_node_pods() {
 # Service, resolved by CoreDNS) and through a ClusterIP Service (kube-proxy); a name nobody
 # serves does not resolve.
 case_node_network() {
-    ns nn
+    kt_ns --name nn >/dev/null
     kc apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Service
@@ -60,12 +60,12 @@ spec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}
 EOF
     pod_yaml web nn python3 -m http.server 8080 |
         sed 's/^spec:/spec:\n  hostname: web-0\n  subdomain: web/' | kc apply -f - >/dev/null
-    wait_for "pod web Ready" kq '.status.conditions[]? | select(.type == "Ready") | .status == "True"' pod web -n nn ||
+    kt_poll -m "pod web Ready" "$WAIT" kq '.status.conditions[]? | select(.type == "Ready") | .status == "True"' pod web -n nn ||
         { bad node-network "pod web not Ready"; return; }
     # Both names answer only once the EndpointSlice controller has listed the pod ready and
     # CoreDNS and kube-proxy have seen it: wait for the slices, and let the client retry a
     # failed request for up to 30 s (printing each failure) for the watches behind them.
-    check node-dns-endpoints wait_for "EndpointSlices of web and web-vip list web-0 ready" \
+    check node-dns-endpoints kt_poll -m "EndpointSlices of web and web-vip list web-0 ready" "$WAIT" \
         endpoints_ready nn web web-vip
     local probe='import sys, time, urllib.request
 for u in sys.argv[1:]:
@@ -109,7 +109,7 @@ case_kt_helm() {
     # The CRDs come from the chart (up.sh installed them without Helm).
     kc delete crd trainjobs.trainer.kubeflow.org trainingruntimes.trainer.kubeflow.org \
         clustertrainingruntimes.trainer.kubeflow.org >/dev/null
-    check kt-helm-install helm install kt "$CHART" -n "$NS" --wait --timeout 180s \
+    check kt-helm-install node_helm install kt "$CHART" -n "$NS" --wait --timeout 180s \
         --set manager.replicas=2 --set webhook.replicas=2 \
         --set runtimes.torchDistributed.enabled=true --set runtimes.deepspeedDistributed.enabled=true \
         --set runtimes.xgboostDistributed.enabled=true \
@@ -123,14 +123,14 @@ case_kt_helm() {
         .runAsNonRoot == true and .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false] | all' \
         pods -n "$NS"
     check kt-helm-image-user-65532 node_image_user_is "docker.io/library/kt:$KT_TAG" 65532:65532
-    check kt-helm-one-leader wait_for "a kt-reconciler pod holds the Lease" leader_is_a_pod
+    check kt-helm-one-leader kt_poll -m "a kt-reconciler pod holds the Lease" "$WAIT" leader_is_a_pod
     check kt-helm-runtime-image-overridden kq \
         '.spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image | startswith("kt.local/")' \
         clustertrainingruntime torch-distributed
     # the API server calls kt-webhook through its Service: a bad TrainJob is denied, a good one
     # admitted (dry run)
     check kt-helm-webhook-denies-via-service webhook_denies
-    check kt-helm-webhook-admits-via-service bash -c "tj default dryrun-ok torch-distributed 'python3 -c pass' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f -"
+    check kt-helm-webhook-admits-via-service bash -c "node_tj default dryrun-ok torch-distributed 'python3 -c pass' | '$KT_KUBECTL' --kubeconfig '$KT_ADMIN_KUBECONFIG' create --dry-run=server -f -"
 }
 
 # node_import_kt TAG [NEWTAG] - import build/image/kt.oci.tar into the node's containerd as
@@ -182,10 +182,10 @@ spec: {runtimeRef: {name: no-such-runtime}}
 EOF
 }
 
-# tj NS NAME RUNTIME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on the ClusterTrainingRuntime
+# node_tj NS NAME RUNTIME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on the ClusterTrainingRuntime
 # RUNTIME ("TrainingRuntime/NAME": a namespaced one) running COMMAND (words split on spaces) on
 # NUMNODES (2) nodes with small requests; EXTRA_SPEC lines (indented) go under spec.
-tj() {
+node_tj() {
     local kind=ClusterTrainingRuntime rt=$3 cmd
     case $rt in TrainingRuntime/*) kind=TrainingRuntime rt=${rt#*/} ;; esac
     cmd=$(printf '%s' "$4" | jq -Rc 'split(" ")')
@@ -205,11 +205,11 @@ ${6:-}
       limits: {memory: 2Gi}
 EOF
 }
-export -f tj_missing_runtime tj
+export -f tj_missing_runtime node_tj
 
 # ---- training that trains ----------------------------------------------------------------
 case_torch_ddp() {
-    tj default ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    node_tj default ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check torch-ddp-complete node_tj_wait default ddp Complete
     tj_logs default ddp >"$T/ddp.log"
     check torch-ddp-both-ranks-world-2 test "$(grep -c 'world size 2' "$T/ddp.log")" -ge 2
@@ -255,7 +255,7 @@ EOF
 
 case_torch_fail() {
     runtime_torch_once
-    tj default boom TrainingRuntime/torch-once "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
+    node_tj default boom TrainingRuntime/torch-once "python3 /workspace/fail.py" 1 | kc apply -f - >/dev/null
     check torch-fail-failed node_tj_wait default boom Failed
     check torch-fail-reason cond_is default boom Failed \
         'FailedJobs: jobset failed due to one or more job failures (first failed job: boom-node-0)'
@@ -269,9 +269,9 @@ case_torch_fail() {
 # pod, rank 0 restarts in place after gloo loses its peer, and the TrainJob still completes.
 case_torch_pod_deleted() {
     runtime_torch_once
-    tj default cut TrainingRuntime/torch-once "env EPOCHS=100000 torchrun /workspace/train_mnist.py" |
+    node_tj default cut TrainingRuntime/torch-once "env EPOCHS=100000 torchrun /workspace/train_mnist.py" |
         kc apply -f - >/dev/null
-    check torch-pod-deleted-training wait_for "rank 0 training" logs_say default cut 'rank 0/2 epoch 1 step 2 '
+    check torch-pod-deleted-training kt_poll -m "rank 0 training" "$WAIT" logs_say default cut 'rank 0/2 epoch 1 step 2 '
     check torch-pod-deleted-delete-worker delete_worker default cut
     check torch-pod-deleted-failed node_tj_wait default cut Failed
     check torch-pod-deleted-condition-is-the-jobsets cond_from_jobset default cut
@@ -279,8 +279,8 @@ case_torch_pod_deleted() {
         'FailedJobs: jobset failed due to one or more job failures (first failed job: cut-node-0)'
     check torch-pod-deleted-no-jobset-restart kq '(.status.restarts // 0) == 0' jobset cut -n default
     # the shipped runtime: the same deletion is retried and the run completes
-    tj default heal torch-distributed "env EPOCHS=120 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
-    check torch-pod-deleted-retried-training wait_for "rank 0 training" logs_say default heal 'rank 0/2 epoch 1 step 2 '
+    node_tj default heal torch-distributed "env EPOCHS=120 torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    check torch-pod-deleted-retried-training kt_poll -m "rank 0 training" "$WAIT" logs_say default heal 'rank 0/2 epoch 1 step 2 '
     check torch-pod-deleted-retried-delete-worker delete_worker default heal
     check torch-pod-deleted-retried-complete node_tj_wait default heal Complete
     check torch-pod-deleted-retried-job-counted kq '.items[0].status.failed >= 1 or
@@ -320,7 +320,7 @@ cond_is() {
 }
 
 case_mpi_allreduce() {
-    tj default allreduce deepspeed-distributed "mpirun -np 2 python3 /workspace/allreduce.py" |
+    node_tj default allreduce deepspeed-distributed "mpirun -np 2 python3 /workspace/allreduce.py" |
         kc apply -f - >/dev/null
     check mpi-allreduce-complete node_tj_wait default allreduce Complete
     tj_logs default allreduce >"$T/mpi.log"
@@ -330,35 +330,25 @@ case_mpi_allreduce() {
 }
 
 case_xgboost() {
-    tj default xgb xgboost-distributed "python3 /workspace/train_xgboost.py" | kc apply -f - >/dev/null
+    node_tj default xgb xgboost-distributed "python3 /workspace/train_xgboost.py" | kc apply -f - >/dev/null
     check xgboost-complete node_tj_wait default xgb Complete
     tj_logs default xgb >"$T/xgb.log"
     check xgboost-two-workers grep -q 'world size 2' "$T/xgb.log"
 }
 
 # ---- the Kubeflow SDK on real pods (the e2e tier's venv: PyPI kubeflow, pinned there) -------
-case_sdk() {
-    local py
-    py=$(sdk_python) || { bad sdk-install "$(tail -5 "$T/pip.log")"; return; }
-    ns node-sdk
-    KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" tests/node/sdk_test.py node-sdk >"$T/sdk.out" 2>&1
-    local rc=$? word name rest
-    while read -r word name rest; do
-        if [ "$word" = ok ]; then ok "$name"; else bad "$name" "$rest"; fi
-    done < <(grep -E '^(ok|FAIL) ' "$T/sdk.out")
-    [ $rc -eq 0 ] || grep -q '^FAIL ' "$T/sdk.out" || bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
-}
+case_sdk() { kt_sdk_case; } # tests/lib_kube.sh
 
 # ---- replicas, failover, upgrade, uninstall under a steady stream of TrainJobs -------------
 # loop_start NAME - create suspended TrainJobs NAME-<i> in namespace loop until stopped; each
 # create's result goes to $T/NAME.results ("ok" or the error).
 loop_start() {
-    ns loop
+    kt_ns --name loop >/dev/null
     (
         i=0
         while :; do
             i=$((i + 1))
-            if out=$(tj loop "$1-$i" torch-distributed "python3 -c pass" 1 "  suspend: true" |
+            if out=$(node_tj loop "$1-$i" torch-distributed "python3 -c pass" 1 "  suspend: true" |
                 kc create -f - 2>&1); then
                 echo "ok $1-$i"
             else
@@ -387,8 +377,8 @@ every_created_has_jobset() {
 }
 
 # created NAME - how many of the loop's creates were answered (ok).
-created() { grep -c '^ok ' "$T/$1.results"; }
-created_at_least() { [ "$(created "$1")" -ge "$2" ]; }
+node_created() { grep -c '^ok ' "$T/$1.results"; }
+created_at_least() { [ "$(node_created "$1")" -ge "$2" ]; }
 
 # under_load NAME WHAT CMD... - run CMD (the disruption and its own checks) while a client
 # creates TrainJobs in a loop: 10 created before it, 10 more after it; then NAME-zero-refused
@@ -397,15 +387,15 @@ under_load() {
     local name=$1 what=$2 refused
     shift 2
     loop_start "$name"
-    wait_for "10 TrainJobs created" created_at_least "$name" 10
+    kt_poll -m "10 TrainJobs created" "$WAIT" created_at_least "$name" 10
     "$@"
-    wait_for "10 more TrainJobs" created_at_least "$name" $(($(created "$name") + 10))
+    kt_poll -m "10 more TrainJobs" "$WAIT" created_at_least "$name" $(($(node_created "$name") + 10))
     loop_stop
     refused=$(grep -c '^err ' "$T/$name.results")
-    echo "node: $what: $(created "$name") admitted, $refused refused or failed"
+    echo "node: $what: $(node_created "$name") admitted, $refused refused or failed"
     grep '^err ' "$T/$name.results" | sed -n 1,3p
     check "$name-zero-refused" test "$refused" = 0
-    check "$name-nothing-lost" wait_for "a JobSet for every TrainJob" every_created_has_jobset "$name"
+    check "$name-nothing-lost" kt_poll -m "a JobSet for every TrainJob" "$WAIT" every_created_has_jobset "$name"
 }
 
 case_leader_failover() {
@@ -417,7 +407,7 @@ case_leader_failover() {
 
 delete_leader() {
     kc -n "$NS" delete pod "$1" --wait=false >/dev/null
-    check leader-failover-new-leader wait_for "another pod holds the Lease" new_leader_is_not "$1"
+    check leader-failover-new-leader kt_poll -m "another pod holds the Lease" "$WAIT" new_leader_is_not "$1"
 }
 
 new_leader_is_not() {
@@ -430,9 +420,9 @@ case_helm_upgrade() {
     local next="$KT_TAG-next"
     node_import_kt "$KT_TAG" "$next" || { bad helm-upgrade-image "tagging failed"; return; }
     under_load helm-upgrade "helm upgrade" check helm-upgrade-rolls \
-        helm upgrade kt "$CHART" -n "$NS" --reuse-values --set image.tag="$next" --wait --timeout 180s
+        node_helm upgrade kt "$CHART" -n "$NS" --reuse-values --set image.tag="$next" --wait --timeout 180s
     # (the replaced pods finish their preStop sleep after helm's --wait)
-    check helm-upgrade-new-image wait_for "only pods of kt:$next" \
+    check helm-upgrade-new-image kt_poll -m "only pods of kt:$next" "$WAIT" \
         kq "[.items[].spec.containers[0].image] | all(. == \"kt:$next\") and length == 4" pods -n "$NS"
 }
 
@@ -441,21 +431,21 @@ case_helm_upgrade() {
 # pod force-deleted (no grace: calls in flight to it fail, failurePolicy Fail refuses them) is
 # counted and printed, and the Service recovers: the last ten creates are admitted, nothing lost.
 case_webhook_replicas() {
-    check webhook-replicas-three helm upgrade kt "$CHART" -n "$NS" --reuse-values \
+    check webhook-replicas-three node_helm upgrade kt "$CHART" -n "$NS" --reuse-values \
         --set webhook.replicas=3 --wait --timeout 180s
-    check webhook-replicas-three-ready wait_for "3 kt-webhook pods Ready" webhook_pods_ready 3
+    check webhook-replicas-three-ready kt_poll -m "3 kt-webhook pods Ready" "$WAIT" webhook_pods_ready 3
     under_load webhook-pod-deleted "a kt-webhook pod deleted" delete_webhook_pod
     local name=webhook-pod-killed refused
     loop_start "$name"
-    wait_for "10 TrainJobs created" created_at_least "$name" 10
+    kt_poll -m "10 TrainJobs created" "$WAIT" created_at_least "$name" 10
     kc -n "$NS" delete pod "$(webhook_pod)" --grace-period=0 --force >/dev/null 2>&1
-    wait_for "10 more TrainJobs" created_at_least "$name" $(($(created "$name") + 10))
+    kt_poll -m "10 more TrainJobs" "$WAIT" created_at_least "$name" $(($(node_created "$name") + 10))
     loop_stop
     refused=$(grep -c '^err ' "$T/$name.results")
-    echo "node: a kt-webhook pod force-deleted: $(created "$name") admitted, $refused refused or failed"
+    echo "node: a kt-webhook pod force-deleted: $(node_created "$name") admitted, $refused refused or failed"
     check "$name-recovers" test "$(tail -n 10 "$T/$name.results" | grep -c '^ok ')" = 10
-    check "$name-nothing-lost" wait_for "a JobSet for every TrainJob" every_created_has_jobset "$name"
-    check webhook-replicas-back-to-three wait_for "3 kt-webhook pods Ready" webhook_pods_ready 3
+    check "$name-nothing-lost" kt_poll -m "a JobSet for every TrainJob" "$WAIT" every_created_has_jobset "$name"
+    check webhook-replicas-back-to-three kt_poll -m "3 kt-webhook pods Ready" "$WAIT" webhook_pods_ready 3
 }
 
 webhook_pod() {
@@ -467,12 +457,12 @@ webhook_pods_ready() {
 }
 delete_webhook_pod() {
     kc -n "$NS" delete pod "$(webhook_pod)" --wait=false >/dev/null
-    check webhook-pod-deleted-replaced wait_for "3 kt-webhook pods Ready again" webhook_pods_ready 3
+    check webhook-pod-deleted-replaced kt_poll -m "3 kt-webhook pods Ready again" "$WAIT" webhook_pods_ready 3
 }
 
 case_helm_uninstall() {
-    check helm-uninstall helm uninstall kt -n "$NS" --wait --timeout 120s
-    check helm-uninstall-no-pods wait_for "kt pods gone" kq '.items | length == 0' pods -n "$NS" \
+    check helm-uninstall node_helm uninstall kt -n "$NS" --wait --timeout 120s
+    check helm-uninstall-no-pods kt_poll -m "kt pods gone" "$WAIT" kq '.items | length == 0' pods -n "$NS" \
         -l app.kubernetes.io/component
     # negative: without kt-webhook's Service the API server refuses TrainJobs (failurePolicy
     # Fail) only while the webhook configurations exist; uninstall removed them, so a create
@@ -493,18 +483,18 @@ case_kustomize() {
         runtime_images "  "
     } >"$o/kustomization.yaml"
     check kustomize-apply kc apply --server-side --force-conflicts -k "$o"
-    check kustomize-deployments-available wait_for "both Deployments available" \
+    check kustomize-deployments-available kt_poll -m "both Deployments available" "$WAIT" \
         kq '[.items[] | .status.availableReplicas >= 1 and .status.availableReplicas == .spec.replicas] | all and length == 2' \
         deploy -n "$NS"
     check kustomize-runtime-image-rewritten kq \
         '.spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].image | startswith("kt.local/torch:")' \
         clustertrainingruntime torch-distributed
-    check kustomize-webhook-ready wait_for "kt-webhook answers through its Service" webhook_denies
-    tj default kz-ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
+    check kustomize-webhook-ready kt_poll -m "kt-webhook answers through its Service" "$WAIT" webhook_denies
+    node_tj default kz-ddp torch-distributed "torchrun /workspace/train_mnist.py" | kc apply -f - >/dev/null
     check kustomize-torch-ddp-complete node_tj_wait default kz-ddp Complete
     # (the namespace goes too: deploy/ creates it)
     check kustomize-delete kc delete -k "$o" --ignore-not-found --wait=true --timeout=120s
-    check kustomize-delete-no-pods wait_for "kt pods gone" kq '.items | length == 0' pods -n "$NS"
+    check kustomize-delete-no-pods kt_poll -m "kt pods gone" "$WAIT" kq '.items | length == 0' pods -n "$NS"
 }
 
 # webhook_denies - a TrainJob naming a missing runtime is denied by kt-webhook (not by an

@@ -15,13 +15,14 @@
 # Differences not accepted by an `oracle-*` entry of tests/parity/deliberate.txt (each one
 # mirrored in docs/compatibility.md) fail. Prints "parity: CLASS N/M identical"
 # and "N passed, N failed". Without Go, the network or python3 it fails (never skips).
-# Knobs: KT_PARITY_SEED (default 19), KT_PARITY_N (TrainJobs, default 520), KT_PARITY_KEEP=1.
+# Knobs: KT_PARITY_SEED (default 19), KT_PARITY_N (TrainJobs, default 520), KT_KEEP=1 (keep
+# the work folder; also kept when a check failed).
 set -uo pipefail
-KT_PARITY_KEEP=${KT_PARITY_KEEP:-${KT_KEEP:-}} # KT_KEEP=1 sets every tier's keep knob
 here=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$here/../.." && pwd)
 cd "$ROOT" || exit 1
 . tests/lib.sh
+KT_TIER=oracle
 B=$(cd "${1:-build/plain}" 2>/dev/null && pwd) || B="$ROOT/${1:-build/plain}"
 WEBHOOK=${KT_WEBHOOK_BIN:-$B/bin/kt-webhook}
 RECONCILER=${KT_RECONCILER_BIN:-$B/bin/kt-reconciler}
@@ -31,32 +32,39 @@ N=${KT_PARITY_N:-520}
 W=$(mktemp -d "${TMPDIR:-/tmp}/kt-oracle.XXXXXX")
 KTD=$W/kt
 UPD=$W/up
-RPID=""
-WPID=""
+# shellcheck disable=SC2034 # RPID, WPID: set by tests/kt_deploy.sh, read by the cleanup
+RPID="" WPID=""
 t_start=$SECONDS
 
+# die MESSAGE - a step failed: FAIL and the closing line (tests/kt_deploy.sh calls it too).
 die() {
-    bad oracle "$*"
+    bad "$KT_TIER" "$*"
     kt_finish
 }
-teardown() {
-    local p
-    for p in $RPID $WPID; do
-        kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
-    done
-    up_stop "$W/mgr" >/dev/null 2>&1
-    if [ "$fail" -ne 0 ]; then
-        for f in "$KTD/kt-reconciler.log" "$KTD/kt-webhook.log" "$W/mgr/manager.log"; do
-            [ -f "$f" ] && { echo "----- $f (last 15 lines)"; tail -n 15 "$f"; }
-        done
-    fi
-    tests/cluster/down.sh "$KTD" >/dev/null 2>&1 || echo "oracle: down.sh $KTD failed" >&2
-    tests/cluster/down.sh "$UPD" >/dev/null 2>&1 || echo "oracle: down.sh $UPD failed" >&2
-    if [ "${KT_PARITY_KEEP:-}" = 1 ] || [ "$fail" -ne 0 ]; then echo "oracle: kept $W" >&2; else rm -rf "$W"; fi
-    rm -rf "$T"
-}
-trap teardown EXIT
+# the planes last (cleanups run last registered first); the work folder stays after a failure
+kt_cleanup 'tests/cluster/down.sh "$KTD"; tests/cluster/down.sh "$UPD"; [ "${KT_KEEP:-}" = 1 ] || [ "$fail" -ne 0 ] || rm -rf "$W"'
+kt_cleanup 'up_stop "$W/mgr"'
+kt_cleanup 'kill -TERM $RPID $WPID; wait $RPID $WPID'
 trap 'exit 130' INT TERM
+oracle_logs() {
+    local f
+    for f in "$KTD/kt-reconciler.log" "$KTD/kt-webhook.log" "$W/mgr/manager.log"; do
+        [ -f "$f" ] && { echo "----- $f (last 15 lines)"; tail -n 15 "$f"; }
+    done
+    echo "oracle: the work folder is kept: $W"
+}
+kt_on_fail oracle_logs
+[ "${KT_KEEP:-}" = 1 ] && echo "oracle: the work folder is kept: $W"
+# oracle_add OUT WHAT - show oracle_cmp.py's output OUT and add its counts (kt_count); without
+# its closing line it crashed.
+oracle_add() {
+    local p f
+    grep -v -E '^[0-9]+ passed, [0-9]+ failed' "$1"
+    [ "$(grep -cE '^[0-9]+ passed, [0-9]+ failed' "$1")" -gt 0 ] || die "oracle_cmp.py $2 crashed: $(tail -5 "$1")"
+    read -r p f < <(kt_count "$1")
+    pass=$((pass + p))
+    fail=$((fail + f))
+}
 phase() { echo "oracle: $1 ($((SECONDS - t_start))s)"; }
 
 for b in "$WEBHOOK" "$RECONCILER" "$KTCTL"; do
@@ -86,23 +94,16 @@ kcp() { # kcp PLANE_DIR ARGS... - kubectl as admin on one plane
 }
 
 # kt: as tests/kt_deploy.sh does (RBAC, shipped runtimes, certificates, both daemons as their
-# ServiceAccounts); its webhook is not registered: reviews go to it directly.
-(
-    D=$KTD
-    . "$D/env"
-    kc() { kcp "$D" "$@"; }
-    die() {
-        echo "oracle: $*" >&2
-        exit 1
-    }
-    . tests/kt_deploy.sh
-    ktd_apply
-    ktd_certs >/dev/null
-    ktd_start_webhook
-    ktd_start_reconciler
-    echo "RPID=$RPID WPID=$WPID WPORT=$WPORT" >"$D/oracle.env"
-) || die "starting kt failed"
-. "$KTD/oracle.env"
+# ServiceAccounts); its webhook is not registered: reviews go to it directly. kc (tests/
+# lib_kube.sh) is kubectl on the kt plane, whose env is sourced.
+D=$KTD
+. "$D/env"
+. tests/lib_kube.sh
+. tests/kt_deploy.sh
+ktd_apply
+ktd_certs >/dev/null
+ktd_start_webhook
+ktd_start_reconciler
 kcp "$UPD" apply --server-side -k deploy/runtimes >"$W/apply-up-runtimes.log" 2>&1 ||
     die "applying deploy/runtimes (upstream plane): $(tail -3 "$W/apply-up-runtimes.log")"
 up_start "$UPD" "$W/mgr" || die "upstream's manager did not start (log: $W/mgr/manager.log)"
@@ -131,11 +132,10 @@ want=$(kcp "$KTD" get trainjobs -n parity -o json |
 echo "oracle: $a_kt TrainJobs applied to both planes ($want for the trainer controller)"
 KINDS=trainjobs.trainer.kubeflow.org,jobsets.jobset.x-k8s.io,configmaps,secrets,podgroups.scheduling.x-k8s.io,podgroups.scheduling.volcano.sh
 deadline=$((SECONDS + 180))
+left() { echo $((deadline > SECONDS ? deadline - SECONDS : 0)); } # seconds to the deadline
+jobsets_made() { [ "$(kcp "$1" get jobsets.jobset.x-k8s.io -n parity -o name | wc -l)" -ge "$want" ]; } # PLANE_DIR
 for d in "$KTD" "$UPD"; do
-    until [ "$(kcp "$d" get jobsets.jobset.x-k8s.io -n parity -o name | wc -l)" -ge "$want" ]; do
-        [ $SECONDS -lt $deadline ] || break
-        sleep 0.5
-    done
+    kt_poll "$(left)" jobsets_made "$d" 2>/dev/null
 done
 # JobSets exist; wait (bounded) until both planes hold the same number of objects and of
 # TrainJobs with a status written (the status is patched after the objects are applied). kt's
@@ -146,45 +146,26 @@ sig() {
         jq -r '[(.items | length), ([.items[] | select(.kind == "TrainJob" and
             ((.status // {}) | del(.startTime, .completionTime) | length > 0))] | length)] | @tsv'
 }
-until [ "$(sig "$KTD")" = "$(sig "$UPD")" ]; do
-    if [ $SECONDS -ge $deadline ]; then
-        echo "oracle: the planes did not converge (objects, TrainJobs with a status): kt $(sig "$KTD" | tr '\t' ' '), upstream $(sig "$UPD" | tr '\t' ' ')"
-        break
-    fi
-    sleep 0.5
-done
+converged() { [ "$(sig "$KTD")" = "$(sig "$UPD")" ]; }
+kt_poll "$(left)" converged 2>/dev/null ||
+    echo "oracle: the planes did not converge (objects, TrainJobs with a status): kt $(sig "$KTD" | tr '\t' ' '), upstream $(sig "$UPD" | tr '\t' ' ')"
 phase "objects built"
 kcp "$KTD" get "$KINDS" -n parity -o json >"$W/kt-objects.json" || die "dump (kt) failed"
 kcp "$UPD" get "$KINDS" -n parity -o json >"$W/up-objects.json" || die "dump (upstream) failed"
 python3 tests/parity/oracle_cmp.py objects "$W/kt-objects.json" "$W/up-objects.json" \
     "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W" >"$W/objects.out" 2>&1
-grep -v '^[0-9]* passed' "$W/objects.out"
-p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/objects.out")
-f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/objects.out")
-[ -n "$p" ] || die "oracle_cmp.py objects crashed: $(tail -5 "$W/objects.out")"
-pass=$((pass + p))
-fail=$((fail + f))
+oracle_add "$W/objects.out" objects
 
 # Negative cases: a planted difference must fail the comparison.
 mkdir -p "$W/selftest"
 python3 tests/parity/oracle_cmp.py selftest "$W/kt-objects.json" "$W/up-objects.json" \
     "$W/gen/trainjobs.json" tests/parity/deliberate.txt "$W/selftest" >"$W/selftest.out" 2>&1
-grep -v '^[0-9]* passed' "$W/selftest.out"
-p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/selftest.out")
-f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/selftest.out")
-[ -n "$p" ] || die "oracle_cmp.py selftest crashed: $(tail -5 "$W/selftest.out")"
-pass=$((pass + p))
-fail=$((fail + f))
+oracle_add "$W/selftest.out" selftest
 
 # ---- (b)(c)(d) the same reviews to both webhook servers -----------------------------------
 python3 tests/parity/oracle_cmp.py reviews "$W/reviews.jsonl" "https://127.0.0.1:$WPORT" \
     "$KTD/certs/ca.crt" "https://127.0.0.1:$UP_WEBHOOK_PORT" "$UP_CA" tests/parity/deliberate.txt \
     "$W" >"$W/reviews.out" 2>&1
-grep -v '^[0-9]* passed' "$W/reviews.out"
-p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$W/reviews.out")
-f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$W/reviews.out")
-[ -n "$p" ] || die "oracle_cmp.py reviews crashed: $(tail -5 "$W/reviews.out")"
-pass=$((pass + p))
-fail=$((fail + f))
+oracle_add "$W/reviews.out" reviews
 phase "done"
 kt_finish

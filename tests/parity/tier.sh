@@ -19,18 +19,7 @@ b=$(cd "$1" && pwd)
 ktctl="$b/bin/ktctl"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-pass=0
-fail=0
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-ok() {
-    pass=$((pass + 1))
-}
-bad() {
-    echo "FAIL $1"
-    fail=$((fail + 1))
-}
+. "$root/tests/lib.sh"
 
 upstream_dir() {
     local mod=github.com/kubeflow/trainer/v2@v2.3.0 d
@@ -43,19 +32,16 @@ upstream_dir() {
 }
 
 if [ ! -x "$ktctl" ]; then
-    echo "parity: $ktctl not built"
-    echo "0 passed, 1 failed"
-    exit 1
+    bad parity "$ktctl not built"
+    kt_finish
 fi
 if ! python3 -c 'import yaml' 2>/dev/null; then
     echo "parity: skipped (needs python3 with PyYAML)"
-    echo "0 passed, 0 failed"
-    exit 0
+    kt_finish
 fi
 if ! up=$(upstream_dir); then
     echo "parity: skipped (no Go toolchain or upstream module github.com/kubeflow/trainer/v2@v2.3.0)"
-    echo "0 passed, 0 failed"
-    exit 0
+    kt_finish
 fi
 tmpl="$up/pkg/runtime/framework/plugins/flux/templates"
 
@@ -128,8 +114,8 @@ EOF
     chmod +x "$s/stub/"*
 }
 
-# run SCRIPT SANDBOX HOST FAILS [ARG]: the script with its paths moved into the sandbox.
-run() {
+# sandbox_run SCRIPT SANDBOX HOST FAILS [ARG]: the script with its paths moved into the sandbox.
+sandbox_run() {
     local script=$1 s=$2 host=$3 fails=$4
     shift 4
     sed -e "s#/mnt/flux#@SB@/mnt/flux#g" -e "s#/opt/#@SB@/opt/#g" -e "s#/curve/#@SB@/curve/#g" \
@@ -163,14 +149,14 @@ compare() {
     rm -rf "$T/a" "$T/b" "$T/a.snapshot" "$T/b.snapshot"
     sandbox "$T/a"
     sandbox "$T/b"
-    run "$a" "$T/a" "$@"
-    run "$c" "$T/b" "$@"
+    sandbox_run "$a" "$T/a" "$@"
+    sandbox_run "$c" "$T/b" "$@"
     accepted "$T/a.snapshot"
     if diff -u "$T/a.snapshot" "$T/b.snapshot" >"$T/diff"; then
-        ok
+        ok "$name"
     else
-        bad "$name"
-        head -40 "$T/diff"
+        bad "$name" "differs from upstream's:"
+        sed -n 1,40p "$T/diff"
     fi
 }
 
@@ -198,7 +184,7 @@ open(out + "/tasks", "w").write(str(tasks))
 open(out + "/gpus", "w").write(str(gpus))
 EOF
     if ! fill "$dir" "$out"; then
-        bad "$name: render"
+        bad "$name" "render failed"
         continue
     fi
     lead=$(grep -o 'mainHost="[^"]*"' "$out/up-entry.sh" | sed -n 1p | cut -d'"' -f2)
@@ -209,6 +195,6 @@ EOF
     compare "$name entrypoint.sh follower retrying" "$out/up-entry.sh" "$out/kt-entry.sh" other-host 2 "train"
     cases=$((cases + 5))
 done
+# shellcheck disable=SC2154 # pass: the count of tests/lib.sh
 echo "parity: flux scripts $pass/$cases identical"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+kt_finish

@@ -28,23 +28,19 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$root/tests/lib.sh"
-finish() {
-    kt_finish
-}
-now() { date +%s; }
 
 v=$(make -s -C "$root" print-version)
 arch=$(dpkg --print-architecture)
 out="$T/release"
 export KT_SOURCE_URL=https://example.invalid/kt-release-test
-t0=$(now)
+t0=$SECONDS
 if make -s -C "$root" release RELEASE_DIR="$out" >"$T/release.log" 2>&1; then
     ok release-builds
 else
     bad release-builds "$(tail -n 30 "$T/release.log")"
-    finish
+    kt_finish
 fi
-echo "time: make release $(($(now) - t0)) s"
+echo "time: make release $((SECONDS - t0)) s"
 [ -n "${KT_KEEP_RELEASE:-}" ] && mkdir -p "$KT_KEEP_RELEASE" && cp "$out"/* "$KT_KEEP_RELEASE/"
 
 # ---- the folder ----------------------------------------------------------------------------
@@ -77,9 +73,9 @@ check src-one-top-folder test "$(grep -vc "^kt-$v/" "$T/src.list")" -eq 0
 check src-no-build-output test "$(grep -cE "^kt-$v/(build|bin|dist)/|\.(o|a|d)$" "$T/src.list")" -eq 0
 mkdir -p "$T/srcbuild"
 tar -xzf "$out/$src" -C "$T/srcbuild"
-t1=$(now)
+t1=$SECONDS
 check src-builds-with-make nice -n 10 make -s -C "$T/srcbuild/kt-$v" -j"$(nproc)" all
-echo "time: source tarball build $(($(now) - t1)) s"
+echo "time: source tarball build $((SECONDS - t1)) s"
 check src-ktctl-version bash -c "'$T/srcbuild/kt-$v/bin/ktctl' --version | grep -cw '$v' >/dev/null"
 rm -rf "$T/srcbuild"
 
@@ -177,7 +173,7 @@ check sbom-purls-unique jq -e '[.components[].purl] | length == (unique | length
 
 # ---- the .deb in a clean Debian root -------------------------------------------------------
 sed 's/name: EPOCHS$/name: PET_NNODES/' "$root/scripts/demo/example-trainjob.yaml" >"$T/bad.yaml"
-t2=$(now)
+t2=$SECONDS
 r="$T/debian"
 if mmdebstrap --quiet --mode=root --variant=apt --format=directory \
     --customize-hook="copy-in $out/$deb /tmp" \
@@ -186,9 +182,9 @@ if mmdebstrap --quiet --mode=root --variant=apt --format=directory \
     ok deb-installs-in-clean-bookworm
 else
     bad deb-installs-in-clean-bookworm "$(tail -n 20 "$T/mmdebstrap.log")"
-    finish
+    kt_finish
 fi
-echo "time: clean root + apt-get install $(($(now) - t2)) s"
+echo "time: clean root + apt-get install $((SECONDS - t2)) s"
 cp "$T/bad.yaml" "$r/srv/bad.yaml" # mmdebstrap empties /tmp at its end
 in_root() { chroot "$r" "$@"; }
 check root-kt-installed bash -c "chroot '$r' dpkg-query -W -f '\${Status} \${Version}' kt | grep -cx 'install ok installed $v-1' >/dev/null"
@@ -204,4 +200,4 @@ check root-ktctl-validate-bad-exit-1 test "$rc" -eq 1
 check root-ktctl-validate-bad-says-why grep -q 'must not have reserved envs' "$T/badout"
 in_root dpkg --remove --force-depends libjansson4 >/dev/null 2>&1
 check root-without-libjansson-ktctl-fails bash -c "! chroot '$r' ktctl --version"
-finish
+kt_finish

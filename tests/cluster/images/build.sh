@@ -19,7 +19,7 @@ CACHE=${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/images
 
 log() { echo "images: $*" >&2; }
 
-usage() {
+images_usage() {
     echo "usage: $0 NAME... (pause torch mpi xgboost)" >&2
     exit 2
 }
@@ -255,7 +255,7 @@ copy_tree() {
 # build_one NAME - print `NAME REF PATH`, building the archive first unless the cache has it.
 build_one() {
     local name=$1 key ref out lockfd t0 w
-    image_pkgs "$name" >/dev/null || usage
+    image_pkgs "$name" >/dev/null || images_usage
     key=$(image_key "$name")
     ref="kt.local/$name:$key"
     out="$CACHE/$name-$key.oci.tar"
@@ -289,7 +289,7 @@ build_one() {
     echo "$name $ref $out"
 }
 
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || images_usage
 umask 022
 # The layer's mtimes: the last commit that touched the images (stable while the inputs are).
 SOURCE_DATE_EPOCH=$(git -C "$root" log -1 --format=%ct -- tests/cluster/images 2>/dev/null || true)

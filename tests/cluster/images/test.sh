@@ -7,16 +7,15 @@
 # and over SSH into a second container running sshd with a Secret-like ~/.ssh (ECDSA P-521 key
 # in id_rsa, modes 0640/0644), as root and as the DeepSpeed runtime's mpiuser; xgboost trains
 # with 2 workers + tracker. Then stops containerd and removes the directory (no mounts,
-# containers or processes left). Exits non-zero when a check fails. Needs root.
-set -euo pipefail
+# containers or processes left). Prints `ok NAME` / `FAIL NAME: why` and the closing line
+# (tests/lib.sh); exits non-zero when a check fails. Needs root.
+set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-
-log() { echo "images-test: $*" >&2; }
+. "$here/../../lib.sh"
 
 D=$(mktemp -d /tmp/imgtest.XXXXXX)
 SOCK=$D/containerd.sock
 CPID=""
-FAIL=0
 
 # ctr_ ARGS... - ctr against the throwaway containerd, namespace k8s.io.
 ctr_() { ctr --address "$SOCK" --namespace k8s.io --connect-timeout 10s "$@"; }
@@ -50,18 +49,14 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 EOF
     containerd --config "$D/config.toml" >"$D/containerd.log" 2>&1 9>&- &
     CPID=$!
-    for _ in $(seq 1 100); do
-        ctr --address "$SOCK" version >/dev/null 2>&1 && return 0
-        kill -0 "$CPID" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "containerd did not start"
+    kt_poll 10 containerd_answers && kill -0 "$CPID" 2>/dev/null && return 0
     cat "$D/containerd.log" >&2
     return 1
 }
+containerd_answers() { ! kill -0 "$CPID" 2>/dev/null || ctr --address "$SOCK" version; } # or died
 
-# cleanup - kill leftover tasks, stop containerd, unmount and remove $D.
-cleanup() {
+# images_test_cleanup - kill leftover tasks, stop containerd, unmount and remove $D.
+images_test_cleanup() {
     local id m
     if [ -n "$CPID" ]; then
         for id in $(ctr_ task ls -q 2>/dev/null); do ctr_ task kill -s SIGKILL "$id" 2>/dev/null || true; done
@@ -78,17 +73,7 @@ cleanup() {
     done
     rm -rf --one-file-system "$D"
 }
-trap cleanup EXIT
-
-# expect WHAT COND - record a failed check.
-expect() {
-    if eval "$2"; then
-        log "ok: $1"
-    else
-        log "FAILED: $1"
-        FAIL=1
-    fi
-}
+kt_cleanup images_test_cleanup
 
 # test_pause REF - the sandbox process runs until SIGTERM and then exits 0.
 test_pause() {
@@ -96,10 +81,10 @@ test_pause() {
     run_ pause-test "$1" -- &
     local p=$!
     sleep 2
-    ctr_ task ls | grep -c '^pause-test .*RUNNING' >/dev/null || log "pause-test not running"
+    ctr_ task ls | grep -c '^pause-test .*RUNNING' >/dev/null || echo "pause-test not running"
     ctr_ task kill -s SIGTERM pause-test
     wait "$p" || rc=$?
-    expect "pause exits 0 on SIGTERM (rc $rc)" "[ $rc = 0 ]"
+    check "pause exits 0 on SIGTERM (rc $rc)" eval "[ $rc = 0 ]"
 }
 
 # test_torch REF - torchrun DDP on 2 ranks: both see world size 2, the loss goes down; fail.py exits 3.
@@ -110,15 +95,15 @@ test_torch() {
         /workspace/train_mnist.py 2>&1) || rc=$?
     echo "$out" | grep -E '^(world size|rank [01]/2 (epoch [0-9]+ step 1 |done))' >&2 || true
     [ "$rc" = 0 ] || echo "$out" >&2
-    expect "torch DDP exits 0 (rc $rc)" "[ $rc = 0 ]"
-    expect "both ranks see world size 2" \
+    check "torch DDP exits 0 (rc $rc)" eval "[ $rc = 0 ]"
+    check "both ranks see world size 2" eval \
         "[ \$(echo \"\$out\" | grep -c '^world size 2 rank [01] ') = 2 ]"
-    expect "loss decreases on both ranks" \
+    check "loss decreases on both ranks" eval \
         "[ \$(echo \"\$out\" | awk '/done final loss/ && \$6 < \$9' | wc -l) = 2 ]"
     rc=0
     out=$(run_ torch-fail "$1" -- python3 /workspace/fail.py 2>&1) || rc=$?
     echo "$out" | tail -2 >&2
-    expect "fail.py exits 3 (rc $rc)" "[ $rc = 3 ]"
+    check "fail.py exits 3 (rc $rc)" eval "[ $rc = 3 ]"
 }
 
 # mpi_over_ssh REF USER DIR PORT - mpirun in a launcher container whose hostfile names only
@@ -151,9 +136,9 @@ mpi_over_ssh() {
     ctr_ task kill -s SIGTERM "mpi-worker-$user" || true
     wait "$worker" || true
     grep 'Accepted publickey' "$D/sshd-$user.log" >&2 || cat "$D/sshd-$user.log" >&2
-    expect "mpirun as $user over ssh into the sshd container (rc $rc)" \
+    check "mpirun as $user over ssh into the sshd container (rc $rc)" eval \
         "[ $rc = 0 ] && echo \"\$out\" | grep -c 'allreduce sum 3 expected 3 ok' >/dev/null"
-    expect "sshd accepted the Secret's key for $user" \
+    check "sshd accepted the Secret's key for $user" eval \
         "grep -q 'Accepted publickey for $user' '$D/sshd-$user.log'"
 }
 
@@ -163,7 +148,7 @@ test_mpi() {
     local out rc=0 s="$D/ssh"
     out=$(run_ mpi-local "$1" -- mpirun --allow-run-as-root -np 2 python3 /workspace/allreduce.py 2>&1) || rc=$?
     echo "$out" >&2
-    expect "local mpirun allreduce (rc $rc)" "[ $rc = 0 ] && echo \"\$out\" | grep -c 'allreduce sum 3 expected 3 ok' >/dev/null"
+    check "local mpirun allreduce (rc $rc)" eval "[ $rc = 0 ] && echo \"\$out\" | grep -c 'allreduce sum 3 expected 3 ok' >/dev/null"
     mkdir -p "$s"
     ssh-keygen -q -t ecdsa -b 521 -m PEM -N '' -f "$s/key"
     install -m 0640 -g 1000 "$s/key" "$s/id_rsa"
@@ -184,19 +169,19 @@ test_xgboost() {
             exit $((r0 | r1))' 2>&1) || rc=$?
     echo "$out" | grep -E '^(world size|rank [01]/2 (round (0|9) |done))' >&2 || true
     [ "$rc" = 0 ] || echo "$out" >&2
-    expect "xgboost 2 workers exit 0 (rc $rc)" "[ $rc = 0 ]"
-    expect "both xgboost workers see world size 2" \
+    check "xgboost 2 workers exit 0 (rc $rc)" eval "[ $rc = 0 ]"
+    check "both xgboost workers see world size 2" eval \
         "[ \$(echo \"\$out\" | grep -c '^world size 2 rank [01] ') = 2 ]"
 }
 
-# need_tools - install containerd, runc and ssh-keygen (Debian packages) when missing.
-need_tools() {
+# need_test_tools - install containerd, runc and ssh-keygen (Debian packages) when missing.
+need_test_tools() {
     local need="" t
     for t in containerd:containerd runc:runc ssh-keygen:openssh-client; do
         command -v "${t%%:*}" >/dev/null || need="$need ${t#*:}"
     done
     [ -n "$need" ] || return 0
-    log "installing$need (Debian packages)"
+    echo "images-test: installing$need (Debian packages)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null ||
         {
             apt-get update -qq
@@ -206,15 +191,15 @@ need_tools() {
 
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(pause torch mpi xgboost)
-need_tools
-start_containerd
-lines=$("$here/import.sh" "$SOCK" "${names[@]}")
+need_test_tools || { bad images-test-tools "installing containerd, runc or ssh-keygen failed"; kt_finish; }
+start_containerd || { bad containerd-starts "see its log above"; kt_finish; }
+lines=$("$here/import.sh" "$SOCK" "${names[@]}") || { bad images-import "import.sh failed"; kt_finish; }
 # Idempotence: a second import finds every image present.
-"$here/import.sh" "$SOCK" "${names[@]}" 2>&1 >/dev/null | grep -v 'already imported' >&2 && FAIL=1
+"$here/import.sh" "$SOCK" "${names[@]}" >/dev/null 2>"$T/reimport.log"
+check images-import-idempotent test "$(grep -vc 'already imported' "$T/reimport.log")" = 0
 while read -r name ref <&3; do
-    log "$name: $ref"
+    echo "images-test: $name: $ref"
     "test_$name" "$ref"
 done 3<<<"$lines"
 ctr_ images ls >&2
-[ "$FAIL" = 0 ] && log "all passed" || log "some checks FAILED"
-exit "$FAIL"
+kt_finish
