@@ -74,8 +74,10 @@ partition() {
     elector pa "$T/relay.kubeconfig" "$T/part.yaml" || return 1
     kt_poll 60 lease_held_by "$lease" "$(identity_of pa)" || { echo "pa never led"; return 1; }
     elector pb "$KT_RECONCILER_KUBECONFIG" "$T/part.yaml" || return 1
-    # the standby stays a standby while the leader renews
-    log_has pa 'became leader' && ! log_has pb 'became leader' && lease_held_by "$lease" "$(identity_of pa)" || return 1
+    # the standby stays a standby while the leader renews (each way this can fail says which)
+    kt_poll 10 log_has pa 'became leader' || { echo "pa holds $lease but never logged 'became leader'"; return 1; }
+    ! log_has pb 'became leader' || { echo "pb became leader before the cut: $(grep -m3 'leader' "$T/pa.log")"; return 1; }
+    lease_held_by "$lease" "$(identity_of pa)" || { echo "the lease moved before the cut: holder $(holder "$lease")"; return 1; }
     local cut
     cut=$(date +%s%3N)
     kill -USR1 "$RELAY_PID"
@@ -92,7 +94,7 @@ etcd_stall() {
     elector ea "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
     kt_poll 60 lease_held_by "$lease" "$(identity_of ea)" || { echo "ea never led"; return 1; }
     elector eb "$KT_RECONCILER_KUBECONFIG" "$T/etcd.yaml" || return 1
-    ! log_has eb 'became leader' || return 1
+    ! log_has eb 'became leader' || { echo "eb became leader before etcd stopped: $(grep -m3 'leader' "$T/ea.log")"; return 1; }
     ETCD_STOPPED=$KT_ETCD_PID
     local cut
     cut=$(date +%s%3N)
