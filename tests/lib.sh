@@ -126,6 +126,23 @@ kt_test() {
     return 1
 }
 
+# kt_relay FILE [STRAY] - count FILE's `ok NAME` / `FAIL NAME: why` lines (the output of a
+# check written in another language) as this script's; with STRAY, any other line is a failure
+# named STRAY.
+kt_relay() {
+    local line r
+    while IFS= read -r line; do
+        case $line in
+        "ok "*) ok "${line#ok }" ;;
+        "FAIL "*)
+            r=${line#FAIL }
+            bad "${r%%: *}" "${r#*: }"
+            ;;
+        *) [ -z "${2:-}" ] || bad "$2" "$line" ;;
+        esac
+    done <"$1"
+}
+
 # kt_poll [-m WHAT] SECS CMD... - run CMD (output discarded) every 0.1 s until it succeeds, for
 # at most SECS seconds (a whole number). 1, and a line on stderr naming WHAT (default: CMD), on
 # timeout.

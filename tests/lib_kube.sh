@@ -96,7 +96,7 @@ sdk_python() {
 # in sdk_python's venv against namespace $KT_TIER-sdk; its `ok` / `FAIL` lines become this
 # script's (and an exit without a FAIL line one failure).
 kt_sdk_case() {
-    local py rc line r
+    local py rc
     py=$(sdk_python) || {
         bad sdk-install "$(tail -5 "$T/pip.log")"
         return
@@ -104,14 +104,6 @@ kt_sdk_case() {
     kt_ns --name "$KT_TIER-sdk" >/dev/null
     KUBECONFIG=$KT_ADMIN_KUBECONFIG "$py" "$KT_ROOT/tests/$KT_TIER/sdk_test.py" "$KT_TIER-sdk" >"$T/sdk.out" 2>&1
     rc=$?
-    while IFS= read -r line; do
-        case $line in
-        "ok "*) ok "${line#ok }" ;;
-        "FAIL "*)
-            r=${line#FAIL }
-            bad "${r%%: *}" "${r#*: }"
-            ;;
-        esac
-    done <"$T/sdk.out"
+    kt_relay "$T/sdk.out"
     [ $rc -eq 0 ] || [ "$(grep -c '^FAIL ' "$T/sdk.out")" -gt 0 ] || bad sdk-run "exit $rc: $(tail -15 "$T/sdk.out")"
 }

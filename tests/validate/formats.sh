@@ -94,18 +94,8 @@ want_invalid() { # kind file label: the validator must refuse it
     printf '%s\t%s\tinvalid\t%s\n' "$1" "$2" "$3" >>"$T/checks"
 }
 run_checks() {
-    local line
     VENV="$venv" "$venv/bin/python" "$T/check.py" "$T/checks" >"$T/check.out" 2>&1
-    while IFS= read -r line; do
-        case $line in
-        "ok "*) ok "${line#ok }" ;;
-        "FAIL "*)
-            line=${line#FAIL }
-            bad "${line%%: *}" "${line#*: }"
-            ;;
-        *) bad "check.py" "$line" ;;
-        esac
-    done <"$T/check.out"
+    kt_relay "$T/check.out" check.py
 }
 
 # The golden cases of one format: run them as tier.sh does and check what they print.
