@@ -318,12 +318,14 @@ static void resolve_framework(struct kt_tjm *t, struct tjm_entry *e, const char 
     if (!t->framework || t->labels[e->labels].fw[0]) {
         return;
     }
-    char *kind = kt_xstrdup(t->labels[e->labels].kind);
-    char *rname = kt_xstrdup(t->labels[e->labels].rname);
-    t->framework(t->ctx, kind, ns, rname, fw, sizeof(fw));
-    if (fw[0]) {
-        e->labels = intern_labels(t, kind, rname, fw);
+    const struct tjm_labels *l = &t->labels[e->labels];
+    t->framework(t->ctx, l->kind, ns, l->rname, fw, sizeof(fw));
+    if (!fw[0]) {
+        return; /* the common case for a runtime without a framework: nothing copied */
     }
+    /* intern_labels may move t->labels: copy the two names it reads out of it first */
+    char *kind = kt_xstrdup(l->kind), *rname = kt_xstrdup(l->rname);
+    e->labels = intern_labels(t, kind, rname, fw);
     free(kind);
     free(rname);
 }
