@@ -260,6 +260,31 @@ kt_full_kwok() {
     kt_full_nodes
 }
 
+# kt_full_sim - the simulated chain (up.sh --sim): KWOK alone (no node carries its annotation; it
+# has no node or pod Stages), with
+# the Stages of kwok/jobset-stages.yaml that move each JobSet to Running after 3 x KT_POD_STEP_MS
+# (100) and to Completed (Failed with KT_SIM_EXIT_CODE) after KT_POD_RUN_MS (3000) as the JobSet
+# controller reports it; no JobSet controller, Jobs, pods, schedulers or controller-manager.
+kt_full_sim() {
+    local port pid step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000}
+    sed -e "s/@START_MS@/$((step * 3))/g" -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" \
+        "$kt_here/kwok/jobset-stages.yaml" >"$D/kwok-stages.yaml"
+    # KWOK reads the kind's schema from /openapi/v3 once, at start: wait until the API server
+    # publishes JobSet's there (it follows the CRD's Established condition by a moment).
+    local deadline=$((SECONDS + KT_READY_TIMEOUT))
+    until kt_full_k get --raw /openapi/v3 2>/dev/null | jq -e '.paths["apis/jobset.x-k8s.io/v1alpha2"]' >/dev/null; do
+        [ "$SECONDS" -lt "$deadline" ] || { kt_log "JobSet not in /openapi/v3 after ${KT_READY_TIMEOUT}s"; return 1; }
+        sleep 0.1
+    done
+    kt_pick_port port
+    pid=$(kt_full_spawn kwok "$KT_BIN/kwok-$KWOK_VERSION" --kubeconfig="$D/admin.kubeconfig" \
+        --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+        --server-address="127.0.0.1:$port" --config="$D/kwok-stages.yaml")
+    kt_env_set "$D" KT_KWOK_PORT "$port"
+    kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" kwok
+    kt_env_set "$D" KT_SIM 1
+}
+
 kt_full_k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "$D/kubectl-cache" "$@"; }
 
 # kt_full_start - start every component in order (controllers before the nodes they tend).
