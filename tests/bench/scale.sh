@@ -29,7 +29,7 @@
 # limiters, set how fast pods come and go; both sides get the same chain (empty: their defaults).
 # SCALE_CHAIN=sim runs each side on the simulated chain instead (`tests/cluster/up.sh --sim`,
 # docs/benchmarks.md#simulated-chain): API server + etcd and KWOK's JobSet Stages, which report
-# each JobSet running after 3 x 100 ms and Completed after SCALE_RUN_MS; no JobSet controller,
+# each JobSet created, active, ready 100 ms apart and Completed SCALE_RUN_MS later; no JobSet controller,
 # Jobs, pods, nodes, schedulers or controller-manager (so no PersistentVolumes either), which
 # takes the chain's cost out of the figures and lets N grow.
 # Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),

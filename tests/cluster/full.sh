@@ -261,13 +261,13 @@ kt_full_kwok() {
 }
 
 # kt_full_sim - the simulated chain (up.sh --sim): KWOK alone (no node carries its annotation; it
-# has no node or pod Stages), with
-# the Stages of kwok/jobset-stages.yaml that move each JobSet to Running after 3 x KT_POD_STEP_MS
-# (100) and to Completed (Failed with KT_SIM_EXIT_CODE) after KT_POD_RUN_MS (3000) as the JobSet
-# controller reports it; no JobSet controller, Jobs, pods, schedulers or controller-manager.
+# has no node or pod Stages), with the Stages of kwok/jobset-stages.yaml that write each JobSet's
+# status as the JobSet controller does: created, active, ready (KT_POD_STEP_MS, 100, apart), then
+# Completed (Failed with KT_SIM_EXIT_CODE) KT_POD_RUN_MS (3000) later; no JobSet controller,
+# Jobs, pods, schedulers or controller-manager.
 kt_full_sim() {
     local port pid step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000}
-    sed -e "s/@START_MS@/$((step * 3))/g" -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" \
+    sed -e "s/@STEP_MS@/$step/g" -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" \
         "$kt_here/kwok/jobset-stages.yaml" >"$D/kwok-stages.yaml"
     # KWOK reads the kind's schema from /openapi/v3 once, at start: wait until the API server
     # publishes JobSet's there (it follows the CRD's Established condition by a moment).
