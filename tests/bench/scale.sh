@@ -32,7 +32,9 @@
 # each JobSet created, active, ready 100 ms apart and Completed SCALE_RUN_MS later; no JobSet controller,
 # Jobs, pods, nodes, schedulers or controller-manager (so no PersistentVolumes either), which
 # takes the chain's cost out of the figures and lets N grow. SCALE_SIM_SHARDS (4) KWOK processes
-# share the JobSets there (KWOK writes one JobSet status at a time).
+# share the JobSets there (KWOK writes one JobSet status at a time); the JobSet's statuses before
+# Completed (created, active, ready) come SCALE_SIM_STEP_MS (1000) apart: how far apart they
+# come sets how many of them the controller sees, and so its TrainJob status writes.
 # Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
@@ -195,7 +197,8 @@ one() {
     fi
     # Three tries: on a shared machine the port lock (cluster/lib.sh) may be held for minutes.
     for i in 1 2 3; do
-        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS KT_SIM_SHARDS=${SCALE_SIM_SHARDS:-4} tests/cluster/up.sh "--$CHAIN" "$D" -- \
+        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS KT_SIM_SHARDS=${SCALE_SIM_SHARDS:-4} \
+            KT_POD_STEP_MS=$([ "$CHAIN" = sim ] && echo "${SCALE_SIM_STEP_MS:-1000}" || echo "${KT_POD_STEP_MS:-100}") tests/cluster/up.sh "--$CHAIN" "$D" -- \
             --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$D/audit.log" \
             >"$W/up-$side-$n.log" 2>&1 && break
         tests/cluster/down.sh "$D" >/dev/null 2>&1
