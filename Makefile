@@ -190,8 +190,9 @@ bench: all
 
 # make scale N="100 300" SIDES=kt,upstream: the full chain at N TrainJobs, kt and upstream side by
 # side (tests/bench/scale.sh; figures, a growth chart in build/scale/, correctness checked).
+# SCALE_CHAIN=sim: the same on the simulated chain (API server + KWOK JobSet Stages only).
 scale: all
-	$(Q)N="$(N)" SIDES="$(SIDES)" tests/bench/scale.sh $(B)
+	$(Q)N="$(N)" SIDES="$(SIDES)" SCALE_CHAIN="$(SCALE_CHAIN)" tests/bench/scale.sh $(B)
 
 # The hook ktctl-validate as a user meets it: the real pre-commit (PyPI) on a scratch repository,
 # no ktctl on PATH, ktctl built from source in pre-commit's cache (about a minute; make test runs

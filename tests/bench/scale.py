@@ -396,7 +396,7 @@ def summarize(r):
         "jobsets_listed": d["jobsets_listed"],
         "watch_kb": sum(d["watch_bytes"].values()) / 1024,
     }
-    s.update({k: r.get(k) for k in ("cpu", "wh_cpu", "plane_nodes", "namespaces", "rate", "run_ms", "replicas")})
+    s.update({k: r.get(k) for k in ("chain", "cpu", "wh_cpu", "plane_nodes", "namespaces", "rate", "run_ms", "replicas")})
     fo, sb = r.get("failover"), r.get("standby")
     s["failover_s"] = fo["seconds"] if fo and fo.get("moved") else None
     s["failover_sig"] = fo["signal"] if fo else None
@@ -457,8 +457,12 @@ def report(a):
             row[c]["ctl_per"] = row[c]["ctl_req_total"] / n if row[c]["ctl_req_total"] else None
             row[c]["all_per"] = row[c]["all_req_total"] / n if row[c]["all_req_total"] else None
         any_ = next(iter(row.values()))
-        print("\nscale: N=%d TrainJobs in %s namespace(s), %s KWOK nodes, created at %s/s, pods run %s ms" % (
-            n, any_.get("namespaces") or 1, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
+        if any_.get("chain") == "sim":
+            print("\nscale: N=%d TrainJobs in %s namespace(s), simulated chain, created at %s/s, JobSets run %s ms" % (
+                n, any_.get("namespaces") or 1, any_.get("rate"), any_.get("run_ms")))
+        else:
+            print("\nscale: N=%d TrainJobs in %s namespace(s), %s KWOK nodes, created at %s/s, pods run %s ms" % (
+                n, any_.get("namespaces") or 1, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
         add("create -> JobSet p50 (ms)", "js_p50", "%.0f", cmd["lat"])
         add("create -> JobSet p99 (ms)", "js_p99", "%.0f", "same")
         add("create -> JobSet max (ms)", "js_max", "%.0f", "same")

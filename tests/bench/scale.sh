@@ -27,7 +27,15 @@
 # The chain's own clients (kube-controller-manager, the schedulers) get SCALE_CHAIN_QPS (5000;
 # burst twice that: kwokctl's --disable-qps-limits) so that they, not their default 20-50 QPS
 # limiters, set how fast pods come and go; both sides get the same chain (empty: their defaults).
-# Knobs: N, SIDES, SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
+# SCALE_CHAIN=sim runs each side on the simulated chain instead (`tests/cluster/up.sh --sim`,
+# docs/benchmarks.md#simulated-chain): API server + etcd and KWOK's JobSet Stages, which report
+# each JobSet created, active, ready 100 ms apart and Completed SCALE_RUN_MS later; no JobSet controller,
+# Jobs, pods, nodes, schedulers or controller-manager (so no PersistentVolumes either), which
+# takes the chain's cost out of the figures and lets N grow. SCALE_SIM_SHARDS (4) KWOK processes
+# share the JobSets there (KWOK writes one JobSet status at a time); the JobSet's statuses before
+# Completed (created, active, ready) come SCALE_SIM_STEP_MS (1000) apart: how far apart they
+# come sets how many of them the controller sees, and so its TrainJob status writes.
+# Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
 # per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5),
@@ -47,6 +55,8 @@ FAILOVER=${SCALE_FAILOVER:-}
 case $FAILOVER in "" | KILL | TERM) ;; *) echo "scale: SCALE_FAILOVER: KILL or TERM" >&2; exit 2 ;; esac
 [ -z "$FAILOVER" ] || [ "$REPLICAS" -ge 2 ] || { echo "scale: SCALE_FAILOVER needs SCALE_RECONCILERS=2" >&2; exit 2; }
 RUN_MS=${SCALE_RUN_MS:-2000}
+CHAIN=${SCALE_CHAIN:-full}
+case $CHAIN in full | sim) ;; *) echo "scale: SCALE_CHAIN: full or sim" >&2; exit 2 ;; esac
 SETTLE=${SCALE_SETTLE_S:-5}
 OUT=${SCALE_OUT:-$ROOT/build/scale}
 WEBHOOK=$ROOT/$b/bin/kt-webhook
@@ -178,17 +188,23 @@ probe_denied() { [[ "$(echo "$KTD_PROBE" | kc apply --dry-run=server -f - 2>&1)"
 one() {
     local side=$1 n=$2 nodes pid who cert key i tt
     nodes=${SCALE_NODES:-$((n / 10 > 1000 ? 1000 : n / 10 > 4 ? n / 10 : 4))}
+    [ "$CHAIN" = full ] || nodes=0
     D=$W/$side-$n
-    echo "scale: N=$n $side: plane with $nodes KWOK nodes (up.sh --full)"
+    if [ "$CHAIN" = full ]; then
+        echo "scale: N=$n $side: plane with $nodes KWOK nodes (up.sh --full)"
+    else
+        echo "scale: N=$n $side: simulated chain (up.sh --sim)"
+    fi
     # Three tries: on a shared machine the port lock (cluster/lib.sh) may be held for minutes.
     for i in 1 2 3; do
-        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS tests/cluster/up.sh --full "$D" -- \
+        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS KT_SIM_SHARDS=${SCALE_SIM_SHARDS:-4} \
+            KT_POD_STEP_MS=$([ "$CHAIN" = sim ] && echo "${SCALE_SIM_STEP_MS:-1000}" || echo "${KT_POD_STEP_MS:-100}") tests/cluster/up.sh "--$CHAIN" "$D" -- \
             --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$D/audit.log" \
             >"$W/up-$side-$n.log" 2>&1 && break
         tests/cluster/down.sh "$D" >/dev/null 2>&1
         [ "$i" = 3 ] || { echo "scale: up.sh failed, retrying: $(grep 'failed' "$W/up-$side-$n.log" | tail -1)"; continue; }
         tail -20 "$W/up-$side-$n.log" >&2
-        scale_die "tests/cluster/up.sh --full failed"
+        scale_die "tests/cluster/up.sh --$CHAIN failed"
     done
     . "$D/env"
     . tests/kt_deploy.sh
@@ -213,7 +229,8 @@ one() {
         kc create namespace "$i" >/dev/null || scale_die "kubectl create namespace $i failed"
     done
     # torchtune claims a 20Gi volume per TrainJob: one static PersistentVolume each.
-    tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
+    tt=0 # (the simulated chain has no controller-manager to bind claims: none there)
+    [ "$CHAIN" = sim ] || tt=$(jq '[.[] | select(.spec.runtimeRef.name | startswith("torchtune"))] | length' "$W/inputs-$n.json")
     for i in $(seq "$tt"); do # (none for a small N without torchtune: then nothing to create)
         printf -- '---\n{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"scale-pv-%s"},"spec":{"capacity":{"storage":"100Gi"},"accessModes":["ReadWriteOnce"],"persistentVolumeReclaimPolicy":"Retain","hostPath":{"path":"/tmp/kt-scale-pv-%s"}}}\n' "$i" "$i"
     done >"$W/pvs.yaml"
@@ -255,14 +272,14 @@ one() {
     fi
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
-    jq -n --arg side "$side" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
+    jq -n --arg side "$side" --arg chain "$CHAIN" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
         --argjson nodes "$nodes" --argjson nss "$NSS" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
         --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
         --argjson wh_hwm "$wh" --argjson failover "$fo" --argjson standby "$sb" \
         --argjson replicas "$([ "$side" = kt ] && echo "$REPLICAS" || echo 1)" --slurpfile drive "$W/drive.json" \
         --slurpfile metrics "$W/metrics.json" --slurpfile audit "$W/audit.json" \
-        '{side: $side, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, namespaces: $nss, rss_idle: $rss_idle,
+        '{side: $side, chain: $chain, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, namespaces: $nss, rss_idle: $rss_idle,
           rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
           cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, replicas: $replicas, failover: $failover,
           standby: $standby, drive: $drive[0], metrics: $metrics[0],

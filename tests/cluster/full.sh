@@ -9,6 +9,7 @@
 #   KT_NODES (4), KT_NODE_CPU (16), KT_NODE_MEMORY (64Gi), KT_NODE_GPU (8 nvidia.com/gpu)
 #   KT_POD_STEP_MS (100)  delay of each simulated step before Running (create, init, ready)
 #   KT_POD_RUN_MS (3000)  how long a Job's pod stays Running before it completes
+#   KT_SIM_SHARDS (1)     up.sh --sim: KWOK processes sharing the JobSets (kt_full_sim)
 #   KT_CHAIN_QPS (unset)  client QPS of kube-controller-manager and both schedulers (burst
 #                         twice that); unset keeps their defaults (kcm 20/30, scheduler 50/100).
 #                         `make scale` lifts them as kwokctl's --disable-qps-limits does.
@@ -16,7 +17,8 @@
 # the pod fail with exit code N instead of succeeding; the annotation kt.kubeflow.org/sim-run or
 # a container env var KT_SIM_RUN (a Go duration: "90s", "10m") overrides KT_POD_RUN_MS for one pod.
 
-KT_FULL_COMPONENTS="kwok jobset schedplugins scheduler kcm"
+# kwok-1..kwok-15: the further KWOK shards of the simulated chain (KT_SIM_SHARDS)
+KT_FULL_COMPONENTS="kwok $(printf 'kwok-%s ' $(seq 15))jobset schedplugins scheduler kcm"
 
 # kt_full_spawn NAME CMD... - start CMD in the background (log DIR/NAME.log), record its pid.
 kt_full_spawn() {
@@ -260,6 +262,43 @@ kt_full_kwok() {
     kt_full_nodes
 }
 
+# kt_full_sim - the simulated chain (up.sh --sim): KWOK alone (no node carries its annotation; it
+# has no node or pod Stages), with the Stages of kwok/jobset-stages.yaml that write each JobSet's
+# status as the JobSet controller does: created, active, ready (KT_POD_STEP_MS, 100, apart), then
+# Completed (Failed with KT_SIM_EXIT_CODE) KT_POD_RUN_MS (3000) later; no JobSet controller,
+# Jobs, pods, schedulers or controller-manager. KWOK plays a custom resource's Stages with one
+# worker (one PATCH at a time), so KT_SIM_SHARDS (1; at most 16) KWOK processes share the JobSets
+# by the first hex digit of their uid (each watches them all: one more JobSet watcher per shard).
+kt_full_sim() {
+    local port pid step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000} k=${KT_SIM_SHARDS:-1} i digits
+    [[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le 16 ] || { kt_log "KT_SIM_SHARDS: 1 to 16"; return 1; }
+    # KWOK reads the kind's schema from /openapi/v3 once, at start: wait until the API server
+    # publishes JobSet's there (it follows the CRD's Established condition by a moment).
+    local deadline=$((SECONDS + KT_READY_TIMEOUT))
+    until kt_full_k get --raw /openapi/v3 2>/dev/null | jq -e '.paths["apis/jobset.x-k8s.io/v1alpha2"]' >/dev/null; do
+        [ "$SECONDS" -lt "$deadline" ] || { kt_log "JobSet not in /openapi/v3 after ${KT_READY_TIMEOUT}s"; return 1; }
+        sleep 0.1
+    done
+    for i in $(seq 0 $((k - 1))); do
+        # shard i: the uids whose first hex digit's index is i modulo k
+        digits=$(for d in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do echo "$d"; done | awk -v k="$k" -v i="$i" 'NR % k == (i + 1) % k' |
+            sed "s/.*/'&'/" | paste -sd, -)
+        sed -e "s/@STEP_MS@/$step/g" -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" \
+            "$kt_here/kwok/jobset-stages.yaml" |
+            if [ "$k" = 1 ]; then cat; else
+                sed "s/^    matchExpressions:\$/&\n    - key: '.metadata.uid | .[0:1]'\n      operator: 'In'\n      values: [$digits]/"
+            fi >"$D/kwok-stages-$i.yaml"
+        kt_pick_port port
+        pid=$(kt_full_spawn "kwok$([ "$i" = 0 ] || echo "-$i")" "$KT_BIN/kwok-$KWOK_VERSION" \
+            --kubeconfig="$D/admin.kubeconfig" --manage-all-nodes=false \
+            --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
+            --server-address="127.0.0.1:$port" --config="$D/kwok-stages-$i.yaml")
+        [ "$i" != 0 ] || kt_env_set "$D" KT_KWOK_PORT "$port"
+        kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" kwok
+    done
+    kt_env_set "$D" KT_SIM 1
+}
+
 kt_full_k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "$D/kubectl-cache" "$@"; }
 
 # kt_full_start - start every component in order (controllers before the nodes they tend).
@@ -279,7 +318,7 @@ kt_full_start() {
 kt_full_stop() {
     local c rc=0
     for c in $KT_FULL_COMPONENTS; do
-        kt_stop "$(kt_env_get "$1" "KT_$(echo "$c" | tr a-z A-Z)_PID")" "$c" || rc=1
+        kt_stop "$(kt_env_get "$1" "KT_$(echo "$c" | tr a-z- A-Z_)_PID")" "$c" || rc=1
     done
     return "$rc"
 }

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# tests/cluster/up.sh [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
+# tests/cluster/up.sh [--full | --sim] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...] - start etcd + kube-apiserver on
 # free ports, install our CRDs (api/*.yaml) and the external ones (JobSet, PodGroups), create the
 # kubeflow-system namespace and write DIR/env. Stop it with tests/cluster/down.sh DIR.
 # --full also starts the rest of a cluster minus the container runtime (tests/cluster/full.sh):
 # kube-controller-manager, kube-scheduler, scheduler-plugins' Coscheduling scheduler, the JobSet
 # controller with its webhooks, and KWOK with KT_NODES fake nodes; DIR/env then has KT_FULL=1.
+# --sim starts the simulated chain instead (controller benchmarks, docs/benchmarks.md#simulated-chain):
+# KWOK alone, whose Stages for the JobSet kind (tests/cluster/kwok/jobset-stages.yaml) report each
+# JobSet running and then Completed the way the JobSet controller does, with no JobSet controller,
+# Jobs, pods, schedulers or controller-manager; DIR/env then has KT_SIM=1.
 # --real-node (implies --full) adds a real node (tests/cluster/node.sh): containerd, runc, CNI,
 # kubelet, kube-proxy and CoreDNS, where containers really run; the KWOK nodes are then tainted
 # kwok.x-k8s.io/node=fake:NoSchedule so only pods that tolerate it land there. DIR/env then has
@@ -19,20 +23,23 @@ root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 
 up_usage() {
-    echo "usage: $0 [--full] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
+    echo "usage: $0 [--full | --sim] [--real-node] DIR [-- EXTRA_APISERVER_FLAGS...]" >&2
     exit 2
 }
 FULL=0
 REAL=0
+SIM=0
 while [ $# -gt 0 ]; do
     case "$1" in
     --full) FULL=1 ;;
     --real-node) FULL=1 REAL=1 ;;
+    --sim) SIM=1 ;;
     *) break ;;
     esac
     shift
 done
 [ $# -ge 1 ] || up_usage
+[ "$SIM" = 0 ] || [ "$FULL" = 0 ] || up_usage
 D=$1
 shift
 if [ $# -gt 0 ]; then
@@ -53,6 +60,9 @@ if [ "$FULL" = 1 ]; then
             break
         fi
     done
+fi
+if [ "$SIM" = 1 ] && [ ! -x "$KT_BIN/kwok-$KWOK_VERSION" ]; then
+    "$root/scripts/cluster/build.sh" --chain >/dev/null
 fi
 if [ "$REAL" = 1 ]; then
     . "$here/full.sh"
@@ -179,6 +189,12 @@ if [ "$FULL" = 1 ]; then
     . "$here/full.sh"
     kt_full_start
 fi
+if [ "$SIM" = 1 ]; then
+    . "$here/full.sh"
+    kt_port_lock
+    kt_full_sim
+    kt_port_unlock
+fi
 if [ "$REAL" = 1 ]; then
     kt_node_start
     k taint nodes -l type=kwok kwok.x-k8s.io/node=fake:NoSchedule >/dev/null
@@ -188,6 +204,7 @@ ok=1
 ms=$((($(date +%s%N) - t0) / 1000000))
 what=""
 [ "$FULL" = 1 ] && what="full chain "
+[ "$SIM" = 1 ] && what="simulated chain "
 [ "$REAL" = 1 ] && what="full chain with a real node "
 kt_log "${what}ready in $((ms / 1000)).$(printf '%03d' $((ms % 1000)))s (/readyz after $((ms_ready / 1000)).$(printf '%03d' $((ms_ready % 1000)))s, then CRDs): $(kt_env_get "$D" KT_APISERVER)"
 echo "export KUBECONFIG=$D/admin.kubeconfig  # kubectl: $KT_BIN/kubectl" >&2
