@@ -11,7 +11,8 @@
 #   make itests     the C integration tests (tests/integration/run.sh runs them on a cluster)
 #   make deps       the Debian packages kt uses, when missing; make cluster: the cluster's binaries
 #   make compat     the API-server tiers against each supported Kubernetes (COMPAT_VERSIONS)
-#   make bench      benchmarks; make scale: N TrainJobs, kt beside upstream (N, SIDES)
+#   make bench      benchmarks; make scale: N TrainJobs, kt beside upstream (N, SIDES);
+#                   make scale-gate: the calibrated scale gate of make test alone
 #   make fuzz       each libFuzzer target (FUZZ_SECONDS); make analyze: gcc -fanalyzer build
 #   make run        the local demo (see README)
 #   make image      build/image/kt.oci.tar, an OCI image from Debian packages (mmdebstrap, umoci)
@@ -108,7 +109,7 @@ TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tools/%)
 DEPS := $(LIB_OBJS:.o=.d) $(webhook_objs:.o=.d) $(reconciler_objs:.o=.d) $(cli_objs:.o=.d) \
         $(UNIT_BINS:=.d) $(TOOL_BINS:=.d) $(ITEST_BINS:=.d)
 
-.PHONY: print-version all deps unit check test run cluster bench scale fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test compat
+.PHONY: print-version all deps unit check test run cluster bench scale scale-gate fuzz lint format analyze dist image man clean links itests precommit install uninstall bindist deb release release-test compat
 all: $(LIB) $(BINS) links
 
 # bin/ always points at the plain build so README commands stay short.
@@ -193,6 +194,11 @@ bench: all
 # SCALE_CHAIN=sim: the same on the simulated chain (API server + KWOK JobSet Stages only).
 scale: all
 	$(Q)N="$(N)" SIDES="$(SIDES)" SCALE_CHAIN="$(SCALE_CHAIN)" tests/bench/scale.sh $(B)
+
+# make scale-gate: the scale gate of make test alone (tests/bench/gate.sh: one kt run on the
+# simulated chain against the limits in tests/bench/gate/limits.json).
+scale-gate: all
+	$(Q)tests/bench/gate.sh $(B)
 
 # The hook ktctl-validate as a user meets it: the real pre-commit (PyPI) on a scratch repository,
 # no ktctl on PATH, ktctl built from source in pre-commit's cache (about a minute; make test runs

@@ -7,13 +7,14 @@
 #   tests/run.sh integration gc_           the integration tests whose names contain gc_
 # TIER: unit golden validate admission plugins (cases), build certs cluster dist install parity
 # (whole tiers of make unit), lint, docs, formats, precommit, integration, e2e, node,
-# reliability (PATTERN: test, case or drill names), helm, image, oracle, fuzz (PATTERN: target).
+# reliability (PATTERN: test, case or drill names), helm, image, gate (the scale gate), oracle,
+# fuzz (PATTERN: target).
 # KT_KEEP=1 keeps the scratch and cluster folders, KT_STOP=1 stops at the first failure, KT_ONLY
 # selects tests (tests/lib.sh). B=build/VARIANT picks the build (build/plain).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run_usage() {
-    sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 [ $# -ge 1 ] || run_usage
@@ -54,6 +55,7 @@ integration | e2e | node | reliability)
     "tests/$tier/run.sh" "$@"
     ;;
 helm | image) "tests/$tier/run.sh" ;;
+gate) tests/bench/gate.sh "$b" ;;
 oracle)
     build
     tests/parity/oracle.sh "$b"

@@ -75,6 +75,7 @@ fi
 if [ -x tests/e2e/run.sh ]; then
     step "e2e (full chain: JobSet, controller-manager, scheduler, KWOK nodes; Kubeflow SDK; Prometheus)" tests/e2e/run.sh
 fi
+step "scale gate (kt, 1,000 TrainJobs on the simulated chain: API server + etcd + KWOK Stages; calibrated limits)" tests/bench/gate.sh build/plain
 if [ -x tests/node/run.sh ]; then
     step "real node (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS; kt by Helm as Pods; training that trains)" tests/node/run.sh
 fi

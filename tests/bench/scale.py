@@ -4,7 +4,8 @@
 
   gen N [--namespaces K]    the N TrainJobs both sides get (JSON list on stdout; fixed seed),
                             in namespace scale, or spread over scale-00 .. scale-(K-1)
-  drive ARGS                watch JobSets and TrainJobs, create the inputs at a steady rate,
+  drive ARGS                watch JobSets and TrainJobs, create the inputs at a steady rate
+                            (--rate, 0 = unpaced) over --conns keep-alive connections,
                             wait until every TrainJob is Complete or Failed; per-TrainJob times
   metrics BEFORE AFTER [OWN_BEFORE OWN_AFTER]
                             the API server's /metrics diff: apiserver_request_total by verb and
@@ -12,6 +13,8 @@
                             webhook server's own /metrics, its controller_runtime_webhook_latency
   audit WHO LOG...          the controller's own requests from the API server's audit log (and its rotated parts)
   report RESULT.json...     the side-by-side table and the growth chart (SVG, hand-written)
+  calibrate --limits F R... the scale gate's limits from >= 5 results (tests/bench/gate.sh)
+  gate LIMITS RESULT        ok/FAIL lines: RESULT within the limits
 """
 import argparse
 import datetime
@@ -174,33 +177,37 @@ def drive(a):
     for w in (wj, wt):
         w.start()
         w.ready.wait(30)
-    # Creates at a steady rate on one keep-alive connection (a slow answer delays the next).
-    c = cl.conn()
+    # Creates on a.conns keep-alive connections, each its own thread: input i is due at t0 + i/rate
+    # (rate 0: no pacing) and goes out on connection i % conns, so a slow answer delays only the
+    # inputs behind it on the same connection.
     t0 = time.time()
     shown = [t0]
-    for i, tj in enumerate(inputs):
-        due = t0 + i / a.rate
+
+    def path(j):
+        return base % ("trainer.kubeflow.org/v1alpha1", j["ns"], "trainjobs")
+
+    def create(c, i, tj):
+        due = t0 + i / a.rate if a.rate > 0 else t0
         now = time.time()
         if due > now:
             time.sleep(due - now)
-        if time.time() - shown[0] >= 60:
-            shown[0] = time.time()
-            progress(jobs, lock, t0)
         body = json.dumps(tj)
         j = jobs[tj["metadata"]["name"]]
+        r = rb = None
         for attempt in range(2):
             try:
                 j["t_send"] = time.time()
-                c.request("POST", base % ("trainer.kubeflow.org/v1alpha1", j["ns"], "trainjobs"), body, {"Content-Type": "application/json", "User-Agent": "kt-scale-driver"})
+                c.request("POST", path(j), body, {"Content-Type": "application/json", "User-Agent": "kt-scale-driver"})
                 r = c.getresponse()
                 rb = r.read()
                 break
-            except (http.client.HTTPException, OSError):
+            except (http.client.HTTPException, OSError) as e:
                 c.close()
                 c = cl.conn()
+                rb = str(e).encode()
         j["t_resp"] = time.time()
-        j["create_code"] = r.status
-        if r.status == 201:
+        j["create_code"] = r.status if r is not None else 0
+        if j["create_code"] == 201:
             m = json.loads(rb)["metadata"]
             j["uid"], j["creationTimestamp"] = m["uid"], m["creationTimestamp"]
         else:
@@ -209,6 +216,23 @@ def drive(a):
                 left[0] -= 1
                 if left[0] == 0:
                     done.set()
+        return c
+
+    def sender(k):
+        c = cl.conn()
+        for i in range(k, len(inputs), a.conns):
+            c = create(c, i, inputs[i])
+        c.close()
+
+    senders = [threading.Thread(target=sender, args=(k,), daemon=True) for k in range(a.conns)]
+    for s_ in senders:
+        s_.start()
+    for s_ in senders:
+        while s_.is_alive():
+            s_.join(1)
+            if time.time() - shown[0] >= 60:
+                shown[0] = time.time()
+                progress(jobs, lock, t0)
     t_created = time.time()
     deadline = t_created + a.timeout
     while not done.wait(max(0.1, min(60, deadline - time.time()))) and time.time() < deadline:
@@ -230,13 +254,14 @@ def drive(a):
             orphans += 1
     for n, j in jobs.items():
         j["jobsets_owned"] = owned.get(n, 0)
-    json.dump({"t0": t0, "t_created": t_created, "t_end": t_end, "jobs": jobs,
+    json.dump({"t0": t0, "t_created": t_created, "conns": a.conns, "t_end": t_end, "jobs": jobs,
                "trainjobs_listed": len(tjs), "jobsets_listed": len(jss), "jobsets_orphaned": orphans,
                "watch_bytes": {"jobsets": wj.bytes, "trainjobs": wt.bytes}},
               open(a.out, "w"), indent=1)
     ok = all(j.get("terminal") for j in jobs.values())
-    print("drive: %d TrainJobs created in %.1f s, %s after %.1f s" % (
-        len(jobs), t_created - t0, "all terminal" if ok else "NOT all terminal", t_end - t0))
+    print("drive: %d TrainJobs created in %.1f s (%.1f/s over %d connections), %s after %.1f s" % (
+        len(jobs), t_created - t0, len(jobs) / max(t_created - t0, 1e-9), a.conns,
+        "all terminal" if ok else "NOT all terminal", t_end - t0))
     return 0
 
 
@@ -392,6 +417,7 @@ def summarize(r):
         "js_p50": pct(lat_js, .5), "js_p99": pct(lat_js, .99), "js_max": max(lat_js or [0]),
         "done_p50": pct(lat_done, .5), "done_p99": pct(lat_done, .99), "done_max": max(lat_done or [0]),
         "create_s": d["t_created"] - d["t0"], "drain_s": last - d["t0"],
+        "create_rate": n / max(d["t_created"] - d["t0"], 1e-9), "conns": d.get("conns", 1),
         "complete": complete, "one_jobset": one, "orphans": d["jobsets_orphaned"],
         "jobsets_listed": d["jobsets_listed"],
         "watch_kb": sum(d["watch_bytes"].values()) / 1024,
@@ -414,6 +440,7 @@ def summarize(r):
     s["webhooks_own"] = r.get("metrics", {}).get("webhooks_own", {})
     wb = r.get("metrics", {}).get("watch_bytes", {})
     s["watch_kb_owned"] = sum(wb.get(k, 0) for k in ("trainjobs", "jobsets", "configmaps", "secrets")) / 1024 / n if wb else None
+    s["cpu_ms_per"] = s["cpu"] * 1000 / n if s.get("cpu") is not None else None
     s["ok"] = complete == n and one == n and s["orphans"] == 0
     return s
 
@@ -470,6 +497,7 @@ def report(a):
         add("create -> Complete p99 (s)", "done_p99", "%.2f", "same")
         add("create -> Complete max (s)", "done_max", "%.2f", "same")
         add("creating took (s)", "create_s", "%.1f", "scale.py drive")
+        add("creates per second reached", "create_rate", "%.1f", "N / creating took; SCALE_CONNS connections")
         add("total drain (s)", "drain_s", "%.1f", cmd["drain"])
         add("controller RSS idle (MB)", "rss_idle", "%.1f", cmd["rss"])
         add("controller RSS at drain (MB)", "rss_drain", "%.1f", "same")
@@ -477,6 +505,7 @@ def report(a):
         add("controller RSS peak (MB)", "hwm", "%.1f", cmd["hwm"])
         add("KB per TrainJob", "kb_per_tj", "%.1f", "(RSS steady - RSS idle) * 1024 / N")
         add("controller CPU (s)", "cpu", "%.2f", cmd["cpu"])
+        add("controller CPU ms per TrainJob", "cpu_ms_per", "%.2f", "controller CPU / N")
         if any((row[c].get("replicas") or 1) > 1 for c in cols):
             add("reconciler replicas", "replicas", "%d", "SCALE_RECONCILERS (one Lease)")
             add("standby RSS (MB)", "standby_rss", "%.1f",
@@ -575,6 +604,101 @@ def esc(s):
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# ---- the scale gate (tests/bench/gate.sh): limits calibrated Kueue's way ----
+# Gated figures: the time, latency, memory and CPU ones get the mean of the calibration runs plus
+# MARGIN; requests per TrainJob, by verb and resource, the largest of the runs plus REQ_SLACK
+# (a few hundredths of a request per TrainJob: exact up to timing-driven Lease renewals).
+GATED = [("drain_s", "total drain (s)"), ("js_p99", "create -> JobSet p99 (ms)"),
+         ("rss_steady", "controller RSS steady (MB)"), ("hwm", "controller RSS peak (MB)"),
+         ("cpu", "controller CPU (s)")]
+MARGIN = 0.20
+REQ_SLACK = 0.05
+
+
+def gate_figures(r):
+    """The gated figures of one scale.sh result: {key: value}, requests as 'req:VERB RESOURCE'."""
+    s = summarize(r)
+    out = {k: s.get(k) for k, _ in GATED}
+    for k, v in s["ctl_req"].items():
+        out["req:" + k] = v / s["n"]
+    return s, out
+
+
+def calibrate(a):
+    """Limits from K >= 5 runs; a limit may only go up with --loosen WHY (kept in the file's notes)."""
+    old = json.load(open(a.limits)) if os.path.exists(a.limits) else {}
+    runs = []
+    for p in a.results:
+        s, f = gate_figures(json.load(open(p)))
+        if not s["ok"]:
+            print("calibrate: %s is not a correct run (Complete / one JobSet / orphans)" % p, file=sys.stderr)
+            return 1
+        runs.append({"figures": f, "n": s["n"], "create_rate": s["create_rate"], "load": a.load})
+    if len(runs) < 5:
+        print("calibrate: %d runs; at least 5" % len(runs), file=sys.stderr)
+        return 1
+    keys = sorted({k for r in runs for k in r["figures"]})
+    limits = {}
+    for k in keys:
+        xs = [r["figures"].get(k) or 0 for r in runs]
+        mean = sum(xs) / len(xs)
+        lim = max(xs) + REQ_SLACK if k.startswith("req:") else mean * (1 + MARGIN)
+        limits[k] = {"limit": round(lim, 3), "mean": round(mean, 3), "min": round(min(xs), 3), "max": round(max(xs), 3)}
+    for k, v in (old.get("overrides") or {}).items():  # set by hand, each with its note
+        limits[k] = dict(limits.get(k, {}), limit=v["limit"], why=v["why"])
+    raised = [k for k in keys if k in old.get("limits", {}) and limits[k]["limit"] > old["limits"][k]["limit"]]
+    notes = list(old.get("notes") or [])
+    if raised and not a.loosen:
+        for k in raised:
+            print("calibrate: %s would go from %s to %s: say why with --loosen" % (
+                k, old["limits"][k]["limit"], limits[k]["limit"]), file=sys.stderr)
+        return 1
+    if raised:
+        notes.append({"date": datetime.date.today().isoformat(), "loosened": raised, "why": a.loosen})
+    out = {"scenario": old.get("scenario") or a.scenario, "margin": MARGIN, "req_slack": REQ_SLACK,
+           "calibrated": datetime.date.today().isoformat(), "commit": a.commit, "limits": limits,
+           "overrides": old.get("overrides") or {}, "notes": notes, "runs": runs}
+    json.dump(out, open(a.limits, "w"), indent=1, sort_keys=True)
+    print("calibrate: %d limits from %d runs written to %s" % (len(limits), len(runs), a.limits))
+    return 0
+
+
+def gate(a):
+    """ok/FAIL lines, one per gated figure, for tests/lib.sh's kt_relay."""
+    lim = json.load(open(a.limits))
+    s, f = gate_figures(json.load(open(a.result)))
+    n = s["n"]
+    name = "scale-gate/"
+    sc = lim.get("scenario") or {}
+    if sc.get("n") not in (None, n):
+        print("FAIL %sscenario: N=%d, the limits are for N=%s" % (name, n, sc.get("n")))
+    for what, got in (("complete", s["complete"]), ("one-jobset", s["one_jobset"])):
+        print(("ok %s%s %d/%d" if got == n else "FAIL %s%s: %d of %d") % (name, what, got, n))
+    print(("ok %sno-orphans" if s["orphans"] == 0 else "FAIL %sno-orphans: %d orphaned JobSets") % (
+        (name,) if s["orphans"] == 0 else (name, s["orphans"])))
+    for k, v in sorted(f.items()):
+        L = lim["limits"].get(k)
+        label = dict(GATED).get(k, k[4:] + " per TrainJob" if k.startswith("req:") else k)
+        if L is None:  # a request the calibration runs never sent
+            if v <= REQ_SLACK:
+                print("ok %s%s: %.3f (new, within the slack %.2f)" % (name, k, v, REQ_SLACK))
+            else:
+                print("FAIL %s%s: %.3f per TrainJob, a request the calibration runs never sent" % (name, k, v))
+            continue
+        how = L.get("why") or ("largest of the runs + %.2f" % REQ_SLACK if k.startswith("req:")
+                               else "mean %.3f + %d%%" % (L["mean"], MARGIN * 100))
+        if v is None:
+            print("FAIL %s%s: not measured" % (name, k))
+        elif v <= L["limit"]:
+            print("ok %s%s: %.3f <= %.3f (%s)" % (name, k, v, L["limit"], label))
+        else:
+            print("FAIL %s%s: %.3f > %.3f (%s; %s)" % (name, k, v, L["limit"], label, how))
+    print("scale-gate: %d TrainJobs created at %.1f/s, drained in %.1f s" % (n, s["create_rate"], s["drain_s"]),
+          file=sys.stderr)
+    return 0
+
+
+
 def main():
     p = argparse.ArgumentParser()
     sp = p.add_subparsers(dest="cmd", required=True)
@@ -585,6 +709,7 @@ def main():
     for k in ("server", "ca", "cert", "key", "inputs", "out"):
         d.add_argument("--" + k, required=True)
     d.add_argument("--rate", type=float, default=20)
+    d.add_argument("--conns", type=int, default=4)
     d.add_argument("--timeout", type=float, default=600)
     m = sp.add_parser("metrics")
     m.add_argument("before")
@@ -595,6 +720,16 @@ def main():
     au.add_argument("who")
     au.add_argument("logs", nargs="+")
     au.add_argument("--since", type=float, default=0)
+    c = sp.add_parser("calibrate")
+    c.add_argument("--limits", required=True)
+    c.add_argument("--loosen", default="")
+    c.add_argument("--commit", default="")
+    c.add_argument("--load", default="")
+    c.add_argument("--scenario", type=json.loads, default={})
+    c.add_argument("results", nargs="+")
+    gt = sp.add_parser("gate")
+    gt.add_argument("limits")
+    gt.add_argument("result")
     r = sp.add_parser("report")
     r.add_argument("--svg")
     r.add_argument("results", nargs="+")
@@ -608,6 +743,10 @@ def main():
         return metrics(a.before, a.after, a.own_before, a.own_after)
     if a.cmd == "audit":
         return audit(a.logs, a.who, a.since)
+    if a.cmd == "calibrate":
+        return calibrate(a)
+    if a.cmd == "gate":
+        return gate(a)
     return report(a)
 
 

@@ -16,7 +16,7 @@
 # Both get client QPS 500 / burst 1000 (upstream_lib.sh's lifted limits) and 5 TrainJob workers.
 # Then tests/bench/scale.py drives the same inputs (`scale.py gen N`: mixed shipped runtimes
 # incl. torch, MPI (deepspeed, mlx), torchtune with initializers; numNodes 1-4) at SCALE_RATE
-# TrainJobs/s from one keep-alive client and times each TrainJob from its watches; the
+# TrainJobs/s (0: as fast as the API server answers) over SCALE_CONNS (4) keep-alive connections and times each TrainJob from its watches; the
 # controller's /proc figures, the API server's /metrics before/after and its audit log give the
 # rest. Results: build/scale/N-SIDE.json; table on stdout; chart build/scale/growth.svg.
 # Beyond one process (kt side): SCALE_RECONCILERS=2 starts a second kt-reconciler (a standby on
@@ -35,7 +35,7 @@
 # share the JobSets there (KWOK writes one JobSet status at a time); the JobSet's statuses before
 # Completed (created, active, ready) come SCALE_SIM_STEP_MS (1000) apart: how far apart they
 # come sets how many of them the controller sees, and so its TrainJob status writes.
-# Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
+# Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_CONNS (4), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
 # per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5),
@@ -48,12 +48,14 @@ b=${1:-build/plain}
 SIZES=${N:-100}
 SIDES=${SIDES:-kt,upstream}
 RATE=${SCALE_RATE:-20}
+CONNS=${SCALE_CONNS:-4}
 NSS=${SCALE_NAMESPACES:-1}
 REPLICAS=${SCALE_RECONCILERS:-1}
 CHAIN_QPS=${SCALE_CHAIN_QPS-5000}
 FAILOVER=${SCALE_FAILOVER:-}
 case $FAILOVER in "" | KILL | TERM) ;; *) echo "scale: SCALE_FAILOVER: KILL or TERM" >&2; exit 2 ;; esac
 [ -z "$FAILOVER" ] || [ "$REPLICAS" -ge 2 ] || { echo "scale: SCALE_FAILOVER needs SCALE_RECONCILERS=2" >&2; exit 2; }
+[ -z "$FAILOVER" ] || awk -v r="$RATE" 'BEGIN { exit !(r > 0) }' || { echo "scale: SCALE_FAILOVER needs SCALE_RATE > 0" >&2; exit 2; }
 RUN_MS=${SCALE_RUN_MS:-2000}
 CHAIN=${SCALE_CHAIN:-full}
 case $CHAIN in full | sim) ;; *) echo "scale: SCALE_CHAIN: full or sim" >&2; exit 2 ;; esac
@@ -241,14 +243,14 @@ one() {
     kc get --raw /metrics >"$metrics_b"
     own_metrics "$side" "$D/own.before"
     cert=$D/admin.crt key=$D/admin.key
-    echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (controller pid $pid)"
+    echo "scale: N=$n $side: creating $n TrainJobs at $RATE/s (0: unpaced) over $CONNS connections (controller pid $pid)"
     rm -f "$W/failover.json"
     if [ "$side" = kt ] && [ -n "$FAILOVER" ]; then
         failover "$n" &
         FPID=$!
     fi
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
-        --inputs "$W/inputs-$n.json" --rate "$RATE" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
+        --inputs "$W/inputs-$n.json" --rate "$RATE" --conns "$CONNS" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
         --out "$W/drive.json" || scale_die "scale.py drive failed"
     local rss_drain c wc=null wh=null fo=null sb=null
     if [ -n "$FPID" ]; then
