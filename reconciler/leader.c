@@ -32,6 +32,7 @@ struct kt_leader {
     /* election thread only: */
     char *observed; /* "holder|renewTime" of the last record seen */
     double observed_at;
+    json_t *mine; /* the Lease as our last successful write returned it, or NULL */
 };
 
 static double mono_now(void)
@@ -137,6 +138,51 @@ static bool observe(struct kt_leader *l, const json_t *spec)
     return l->observed_at + l->lease_s <= mono_now();
 }
 
+/* PUT lease with spec as our record; on success l->mine is what the server stored. */
+static bool write_lease(struct kt_leader *l, struct kt_kube_client *c, json_t *lease,
+                        enum lease_op op, struct kt_err *err)
+{
+    json_t *stored = NULL;
+
+    json_object_set_new(lease, "spec", lease_spec(l, json_object_get(lease, "spec"), op));
+    if (kt_kube_update(c,
+                       &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
+                       lease, &stored, err) != 0) {
+        json_decref(l->mine);
+        l->mine = NULL;
+        return false;
+    }
+    json_decref(l->mine);
+    l->mine = NULL;
+    if (op == LEASE_HOLD) {
+        l->mine = stored; /* owned by l */
+    } else {
+        json_decref(stored);
+    }
+    return true;
+}
+
+/* The leader's renewal in one request, as client-go's fast path: our last write, with its
+ * resourceVersion as the precondition, renewed. Any error (a conflict: someone else wrote the
+ * Lease) leaves the full read-then-write attempt to the caller. */
+static bool renew_in_place(struct kt_leader *l, struct kt_kube_client *c)
+{
+    struct kt_err err = {0};
+    json_t *lease;
+    bool ok;
+
+    if (!l->mine || !kt_leader_is_leader(l)) {
+        return false;
+    }
+    lease = json_deep_copy(l->mine);
+    ok = write_lease(l, c, lease, LEASE_HOLD, &err);
+    if (!ok) {
+        kt_log_info(LOG, "renewing lease %s/%s in place: %s; reading it", l->ns, l->name, err.msg);
+    }
+    json_decref(lease);
+    return ok;
+}
+
 /* One attempt to acquire or renew (or release); true on success. */
 static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, enum lease_op op)
 {
@@ -144,6 +190,9 @@ static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, enum lease_
     json_t *lease = NULL;
     struct kt_err err = {0};
     bool ok = false;
+    if (op == LEASE_HOLD && renew_in_place(l, c)) {
+        return true;
+    }
     if (kt_kube_get(c, &KT_GVR_LEASES, l->ns, l->name, &lease, &err) != 0) {
         if (err.code == KT_ENOENT && !release) {
             return create_lease(l, c) == 0;
@@ -158,10 +207,7 @@ static bool try_lease(struct kt_leader *l, struct kt_kube_client *c, enum lease_
     if ((release && !ours) || (!ours && *holder && !expired)) {
         goto out;
     }
-    json_object_set_new(lease, "spec", lease_spec(l, spec, op));
-    if (kt_kube_update(c,
-                       &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
-                       lease, NULL, &err) != 0) {
+    if (!write_lease(l, c, lease, op, &err)) {
         kt_log_info(LOG, "updating lease %s/%s: %s", l->ns, l->name, err.msg);
         goto out;
     }
@@ -255,7 +301,7 @@ static bool pause_retry(struct kt_leader *l)
     return stop;
 }
 
-/* Lease requests give up after a quarter of renew_deadline (so a few attempts fit in it). */
+/* A quarter of renew_deadline: a candidate's request timeout, everyone's connect timeout. */
 static long lease_timeout_ms(const struct kt_leader *l)
 {
     long ms = (long)(l->renew_s * 1000.0 / 4.0);
@@ -265,20 +311,39 @@ static long lease_timeout_ms(const struct kt_leader *l)
                                        : ms;
 }
 
+/* How long one request of an attempt may take. A leader's may run until its renew deadline,
+ * as client-go's do: the watchdog ends leadership then whatever the request is doing, and an
+ * API server slow under load but still answering within the deadline keeps its leader (with a
+ * quarter of renew_deadline per request, a server that took 3 s a request lost every renewal).
+ * A candidate's: a quarter of renew_deadline, so that a few attempts fit in one. */
+static long attempt_timeout_ms(struct kt_leader *l)
+{
+    long ms = lease_timeout_ms(l);
+
+    pthread_mutex_lock(&l->mu);
+    if (l->leader && !l->lost) {
+        long left = (long)((l->last_renew + l->renew_s - mono_now()) * 1000.0);
+        ms = left > ms ? left : ms;
+    }
+    pthread_mutex_unlock(&l->mu);
+    return ms;
+}
+
 static void *run(void *arg)
 {
     struct kt_leader *l = arg;
     struct kt_kube_client *c = kt_kube_client_new(l->cfg);
 
-    kt_kube_client_set_timeouts(c, lease_timeout_ms(l), lease_timeout_ms(l));
     /* Once leadership is lost no Lease call is made again; the thread only waits for
      * kt_leader_stop (the reconciler exits from on_lost meanwhile). */
     do {
         double t0 = mono_now();
+        kt_kube_client_set_timeouts(c, attempt_timeout_ms(l), lease_timeout_ms(l));
         if (!kt_leader_lost(l) && try_lease(l, c, LEASE_HOLD)) {
             (void)note_renewal(l, t0); /* false: lost meanwhile, seen on the next turn */
         }
     } while (!pause_retry(l));
+    kt_kube_client_set_timeouts(c, lease_timeout_ms(l), lease_timeout_ms(l));
     if (kt_leader_is_leader(l) && try_lease(l, c, LEASE_RELEASE)) {
         kt_log_info(LOG, "released lease %s/%s", l->ns, l->name);
     }
@@ -351,6 +416,7 @@ void kt_leader_free(struct kt_leader *l)
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
     free(l->observed);
+    json_decref(l->mine);
     free(l->ns);
     free(l->name);
     free(l->identity);

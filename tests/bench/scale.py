@@ -120,6 +120,15 @@ class Watch(threading.Thread):
             c.close()
 
 
+def alive(pid):
+    """PID runs (a zombie, exited but not yet reaped by its parent, does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def progress(jobs, lock, t0):
     """One line a minute on stderr for long runs: how far the creates and the chain got."""
     with lock:
@@ -235,8 +244,15 @@ def drive(a):
                 progress(jobs, lock, t0)
     t_created = time.time()
     deadline = t_created + a.timeout
-    while not done.wait(max(0.1, min(60, deadline - time.time()))) and time.time() < deadline:
-        progress(jobs, lock, t0)
+    gone = False
+    while not done.wait(max(0.1, min(5, deadline - time.time()))) and time.time() < deadline:
+        if not any(alive(p) for p in a.pid or [os.getpid()]):
+            gone = True  # nothing would finish the rest: say so now, not at the timeout
+            print("drive: the controller (pid %s) exited; stopping" % ",".join(map(str, a.pid)), file=sys.stderr)
+            break
+        if time.time() - shown[0] >= 60:
+            shown[0] = time.time()
+            progress(jobs, lock, t0)
     t_end = time.time()
     wj.stop = wt.stop = True
     # What exists now: every JobSet and the TrainJob it belongs to (controller ownerReference).
@@ -259,6 +275,8 @@ def drive(a):
                "watch_bytes": {"jobsets": wj.bytes, "trainjobs": wt.bytes}},
               open(a.out, "w"), indent=1)
     ok = all(j.get("terminal") for j in jobs.values())
+    if gone:
+        return 1
     print("drive: %d TrainJobs created in %.1f s (%.1f/s over %d connections), %s after %.1f s" % (
         len(jobs), t_created - t0, len(jobs) / max(t_created - t0, 1e-9), a.conns,
         "all terminal" if ok else "NOT all terminal", t_end - t0))
@@ -710,6 +728,7 @@ def main():
         d.add_argument("--" + k, required=True)
     d.add_argument("--rate", type=float, default=20)
     d.add_argument("--conns", type=int, default=4)
+    d.add_argument("--pid", type=int, action="append", help="the controller's process(es): stop when none runs")
     d.add_argument("--timeout", type=float, default=600)
     m = sp.add_parser("metrics")
     m.add_argument("before")

@@ -250,7 +250,7 @@ one() {
         FPID=$!
     fi
     $PY drive --server "$KT_APISERVER" --ca "$KT_CA" --cert "$cert" --key "$key" \
-        --inputs "$W/inputs-$n.json" --rate "$RATE" --conns "$CONNS" --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
+        --inputs "$W/inputs-$n.json" --rate "$RATE" --conns "$CONNS" --pid "$pid" ${SPID:+--pid "$SPID"} --timeout "${SCALE_TIMEOUT:-$((600 + n))}" \
         --out "$W/drive.json" || scale_die "scale.py drive failed"
     local rss_drain c wc=null wh=null fo=null sb=null
     if [ -n "$FPID" ]; then

@@ -703,6 +703,31 @@ leader_election() {
 check leader-election-failover leader_election
 kt_daemon_stop la2 TERM
 
+# ---- the leader renews in place: one PUT on its last write (client-go's fast path; the scale
+# gate bounds its Lease GETs). A foreign write to the Lease makes that PUT conflict: the leader
+# reads the Lease, writes again and keeps it, no transition ----------------------------------
+lease_renew_time() { jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.renewTime}'; }
+lease_moved_from() { [ "$(lease_renew_time)" != "$1" ]; }
+lease_in_place() {
+    local a t0 r
+    kt_daemon lf "$REC" "${RECF[@]}" --config "$T/le.yaml" && a=$(identity_of lf) && lease_holder_is "$a" || return 1
+    t0=$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')
+    for r in 1 2 3; do # three renewals, none through the fallback
+        kt_poll 10 lease_moved_from "$(lease_renew_time)" || return 1
+    done
+    [ "$(grep -c 'in place' "$T/lf.log")" = 0 ] || return 1
+    kc annotate lease trainer.kubeflow.org -n kubeflow-system kt-test/foreign="$RANDOM" --overwrite >/dev/null &&
+        kt_poll 30 grep -q 'renewing lease .* in place: .*; reading it' "$T/lf.log" || return 1
+    for r in 1 2; do
+        kt_poll 10 lease_moved_from "$(lease_renew_time)" || return 1
+    done
+    # shellcheck disable=SC2154 # PID_lf: set by kt_daemon lf (tests/lib.sh)
+    kill -0 "$PID_lf" && ! grep -q 'leadership lost' "$T/lf.log" && lease_holder_is "$a" &&
+        test "$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')" = "$t0"
+}
+check lease-renewed-in-place-foreign-write-kept lease_in_place
+kt_daemon_stop lf TERM
+
 # ---- Lease renewals do not queue behind the workers' requests -----------------------------
 # clientConnection qps 4: a backlog of 40 TrainJobs needs ~20 s of the workers' budget. With
 # one limiter shared by workers and elector a renewal would wait behind it past renewDeadline
