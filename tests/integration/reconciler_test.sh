@@ -709,16 +709,16 @@ kt_daemon_stop la2 TERM
 lease_renew_time() { jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.renewTime}'; }
 lease_moved_from() { [ "$(lease_renew_time)" != "$1" ]; }
 lease_in_place() {
-    local a t0 r
+    local a t0 _
     kt_daemon lf "$REC" "${RECF[@]}" --config "$T/le.yaml" && a=$(identity_of lf) && lease_holder_is "$a" || return 1
     t0=$(jp lease trainer.kubeflow.org -n kubeflow-system -o jsonpath='{.spec.leaseTransitions}')
-    for r in 1 2 3; do # three renewals, none through the fallback
+    for _ in 1 2 3; do # three renewals, none through the fallback
         kt_poll 10 lease_moved_from "$(lease_renew_time)" || return 1
     done
     [ "$(grep -c 'in place' "$T/lf.log")" = 0 ] || return 1
     kc annotate lease trainer.kubeflow.org -n kubeflow-system kt-test/foreign="$RANDOM" --overwrite >/dev/null &&
         kt_poll 30 grep -q 'renewing lease .* in place: .*; reading it' "$T/lf.log" || return 1
-    for r in 1 2; do
+    for _ in 1 2; do
         kt_poll 10 lease_moved_from "$(lease_renew_time)" || return 1
     done
     # shellcheck disable=SC2154 # PID_lf: set by kt_daemon lf (tests/lib.sh)
