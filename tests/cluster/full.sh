@@ -283,7 +283,7 @@ kt_full_sim() {
         # shard i: the uids whose first hex digit's index is i modulo k
         digits=$(for d in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do echo "$d"; done | awk -v k="$k" -v i="$i" 'NR % k == (i + 1) % k' |
             sed "s/.*/'&'/" | paste -sd, -)
-        sed -e "s/@STEP_MS@/$step/g" -e "s/@RUN_MS@/$run/g" -e "s/@JITTER_MS@/$((run + run / 10 + 1))/g" \
+        sed -e "s/[0-9]* # @STEP_MS@$/$step/" -e "s/[0-9]* # @RUN_MS@$/$run/" -e "s/[0-9]* # @JITTER_MS@$/$((run + run / 10 + 1))/" \
             "$kt_here/kwok/jobset-stages.yaml" |
             if [ "$k" = 1 ]; then cat; else
                 sed "s/^    matchExpressions:\$/&\n    - key: '.metadata.uid | .[0:1]'\n      operator: 'In'\n      values: [$digits]/"
