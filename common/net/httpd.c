@@ -573,11 +573,13 @@ static void conns_sweep(struct kt_httpd *h)
 
 /* ---- short slices ----
  * Linux 6.12's fair scheduler (EEVDF) lets a thread ask for a shorter slice than the default
- * (about 3 ms here) with sched_setattr's sched_runtime, no privilege needed; a woken thread whose
- * slice is shorter than the running one's preempts it instead of queueing behind it. Measured on
- * a loaded 2-core machine: a webhook worker's wait for a CPU after each wake-up fell from 0.9-1.7
- * ms to 0.2-0.6 ms (docs/benchmarks.md, "The webhook as the API server sees it"). Kernels without
- * custom slices accept and ignore the value; a failure changes nothing and is not logged. */
+ * (1.4 ms on a 2-core machine) with sched_setattr's sched_runtime, no privilege needed; a woken
+ * thread whose slice is shorter than the running one's may preempt it instead of queueing behind
+ * it. Measured with kt-webhook alone on a loaded 2-core machine: a worker's wait for a CPU after
+ * each wake-up fell from 0.9-1.7 ms to 0.2-0.6 ms; on a whole control plane the API server's
+ * timing of the calls did not move beyond its noise (docs/benchmarks.md, "The webhook as the API
+ * server sees it"). Kernels without custom slices accept and ignore the value; a failure changes
+ * nothing and is not logged. */
 
 struct sched_attr_v0 { /* the system call's first layout (SCHED_ATTR_SIZE_VER0, 48 bytes) */
     uint32_t size;
@@ -621,9 +623,10 @@ static void notify_connection(void *cls, struct MHD_Connection *conn, void **soc
 
     (void)conn;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        /* This runs on the worker that will serve the connection; the call is cheap and
+         * idempotent, so each new connection repeats it rather than tracking threads. */
         if (h->short_slice) {
-            thread_short_slice(); /* the worker that will serve this connection (cheap, idempotent)
-                                   */
+            thread_short_slice();
         }
         cc = kt_try_malloc(sizeof(*cc)); /* NULL: this connection's handshake fails */
         if (!cc) {
