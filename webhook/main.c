@@ -10,7 +10,10 @@
  * /readyz is ready once the certificate pair is loaded and, with a cluster, the runtime cache
  * has synced. With the feature gate TrainJobStatus (the Configuration's featureGates or
  * --feature-gates) a fourth server, the status server (webhook/status_server.h), listens on
- * statusServer.port with the webhook certificate. SIGTERM/SIGINT stop gracefully.
+ * statusServer.port with the webhook certificate. SIGTERM/SIGINT stop gracefully: the webhook
+ * server drains first (kt_httpd_drain: Connection: close on every response, idle keep-alive
+ * connections closed, still listening) for --drain-seconds, then stops listening and waits
+ * for the requests in flight; a second signal ends the drain early (docs/operating.md).
  *
  * usage() is the one source of the flags' text: --help prints it and `make man` turns it into
  * kt-webhook.8 (docs/man/build.sh), so keep it in help2man's layout: "  --flag ARG", two or
@@ -42,6 +45,7 @@ struct flags {
     const char *config, *kubeconfig, *cert, *key, *listen, *health, *metrics, *portfile;
     const char *log_level, *objects, *status_listen, *gates;
     unsigned threads;
+    unsigned drain_s;               /* --drain-seconds */
     size_t max_inflight_body;       /* --max-inflight-body-bytes; 0 = the httpd default */
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
@@ -77,6 +81,9 @@ static void usage(FILE *f)
                "  --feature-gates K=V,...  override the Configuration's featureGates\n"
                "  --portfile FILE         write the bound ports as JSON once listening\n"
                "  --threads N             webhook worker threads (default: 4)\n"
+               "  --drain-seconds N       on SIGTERM keep serving N seconds (0-60) with\n"
+               "                          Connection: close before the listener closes\n"
+               "                          (default: 0)\n"
                "  --max-inflight-body-bytes N  request body bytes buffered at once across all\n"
                "                          connections; past it 503 (default: 33554432)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
@@ -86,8 +93,8 @@ static void usage(FILE *f)
     fputs(kt_plugin_flags_usage(), f);
 }
 
-/* --threads N (1..256) or --max-inflight-body-bytes N (at least one full body): 0 when
- * argv[*i] is one of them with a good value. */
+/* --threads N (1..256), --drain-seconds N (0..60) or --max-inflight-body-bytes N (at least
+ * one full body): 0 when argv[*i] is one of them with a good value. */
 static int parse_number_flag(int argc, char **argv, int *i, struct flags *f)
 {
     const char *v = kt_flag_value(argc, argv, i, "--threads", NULL);
@@ -98,6 +105,14 @@ static int parse_number_flag(int argc, char **argv, int *i, struct flags *f)
             return -1;
         }
         f->threads = (unsigned)n;
+        return 0;
+    }
+    v = kt_flag_value(argc, argv, i, "--drain-seconds", NULL);
+    if (v) {
+        if (kt_str_to_i64(kt_str_c(v), 0, 60, &n, NULL) < 0) {
+            return -1;
+        }
+        f->drain_s = (unsigned)n;
         return 0;
     }
     v = kt_flag_value(argc, argv, i, "--max-inflight-body-bytes", NULL);
@@ -178,6 +193,9 @@ static const char *readiness(void *arg, char *buf, size_t n)
     static const char prefix[] = "runtime cache is not synced: ";
     struct app *a = arg;
 
+    if (kt_httpd_draining(a->web)) {
+        return "shutting down";
+    }
     if (!kt_httpd_certs_ready(a->web)) {
         return "certificates are not ready";
     }
@@ -220,7 +238,8 @@ static int make_servers(struct app *a, struct kt_err *err)
                               .threads = a->f.threads ? a->f.threads : 4,
                               .max_inflight_body = a->f.max_inflight_body,
                               .metrics = a->metrics,
-                              .https_priority = a->tls_priority};
+                              .https_priority = a->tls_priority,
+                              .short_slice = true};
     struct kt_httpd_opts h = {.name = "health",
                               .listen = a->health_listen,
                               .builtins = KT_HTTPD_HEALTH,
@@ -420,7 +439,11 @@ int main(int argc, char **argv)
         goto out;
     }
     sig = kt_sig_wait(-1); /* not inside kt_log_info: at --log-level warn it evaluates nothing */
-    kt_log_info(LOG, "signal %d: shutting down", sig);
+    kt_log_info(LOG, "signal %d: shutting down, draining for %us", sig, a.f.drain_s);
+    kt_httpd_drain(a.web);
+    if (a.f.drain_s > 0 && kt_sig_wait((int)a.f.drain_s * 1000) > 0) {
+        kt_log_info(LOG, "second signal: ending the drain");
+    }
     rc = 0;
 out:
     shutdown_all(&a);

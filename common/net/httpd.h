@@ -116,6 +116,9 @@ struct kt_httpd_opts {
     void *ready_arg;
     const char *https_priority; /* GnuTLS priority string (TLS mode); NULL = the default
                                  * KT_HTTPD_TLS_PRIORITIES; see kt_tls_priority() */
+    bool short_slice; /* worker threads ask for the fair scheduler's shortest slice (Linux 6.12+
+                       * EEVDF; ignored elsewhere), so a request that wakes one is served before
+                       * CPU-bound work finishes its slice (docs/internals/architecture.md) */
 };
 
 struct kt_httpd; /* opaque */
@@ -156,6 +159,16 @@ KT_MUST_CHECK int kt_httpd_reload_now(struct kt_httpd *h, struct kt_err *err);
  * their responses carry `Connection: close`.
  * Idempotent; a no-op before start. */
 void kt_httpd_quiesce(struct kt_httpd *h);
+
+/* Start draining (shutting down while still listening): from now on every response carries
+ * `Connection: close`, and every connection waiting between requests (an idle keep-alive one)
+ * is closed, now or when its request in flight ends. New connections are still accepted and
+ * served, one request each. Clients reconnect, to another replica once this one has left the
+ * Service's endpoints. Idempotent; thread-safe. */
+void kt_httpd_drain(struct kt_httpd *h);
+
+/* True once kt_httpd_drain() or kt_httpd_quiesce() was called. Thread-safe. */
+bool kt_httpd_draining(struct kt_httpd *h);
 
 /* Graceful stop: quiesce, wait up to grace_ms for requests in flight to be answered, then
  * close every connection and join the threads. Idempotent. */
