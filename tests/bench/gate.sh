@@ -34,15 +34,16 @@ run() { # OUT - one run of the scenario, results in OUT/N-kt.json
         SCALE_SIM_SHARDS=$(sc shards) SCALE_OUT=$1 tests/bench/scale.sh "$b" >"$1.log" 2>&1
 }
 if [ "$K" -gt 0 ]; then
-    res=()
+    res=() loads=''
     for i in $(seq "$K"); do
         load=$(cut -d' ' -f1-3 /proc/loadavg)
+        loads+="${loads:+;}$load"
         echo "scale-gate: calibration run $i of $K (load average $load)"
         run "$T/cal-$i" || { tail -20 "$T/cal-$i.log" && exit 1; }
         res+=("$T/cal-$i/$(sc n)-kt.json")
     done
     python3 tests/bench/scale.py calibrate --limits "$L" --loosen "$WHY" --commit "$(git rev-parse --short HEAD)" \
-        --load "$(cut -d' ' -f1-3 /proc/loadavg)" "${res[@]}"
+        --load "$loads" "${res[@]}"
     exit
 fi
 echo "scale-gate: N=$(sc n) kt on the simulated chain (load average $(cut -d' ' -f1-3 /proc/loadavg))"

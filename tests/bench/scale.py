@@ -651,7 +651,9 @@ def calibrate(a):
         if not s["ok"]:
             print("calibrate: %s is not a correct run (Complete / one JobSet / orphans)" % p, file=sys.stderr)
             return 1
-        runs.append({"figures": f, "n": s["n"], "create_rate": s["create_rate"], "load": a.load})
+        runs.append({"figures": f, "n": s["n"], "create_rate": s["create_rate"], "load": None})
+    for r, load in zip(runs, a.load.split(";")):  # each run's load average at its start
+        r["load"] = load
     if len(runs) < 5:
         print("calibrate: %d runs; at least 5" % len(runs), file=sys.stderr)
         return 1
