@@ -742,7 +742,8 @@ struct rview {
     bool legacy;  /* the TrainJob predates this process: unlabelled objects may exist */
     json_t *seen; /* "apiVersion|kind|ns|name" -> object, or null for "absent" */
     struct kt_err err;
-    bool failed; /* a live read failed (not NotFound): the reconcile must be retried */
+    bool failed;      /* a live read failed (not NotFound): the reconcile must be retried */
+    double requeue_s; /* > 0: reconcile again this much later (an apply skipped: apply_changed) */
 };
 
 static struct kt_informer *informer_for(struct kt_rec *r, const struct kt_kube_gvr *gvr)
@@ -930,8 +931,15 @@ static char *cached_rv(struct rview *v, const json_t *o)
     return rv;
 }
 
+/* How long an object this process applied may be absent from the cache before it is taken
+ * for gone and applied again (kt_applied_recent): its watch event normally comes within
+ * milliseconds; a reconcile in between (the TrainJob's snapshot ConfigMap's event arriving
+ * first) would otherwise apply the same JobSet twice. */
+#define KT_APPLY_SETTLE_S 2.0
+
 /* Apply o unless this process applied the same o last and the cache still shows the
- * revision that apply produced (applied.h). */
+ * revision that apply produced, or applied it a moment ago and the cache does not show it yet
+ * (applied.h; then v->requeue_s asks for a reconcile once it should). */
 static int apply_changed(struct rview *v, const json_t *o, struct kt_err *err)
 {
     json_t *meta = json_object_get(o, "metadata");
@@ -942,12 +950,22 @@ static int apply_changed(struct rview *v, const json_t *o, struct kt_err *err)
     uint64_t content = kt_applied_hash_obj(o);
     char *rv = cached_rv(v, o);
     int rc = 0;
-    if (!kt_applied_same(v->r->applied, owner, okey, content, rv)) {
+    double now = mono_now(), left = 0;
+    if (!*rv &&
+        kt_applied_recent(v->r->applied, owner, okey, content, now, KT_APPLY_SETTLE_S, &left)) {
+        /* applied a moment ago, its watch event not here yet: the rest of this reconcile sees
+         * what was applied (as after an apply), and it looks again once the event is due */
+        view_put(v, json_deep_copy(o));
+        if (v->requeue_s <= 0 || left < v->requeue_s) {
+            v->requeue_s = left;
+        }
+    } else if (!kt_applied_same(v->r->applied, owner, okey, content, rv)) {
         json_t *resp = NULL;
         rc = kt_rec_apply(v->c, v->r->kinds, o, &resp, err);
         if (rc == 0 && resp) {
-            kt_applied_put(v->r->applied, owner, okey, content,
-                           kt_json_str(json_object_get(resp, "metadata"), "resourceVersion", ""));
+            kt_applied_put_at(v->r->applied, owner, okey, content,
+                              kt_json_str(json_object_get(resp, "metadata"), "resourceVersion", ""),
+                              now);
             view_put(v, resp);
         }
     }
@@ -1355,6 +1373,9 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
                                .requeue_s = requeue_s,
                                .errs = &errs};
     status_step(&v, &tj, &pass, st);
+    if (v.requeue_s > 0 && (*requeue_s <= 0 || v.requeue_s < *requeue_s)) {
+        *requeue_s = v.requeue_s;
+    }
     json_decref(orig);
     json_decref(v.seen);
     if (errs.code != KT_OK) {
