@@ -205,6 +205,10 @@ void kt_rec_set_times(json_t *status, bool suspend, int64_t now, int64_t start)
             kt_rec_format_time(fin > (double)now ? now : (int64_t)fin, ts);
             json_object_set_new(status, "completionTime", json_string(ts));
         }
+        if (start >= 0 && !json_object_get(status, "startTime")) {
+            kt_rec_format_time(start, ts); /* a held start goes out with the finish */
+            json_object_set_new(status, "startTime", json_string(ts));
+        }
         return;
     }
     if (suspend) {

@@ -78,7 +78,8 @@ struct kt_opt_i64 kt_rec_resolve(struct kt_opt_i64 job, const struct kt_opt_i64 
 /* status.startTime / status.completionTime with Job/JobSet semantics at time now:
  * finished (Complete or Failed True) -> completionTime set once, to the terminal condition's
  * lastTransitionTime when that is not after now (else now: a skewed clock cannot push it into
- * the future), startTime left as it is; suspended -> startTime removed (the clock stops);
+ * the future), startTime left as it is or, when absent, set to start when start >= 0 (a start
+ * held back until the finish: it ran); suspended -> startTime removed (the clock stops);
  * running -> startTime set when absent (the first start, and again after a resume), to start
  * when start >= 0 (the value an earlier reconcile chose and held back: held.h), else to now. */
 void kt_rec_set_times(json_t *status, bool suspend, int64_t now, int64_t start);

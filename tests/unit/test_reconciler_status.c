@@ -248,6 +248,17 @@ static void test_times(void)
     kt_rec_set_times(st, true, T0 + 12, T0 + 3); /* suspended: none, held value or not */
     CHECK(json_object_get(st, "startTime") == NULL);
     json_decref(st);
+    /* finished before the held start went out: it goes out with the finish */
+    st = finished_status("Complete", "2026-01-01T00:00:08Z");
+    kt_rec_set_times(st, false, T0 + 9, T0 + 3);
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:03Z");
+    CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:08Z");
+    json_decref(st);
+    /* finished with no start held (never seen running, e.g. an unsupported runtime): none */
+    st = finished_status("Failed", "2026-01-01T00:00:08Z");
+    kt_rec_set_times(st, false, T0 + 9, -1);
+    CHECK(json_object_get(st, "startTime") == NULL);
+    json_decref(st);
     /* a terminal time ahead of our clock (skew): completionTime is now, not the future */
     st = finished_status("Failed", "2026-01-01T01:00:00Z");
     kt_rec_set_times(st, false, T0 + 10, -1);
