@@ -55,7 +55,7 @@
 #define DEFAULT_NAMESPACE "kubeflow-system"
 #define DEFAULT_LEASE "trainer.kubeflow.org"
 #define MAX_WORKERS 64
-#define DEFAULT_STATUS_BATCH_S 10
+#define DEFAULT_STATUS_BATCH_S 30
 #define MAX_STATUS_BATCH_S 600
 
 struct flags {
@@ -113,7 +113,7 @@ static int usage_to(FILE *f, int rc)
                "                          watchNamespaces; \"\" = every namespace)\n"
                "  --status-batch-seconds N  hold a status write that only adds startTime or\n"
                "                          moves jobsStatus up to N seconds to fold it into\n"
-               "                          the next (default: 10; 0 = write each at once)\n"
+               "                          the next (default: 30; 0 = write each at once)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
                "  -h, --help              print this usage and exit\n"
                "  --version               print the version and exit\n"

@@ -12,7 +12,7 @@ KW=60s
 # The reconciler as the controller-manager identity; kt_daemon NAME "$REC" "${RECF[@]}" FLAG...
 # starts one and waits for its /readyz (tests/lib.sh).
 # --status-batch-seconds 1: a status write that only moves jobsStatus (the barrier of many
-# cases here) goes out within a second, not the default 10 (status-writes-folded tests those).
+# cases here) goes out within a second, not the default 30 (status-writes-folded tests those).
 RECF=(--kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
     --status-batch-seconds 1)
 
