@@ -14,6 +14,7 @@
 struct node {
     struct kt_hnode hn; /* in the table by owner */
     uint64_t owner, key, content, rv;
+    double at; /* when applied (caller's monotonic clock), < 0 = unknown */
 };
 
 struct kt_applied {
@@ -104,8 +105,26 @@ bool kt_applied_same(struct kt_applied *a, const char *owner, const char *obj_ke
     return same;
 }
 
+bool kt_applied_recent(struct kt_applied *a, const char *owner, const char *obj_key,
+                       uint64_t content, double now, double within, double *left)
+{
+    uint64_t o = kt_applied_hash_str(owner), k = kt_applied_hash_str(obj_key);
+    pthread_mutex_lock(&a->mu);
+    const struct node *x = find(a, o, k);
+    double l = x && x->content == content && x->at >= 0 ? x->at + within - now : 0;
+    pthread_mutex_unlock(&a->mu);
+    *left = l > 0 ? l : 0;
+    return l > 0;
+}
+
 void kt_applied_put(struct kt_applied *a, const char *owner, const char *obj_key, uint64_t content,
                     const char *rv)
+{
+    kt_applied_put_at(a, owner, obj_key, content, rv, -1);
+}
+
+void kt_applied_put_at(struct kt_applied *a, const char *owner, const char *obj_key,
+                       uint64_t content, const char *rv, double at)
 {
     uint64_t o = kt_applied_hash_str(owner), k = kt_applied_hash_str(obj_key);
     uint64_t r = kt_applied_hash_str(rv);
@@ -119,6 +138,7 @@ void kt_applied_put(struct kt_applied *a, const char *owner, const char *obj_key
     }
     x->content = content;
     x->rv = r;
+    x->at = at;
     pthread_mutex_unlock(&a->mu);
 }
 

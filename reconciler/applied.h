@@ -42,6 +42,17 @@ bool kt_applied_same(struct kt_applied *a, const char *owner, const char *obj_ke
 /* Record an apply of obj_key with content hash content; the server answered rv. */
 void kt_applied_put(struct kt_applied *a, const char *owner, const char *obj_key, uint64_t content,
                     const char *rv);
+/* The same, made at time at (the caller's monotonic clock, seconds; < 0 = unknown). */
+void kt_applied_put_at(struct kt_applied *a, const char *owner, const char *obj_key,
+                       uint64_t content, const char *rv, double at);
+/* True when this process applied obj_key with content hash content less than within seconds
+ * before now (kt_applied_put_at's clock); *left = the time until that is no longer so. Used
+ * when the cache does not show the object at all: an object applied a moment ago is absent
+ * because its watch event has not arrived yet, not because it is gone, so applying it again
+ * would change nothing. Past the window an absent object is applied again (it may have been
+ * deleted, even between two watches, where no delete event says so). */
+bool kt_applied_recent(struct kt_applied *a, const char *owner, const char *obj_key,
+                       uint64_t content, double now, double within, double *left);
 /* Terminal is terminal: remember that the TrainJob owner with uid uid was seen Complete or
  * Failed, so that a reconcile reading a TrainJob cached before its finish was stored (the
  * TrainJob watch lagging behind the JobSet watch that reports the JobSet deleted) still builds

@@ -6,6 +6,7 @@
  *                 [--metrics-listen ADDR:PORT] [--portfile FILE] [--log-level LEVEL]
  *                 [--workers N] [--cert-dir DIR] [--cert-sans SAN,...]
  *                 [--metrics-cert-dir DIR] [--namespaces NS,...]
+ *                 [--status-batch-seconds N]
  *   kt-reconciler --help | --version
  *
  * usage_to() is the one source of the flags' text: --help prints it and `make man` turns it
@@ -54,11 +55,14 @@
 #define DEFAULT_NAMESPACE "kubeflow-system"
 #define DEFAULT_LEASE "trainer.kubeflow.org"
 #define MAX_WORKERS 64
+#define DEFAULT_STATUS_BATCH_S 30
+#define MAX_STATUS_BATCH_S 600
 
 struct flags {
     const char *config, *kubeconfig, *health, *metrics, *portfile, *log_level, *cert_dir;
     const char *cert_sans, *gates, *metrics_cert_dir, *namespaces;
     long workers;
+    long status_batch_s;            /* --status-batch-seconds + 1; 0 = not given */
     struct kt_plugin_flags plugins; /* --plugin, --trainjob-status-plugin */
 };
 
@@ -107,6 +111,9 @@ static int usage_to(FILE *f, int rc)
                "  --feature-gates K=V,...  override the Configuration's featureGates\n"
                "  --namespaces NS,...     namespaces to watch (default: config\n"
                "                          watchNamespaces; \"\" = every namespace)\n"
+               "  --status-batch-seconds N  hold a status write that only adds startTime or\n"
+               "                          moves jobsStatus up to N seconds to fold it into\n"
+               "                          the next (default: 30; 0 = write each at once)\n"
                "  --log-level LEVEL       debug|info|warn|error (default: info)\n"
                "  -h, --help              print this usage and exit\n"
                "  --version               print the version and exit\n"
@@ -147,6 +154,11 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
             int64_t w = 0;
             known = val && kt_str_to_i64(kt_str_c(val), 1, MAX_WORKERS, &w, NULL) == 0;
             fl->workers = (long)w;
+        }
+        if (!known && n == 22 && strncmp(a, "--status-batch-seconds", 22) == 0) {
+            int64_t b = 0;
+            known = val && kt_str_to_i64(kt_str_c(val), 0, MAX_STATUS_BATCH_S, &b, NULL) == 0;
+            fl->status_batch_s = (long)b + 1;
         }
         if (!known || !val) {
             fprintf(stderr, "kt-reconciler: bad flag %s\n", a);
@@ -630,6 +642,8 @@ static int setup(struct app *a, struct kt_err *err)
     a->rec.cfg = a->kcfg;
     a->rec.queue = a->queue;
     a->rec.metrics = a->metrics;
+    a->rec.status_batch_s =
+        a->fl.status_batch_s > 0 ? (double)(a->fl.status_batch_s - 1) : DEFAULT_STATUS_BATCH_S;
     metrics_init(a);
     a->rec.fw = a->plugins.fw; /* kt_rec_init starts the plugins' watches */
     struct kt_kube_client *c = kt_kube_client_new(a->kcfg);

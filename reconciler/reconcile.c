@@ -19,6 +19,7 @@
 #include "common/base/mem.h"
 #include "common/plugins/plugins.h"
 #include "podevents.h"
+#include "held.h"
 #include "status.h"
 #include "unlabelled.h"
 
@@ -602,6 +603,7 @@ int kt_rec_init(struct kt_rec *r, struct kt_kube_client *c, struct kt_err *err)
     r->kinds = kt_rec_kinds_new();
     r->applied = kt_applied_new();
     r->written = kt_written_new();
+    r->held = kt_held_new();
     r->snaps = kt_snapcache_new();
     if (r->metrics) {
         r->tjm = kt_tjm_new(r->metrics, r->start_time, runtime_framework, r);
@@ -702,6 +704,8 @@ void kt_rec_release(struct kt_rec *r)
     r->applied = NULL;
     kt_written_free(r->written);
     r->written = NULL;
+    kt_held_free(r->held);
+    r->held = NULL;
     kt_snapcache_free(r->snaps);
     r->snaps = NULL;
     kt_unlabelled_free(r->unlabelled);
@@ -738,7 +742,8 @@ struct rview {
     bool legacy;  /* the TrainJob predates this process: unlabelled objects may exist */
     json_t *seen; /* "apiVersion|kind|ns|name" -> object, or null for "absent" */
     struct kt_err err;
-    bool failed; /* a live read failed (not NotFound): the reconcile must be retried */
+    bool failed;      /* a live read failed (not NotFound): the reconcile must be retried */
+    double requeue_s; /* > 0: reconcile again this much later (an apply skipped: apply_changed) */
 };
 
 static struct kt_informer *informer_for(struct kt_rec *r, const struct kt_kube_gvr *gvr)
@@ -926,8 +931,15 @@ static char *cached_rv(struct rview *v, const json_t *o)
     return rv;
 }
 
+/* How long an object this process applied may be absent from the cache before it is taken
+ * for gone and applied again (kt_applied_recent): its watch event normally comes within
+ * milliseconds; a reconcile in between (the TrainJob's snapshot ConfigMap's event arriving
+ * first) would otherwise apply the same JobSet twice. */
+#define KT_APPLY_SETTLE_S 2.0
+
 /* Apply o unless this process applied the same o last and the cache still shows the
- * revision that apply produced (applied.h). */
+ * revision that apply produced, or applied it a moment ago and the cache does not show it yet
+ * (applied.h; then v->requeue_s asks for a reconcile once it should). */
 static int apply_changed(struct rview *v, const json_t *o, struct kt_err *err)
 {
     json_t *meta = json_object_get(o, "metadata");
@@ -938,12 +950,22 @@ static int apply_changed(struct rview *v, const json_t *o, struct kt_err *err)
     uint64_t content = kt_applied_hash_obj(o);
     char *rv = cached_rv(v, o);
     int rc = 0;
-    if (!kt_applied_same(v->r->applied, owner, okey, content, rv)) {
+    double now = mono_now(), left = 0;
+    if (!*rv &&
+        kt_applied_recent(v->r->applied, owner, okey, content, now, KT_APPLY_SETTLE_S, &left)) {
+        /* applied a moment ago, its watch event not here yet: the rest of this reconcile sees
+         * what was applied (as after an apply), and it looks again once the event is due */
+        view_put(v, json_deep_copy(o));
+        if (v->requeue_s <= 0 || left < v->requeue_s) {
+            v->requeue_s = left;
+        }
+    } else if (!kt_applied_same(v->r->applied, owner, okey, content, rv)) {
         json_t *resp = NULL;
         rc = kt_rec_apply(v->c, v->r->kinds, o, &resp, err);
         if (rc == 0 && resp) {
-            kt_applied_put(v->r->applied, owner, okey, content,
-                           kt_json_str(json_object_get(resp, "metadata"), "resourceVersion", ""));
+            kt_applied_put_at(v->r->applied, owner, okey, content,
+                              kt_json_str(json_object_get(resp, "metadata"), "resourceVersion", ""),
+                              now);
             view_put(v, resp);
         }
     }
@@ -1136,6 +1158,7 @@ struct status_pass {
     json_t *orig;      /* the status as stored (borrowed) */
     bool supported;    /* the runtime kind is supported (build_step) */
     double now;
+    int64_t held_start;  /* the startTime a held write chose (held.h), -1 = none */
     double *requeue_s;   /* lowered when a deadline or a TTL is due later */
     struct kt_err *errs; /* the reconcile's errors, joined */
 };
@@ -1166,7 +1189,7 @@ static json_t *compute_status(struct rview *v, struct kt_trainjob *tj, const str
     if (kt_rec_check_deadline(tj, deadline, st, now, p->requeue_s) == KT_DEADLINE_EXCEEDED) {
         delete_jobset(v);
     }
-    kt_rec_set_times(st, tj->suspend, (int64_t)floor(now));
+    kt_rec_set_times(st, tj->suspend, (int64_t)floor(now), p->held_start);
     return st;
 }
 
@@ -1244,6 +1267,34 @@ static bool build_step(struct rview *v, const char *owner, json_t *st, double no
     return supported;
 }
 
+/* Whether the write from p->orig to st is held back (held.h): it may wait
+ * (kt_rec_status_write_can_wait) and the batch window, counted from the first held change, has
+ * not passed; the reconcile then requeues itself for the end of the window. A write that goes
+ * out carries every held change with it. */
+static bool hold_status(struct rview *v, const struct status_pass *p, json_t *st)
+{
+    struct kt_rec *r = v->r;
+    if (r->status_batch_s <= 0 || !kt_rec_status_write_can_wait(p->orig, st)) {
+        return false;
+    }
+    double since;
+    int64_t start;
+    if (!kt_held_get(r->held, p->owner, v->tj->uid, &since, &start)) {
+        bool adds_start = !json_object_get(p->orig, "startTime");
+        start = adds_start ? kt_rec_parse_time(kt_json_str(st, "startTime", "")) : -1;
+        kt_held_hold(r->held, p->owner, v->tj->uid, p->now, start);
+        since = p->now;
+    }
+    double left = since + r->status_batch_s - p->now;
+    if (left <= 0) {
+        return false;
+    }
+    if (*p->requeue_s <= 0 || left < *p->requeue_s) {
+        *p->requeue_s = left;
+    }
+    return true;
+}
+
 /* Steps 6-9 and the TTL: the new status from st (stolen), then either the TrainJob's deletion
  * or the status write. */
 static void status_step(struct rview *v, struct kt_trainjob *tj, const struct status_pass *p,
@@ -1263,8 +1314,12 @@ static void status_step(struct rview *v, struct kt_trainjob *tj, const struct st
         join_err(p->errs, &e);
     }
     e.code = KT_OK;
-    if (gone <= 0 && patch_status(v, p->owner, p->orig, st, &e) != 0) {
-        join_err(p->errs, &e);
+    if (gone <= 0 && !hold_status(v, p, st)) {
+        if (patch_status(v, p->owner, p->orig, st, &e) != 0) {
+            join_err(p->errs, &e);
+        } else {
+            kt_held_forget(v->r->held, p->owner); /* written, or nothing to write */
+        }
     }
     json_decref(st);
 }
@@ -1279,6 +1334,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     if (!raw) {
         kt_applied_forget(r->applied, owner); /* deleted */
         kt_written_forget(r->written, owner);
+        kt_held_forget(r->held, owner);
         goto out;
     }
     if (kt_trainjob_decode(raw, &tj, err) != 0) {
@@ -1306,13 +1362,20 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
     v.view = &view;
     json_t *orig = start_status(r, owner, &tj);
     json_t *st = json_deep_copy(orig);
+    double held_since;
+    int64_t held_start;
+    kt_held_get(r->held, owner, tj.uid, &held_since, &held_start);
     struct status_pass pass = {.owner = owner,
                                .orig = orig,
+                               .held_start = held_start,
                                .supported = build_step(&v, owner, st, now, &errs),
                                .now = now,
                                .requeue_s = requeue_s,
                                .errs = &errs};
     status_step(&v, &tj, &pass, st);
+    if (v.requeue_s > 0 && (*requeue_s <= 0 || v.requeue_s < *requeue_s)) {
+        *requeue_s = v.requeue_s;
+    }
     json_decref(orig);
     json_decref(v.seen);
     if (errs.code != KT_OK) {

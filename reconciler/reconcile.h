@@ -71,6 +71,10 @@ struct kt_rec {
     struct kt_rec_kinds *kinds; /* discovered kinds (plugin watches, applied objects) */
     struct kt_applied *applied; /* what this process applied last (applied.h) */
     struct kt_written *written; /* statuses written that the cache lacks yet (written.h) */
+    struct kt_held *held;       /* status writes held back to be folded (held.h) */
+    /* How long a status write that only adds startTime or moves jobsStatus may be held back
+     * (held.h, docs/operating.md#status-writes); 0 = every change written at once. */
+    double status_batch_s;
     struct kt_snapcache *snaps; /* runtime snapshots parsed (snapcache.h) */
     /* Owned: the unlabelled objects TrainJobs controlled when the workers started
      * (unlabelled.h, kt_rec_scan_unlabelled); NULL = no scan (or it failed): a legacy

@@ -196,7 +196,7 @@ static double terminal_time(const json_t *status, double now)
     return at;
 }
 
-void kt_rec_set_times(json_t *status, bool suspend, int64_t now)
+void kt_rec_set_times(json_t *status, bool suspend, int64_t now, int64_t start)
 {
     char ts[32];
     double fin = terminal_time(status, (double)now);
@@ -205,6 +205,10 @@ void kt_rec_set_times(json_t *status, bool suspend, int64_t now)
             kt_rec_format_time(fin > (double)now ? now : (int64_t)fin, ts);
             json_object_set_new(status, "completionTime", json_string(ts));
         }
+        if (start >= 0 && !json_object_get(status, "startTime")) {
+            kt_rec_format_time(start, ts); /* a held start goes out with the finish */
+            json_object_set_new(status, "startTime", json_string(ts));
+        }
         return;
     }
     if (suspend) {
@@ -212,9 +216,45 @@ void kt_rec_set_times(json_t *status, bool suspend, int64_t now)
         return;
     }
     if (!json_object_get(status, "startTime")) {
-        kt_rec_format_time(now, ts);
+        kt_rec_format_time(start >= 0 ? start : now, ts);
         json_object_set_new(status, "startTime", json_string(ts));
     }
+}
+
+/* Whether field k may differ between orig (o, NULL = absent) and st (s) in a write that waits. */
+static bool field_can_wait(const char *k, const json_t *o, const json_t *s)
+{
+    if (o && s && kt_json_equal(o, s)) {
+        return true;
+    }
+    if (strcmp(k, "jobsStatus") == 0) {
+        return true;
+    }
+    return strcmp(k, "startTime") == 0 && !o && s; /* added, not removed or moved */
+}
+
+bool kt_rec_status_write_can_wait(json_t *orig, json_t *st)
+{
+    const char *k;
+    json_t *v;
+    bool differs = false;
+    json_object_foreach(orig, k, v)
+    {
+        const json_t *s = json_object_get(st, k);
+        if (!field_can_wait(k, v, s)) {
+            return false;
+        }
+        differs = differs || !s || !kt_json_equal(v, s);
+    }
+    json_object_foreach(st, k, v)
+    {
+        const json_t *o = json_object_get(orig, k);
+        if (!o && !field_can_wait(k, NULL, v)) {
+            return false;
+        }
+        differs = differs || !o;
+    }
+    return differs;
 }
 
 enum kt_rec_ttl kt_rec_check_ttl(const json_t *status, struct kt_opt_i64 ttl, double now,

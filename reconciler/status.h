@@ -78,9 +78,18 @@ struct kt_opt_i64 kt_rec_resolve(struct kt_opt_i64 job, const struct kt_opt_i64 
 /* status.startTime / status.completionTime with Job/JobSet semantics at time now:
  * finished (Complete or Failed True) -> completionTime set once, to the terminal condition's
  * lastTransitionTime when that is not after now (else now: a skewed clock cannot push it into
- * the future), startTime left as it is; suspended -> startTime removed (the clock stops);
- * running -> startTime set when absent (the first start, and again after a resume). */
-void kt_rec_set_times(json_t *status, bool suspend, int64_t now);
+ * the future), startTime left as it is or, when absent, set to start when start >= 0 (a start
+ * held back until the finish: it ran); suspended -> startTime removed (the clock stops);
+ * running -> startTime set when absent (the first start, and again after a resume), to start
+ * when start >= 0 (the value an earlier reconcile chose and held back: held.h), else to now. */
+void kt_rec_set_times(json_t *status, bool suspend, int64_t now, int64_t start);
+
+/* Whether the status write turning orig into st may be held back and folded into a later one
+ * (docs/operating.md#status-writes): true when all it does is add startTime and/or change
+ * jobsStatus. Anything else - a condition (Complete, Failed, Suspended, Resumed,
+ * ResourcesCreationFailed), completionTime, startTime removed or moved, any other field - is
+ * written at once. False when orig and st are equal (nothing to write). NULL counts as {}. */
+bool kt_rec_status_write_can_wait(json_t *orig, json_t *st);
 
 enum kt_rec_ttl {
     KT_TTL_NONE,    /* not finished, or no TTL applies: never deleted */

@@ -82,10 +82,33 @@ static void test_finished(void)
     kt_applied_free(a);
 }
 
+/* An object applied a moment ago and absent from the cache counts as not yet delivered for
+ * KT_APPLY_SETTLE_S-like windows only: same content, a known apply time, within the window. */
+static void test_recent(void)
+{
+    struct kt_applied *a = kt_applied_new();
+    double left = -1;
+    CHECK(!kt_applied_recent(a, "ns/tj", "js", 7, 100.0, 2.0, &left)); /* never applied */
+    CHECK(left == 0);
+    kt_applied_put_at(a, "ns/tj", "js", 7, "11", 100.0);
+    CHECK(kt_applied_recent(a, "ns/tj", "js", 7, 100.5, 2.0, &left));
+    CHECK(left == 1.5);
+    CHECK(!kt_applied_recent(a, "ns/tj", "js", 8, 100.5, 2.0, &left)); /* other content */
+    CHECK(!kt_applied_recent(a, "ns/tj", "cm", 7, 100.5, 2.0, &left)); /* other object */
+    CHECK(!kt_applied_recent(a, "ns/x", "js", 7, 100.5, 2.0, &left));  /* other owner */
+    CHECK(!kt_applied_recent(a, "ns/tj", "js", 7, 102.0, 2.0, &left)); /* window passed */
+    CHECK(left == 0);
+    kt_applied_put(a, "ns/tj", "js", 7, "12"); /* no time known: never recent */
+    CHECK(!kt_applied_recent(a, "ns/tj", "js", 7, 100.5, 2.0, &left));
+    CHECK(kt_applied_same(a, "ns/tj", "js", 7, "12")); /* the rv rule is unchanged */
+    kt_applied_free(a);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_same();
+    test_recent();
     test_forget();
     test_finished();
     return test_report();

@@ -4,7 +4,8 @@
  * conditions with upstream's SetStatusCondition rule, Suspended/Resumed, the DeadlineExceeded
  * preservation, the active deadline on an injected clock, the status merge patch and the event note
  * truncation; the provisional KEP-2899 steps: value resolution, start/completion times,
- * ttlSecondsAfterFinished. Compiled in directly because reconciler/ is not part of libkt.a. */
+ * ttlSecondsAfterFinished; which status writes may be held back (held.h). Compiled in directly
+ * because reconciler/ is not part of libkt.a. */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -217,30 +218,95 @@ static json_t *finished_status(const char *type, const char *ltt)
 static void test_times(void)
 {
     json_t *st = json_object();
-    kt_rec_set_times(st, true, T0); /* created suspended: no start */
+    kt_rec_set_times(st, true, T0, -1); /* created suspended: no start */
     CHECK(json_object_get(st, "startTime") == NULL);
-    kt_rec_set_times(st, false, T0 + 5);
+    kt_rec_set_times(st, false, T0 + 5, -1);
     CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:05Z");
-    kt_rec_set_times(st, false, T0 + 9); /* set once */
+    kt_rec_set_times(st, false, T0 + 9, -1); /* set once */
     CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:05Z");
-    kt_rec_set_times(st, true, T0 + 10); /* suspended: the clock stops */
+    kt_rec_set_times(st, true, T0 + 10, -1); /* suspended: the clock stops */
     CHECK(json_object_get(st, "startTime") == NULL);
-    kt_rec_set_times(st, false, T0 + 20); /* resumed: a new start */
+    kt_rec_set_times(st, false, T0 + 20, -1); /* resumed: a new start */
     CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
     CHECK(json_object_get(st, "completionTime") == NULL);
     kt_rec_set_condition(st, "Complete", "True", "AllJobsCompleted", "m", T0 + 30);
-    kt_rec_set_times(st, false, T0 + 31);
+    kt_rec_set_times(st, false, T0 + 31, -1);
     CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:30Z");
     CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
-    kt_rec_set_times(st, true, T0 + 99); /* finished: both kept */
+    kt_rec_set_times(st, true, T0 + 99, -1); /* finished: both kept */
     CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:30Z");
     CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:20Z");
+    json_decref(st);
+    /* a held startTime (held.h): written with the value chosen when it was first computed */
+    st = json_object();
+    kt_rec_set_times(st, false, T0 + 12, T0 + 3);
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:03Z");
+    kt_rec_set_times(st, false, T0 + 13, T0 + 7); /* present: not moved */
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:03Z");
+    json_decref(st);
+    st = json_object();
+    kt_rec_set_times(st, true, T0 + 12, T0 + 3); /* suspended: none, held value or not */
+    CHECK(json_object_get(st, "startTime") == NULL);
+    json_decref(st);
+    /* finished before the held start went out: it goes out with the finish */
+    st = finished_status("Complete", "2026-01-01T00:00:08Z");
+    kt_rec_set_times(st, false, T0 + 9, T0 + 3);
+    CHECK_EQ_STR(kt_json_str(st, "startTime", ""), "2026-01-01T00:00:03Z");
+    CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:08Z");
+    json_decref(st);
+    /* finished with no start held (never seen running, e.g. an unsupported runtime): none */
+    st = finished_status("Failed", "2026-01-01T00:00:08Z");
+    kt_rec_set_times(st, false, T0 + 9, -1);
+    CHECK(json_object_get(st, "startTime") == NULL);
     json_decref(st);
     /* a terminal time ahead of our clock (skew): completionTime is now, not the future */
     st = finished_status("Failed", "2026-01-01T01:00:00Z");
-    kt_rec_set_times(st, false, T0 + 10);
+    kt_rec_set_times(st, false, T0 + 10, -1);
     CHECK_EQ_STR(kt_json_str(st, "completionTime", ""), "2026-01-01T00:00:10Z");
     json_decref(st);
+}
+
+/* kt_rec_status_write_can_wait(orig, st), both given as JSON text. */
+static bool can_wait(const char *orig, const char *st)
+{
+    json_t *o = parse(orig), *s = parse(st);
+    bool r = kt_rec_status_write_can_wait(o, s);
+    json_decref(o);
+    json_decref(s);
+    return r;
+}
+
+/* Which status writes may be held back and folded into a later one: startTime added,
+ * jobsStatus moved; never a condition, completionTime, a removed or moved startTime, another
+ * field, nor a write of nothing. */
+static void test_write_can_wait(void)
+{
+#define JS(a) "\"jobsStatus\":[{\"name\":\"node\",\"active\":" #a "}]"
+#define START "\"startTime\":\"2026-01-01T00:00:05Z\""
+#define COND(t) "\"conditions\":[{\"type\":\"" t "\",\"status\":\"True\"}]"
+    /* may wait */
+    CHECK(can_wait("{}", "{" START "}"));                              /* first start */
+    CHECK(can_wait("{}", "{" START "," JS(0) "}"));                    /* start + first step */
+    CHECK(can_wait("{" START "," JS(0) "}", "{" START "," JS(1) "}")); /* a step */
+    CHECK(can_wait("{" START "}", "{" START "," JS(1) "}"));           /* first step */
+    CHECK(can_wait("{" START "," JS(1) "}", "{" START "}"));           /* jobsStatus gone */
+    CHECK(can_wait("{" COND("Suspended") "}", "{" COND("Suspended") "," JS(0) "}"));
+    /* written at once */
+    CHECK(!can_wait("{}", "{}"));                                       /* nothing to write */
+    CHECK(!can_wait("{" START "," JS(1) "}", "{" START "," JS(1) "}")); /* the same */
+    CHECK(!can_wait("{" START "," JS(1) "}", "{" START "," JS(1) "," COND("Complete") "}"));
+    CHECK(!can_wait("{}", "{" START "," COND("Failed") "}")); /* a condition */
+    CHECK(!can_wait("{" COND("Suspended") "}",
+                    "{\"conditions\":[{\"type\":\"Suspended\",\"status\":\"False\"}]}"));
+    CHECK(!can_wait("{" COND("Suspended") "}", "{}")); /* condition removed */
+    CHECK(!can_wait("{" START "}", "{}"));             /* suspended: removed */
+    CHECK(!can_wait("{" START "}", "{\"startTime\":\"2026-01-01T00:00:09Z\"}")); /* moved */
+    CHECK(!can_wait("{" START "}", "{" START ",\"completionTime\":\"2026-01-01T00:01:00Z\"}"));
+    CHECK(!can_wait("{}", "{\"other\":1}")); /* any other field */
+    CHECK(!can_wait("{\"other\":1}", "{" START "}"));
+#undef JS
+#undef START
+#undef COND
 }
 
 static void test_ttl(void)
@@ -386,6 +452,7 @@ int main(void)
     test_deadline();
     test_resolve();
     test_times();
+    test_write_can_wait();
     test_ttl();
     test_deadline_resolved();
     test_creation_failed();
