@@ -335,6 +335,22 @@ static struct curl_slist *make_headers(struct kt_kube_client *c, const struct re
     return h;
 }
 
+/* The response buffer stays from one request to the next: one allocation per client instead
+ * of a doubling series (64 bytes .. the body's size) per response, whose large chunks made
+ * glibc consolidate its free lists (malloc_consolidate) on every request. One grown past
+ * BODY_KEEP (a LIST page) is given back. */
+#define BODY_KEEP (256u * 1024)
+
+static void body_reset(struct kt_kube_client *c)
+{
+    if (c->body.cap > BODY_KEEP || c->body.max != c->cfg->body_max) {
+        kt_buf_release(&c->body);
+        kt_buf_init(&c->body, c->cfg->body_max);
+    } else {
+        kt_buf_reset(&c->body);
+    }
+}
+
 /* One attempt. Returns the CURLcode; *http gets the status (0 when none). */
 static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool reread, long *http,
                              long *retry_after)
@@ -362,8 +378,7 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
     c->errbuf[0] = '\0';
-    kt_buf_release(&c->body);
-    kt_buf_init(&c->body, c->cfg->body_max);
+    body_reset(c);
     c->body_too_big = false;
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(e);

@@ -150,9 +150,9 @@ out:
 
 /* ---- the stream state machine ----------------------------------------------------------- */
 
-static int on_line(void *ud, const char *line, size_t len)
+/* Decode one event and hand it to fn. */
+static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
 {
-    struct kt__kube_stream *s = ud;
     struct kt_kube_watch_event ev;
     int rc;
 
@@ -177,6 +177,20 @@ static int on_line(void *ud, const char *line, size_t len)
         return -1;
     }
     return 0;
+}
+
+static int on_line(void *ud, const char *line, size_t len)
+{
+    struct kt__kube_stream *s = ud;
+    int rc;
+
+    if (!s->arena) {
+        return event_line(s, line, len);
+    }
+    kt_json_arena_enter(s->arena);
+    rc = event_line(s, line, len);
+    kt_json_arena_leave(s->arena);
+    return rc;
 }
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -230,6 +244,7 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->fn = o->fn;
     s->ud = o->ud;
     s->stop = o->stop;
+    s->arena = o->arena;
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
     if (auth) {
