@@ -237,6 +237,7 @@ struct kt_kube_client *kt_kube_client_new(struct kt_kube_config *cfg)
     c->easy = curl_easy_init();
     KT_ASSERT(c->easy != NULL);
     kt_buf_init(&c->body, cfg->body_max);
+    kt_buf_init(&c->sendbuf, cfg->body_max);
     return c;
 }
 
@@ -247,6 +248,7 @@ void kt_kube_client_free(struct kt_kube_client *c)
     }
     curl_easy_cleanup(c->easy);
     kt_buf_release(&c->body);
+    kt_buf_release(&c->sendbuf);
     free(c);
 }
 
@@ -335,20 +337,25 @@ static struct curl_slist *make_headers(struct kt_kube_client *c, const struct re
     return h;
 }
 
-/* The response buffer stays from one request to the next: one allocation per client instead
- * of a doubling series (64 bytes .. the body's size) per response, whose large chunks made
- * glibc consolidate its free lists (malloc_consolidate) on every request. One grown past
- * BODY_KEEP (a LIST page) is given back. */
+/* The response buffer and the request's (sendbuf) stay from one request to the next: one
+ * allocation per client instead of a doubling series (64 bytes .. the body's size) per
+ * request, whose large chunks made glibc consolidate its free lists (malloc_consolidate) on
+ * every request. One grown past BODY_KEEP (a LIST page) is given back. */
 #define BODY_KEEP (256u * 1024)
+
+static void keep_reset(struct kt_buf *b, size_t max)
+{
+    if (b->cap > BODY_KEEP || b->max != max) {
+        kt_buf_release(b);
+        kt_buf_init(b, max);
+    } else {
+        kt_buf_reset(b);
+    }
+}
 
 static void body_reset(struct kt_kube_client *c)
 {
-    if (c->body.cap > BODY_KEEP || c->body.max != c->cfg->body_max) {
-        kt_buf_release(&c->body);
-        kt_buf_init(&c->body, c->cfg->body_max);
-    } else {
-        kt_buf_reset(&c->body);
-    }
+    keep_reset(&c->body, c->cfg->body_max);
 }
 
 /* One attempt. Returns the CURLcode; *http gets the status (0 when none). */
@@ -524,16 +531,15 @@ int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const c
 static int send_obj(struct kt_kube_client *c, struct kt_kube_http_req req, const json_t *obj,
                     json_t **out, struct kt_err *err)
 {
-    struct kt_buf body;
+    struct kt_buf *body = &c->sendbuf;
     int rc = -1;
 
-    kt_buf_init(&body, c->cfg->body_max);
-    if (kt_json_dump_buf(obj, &body, err) == 0) {
-        req.body = body.data;
-        req.body_len = body.len;
+    keep_reset(body, c->cfg->body_max);
+    if (kt_json_dump_buf(obj, body, err) == 0) {
+        req.body = body->data;
+        req.body_len = body->len;
         rc = kt_kube_request(c, &req, out, err);
     }
-    kt_buf_release(&body);
     return rc;
 }
 

@@ -41,7 +41,8 @@ struct kt_kube_config {
 struct kt_kube_client {
     struct kt_kube_config *cfg; /* not owned */
     CURL *easy;
-    struct kt_buf body;
+    struct kt_buf body;    /* the response; kept between requests (kube.c body_reset) */
+    struct kt_buf sendbuf; /* the request object serialised; kept the same way */
     bool body_too_big;
     struct kt_kube_status last;
     atomic_ulong retries; /* attempts repeated by the retry policy */
