@@ -326,7 +326,8 @@ struct kt_kube_lines {
     bool overflow; /* a line exceeded the cap; the stream is unusable */
 };
 void kt_kube_lines_init(struct kt_kube_lines *l, size_t max_line);
-/* Feed n bytes; calls fn(ud, line, len) for each complete non-empty line (without '\n').
+/* Feed n bytes; calls fn(ud, line, len) for each complete non-empty line (without '\n'; not
+ * NUL-terminated: a line whole in data is passed in place, without a copy).
  * fn returns 0 to go on, non-zero to stop (the value is returned). A line over the cap is
  * -1 with KT_ETOOBIG. Does not retain data. */
 int kt_kube_lines_feed(struct kt_kube_lines *l, const char *data, size_t n,
