@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/base/json.h"
+#include "common/base/jsoncut.h"
 #include "common/kube/kube_internal.h"
 #include "common/base/mem.h"
 
@@ -443,6 +444,9 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
 static int finish(struct kt_kube_client *c, long http, json_t **out, struct kt_err *err)
 {
     if (http >= 200 && http < 300) {
+        if (out && c->body.len > 0 && c->cfg->drop_managed_fields) {
+            kt_json_cut_managed_fields(c->body.data, &c->body.len);
+        }
         if (out && c->body.len > 0) {
             *out = kt_json_parse(c->body.data, c->body.len, err);
             if (!*out) {

@@ -26,8 +26,9 @@ struct kt_kube_config {
     char *ns;        /* default namespace from the context; "" when none */
     long request_ms; /* whole-request timeout for non-watch calls */
     long connect_ms;
-    size_t body_max; /* response body cap */
-    size_t line_max; /* watch line cap */
+    size_t body_max;          /* response body cap */
+    size_t line_max;          /* watch line cap */
+    bool drop_managed_fields; /* kt_kube_config_drop_managed_fields */
 
     pthread_mutex_t lock;        /* guards the fields below */
     struct kt_kube_ratelimit rl; /* process-wide QPS/burst for clients of this config */
@@ -106,6 +107,8 @@ struct kt__kube_stream {
     char *url;
     char errbuf[CURL_ERROR_SIZE];
     struct kt_json_arena *arena; /* borrowed; NULL = the heap */
+    bool drop_managed_fields;    /* from the config */
+    struct kt_buf cut;           /* an event line without its managedFields */
 };
 
 /* What a watch stream reads and whom it tells. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/base/json.h"
+#include "common/base/jsoncut.h"
 #include "common/kube/kube_internal.h"
 #include "common/base/mem.h"
 
@@ -160,12 +161,32 @@ out:
 
 /* ---- the stream state machine ----------------------------------------------------------- */
 
+/* line without its metadata.managedFields when the config drops them and it has one (in
+ * s->cut, a copy; line itself may be curl's). */
+static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t *len)
+{
+    if (!s->drop_managed_fields || !kt_json_has_managed_fields(line, *len)) {
+        return line;
+    }
+    kt_buf_reset(&s->cut);
+    if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0) {
+        kt_buf_init(&s->cut, s->lines.line.max);
+        return line;
+    }
+    if (!kt_json_cut_managed_fields_to(line, *len, s->cut.data, &s->cut.len)) {
+        return line;
+    }
+    *len = s->cut.len;
+    return s->cut.data;
+}
+
 /* Decode one event and hand it to fn. */
 static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
 {
     struct kt_kube_watch_event ev;
     int rc;
 
+    line = cut_line(s, line, &len);
     if (kt_kube_watch_decode_line(line, len, &ev, &s->err) < 0) {
         s->failed = true;
         return -1;
@@ -255,6 +276,8 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->ud = o->ud;
     s->stop = o->stop;
     s->arena = o->arena;
+    s->drop_managed_fields = cfg->drop_managed_fields;
+    kt_buf_init(&s->cut, cfg->line_max);
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
     if (auth) {
@@ -315,6 +338,7 @@ void kt__kube_stream_release(struct kt__kube_stream *s)
     }
     kt_kube_lines_release(&s->lines);
     kt_buf_release(&s->errbody);
+    kt_buf_release(&s->cut);
     curl_slist_free_all(s->headers);
     s->headers = NULL;
     free(s->url);
