@@ -240,7 +240,7 @@ baseline() { # baseline NS
 # ---- 1. idle ----
 : >"$W/results"
 SIDES="kt${BEFORE:+ before}$([ "$HAVE_UP" = 1 ] && echo " up")"
-rotated() { # rotated R - the sides in round R's order (each side leads in turn)
+sides_in_order() { # sides_in_order R - the sides in round R's order (each side leads in turn)
     local -a a
     read -ra a <<<"$SIDES"
     local n=${#a[@]} i
@@ -253,7 +253,7 @@ done
 # ---- 2. interleaved rounds ----
 for r in $(seq "$ROUNDS"); do
     [ "${BENCH_BASELINE:-1}" = 0 ] || baseline "base-$r"
-    for who in $(rotated "$r"); do
+    for who in $(sides_in_order "$r"); do
         drain "$who" "$who-$r" "$N" "$N"
     done
 done

@@ -37,8 +37,8 @@ static void drop_everywhere(json_t *v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *t = malloc(size + 1);
-    char *out = malloc(size + 1);
+    char *t = kt_xmalloc(size + 1);
+    char *out = kt_xmalloc(size + 1);
     size_t len = size, out_len = 0;
 
     kt_mem_init();
