@@ -374,6 +374,11 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+    /* HTTP/1.1: a client sends one request at a time on its own connection, so HTTP/2's
+     * streams would buy nothing here and its framing and header compression cost CPU on
+     * every request (docs/benchmarks.md "Reconciler CPU: the decoder"). Watches keep HTTP/2
+     * (informer.c: one connection for all of a loop's watches). */
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     if (strcmp(r->method, "GET") != 0 && r->body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
