@@ -50,37 +50,4 @@ void kt_mem_soft_end(void);
 /* Route jansson's allocations through kt_xmalloc. Idempotent. */
 void kt_mem_init(void);
 
-/* A jansson arena: a bump allocator for the trees of one short piece of work on one thread
- * (decoding a watch event and storing it), given back in one go instead of malloc + free per
- * node. It reserves `reserve` bytes of address space once; pages are touched as used and the
- * ones beyond the first KT_JSON_ARENA_KEEP bytes are returned to the system at each leave, so
- * a large event costs RSS only while it is decoded. An allocation that does not fit goes to the
- * heap as usual (a tree may mix both; json_decref frees each part where it came from).
- *
- * Inside kt_json_arena_enter(a) .. kt_json_arena_leave(a) on a thread, jansson's allocations
- * there come from a and freeing them is a no-op. At leave every tree made from a is gone: the
- * scope's code must not keep any (no json_incref that outlives it, no member of a tree that
- * lives on put into a longer-lived tree). Code in the scope that may keep what it makes
- * (callbacks) runs between kt_json_arena_pause() and kt_json_arena_resume(): its allocations go
- * to the heap, and freeing arena memory stays a no-op. Scopes do not nest; pauses do. Any
- * thread, one arena per thread at a time. Under ASan, memory of a left scope is poisoned. */
-struct kt_json_arena;
-
-#define KT_JSON_ARENA_KEEP (128u * 1024)
-
-/* Caller owns the result; free with kt_json_arena_free() outside any scope. */
-struct kt_json_arena *kt_json_arena_new(size_t reserve);
-/* Accepts NULL. */
-void kt_json_arena_free(struct kt_json_arena *a);
-void kt_json_arena_enter(struct kt_json_arena *a);
-void kt_json_arena_leave(struct kt_json_arena *a);
-void kt_json_arena_pause(void);
-void kt_json_arena_resume(void);
-
-/* Counters for tests: bytes handed out since enter, and the most ever used. */
-struct kt_json_arena_stats {
-    size_t used, high, fallbacks; /* fallbacks: allocations that went to the heap (full) */
-};
-void kt_json_arena_stats(const struct kt_json_arena *a, struct kt_json_arena_stats *out);
-
 #endif

@@ -29,9 +29,6 @@
 #include "common/base/mem.h"
 
 #define BACKOFF_MIN_S 0.2
-/* Address space for the loop's arena: a watch event's tree, its transform and its text. A
- * larger event spills over to the heap (common/base/mem.h). */
-#define LOOP_ARENA_RESERVE (8u * 1024 * 1024)
 #define BACKOFF_MAX_S 30.0
 
 enum state { ST_LIST, ST_WATCH, ST_WATCHING, ST_BACKOFF };
@@ -115,7 +112,6 @@ struct kt_informer_loop {
     CURLM *multi;
     struct src **srcs; /* every source of every informer added */
     size_t n;
-    struct kt_json_arena *arena; /* owned; the watch events are decoded in it */
     atomic_int stop;
     uint64_t rng;
 };
@@ -616,15 +612,13 @@ static void upsert(struct kt_informer *inf, json_t *obj)
     pthread_mutex_lock(&inf->lock);
     old = table_put(&inf->store, e);
     pthread_mutex_unlock(&inf->lock);
-    json_t *was = old && inf->h.on_update ? entry_object(old) : NULL;
-    kt_json_arena_pause(); /* handlers may keep what they make (watch events: see on_event) */
-    if (was) {
+    if (old && inf->h.on_update) {
+        json_t *was = entry_object(old);
         inf->h.on_update(inf->h.ud, was, obj);
+        json_decref(was);
     } else if (!old && inf->h.on_add) {
         inf->h.on_add(inf->h.ud, obj);
     }
-    kt_json_arena_resume();
-    json_decref(was);
     entry_free(&inf->blobs, old);
     json_decref(obj);
     free(key);
@@ -640,18 +634,13 @@ static void remove_key(struct kt_informer *inf, const char *key, json_t *last)
     pthread_mutex_unlock(&inf->lock);
     if (old && inf->h.on_delete) {
         json_t *was = last ? json_incref(last) : entry_object(old);
-        kt_json_arena_pause();
         inf->h.on_delete(inf->h.ud, was);
-        kt_json_arena_resume();
         json_decref(was);
     }
     entry_free(&inf->blobs, old);
     json_decref(last);
 }
 
-/* A watch event, decoded in the loop's arena (kt__kube_stream_opts.arena): the object, its
- * transform and its serialisation for the store live until this returns; the handlers run
- * paused, so what they keep is on the heap. */
 static int on_event(void *ud, const struct kt_kube_watch_event *ev)
 {
     struct src *sr = ud;
@@ -838,7 +827,6 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
                              .fn = on_event,
                              .ud = sr,
                              .stop = &loop->stop,
-                             .arena = loop->arena,
                          });
     /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
      * kube-apiserver does; client-go does the same): one TLS session instead of one per
@@ -891,7 +879,6 @@ struct kt_informer_loop *kt_informer_loop_new(struct kt_kube_config *cfg)
     loop->client = kt_kube_client_new(cfg);
     loop->multi = curl_multi_init();
     KT_ASSERT(loop->multi != NULL);
-    loop->arena = kt_json_arena_new(LOOP_ARENA_RESERVE);
     atomic_init(&loop->stop, 0);
     loop->rng =
         (uint64_t)kt__kube_now() * 1000003u ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
@@ -919,7 +906,6 @@ void kt_informer_loop_free(struct kt_informer_loop *loop)
     }
     curl_multi_cleanup(loop->multi);
     kt_kube_client_free(loop->client);
-    kt_json_arena_free(loop->arena);
     free(loop->srcs);
     free(loop);
 }

@@ -30,10 +30,7 @@
 #include "common/base/err.h"
 #include "common/kube/kube.h"
 
-/* Callbacks; any may be NULL. Objects are borrowed for the call and gone after it: to keep
- * one, or any part of one, copy it (json_deep_copy), never json_incref it nor put a part of it
- * into a longer-lived tree (watch events are decoded in an arena freed when the event is
- * done, common/base/mem.h; what a handler allocates itself is on the heap as usual).
+/* Callbacks; any may be NULL. Objects are borrowed for the call (json_incref to keep one).
  * old_obj is the previously stored object. on_delete gets the last known state. on_synced
  * runs once, after the first LIST has been delivered. */
 struct kt_informer_handlers {
@@ -59,8 +56,7 @@ struct kt_informer_opts {
                                   < 0 = none (the server's --min-request-timeout rule) */
     bool strip_managed_fields; /* drop metadata.managedFields before storing */
     /* Called on every object before it is stored (after managedFields stripping). Steals obj;
-     * returns the object to store (may be obj itself); keeps nothing (the trees may live in
-     * the loop's arena: see the handlers). obj's nested values may be shared with
+     * returns the object to store (may be obj itself). obj's nested values may be shared with
      * a LIST page: copy one before changing it. NULL = none. */
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;

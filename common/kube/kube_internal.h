@@ -106,9 +106,8 @@ struct kt__kube_stream {
     struct curl_slist *headers;
     char *url;
     char errbuf[CURL_ERROR_SIZE];
-    struct kt_json_arena *arena; /* borrowed; NULL = the heap */
-    bool drop_managed_fields;    /* from the config */
-    struct kt_buf cut;           /* an event line without its managedFields */
+    bool drop_managed_fields; /* from the config */
+    struct kt_buf cut;        /* an event line without its managedFields */
 };
 
 /* What a watch stream reads and whom it tells. */
@@ -118,10 +117,6 @@ struct kt__kube_stream_opts {
     kt_kube_watch_fn fn;    /* NULL: events are decoded and dropped */
     void *ud;               /* fn's first argument */
     const atomic_int *stop; /* NULL, or set non-zero from another thread to end; retained */
-    /* NULL, or an arena (common/base/mem.h; borrowed, must outlive the stream) each event is
-     * decoded in and handed to fn in: a scope per event, left when fn returns. fn must then
-     * keep nothing of the event (copy what it keeps, between kt_json_arena_pause/resume). */
-    struct kt_json_arena *arena;
 };
 
 /* Prepare s and set every option of easy for the watch o describes. Steals nothing. */

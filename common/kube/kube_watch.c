@@ -212,16 +212,7 @@ static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
 
 static int on_line(void *ud, const char *line, size_t len)
 {
-    struct kt__kube_stream *s = ud;
-    int rc;
-
-    if (!s->arena) {
-        return event_line(s, line, len);
-    }
-    kt_json_arena_enter(s->arena);
-    rc = event_line(s, line, len);
-    kt_json_arena_leave(s->arena);
-    return rc;
+    return event_line(ud, line, len);
 }
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -275,7 +266,6 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->fn = o->fn;
     s->ud = o->ud;
     s->stop = o->stop;
-    s->arena = o->arena;
     s->drop_managed_fields = cfg->drop_managed_fields;
     kt_buf_init(&s->cut, cfg->line_max);
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
