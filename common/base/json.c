@@ -327,11 +327,22 @@ static size_t escape_at(const unsigned char *p, const unsigned char *end, int go
     return 0;
 }
 
+/* The bytes escape_at may escape: 1 in either mode, 2 in Go's only. Every other byte is
+ * copied as it is, in runs. */
+static const unsigned char may_escape[256] = {
+    [0] = 1,   [1] = 1,    [2] = 1,   [3] = 1,   [4] = 1,   [5] = 1,    [6] = 1,  [7] = 1,
+    [8] = 1,   [9] = 1,    [10] = 1,  [11] = 1,  [12] = 1,  [13] = 1,   [14] = 1, [15] = 1,
+    [16] = 1,  [17] = 1,   [18] = 1,  [19] = 1,  [20] = 1,  [21] = 1,   [22] = 1, [23] = 1,
+    [24] = 1,  [25] = 1,   [26] = 1,  [27] = 1,  [28] = 1,  [29] = 1,   [30] = 1, [31] = 1,
+    ['"'] = 1, ['\\'] = 1, ['<'] = 2, ['>'] = 2, ['&'] = 2, [0xE2] = 2,
+};
+
 static int dump_string(struct dump *d, const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
     const unsigned char *end = p + len;
     const unsigned char *run = p;
+    const unsigned char mask = d->flags & DUMP_GO ? 3 : 1;
     char esc[8];
     size_t n;
 
@@ -339,6 +350,10 @@ static int dump_string(struct dump *d, const char *s, size_t len)
         return -1;
     }
     while (p < end) {
+        if (!(may_escape[*p] & mask)) {
+            p++;
+            continue;
+        }
         n = escape_at(p, end, d->flags & DUMP_GO, esc);
         if (!n) {
             p++;

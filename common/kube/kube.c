@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common/base/json.h"
+#include "common/base/jsoncut.h"
 #include "common/kube/kube_internal.h"
 #include "common/base/mem.h"
 
@@ -237,6 +238,7 @@ struct kt_kube_client *kt_kube_client_new(struct kt_kube_config *cfg)
     c->easy = curl_easy_init();
     KT_ASSERT(c->easy != NULL);
     kt_buf_init(&c->body, cfg->body_max);
+    kt_buf_init(&c->sendbuf, cfg->body_max);
     return c;
 }
 
@@ -247,6 +249,7 @@ void kt_kube_client_free(struct kt_kube_client *c)
     }
     curl_easy_cleanup(c->easy);
     kt_buf_release(&c->body);
+    kt_buf_release(&c->sendbuf);
     free(c);
 }
 
@@ -335,6 +338,27 @@ static struct curl_slist *make_headers(struct kt_kube_client *c, const struct re
     return h;
 }
 
+/* The response buffer and the request's (sendbuf) stay from one request to the next: one
+ * allocation per client instead of a doubling series (64 bytes .. the body's size) per
+ * request, whose large chunks made glibc consolidate its free lists (malloc_consolidate) on
+ * every request. One grown past BODY_KEEP (a LIST page) is given back. */
+#define BODY_KEEP (256u * 1024)
+
+static void keep_reset(struct kt_buf *b, size_t max)
+{
+    if (b->cap > BODY_KEEP || b->max != max) {
+        kt_buf_release(b);
+        kt_buf_init(b, max);
+    } else {
+        kt_buf_reset(b);
+    }
+}
+
+static void body_reset(struct kt_kube_client *c)
+{
+    keep_reset(&c->body, c->cfg->body_max);
+}
+
 /* One attempt. Returns the CURLcode; *http gets the status (0 when none). */
 static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool reread, long *http,
                              long *retry_after)
@@ -350,6 +374,11 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+    /* HTTP/1.1: a client sends one request at a time on its own connection, so HTTP/2's
+     * streams would buy nothing here and its framing and header compression cost CPU on
+     * every request (docs/benchmarks.md "Reconciler CPU: the decoder"). Watches keep HTTP/2
+     * (informer.c: one connection for all of a loop's watches). */
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     if (strcmp(r->method, "GET") != 0 && r->body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
@@ -362,8 +391,7 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
     c->errbuf[0] = '\0';
-    kt_buf_release(&c->body);
-    kt_buf_init(&c->body, c->cfg->body_max);
+    body_reset(c);
     c->body_too_big = false;
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(e);
@@ -421,6 +449,9 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
 static int finish(struct kt_kube_client *c, long http, json_t **out, struct kt_err *err)
 {
     if (http >= 200 && http < 300) {
+        if (out && c->body.len > 0 && c->cfg->drop_managed_fields) {
+            kt_json_cut_managed_fields(c->body.data, &c->body.len);
+        }
         if (out && c->body.len > 0) {
             *out = kt_json_parse(c->body.data, c->body.len, err);
             if (!*out) {
@@ -509,16 +540,15 @@ int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const c
 static int send_obj(struct kt_kube_client *c, struct kt_kube_http_req req, const json_t *obj,
                     json_t **out, struct kt_err *err)
 {
-    struct kt_buf body;
+    struct kt_buf *body = &c->sendbuf;
     int rc = -1;
 
-    kt_buf_init(&body, c->cfg->body_max);
-    if (kt_json_dump_buf(obj, &body, err) == 0) {
-        req.body = body.data;
-        req.body_len = body.len;
+    keep_reset(body, c->cfg->body_max);
+    if (kt_json_dump_buf(obj, body, err) == 0) {
+        req.body = body->data;
+        req.body_len = body->len;
         rc = kt_kube_request(c, &req, out, err);
     }
-    kt_buf_release(&body);
     return rc;
 }
 

@@ -64,6 +64,10 @@ KT_MUST_CHECK struct kt_kube_config *
 kt_kube_config_load_rated(const char *kubeconfig_path, double qps, int burst, struct kt_err *err);
 void kt_kube_config_set_timeouts(struct kt_kube_config *cfg, long request_ms, long connect_ms);
 void kt_kube_config_set_caps(struct kt_kube_config *cfg, size_t body_max, size_t line_max);
+/* drop true: the objects of responses, list pages and watch events of this config's clients,
+ * streams and informers arrive without metadata.managedFields, cut from the text before it is
+ * parsed (common/base/jsoncut.h): for a process that never reads them. Default false. */
+void kt_kube_config_drop_managed_fields(struct kt_kube_config *cfg, bool drop);
 
 /* The server URL ("https://host:port", no trailing slash). Borrowed from cfg. */
 const char *kt_kube_config_server(const struct kt_kube_config *cfg);
@@ -326,7 +330,8 @@ struct kt_kube_lines {
     bool overflow; /* a line exceeded the cap; the stream is unusable */
 };
 void kt_kube_lines_init(struct kt_kube_lines *l, size_t max_line);
-/* Feed n bytes; calls fn(ud, line, len) for each complete non-empty line (without '\n').
+/* Feed n bytes; calls fn(ud, line, len) for each complete non-empty line (without '\n'; not
+ * NUL-terminated: a line whole in data is passed in place, without a copy).
  * fn returns 0 to go on, non-zero to stop (the value is returned). A line over the cap is
  * -1 with KT_ETOOBIG. Does not retain data. */
 int kt_kube_lines_feed(struct kt_kube_lines *l, const char *data, size_t n,

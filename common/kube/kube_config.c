@@ -85,6 +85,11 @@ void kt_kube_config_set_caps(struct kt_kube_config *cfg, size_t body_max, size_t
     cfg->line_max = line_max;
 }
 
+void kt_kube_config_drop_managed_fields(struct kt_kube_config *cfg, bool drop)
+{
+    cfg->drop_managed_fields = drop;
+}
+
 const char *kt_kube_config_server(const struct kt_kube_config *cfg)
 {
     return cfg->server;

@@ -26,8 +26,9 @@ struct kt_kube_config {
     char *ns;        /* default namespace from the context; "" when none */
     long request_ms; /* whole-request timeout for non-watch calls */
     long connect_ms;
-    size_t body_max; /* response body cap */
-    size_t line_max; /* watch line cap */
+    size_t body_max;          /* response body cap */
+    size_t line_max;          /* watch line cap */
+    bool drop_managed_fields; /* kt_kube_config_drop_managed_fields */
 
     pthread_mutex_t lock;        /* guards the fields below */
     struct kt_kube_ratelimit rl; /* process-wide QPS/burst for clients of this config */
@@ -41,7 +42,8 @@ struct kt_kube_config {
 struct kt_kube_client {
     struct kt_kube_config *cfg; /* not owned */
     CURL *easy;
-    struct kt_buf body;
+    struct kt_buf body;    /* the response; kept between requests (kube.c body_reset) */
+    struct kt_buf sendbuf; /* the request object serialised; kept the same way */
     bool body_too_big;
     struct kt_kube_status last;
     atomic_ulong retries; /* attempts repeated by the retry policy */
@@ -104,6 +106,8 @@ struct kt__kube_stream {
     struct curl_slist *headers;
     char *url;
     char errbuf[CURL_ERROR_SIZE];
+    bool drop_managed_fields; /* from the config */
+    struct kt_buf cut;        /* an event line without its managedFields */
 };
 
 /* What a watch stream reads and whom it tells. */

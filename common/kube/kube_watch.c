@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/base/json.h"
+#include "common/base/jsoncut.h"
 #include "common/kube/kube_internal.h"
 #include "common/base/mem.h"
 
@@ -49,6 +50,16 @@ int kt_kube_lines_feed(struct kt_kube_lines *l, const char *data, size_t n,
 
         if (l->overflow) {
             return kt_err_set(err, KT_ETOOBIG, "watch line over %zu bytes", l->line.max);
+        }
+        if (nl && l->line.len == 0 && take <= l->line.max) {
+            /* A whole line in this chunk: read it where it is, no copy. */
+            rc = take > 0 && !blank(data, take) ? fn(ud, data, take) : 0;
+            data += take + 1;
+            n -= take + 1;
+            if (rc != 0) {
+                return rc;
+            }
+            continue;
         }
         if (kt_buf_append(&l->line, data, take, err) < 0) {
             l->overflow = true;
@@ -150,12 +161,32 @@ out:
 
 /* ---- the stream state machine ----------------------------------------------------------- */
 
-static int on_line(void *ud, const char *line, size_t len)
+/* line without its metadata.managedFields when the config drops them and it has one (in
+ * s->cut, a copy; line itself may be curl's). */
+static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t *len)
 {
-    struct kt__kube_stream *s = ud;
+    if (!s->drop_managed_fields || !kt_json_has_managed_fields(line, *len)) {
+        return line;
+    }
+    kt_buf_reset(&s->cut);
+    if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0) {
+        kt_buf_init(&s->cut, s->lines.line.max);
+        return line;
+    }
+    if (!kt_json_cut_managed_fields_to(line, *len, s->cut.data, &s->cut.len)) {
+        return line;
+    }
+    *len = s->cut.len;
+    return s->cut.data;
+}
+
+/* Decode one event and hand it to fn. */
+static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
+{
     struct kt_kube_watch_event ev;
     int rc;
 
+    line = cut_line(s, line, &len);
     if (kt_kube_watch_decode_line(line, len, &ev, &s->err) < 0) {
         s->failed = true;
         return -1;
@@ -177,6 +208,11 @@ static int on_line(void *ud, const char *line, size_t len)
         return -1;
     }
     return 0;
+}
+
+static int on_line(void *ud, const char *line, size_t len)
+{
+    return event_line(ud, line, len);
 }
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *ud)
@@ -230,6 +266,8 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->fn = o->fn;
     s->ud = o->ud;
     s->stop = o->stop;
+    s->drop_managed_fields = cfg->drop_managed_fields;
+    kt_buf_init(&s->cut, cfg->line_max);
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
     if (auth) {
@@ -290,6 +328,7 @@ void kt__kube_stream_release(struct kt__kube_stream *s)
     }
     kt_kube_lines_release(&s->lines);
     kt_buf_release(&s->errbody);
+    kt_buf_release(&s->cut);
     curl_slist_free_all(s->headers);
     s->headers = NULL;
     free(s->url);

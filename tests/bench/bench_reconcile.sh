@@ -31,6 +31,10 @@
 # is tests/tools/rss_floor: the same libraries loaded and initialised, no kt code run.
 # Without upstream's binary (tests/parity/upstream_lib.sh: $UP_BIN), prints kt's figures and
 # `upstream: not built`.
+# Knobs for measuring a change of kt itself: BENCH_KT_BEFORE=PATH runs that kt-reconciler binary
+# (e.g. main's) as a third side, "before", in every round and every idle measurement, in an
+# order that rotates with the rounds, and prints kt/before; BENCH_UPSTREAM=0 leaves upstream
+# out and BENCH_BASELINE=0 the plain client (both run by default).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -45,7 +49,9 @@ KTCTL="$root/$b/bin/ktctl"
 [ -x "$REC" ] && [ -x "$KTCTL" ] || make -s "$REC" "$KTCTL" >/dev/null || exit 1
 . tests/parity/upstream_lib.sh
 HAVE_UP=0
-[ -x "$UP_BIN" ] && HAVE_UP=1
+[ -x "$UP_BIN" ] && [ "${BENCH_UPSTREAM:-1}" != 0 ] && HAVE_UP=1
+BEFORE=${BENCH_KT_BEFORE:-}
+[ -z "$BEFORE" ] || [ -x "$BEFORE" ] || { echo "bench: BENCH_KT_BEFORE=$BEFORE is not executable"; exit 1; }
 . tests/lib_kube.sh # $T (kept with KT_KEEP=1), kt_cleanup, kt_daemon, kc
 # shellcheck disable=SC2034 # KT_KEEP: read by tests/lib.sh at exit
 [ -n "${BENCH_KEEP:-}" ] && KT_KEEP=1
@@ -91,8 +97,8 @@ rec() { echo "$1 $2" >>"$W/results"; } # rec NAME VALUE - one sample
 med() { awk -v k="$1" '$1 == k {print $2}' "$W/results" | median_in; }
 
 # ---- starting and stopping the managers ----
-start_kt() { # kt_daemon: returns once ready (the drain's watch runs meanwhile); log $W/rec.log
-    kt_daemon rec "$REC" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
+start_kt() { # start_kt [BIN] - kt_daemon: returns once ready (the drain's watch runs meanwhile); log $W/rec.log
+    kt_daemon rec "${1:-$REC}" --config "$W/config.yaml" --kubeconfig "$KT_RECONCILER_KUBECONFIG" --workers 4 \
         --health-listen 127.0.0.1:0 --metrics-listen 0 --log-level warn
     RPID=$(eval echo "\$PID_rec")
     MPID=$RPID
@@ -107,12 +113,14 @@ start_up() { # up_start waits for upstream's /readyz (its webhook server), not i
     MPID=$(sed -n 's/^UP_PID=//p' "$W/up/env")
 }
 stop_up() { up_stop "$W/up" 2>>"$W/up.log"; }
+bin_of() { if [ "$1" = before ]; then echo "$BEFORE"; else echo "$REC"; fi; } # bin_of kt|before
+stop_side() { if [ "$1" = up ]; then stop_up; else stop_kt; fi; }
 
 # idle NAME - start a manager, wait until ready and for the caches (2 s), record its RSS
 idle() {
     local who=$1 tag=$2
-    if [ "$who" = kt ]; then
-        start_kt >"$W/start.out" || { echo "bench: kt-reconciler not ready"; tail -5 "$W/rec.log"; return 1; }
+    if [ "$who" = kt ] || [ "$who" = before ]; then
+        start_kt "$(bin_of "$who")" >"$W/start.out" || { echo "bench: kt-reconciler not ready"; tail -5 "$W/rec.log"; return 1; }
     else
         start_up || { echo "bench: upstream manager not ready"; return 1; }
     fi
@@ -120,7 +128,7 @@ idle() {
     rec "$who-rss-$tag" "$(rss "$MPID")"
     rec "$who-priv-$tag" "$(priv "$MPID")"
     rec "$who-anon-$tag" "$(anon "$MPID")"
-    if [ "$who" = kt ]; then stop_kt; else stop_up; fi
+    stop_side "$who"
 }
 
 # ---- watching TrainJob status ----
@@ -162,8 +170,8 @@ drain() {
     kc create -f "$W/tj.json" >/dev/null || return 1
     watch_status "$ns" "$n"
     t0=$(wall_s)
-    if [ "$who" = kt ]; then
-        start_kt >"$W/start.out"
+    if [ "$who" != up ]; then
+        start_kt "$(bin_of "$who")" >"$W/start.out"
     else
         start_up || { kill "$(cat "$W/curl.pid")" 2>/dev/null; return 1; }
     fi
@@ -182,7 +190,7 @@ drain() {
         rec "$who-hwm-$tag" "$(hwm "$MPID")"
         rec "$who-jobsets-$tag" "$(kc get jobsets -n "$ns" -o name | wc -l)"
     fi
-    if [ "$who" = kt ]; then stop_kt; else stop_up; fi
+    stop_side "$who"
     clear_ns "$ns"
 }
 
@@ -231,19 +239,23 @@ baseline() { # baseline NS
 
 # ---- 1. idle ----
 : >"$W/results"
-idle kt idle || exit 0
-[ "$HAVE_UP" = 1 ] && idle up idle
+SIDES="kt${BEFORE:+ before}$([ "$HAVE_UP" = 1 ] && echo " up")"
+sides_in_order() { # sides_in_order R - the sides in round R's order (each side leads in turn)
+    local -a a
+    read -ra a <<<"$SIDES"
+    local n=${#a[@]} i
+    for ((i = 0; i < n; i++)); do printf '%s ' "${a[$(((i + $1 - 1) % n))]}"; done
+}
+for who in $SIDES; do
+    idle "$who" idle || exit 0
+done
 
 # ---- 2. interleaved rounds ----
 for r in $(seq "$ROUNDS"); do
-    baseline "base-$r"
-    if [ $((r % 2)) = 1 ] || [ "$HAVE_UP" = 0 ]; then
-        drain kt "kt-$r" "$N" "$N"
-        [ "$HAVE_UP" = 1 ] && drain up "up-$r" "$N" "$N"
-    else
-        drain up "up-$r" "$N" "$N"
-        drain kt "kt-$r" "$N" "$N"
-    fi
+    [ "${BENCH_BASELINE:-1}" = 0 ] || baseline "base-$r"
+    for who in $(sides_in_order "$r"); do
+        drain "$who" "$who-$r" "$N" "$N"
+    done
 done
 
 # ---- 3. growth ----
@@ -261,21 +273,26 @@ if [ "${BENCH_UNRELATED:-1}" != 0 ]; then
              labels: {app: "someone-else"}}} + (if $k == "Secret" then {stringData: {v: $pad}} else {data: {v: $pad}} end)]}' |
             kc create -f - >/dev/null
     done
-    idle kt unrelated
-    [ "$HAVE_UP" = 1 ] && idle up unrelated
+    for who in $SIDES; do
+        idle "$who" unrelated
+    done
 fi
 
 # ---- report ----
 report() { # report LABEL KEY UNIT
-    local k u
+    local k u b line
     k=$(med "kt-$2")
     [ -n "$k" ] || return 0
+    line="bench: $1: kt $k $3"
+    if [ -n "$BEFORE" ]; then
+        b=$(med "before-$2")
+        line+=", before ${b:-?} $3, kt/before $(ratio_of "$k" "$b")"
+    fi
     if [ "$HAVE_UP" = 1 ]; then
         u=$(med "up-$2")
-        echo "bench: $1: kt $k $3, upstream ${u:-?} $3, kt/upstream $(ratio_of "$k" "$u")"
-    else
-        echo "bench: $1: kt $k $3"
+        line+=", upstream ${u:-?} $3, kt/upstream $(ratio_of "$k" "$u")"
     fi
+    echo "$line"
 }
 echo "bench: reconciler ($ROUNDS interleaved rounds, medians; client QPS $QPS burst $BURST for both)"
 report "idle rss" rss-idle KB
@@ -293,14 +310,15 @@ report "private-$N settled" "priv-$N" KB
 report "anonymous-$N settled" "anon-$N" KB
 report "peak rss-$N" "hwm-$N" KB
 base=$(med base-drain)
-echo "bench: reconcile-$N plain-client baseline: $base s; kt drain/baseline $(ratio_of "$(med "kt-drain-$N")" "$base")"
+[ "${BENCH_BASELINE:-1}" = 0 ] || echo "bench: reconcile-$N plain-client baseline: $base s; kt drain/baseline $(ratio_of "$(med "kt-drain-$N")" "$base")"
 per() { # per WHO TAG COUNT - KB per TrainJob above idle
     local a i
     a=$(med "$1-rss-$2")
     i=$(med "$1-rss-idle")
     [ -n "$a" ] && [ -n "$i" ] && awk -v a="$a" -v i="$i" -v n="$3" 'BEGIN {printf "%.1f", (a - i) / n}'
 }
-echo "bench: rss per TrainJob at $N: kt $(per kt "$N" "$N") KB$([ "$HAVE_UP" = 1 ] && echo ", upstream $(per up "$N" "$N") KB")"
+echo "bench: rss per TrainJob at $N: kt $(per kt "$N" "$N") KB${BEFORE:+, before $(per before "$N" "$N") KB}$([ "$HAVE_UP" = 1 ] && echo ", upstream $(per up "$N" "$N") KB")"
+echo "bench: cpu per TrainJob at $N: kt $(awk -v a="$(med "kt-cpu-$N")" -v n="$N" 'BEGIN {printf "%.2f", a / n * 1000}') ms${BEFORE:+, before $(awk -v a="$(med "before-cpu-$N")" -v n="$N" 'BEGIN {printf "%.2f", a / n * 1000}') ms}"
 if [ "$G" -gt 0 ]; then
     echo "bench: reconcile-$G drain: kt $(med "kt-drain-$G") s (kt only)"
     echo "bench: reconcile-$G cpu: kt $(med "kt-cpu-$G") s"
@@ -313,6 +331,7 @@ if [ "${BENCH_UNRELATED:-1}" != 0 ]; then
     report "idle anonymous with them" anon-unrelated KB
     echo "bench: unrelated objects: kt idle rss $(med kt-rss-idle) -> $(med kt-rss-unrelated) KB$([ "$HAVE_UP" = 1 ] && echo ", upstream $(med up-rss-idle) -> $(med up-rss-unrelated) KB")"
 fi
-echo "bench: checks: kt jobsets per run $(med "kt-jobsets-$N")$([ "$HAVE_UP" = 1 ] && echo ", upstream $(med "up-jobsets-$N")")"
-[ "$HAVE_UP" = 1 ] || echo "bench: upstream: not built"
+echo "bench: checks: kt jobsets per run $(med "kt-jobsets-$N")${BEFORE:+, before $(med "before-jobsets-$N")}$([ "$HAVE_UP" = 1 ] && echo ", upstream $(med "up-jobsets-$N")")"
+[ "$HAVE_UP" = 1 ] || [ "${BENCH_UPSTREAM:-1}" = 0 ] || echo "bench: upstream: not built"
+echo "bench: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 exit 0

@@ -355,6 +355,20 @@ static void test_lines(void)
     CHECK_EQ_INT(kt_kube_lines_feed(&lines, "\n", 1, log_line, &log, &err), -1);
     kt_kube_lines_release(&lines);
 
+    /* Whole lines in one chunk are passed in place (no copy): the same lines, and the cap
+     * holds for them too (8 bytes fit, 9 do not). */
+    kt_kube_lines_init(&lines, 8);
+    kt_buf_reset(&log.all);
+    log.count = 0;
+    CHECK_OK(kt_kube_lines_feed(&lines, "g\n12345678\n\t\nh", 14, log_line, &log, &err));
+    CHECK_OK(kt_kube_lines_feed(&lines, "i\nj\n", 4, log_line, &log, &err));
+    CHECK_EQ_STR(log.all.data, "g|12345678|hi|j|");
+    CHECK_EQ_INT(log.count, 4);
+    CHECK_EQ_INT(kt_kube_lines_feed(&lines, "k\n123456789\n", 12, log_line, &log, &err), -1);
+    CHECK_EQ_INT(err.code, KT_ETOOBIG);
+    CHECK_EQ_INT(log.count, 5);
+    kt_kube_lines_release(&lines);
+
     /* The callback's non-zero value stops the feed and is returned. */
     kt_kube_lines_init(&lines, 64);
     log.count = 0;

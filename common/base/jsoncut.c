@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/base/jsoncut.c - drop metadata.managedFields from JSON text (jsoncut.h).
+ *
+ * Two passes: a walk that checks the text is well-formed JSON and notes the byte ranges to
+ * cut, then, only when the walk succeeded, one compaction that moves the kept ranges down. */
+#include "common/base/jsoncut.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/mem.h"
+
+#define DEPTH_MAX 64
+#define KEY_META "metadata"
+#define KEY_MF "managedFields"
+
+struct range {
+    size_t from, to; /* [from, to) is cut */
+};
+
+struct walk {
+    const char *t;
+    size_t len;
+    struct range *cuts; /* owned */
+    size_t n, cap;
+};
+
+static size_t skip_ws(const struct walk *w, size_t i)
+{
+    while (i < w->len &&
+           (w->t[i] == ' ' || w->t[i] == '\t' || w->t[i] == '\n' || w->t[i] == '\r')) {
+        i++;
+    }
+    return i;
+}
+
+/* t[i] is '"': the index after the closing quote, or SIZE_MAX. */
+static size_t skip_string(const struct walk *w, size_t i)
+{
+    for (i++; i < w->len; i++) {
+        const char *q = memchr(w->t + i, '"', w->len - i);
+        if (!q) {
+            return SIZE_MAX;
+        }
+        size_t at = (size_t)(q - w->t);
+        size_t bs = 0; /* backslashes right before the quote */
+        while (at - bs > i && w->t[at - bs - 1] == '\\') {
+            bs++;
+        }
+        if (bs % 2 == 0) {
+            return at + 1;
+        }
+        i = at;
+    }
+    return SIZE_MAX;
+}
+
+/* A number or literal: up to the next delimiter; SIZE_MAX when empty or not one of them. */
+static size_t skip_scalar(const struct walk *w, size_t i)
+{
+    size_t s = i;
+    while (i < w->len && !strchr(",}] \t\r\n", w->t[i])) {
+        char c = w->t[i];
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' ||
+              (c >= 'a' && c <= 'z'))) {
+            return SIZE_MAX;
+        }
+        i++;
+    }
+    return i > s ? i : SIZE_MAX;
+}
+
+static void add_cut(struct walk *w, size_t from, size_t to)
+{
+    while (w->n > 0 && w->cuts[w->n - 1].from >= from) {
+        w->n--; /* inside this one (a managedFields within a managedFields) */
+    }
+    if (w->n == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 8;
+        w->cuts = kt_xrealloc(w->cuts, w->cap * sizeof(*w->cuts));
+    }
+    w->cuts[w->n++] = (struct range){from, to};
+}
+
+static size_t walk_value(struct walk *w, size_t i, int depth, bool is_meta);
+
+static bool key_is(const struct walk *w, size_t ks, size_t ke, const char *k)
+{
+    size_t n = strlen(k);
+    return ke - ks == n + 2 && memcmp(w->t + ks + 1, k, n) == 0;
+}
+
+/* t[i] is '{': the index after the object, or SIZE_MAX. In a metadata object, notes each
+ * managedFields member with the comma that separates it. */
+static size_t walk_object(struct walk *w, size_t i, int depth, bool is_meta)
+{
+    size_t prev_comma = SIZE_MAX; /* the comma before this member, if any */
+
+    i = skip_ws(w, i + 1);
+    if (i < w->len && w->t[i] == '}') {
+        return i + 1;
+    }
+    for (;;) {
+        if (i >= w->len || w->t[i] != '"') {
+            return SIZE_MAX;
+        }
+        size_t ks = i, ke = skip_string(w, i);
+        if (ke == SIZE_MAX) {
+            return SIZE_MAX;
+        }
+        i = skip_ws(w, ke);
+        if (i >= w->len || w->t[i] != ':') {
+            return SIZE_MAX;
+        }
+        size_t ve = walk_value(w, skip_ws(w, i + 1), depth + 1, key_is(w, ks, ke, KEY_META));
+        if (ve == SIZE_MAX) {
+            return SIZE_MAX;
+        }
+        i = skip_ws(w, ve);
+        if (i >= w->len || (w->t[i] != ',' && w->t[i] != '}')) {
+            return SIZE_MAX;
+        }
+        bool last = w->t[i] == '}';
+        if (is_meta && key_is(w, ks, ke, KEY_MF)) {
+            if (!last) {
+                add_cut(w, ks, skip_ws(w, i + 1)); /* the member, its comma, the blanks after */
+            } else if (prev_comma != SIZE_MAX) {
+                add_cut(w, prev_comma, ve); /* the comma before it, the member */
+            } else {
+                add_cut(w, ks, ve); /* the only member */
+            }
+        }
+        if (last) {
+            return i + 1;
+        }
+        prev_comma = i;
+        i = skip_ws(w, i + 1);
+    }
+}
+
+/* t[i] is '[': the index after the array, or SIZE_MAX. */
+static size_t walk_array(struct walk *w, size_t i, int depth)
+{
+    i = skip_ws(w, i + 1);
+    if (i < w->len && w->t[i] == ']') {
+        return i + 1;
+    }
+    for (;;) {
+        size_t ve = walk_value(w, i, depth + 1, false);
+        if (ve == SIZE_MAX) {
+            return SIZE_MAX;
+        }
+        i = skip_ws(w, ve);
+        if (i >= w->len || (w->t[i] != ',' && w->t[i] != ']')) {
+            return SIZE_MAX;
+        }
+        if (w->t[i] == ']') {
+            return i + 1;
+        }
+        i = skip_ws(w, i + 1);
+    }
+}
+
+static size_t walk_value(struct walk *w, size_t i, int depth, bool is_meta)
+{
+    if (i >= w->len || depth > DEPTH_MAX) {
+        return SIZE_MAX;
+    }
+    switch (w->t[i]) {
+    case '{':
+        return walk_object(w, i, depth, is_meta);
+    case '[':
+        return walk_array(w, i, depth);
+    case '"':
+        return skip_string(w, i);
+    default:
+        return skip_scalar(w, i);
+    }
+}
+
+/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
+static bool plan(struct walk *w, const char *t, size_t len)
+{
+    *w = (struct walk){.t = t, .len = len};
+    if (!kt_json_has_managed_fields(t, len)) {
+        return false;
+    }
+    size_t end = walk_value(w, skip_ws(w, 0), 0, false);
+    if (end == SIZE_MAX || skip_ws(w, end) != len || w->n == 0) {
+        free(w->cuts);
+        w->cuts = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Copy t without the cuts to out (out may be t: it never runs ahead); the new length. */
+static size_t compact(const struct walk *w, char *out)
+{
+    size_t o = 0, from = 0;
+
+    for (size_t k = 0; k < w->n; k++) {
+        memmove(out + o, w->t + from, w->cuts[k].from - from);
+        o += w->cuts[k].from - from;
+        from = w->cuts[k].to;
+    }
+    memmove(out + o, w->t + from, w->len - from);
+    o += w->len - from;
+    out[o] = '\0';
+    return o;
+}
+
+bool kt_json_has_managed_fields(const char *t, size_t len)
+{
+    static const char pat[] = "\"" KEY_MF "\"";
+    const size_t n = sizeof(pat) - 1, f = 8; /* the 'F' is pat[8]: rarer than '"' */
+    size_t i = f;
+
+    while (t && i + n - f <= len) {
+        const char *q = memchr(t + i, 'F', len - (n - f) + 1 - i);
+        if (!q) {
+            return false;
+        }
+        i = (size_t)(q - t);
+        if (memcmp(t + i - f, pat, n) == 0) {
+            return true;
+        }
+        i++;
+    }
+    return false;
+}
+
+bool kt_json_cut_managed_fields(char *t, size_t *len)
+{
+    struct walk w;
+
+    if (!plan(&w, t, *len)) {
+        return false;
+    }
+    *len = compact(&w, t);
+    free(w.cuts);
+    return true;
+}
+
+bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len)
+{
+    struct walk w;
+
+    if (!plan(&w, t, len)) {
+        return false;
+    }
+    *out_len = compact(&w, out);
+    free(w.cuts);
+    return true;
+}

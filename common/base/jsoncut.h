@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* common/base/jsoncut.h - drop metadata.managedFields from JSON text before it is parsed.
+ *
+ * Kubernetes sends every object with metadata.managedFields, the server-side-apply field
+ * sets: often a third or more of the object's text, which kt's daemons never read. Parsing it
+ * into a jansson tree only to delete it cost a node, a hash entry and a malloc per field; this
+ * pass removes the member from the text first, in one walk over the bytes (a small JSON
+ * tokenizer: strings with their escapes, nesting, scalars), so the parser never sees it.
+ *
+ * Every member named "managedFields" of an object that is the value of a member named
+ * "metadata" is cut, at any depth (a watch event's object.metadata, a list's
+ * items[*].metadata, an object's own). Keys are compared as written: a key spelled with \u
+ * escapes is not recognised and stays, as does everything else. Text the walk cannot follow
+ * (truncated, unbalanced, a bad token) is left exactly as it was, for the parser to report;
+ * the walk checks structure only (not UTF-8, escapes or literals: the parser does). */
+#ifndef KT_JSONCUT_H
+#define KT_JSONCUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Cut metadata.managedFields from t[0..*len) in place; *len gets the new length (a NUL is
+ * written after it when something was cut). Returns true when something was cut. Nesting
+ * deeper than 64 stops the walk there (nothing is cut; the text stays valid). */
+bool kt_json_cut_managed_fields(char *t, size_t *len);
+
+/* The same into out (at least len + 1 bytes; t is not changed). Returns true when something
+ * was cut; else out is untouched and the caller uses t. */
+bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len);
+
+/* True when t[0..len) may hold a managedFields member (a byte search): the cheap test before
+ * a copy. */
+bool kt_json_has_managed_fields(const char *t, size_t len);
+
+#endif

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* tests/unit/test_jsoncut.c - cutting metadata.managedFields from JSON text
+ * (common/base/jsoncut.h): every position of the member, watch events and list pages, the
+ * same tree as parsing and deleting; text it cannot follow (truncated, malformed, too deep)
+ * stays as it was; strings holding the name, escapes and unicode are not mistaken for it. */
+#include "tests/test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/base/buf.h"
+#include "common/base/json.h"
+#include "common/base/jsoncut.h"
+#include "common/base/mem.h"
+
+#define MF "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:a\":{}}}]"
+
+/* Cut t in place; the text after (caller frees) and whether it was cut. */
+static char *cut(const char *t, bool *was_cut)
+{
+    size_t len = strlen(t);
+    char *c = kt_xstrdup(t);
+    *was_cut = kt_json_cut_managed_fields(c, &len);
+    CHECK_EQ_INT(strlen(c), len);
+    return c;
+}
+
+/* The cut text parses to the tree the original gives with every metadata.managedFields
+ * deleted (by path: top level, .object, .items[*]). */
+static void check_same_as_delete(const char *t)
+{
+    struct kt_err err = {0};
+    bool was;
+    char *c = cut(t, &was);
+    json_t *want = kt_json_parse(t, strlen(t), &err);
+    json_t *got = kt_json_parse(c, strlen(c), &err);
+    json_t *objs[] = {want, json_object_get(want, "object")};
+    size_t i;
+    json_t *it;
+
+    CHECK(was);
+    CHECK(want != NULL && got != NULL);
+    for (size_t k = 0; k < KT_ARRAY_SIZE(objs); k++) {
+        json_object_del(json_object_get(objs[k], "metadata"), "managedFields");
+    }
+    json_array_foreach(json_object_get(want, "items"), i, it)
+    {
+        json_object_del(json_object_get(it, "metadata"), "managedFields");
+    }
+    CHECK(kt_json_equal(want, got));
+    CHECK(strstr(c, "managedFields") == NULL);
+    json_decref(want);
+    json_decref(got);
+    free(c);
+}
+
+static void test_positions(void)
+{
+    check_same_as_delete("{\"metadata\":{\"name\":\"a\"," MF ",\"uid\":\"u\"},\"spec\":{}}");
+    check_same_as_delete("{\"metadata\":{" MF ",\"name\":\"a\"}}");
+    check_same_as_delete("{\"metadata\":{\"name\":\"a\"," MF "}}");
+    check_same_as_delete("{\"metadata\":{" MF "}}");
+    check_same_as_delete("{ \"metadata\" : {\n \"name\" : \"a\" ,\n " MF " ,\n \"x\" : 1 } }");
+    check_same_as_delete("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"TrainJob\",\"metadata\":{"
+                         "\"name\":\"t\"," MF ",\"resourceVersion\":\"9\"},\"status\":{}}}");
+    check_same_as_delete("{\"kind\":\"List\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":["
+                         "{\"metadata\":{\"name\":\"a\"," MF "}},{\"metadata\":{\"name\":\"b\"}},"
+                         "{\"metadata\":{" MF ",\"name\":\"c\"}}]}");
+    /* Escapes and unicode around it are kept byte for byte. */
+    check_same_as_delete("{\"metadata\":{\"name\":\"caf\\u00e9 \\\"q\\\" \\\\\"," MF
+                         ",\"annotations\":{\"k\":\"\\ud83d\\ude00\"}}}");
+}
+
+static void test_left_alone(void)
+{
+    static const char *const same[] = {
+        /* not under metadata */
+        "{\"spec\":{" MF "}}",
+        /* the name inside a string, escaped quotes before it */
+        "{\"metadata\":{\"a\":\"\\\"managedFields\\\":[1]\"}}",
+        /* spelled with an escape: not recognised */
+        "{\"metadata\":{\"\\u006danagedFields\":[1]}}",
+        /* truncated */
+        "{\"metadata\":{\"name\":\"a\"," MF,
+        "{\"metadata\":{" MF ",\"name\":\"a",
+        /* malformed: a missing colon, a bad token, trailing bytes, two values */
+        "{\"metadata\":{\"name\" \"a\"," MF "}}",
+        "{\"metadata\":{\"name\":@," MF "}}",
+        "{\"metadata\":{" MF "}} x",
+        "{\"metadata\":{" MF "}}{}",
+        "",
+        "[",
+    };
+    for (size_t i = 0; i < KT_ARRAY_SIZE(same); i++) {
+        bool was = true;
+        char *c = cut(same[i], &was);
+        CHECK(!was);
+        CHECK_EQ_STR(c, same[i]);
+        free(c);
+    }
+    /* Nesting deeper than the walk follows: unchanged. */
+    struct kt_buf b;
+    kt_buf_init(&b, SIZE_MAX / 2);
+    int rc = kt_buf_puts(&b, "{\"metadata\":{" MF "},\"d\":", NULL);
+    for (int i = 0; i < 70; i++) {
+        rc |= kt_buf_puts(&b, "[", NULL);
+    }
+    for (int i = 0; i < 70; i++) {
+        rc |= kt_buf_puts(&b, "]", NULL);
+    }
+    rc |= kt_buf_puts(&b, "}", NULL);
+    CHECK_OK(rc);
+    bool was = true;
+    char *c = cut(b.data, &was);
+    CHECK(!was);
+    CHECK_EQ_STR(c, b.data);
+    free(c);
+    kt_buf_release(&b);
+}
+
+/* A managedFields inside a managedFields is cut once, with its outer one. */
+static void test_nested_and_copy(void)
+{
+    static const char t[] = "{\"metadata\":{\"managedFields\":{\"metadata\":{" MF "}},\"n\":1}}";
+    char out[sizeof(t)];
+    size_t n = 0;
+    CHECK(kt_json_cut_managed_fields_to(t, sizeof(t) - 1, out, &n));
+    CHECK_EQ_STR(out, "{\"metadata\":{\"n\":1}}");
+    CHECK_EQ_INT(n, strlen(out));
+    /* Negative: nothing to cut leaves out untouched. */
+    memset(out, 'x', sizeof(out));
+    CHECK(!kt_json_cut_managed_fields_to("{\"a\":1}", 7, out, &n));
+    CHECK(out[0] == 'x');
+    CHECK(kt_json_has_managed_fields(MF, strlen(MF)));
+    CHECK(!kt_json_has_managed_fields("managedFields\"", 14));
+    CHECK(!kt_json_has_managed_fields("\"managedField\"", 14));
+    CHECK(!kt_json_has_managed_fields(NULL, 0));
+}
+
+/* A big list page: 2,000 items, each with its managedFields. */
+static void test_large_page(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    int rc;
+
+    kt_buf_init(&b, SIZE_MAX / 2);
+    rc = kt_buf_puts(&b, "{\"kind\":\"List\",\"items\":[", NULL);
+    for (int i = 0; i < 2000; i++) {
+        rc |= kt_buf_printf(&b, NULL, "%s{\"metadata\":{\"name\":\"o%d\"," MF "},\"data\":{}}",
+                            i ? "," : "", i);
+    }
+    rc |= kt_buf_puts(&b, "]}", NULL);
+    CHECK_OK(rc);
+    size_t before = b.len;
+    CHECK(kt_json_cut_managed_fields(b.data, &b.len));
+    CHECK(b.len < before);
+    json_t *v = kt_json_parse(b.data, b.len, &err);
+    CHECK_EQ_INT(json_array_size(json_object_get(v, "items")), 2000);
+    CHECK_EQ_STR(
+        kt_json_str(json_object_get(json_array_get(json_object_get(v, "items"), 1999), "metadata"),
+                    "name", ""),
+        "o1999");
+    CHECK(strstr(b.data, "managedFields") == NULL);
+    json_decref(v);
+    kt_buf_release(&b);
+}
+
+int main(void)
+{
+    kt_mem_init();
+    test_positions();
+    test_left_alone();
+    test_nested_and_copy();
+    test_large_page();
+    return test_report();
+}
