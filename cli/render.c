@@ -482,6 +482,7 @@ static int apply_gates(const char *spec, const struct kt_framework *fw, struct k
                                         .port = cfg->status_server.port};
         gated->status_server = ss;
     }
+    gated->dra = kt_config_gate(cfg, KT_GATE_DRA, false);
     return 0;
 }
 
