@@ -168,7 +168,17 @@ void kt_dra_validate(const struct kt_info *info, const struct kt_trainjob *tj,
 {
     const char *field =
         json_array_size(tj->runtime_patches) > 0 ? "spec.runtimePatches" : "spec.runtimeRef";
-    if (tj->trainer.present) {
+    if (tj->trainer.present && json_array_size(tj->trainer.resource_claims_per_node) > 0) {
+        bool any = false;
+        for (size_t i = 0; i < info->n_podsets; i++) {
+            any = any || kt_podset_gets_node_resources(info->runtime, &info->podsets[i]);
+        }
+        if (!any) {
+            kt_ferrs_add(errs, KT_FERR_INVALID, "spec.trainer.resourceClaimsPerNode",
+                         tj->trainer.resource_claims_per_node, KT_GO_ANY,
+                         "the runtime has no trainer node job to put the claims in (a replicated "
+                         "job with the trainer ancestor label, in a runtime with an mlPolicy)");
+        }
         check_targets(info, tj, errs);
     }
     for (size_t i = 0; i < info->n_podsets; i++) {

@@ -35,8 +35,9 @@ int64_t kt_dra_devices(const struct kt_info *info, const struct kt_trainjob *tj,
  * resources (kt_resources_gpu_count) when not 0, else b->dra_devices. */
 int64_t kt_build_gpus(const struct kt_build *b);
 
-/* The webhook's checks with the gate on, on Info built with it: every `containers` entry of a
- * resourceClaimsPerNode claim names a container or init container of each trainer node pod, and
+/* The webhook's checks with the gate on, on Info built with it: resourceClaimsPerNode needs a
+ * job that gets the per-node resources (kt_podset_gets_node_resources); every `containers` entry of
+ * a resourceClaimsPerNode claim names a container or init container of each trainer node pod, and
  * every resources.claims entry of every container and init container names one of its pod's
  * resourceClaims. Appends to errs. Does not retain its inputs. */
 void kt_dra_validate(const struct kt_info *info, const struct kt_trainjob *tj,

@@ -165,8 +165,9 @@ static void merge_resources(struct kt_info *info, const struct kt_trainjob *tj)
     }
     for (size_t i = 0; i < info->n_podsets; i++) {
         struct kt_podset *ps = &info->podsets[i];
-        json_t *c =
-            kt_podset_gets_node_resources(info->runtime, ps) ? kt_podset_container(ps, KT_NODE) : NULL;
+        json_t *c = kt_podset_gets_node_resources(info->runtime, ps)
+                        ? kt_podset_container(ps, KT_NODE)
+                        : NULL;
         if (c) {
             kt_smp_container_resources(c, res);
         }
