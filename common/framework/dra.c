@@ -54,24 +54,30 @@ static int64_t claim_devices(const json_t *devices, const char *only)
 }
 
 /* The devices of pod claim pc (a PodResourceClaim), read through view in ns. */
+static const json_t *get_obj(const struct kt_dra_getter *g, const char *kind, const char *ns,
+                             const char *name)
+{
+    return g && g->get ? g->get(g->ctx, KT_DRA_API_VERSION, kind, ns, name) : NULL;
+}
+
 static int64_t pod_claim_devices(const json_t *pc, const char *only, const char *ns,
-                                 const struct kt_view *view)
+                                 const struct kt_dra_getter *g)
 {
     const char *tmpl = kt_json_str(pc, "resourceClaimTemplateName", NULL);
     const char *claim = kt_json_str(pc, "resourceClaimName", NULL);
     if (tmpl) {
-        const json_t *o = kt_view_get(view, KT_DRA_API_VERSION, "ResourceClaimTemplate", ns, tmpl);
+        const json_t *o = get_obj(g, "ResourceClaimTemplate", ns, tmpl);
         return claim_devices(kt_json_path(o, "spec.spec.devices"), only);
     }
     if (claim) {
-        const json_t *o = kt_view_get(view, KT_DRA_API_VERSION, "ResourceClaim", ns, claim);
+        const json_t *o = get_obj(g, "ResourceClaim", ns, claim);
         return claim_devices(kt_json_path(o, "spec.devices"), only);
     }
     return 0;
 }
 
 int64_t kt_dra_devices(const struct kt_info *info, const struct kt_trainjob *tj,
-                       const struct kt_view *view)
+                       const struct kt_dra_getter *g)
 {
     const struct kt_podset *ps = NULL;
     for (size_t i = 0; i < info->n_podsets && !ps; i++) {
@@ -90,16 +96,10 @@ int64_t kt_dra_devices(const struct kt_info *info, const struct kt_trainjob *tj,
         const char *name = kt_json_str(use, "name", NULL);
         const json_t *pc = name ? kt_json_arr_find(pod_claims, "name", name, NULL) : NULL;
         const char *only = kt_json_str(use, "request", NULL);
-        int64_t n = pc ? pod_claim_devices(pc, only && *only ? only : NULL, ns, view) : 0;
+        int64_t n = pc ? pod_claim_devices(pc, only && *only ? only : NULL, ns, g) : 0;
         sum = n > INT32_MAX - sum ? INT32_MAX : sum + n;
     }
     return sum;
-}
-
-int64_t kt_build_gpus(const struct kt_build *b)
-{
-    int64_t ext = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, b->tj));
-    return ext > 0 ? ext : b->dra_devices;
 }
 
 /* ---- validation ---- */

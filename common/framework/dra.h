@@ -6,7 +6,7 @@
  * The fields: spec.trainer.resourceClaimsPerNode, a runtime patch's pod-spec resourceClaims and
  * container resources.claims. kt_info_build_gated() (runtime_info.h) applies them; this module
  * counts the devices they request, for numProcPerNode "auto", and holds the webhook's checks.
- * Pure: the claim templates come in through struct kt_view. */
+ * Pure: the claim templates come in through a getter (framework.c passes struct kt_view's). */
 #ifndef KT_DRA_H
 #define KT_DRA_H
 
@@ -15,25 +15,28 @@
 
 #include "api/types.h"
 #include "common/base/fielderr.h"
-#include "common/framework/framework.h"
 #include "common/framework/runtime_info.h"
 
 #define KT_DRA_API_VERSION "resource.k8s.io/v1"
 
+/* Where kt_dra_devices reads an object: the one of apiVersion/kind in ns/name, or NULL.
+ * Borrowed from ctx's owner for the call. */
+struct kt_dra_getter {
+    const json_t *(*get)(void *ctx, const char *api_version, const char *kind, const char *ns,
+                         const char *name);
+    void *ctx;
+};
+
 /* The GPU-class devices the trainer node container's claims request: for each entry of
  * resources.claims of the `node` container of the first job named `node` or with ancestor
  * trainer, its pod claim's ResourceClaimTemplate (spec.spec.devices) or ResourceClaim
- * (spec.devices), read through view in tj's namespace; the sum over its requests (only the one
- * the entry names, when it names one) of `exactly.count` (1 when absent) whose
- * exactly.deviceClassName contains "gpu" in any case and whose allocationMode is ExactCount
+ * (spec.devices), read through g (get NULL: nothing exists) in tj's namespace; the sum over its
+ * requests (only the one the entry names, when it names one) of `exactly.count` (1 when absent)
+ * whose exactly.deviceClassName contains "gpu" in any case and whose allocationMode is ExactCount
  * (the default). firstAvailable requests, allocationMode All and objects that do not exist
  * count 0. Capped at INT32_MAX. */
 int64_t kt_dra_devices(const struct kt_info *info, const struct kt_trainjob *tj,
-                       const struct kt_view *view);
-
-/* The GPUs per node the ML plugins use: the extended resources' count of the per-node
- * resources (kt_resources_gpu_count) when not 0, else b->dra_devices. */
-int64_t kt_build_gpus(const struct kt_build *b);
+                       const struct kt_dra_getter *g);
 
 /* The webhook's checks with the gate on, on Info built with it: resourceClaimsPerNode needs a
  * job that gets the per-node resources (kt_podset_gets_node_resources); every `containers` entry of

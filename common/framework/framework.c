@@ -211,7 +211,10 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     if (kt_info_build_gated(&b.info, b.rt, tj, fw->dra, err) != 0) {
         goto out;
     }
-    b.dra_devices = fw->dra ? kt_dra_devices(&b.info, tj, view) : 0;
+    if (fw->dra) {
+        struct kt_dra_getter g = {.get = view ? view->get : NULL, .ctx = view ? view->ctx : NULL};
+        b.dra_devices = kt_dra_devices(&b.info, tj, &g);
+    }
     if (run_plugins(fw, &b, objects, err) != 0) {
         goto out;
     }
@@ -229,6 +232,12 @@ out:
     kt_info_release(&b.info);
     kt_runtime_release(&eff.snap);
     return rc;
+}
+
+int64_t kt_build_gpus(const struct kt_build *b)
+{
+    int64_t ext = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, b->tj));
+    return ext > 0 ? ext : b->dra_devices;
 }
 
 int kt_framework_validate(const struct kt_framework *fw,

@@ -223,6 +223,11 @@ KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct
                                      const struct kt_runtime *rt, const struct kt_view *view,
                                      json_t **out, struct kt_err *err);
 
+/* The GPUs per node the ML plugins use: the extended resources' count of the per-node
+ * resources (kt_resources_gpu_count) when not 0, else b->dra_devices (the devices of the
+ * trainer's claims with the gate DynamicResourceAllocation, common/framework/dra.h). */
+int64_t kt_build_gpus(const struct kt_build *b);
+
 /* What kt_framework_validate checks: all borrowed for the call. */
 struct kt_framework_validate_req {
     const struct kt_trainjob *tj;  /* new object */

@@ -15,7 +15,6 @@
 #include "common/crypto/crypto.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
-#include "common/framework/dra.h"
 
 #define INSTALLER "flux-installer"
 #define CM_SUFFIX "-flux-entrypoint"

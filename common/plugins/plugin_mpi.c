@@ -12,7 +12,6 @@
 #include "common/base/json.h"
 #include "common/crypto/crypto.h"
 #include "common/base/mem.h"
-#include "common/framework/dra.h"
 
 #define SSH_VOLUME "mpi-ssh-auth"
 #define SSH_SUFFIX "-mpi-ssh-auth"

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/base/mem.h"
-#include "common/framework/dra.h"
 
 #define DMLC_URI "DMLC_TRACKER_URI"
 #define DMLC_PORT "DMLC_TRACKER_PORT"

@@ -134,7 +134,7 @@ static int64_t devices_of(const char *trainer)
 {
     struct fixture f;
     json_t *objs = parse(OBJECTS);
-    struct kt_view view = {.get = get, .ctx = objs};
+    struct kt_dra_getter view = {.get = get, .ctx = objs};
     char *tj = kt_xasprintf(TJ("%s"), trainer);
     setup(&f, tj, true);
     int64_t n = kt_dra_devices(&f.info, &f.tj, &view);
