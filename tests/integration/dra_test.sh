@@ -62,9 +62,9 @@ mkdir -p "$T/certdir"
 cp "$T/ca.crt" "$T/certdir/ca.crt"
 RECF=(--kubeconfig "$KT_RECONCILER_KUBECONFIG" --health-listen 127.0.0.1:0 --metrics-listen 0
     --cert-dir "$T/certdir")
-# job NAME TEMPLATE - a TrainJob on runtime rt with one claim from TEMPLATE; waits (bounded) for
+# dra_job NAME TEMPLATE - a TrainJob on runtime rt with one claim from TEMPLATE; waits (bounded) for
 # its JobSet into $T/NAME.json. NAME is quoted (YAML 1.1 reads on/off as booleans).
-job() {
+dra_job() {
     kc apply -f - >/dev/null <<YAML
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -80,37 +80,37 @@ spec:
       - name: gpu
         resourceClaimTemplateName: $2
 YAML
-    kt_poll 60 jobset_json "$1"
+    kt_poll 60 dra_jobset "$1"
 }
-jobset_json() { kc -n "$ns" get jobset "$1" -o json >"$T/$1.json" 2>/dev/null; } # jobset_json NAME
-pod() { jq -c "$2" "$T/$1.json"; } # pod NAME JQ - the node pod spec through JQ
+dra_jobset() { kc -n "$ns" get jobset "$1" -o json >"$T/$1.json" 2>/dev/null; } # dra_jobset NAME
+dra_pod() { jq -c "$2" "$T/$1.json"; } # dra_pod NAME JQ - the node pod spec through JQ
 POD='.spec.replicatedJobs[0].template.spec.template.spec'
-nproc() { pod "$1" "$POD"'.containers[0].env | map(select(.name == "PET_NPROC_PER_NODE"))[0].value'; }
+dra_nproc() { dra_pod "$1" "$POD"'.containers[0].env | map(select(.name == "PET_NPROC_PER_NODE"))[0].value'; }
 
 kt_daemon recon "$REC" "${RECF[@]}" --feature-gates DynamicResourceAllocation=true
-if job gated four-gpus; then
+if dra_job gated four-gpus; then
     ok dra-on-jobset-built
-    check dra-on-pod-claims test "$(pod gated "$POD.resourceClaims")" = \
+    check dra-on-pod-claims test "$(dra_pod gated "$POD.resourceClaims")" = \
         '[{"name":"gpu","resourceClaimTemplateName":"four-gpus"}]'
-    check dra-on-container-claims test "$(pod gated "$POD.containers[0].resources.claims")" = \
+    check dra-on-container-claims test "$(dra_pod gated "$POD.containers[0].resources.claims")" = \
         '[{"name":"gpu"}]'
-    check dra-on-nproc-from-template test "$(nproc gated)" = '"4"'
+    check dra-on-nproc-from-template test "$(dra_nproc gated)" = '"4"'
 else
     bad dra-on-jobset-built "$(tail -5 "$T/recon.log")"
 fi
-if job missing no-such-template; then
-    check dra-missing-template-claims test "$(pod missing "$POD.resourceClaims[0].name")" = '"gpu"'
-    check dra-missing-template-cpu-rule test "$(nproc missing)" = '"1"'
+if dra_job missing no-such-template; then
+    check dra-missing-template-claims test "$(dra_pod missing "$POD.resourceClaims[0].name")" = '"gpu"'
+    check dra-missing-template-cpu-rule test "$(dra_nproc missing)" = '"1"'
 else
     bad dra-missing-template-built "$(tail -5 "$T/recon.log")"
 fi
 kt_daemon_stop recon
 
 kt_daemon recoff "$REC" "${RECF[@]}"
-if job ungated four-gpus; then
-    check dra-off-no-pod-claims test "$(pod ungated "$POD.resourceClaims")" = null
-    check dra-off-no-container-claims test "$(pod ungated "$POD.containers[0].resources.claims")" = null
-    check dra-off-cpu-rule test "$(nproc ungated)" = '"1"'
+if dra_job ungated four-gpus; then
+    check dra-off-no-pod-claims test "$(dra_pod ungated "$POD.resourceClaims")" = null
+    check dra-off-no-container-claims test "$(dra_pod ungated "$POD.containers[0].resources.claims")" = null
+    check dra-off-cpu-rule test "$(dra_nproc ungated)" = '"1"'
 else
     bad dra-off-jobset-built "$(tail -5 "$T/recoff.log")"
 fi
