@@ -103,7 +103,9 @@ static int decode_trainer(json_t *spec, struct kt_trainer *out, struct kt_err *e
         kt__field_arr_of(t, "spec.trainer.env", JSON_OBJECT, &out->env, err) < 0 ||
         kt__field_i32(t, "spec.trainer.numNodes", &out->num_nodes, err) < 0 ||
         kt__field_obj(t, "spec.trainer.resourcesPerNode", &out->resources_per_node, err) < 0 ||
-        kt__field_i32(t, "spec.trainer.numProcPerNode", &out->num_proc_per_node, err) < 0) {
+        kt__field_i32(t, "spec.trainer.numProcPerNode", &out->num_proc_per_node, err) < 0 ||
+        kt__field_arr_of(t, "spec.trainer.resourceClaimsPerNode", JSON_OBJECT,
+                         &out->resource_claims_per_node, err) < 0) {
         return -1;
     }
     return 0;
@@ -250,6 +252,8 @@ static void encode_trainer(json_t *out, const struct kt_trainjob *tj)
     kt__field_put_json(out, p, "resourcesPerNode", t->resources_per_node,
                        orig_member(tj, p, "resourcesPerNode"));
     kt__field_put_int(out, p, "numProcPerNode", t->num_proc_per_node);
+    kt__field_put_json(out, p, "resourceClaimsPerNode", t->resource_claims_per_node,
+                       orig_member(tj, p, "resourceClaimsPerNode"));
 }
 
 static void encode_runtime_ref(json_t *out, const struct kt_trainjob *tj)

@@ -49,6 +49,9 @@ struct kt_trainer {
     struct kt_opt_i64 num_nodes;
     json_t *resources_per_node; /* borrowed ResourceRequirements, NULL when absent */
     struct kt_opt_i64 num_proc_per_node;
+    /* Provisional (KEP-2782, not in upstream v2.3.0; feature gate DynamicResourceAllocation):
+     * borrowed array of {name, resourceClaimName | resourceClaimTemplateName, containers}. */
+    json_t *resource_claims_per_node;
 };
 
 /* A TrainJob. All pointers are borrowed from obj unless noted. */

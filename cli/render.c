@@ -104,7 +104,9 @@ void cli_render_usage(FILE *f)
                "      FILE:LINE: Kind/name: <error>; --no-validate skips every check).\n"
                "      --feature-gates as the daemons' flag: TrainJobStatus=true points trainer\n"
                "      pods at the status server (the CA Secret kubeflow-system/\n"
-               "      kubeflow-trainer-webhook-cert must be in --objects). Exit 0 ok, 1 denied\n"
+               "      kubeflow-trainer-webhook-cert must be in --objects);\n"
+               "      DynamicResourceAllocation=true builds resourceClaimsPerNode (claim\n"
+               "      templates in --objects give the device count). Exit 0 ok, 1 denied\n"
                "      or failed, 2 usage error or unreadable input.\n");
 }
 
@@ -482,6 +484,7 @@ static int apply_gates(const char *spec, const struct kt_framework *fw, struct k
                                         .port = cfg->status_server.port};
         gated->status_server = ss;
     }
+    gated->dra = kt_config_gate(cfg, KT_GATE_DRA, false);
     return 0;
 }
 

@@ -31,6 +31,7 @@
 #include "common/framework/render.h"
 #include "common/validate/validate.h"
 #include "common/base/yaml.h"
+#include "common/config/config.h"
 
 extern char **environ; /* POSIX: the environment, for posix_spawnp */
 
@@ -80,33 +81,37 @@ struct vstate {
     struct kt_strv skip_kinds; /* --skip-kind */
     struct kt_strv kpatches;   /* the patch files of the Kustomize folders walked */
     size_t n_ignored;          /* paths left out by --ignore */
+    const char *gates;         /* --feature-gates (borrowed from argv), NULL when absent */
 };
 
 void cli_validate_usage(FILE *f)
 {
-    fprintf(f, "  validate [options] PATH...\n"
-               "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
-               "      server and the webhooks would. PATH: a file, a directory (its *.yaml,\n"
-               "      *.yml, *.json, recursed) or - for stdin. Options go anywhere among the\n"
-               "      paths, as --opt VALUE or --opt=VALUE (-o json, -ojson); -- ends them.\n"
-               "      -o, --output FORMAT     " CLI_FORMAT_NAMES " (default text)\n"
-               "      --old OLD               objects before the change (file or directory):\n"
-               "                              one with the same kind/namespace/name is an UPDATE\n"
-               "      --allow-missing-runtimes  a TrainJob's runtime that is not among the\n"
-               "                              inputs only warns (default: an error)\n"
-               "      --ignore PATTERN        leave out paths matching the glob (fnmatch: * and\n"
-               "                              ? match / too; also tried on the base name);\n"
-               "                              repeatable\n"
-               "      --kind KIND[,KIND]      check only these kinds, skip the others\n"
-               "      --skip-kind KIND[,KIND] skip these kinds (Kind or apiVersion/Kind)\n"
-               "      --kustomize             check a folder with a kustomization.yaml as\n"
-               "                              `kustomize build` (or `kubectl kustomize`) gives\n"
-               "      --max-input-size BYTES  largest file read (default 8Mi; Ki, Mi, Gi)\n"
-               "      -h, --help              this help\n"
-               "      Documents without apiVersion and kind (values.yaml, Chart.yaml), Helm\n"
-               "      templates and Kustomize patches are skipped with a note. Problems on\n"
-               "      stdout as FILE:LINE: Kind/name: <error>, notes, warnings and a summary on\n"
-               "      stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable input.\n");
+    fprintf(f,
+            "  validate [options] PATH...\n"
+            "      Check TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes as the API\n"
+            "      server and the webhooks would. PATH: a file, a directory (its *.yaml,\n"
+            "      *.yml, *.json, recursed) or - for stdin. Options go anywhere among the\n"
+            "      paths, as --opt VALUE or --opt=VALUE (-o json, -ojson); -- ends them.\n"
+            "      -o, --output FORMAT     " CLI_FORMAT_NAMES " (default text)\n"
+            "      --old OLD               objects before the change (file or directory):\n"
+            "                              one with the same kind/namespace/name is an UPDATE\n"
+            "      --allow-missing-runtimes  a TrainJob's runtime that is not among the\n"
+            "                              inputs only warns (default: an error)\n"
+            "      --ignore PATTERN        leave out paths matching the glob (fnmatch: * and\n"
+            "                              ? match / too; also tried on the base name);\n"
+            "                              repeatable\n"
+            "      --kind KIND[,KIND]      check only these kinds, skip the others\n"
+            "      --skip-kind KIND[,KIND] skip these kinds (Kind or apiVersion/Kind)\n"
+            "      --kustomize             check a folder with a kustomization.yaml as\n"
+            "                              `kustomize build` (or `kubectl kustomize`) gives\n"
+            "      --max-input-size BYTES  largest file read (default 8Mi; Ki, Mi, Gi)\n"
+            "      --feature-gates K=V,... as the daemons' flag: DynamicResourceAllocation=true\n"
+            "                              admits resourceClaimsPerNode and patch claims\n"
+            "      -h, --help              this help\n"
+            "      Documents without apiVersion and kind (values.yaml, Chart.yaml), Helm\n"
+            "      templates and Kustomize patches are skipped with a note. Problems on\n"
+            "      stdout as FILE:LINE: Kind/name: <error>, notes, warnings and a summary on\n"
+            "      stderr. Exit 0 valid, 1 invalid, 2 usage error or unreadable input.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -1122,7 +1127,16 @@ static void add_list(struct kt_strv *v, const char *list)
     free(copy);
 }
 
-enum { OPT_OLD = 256, OPT_ALLOW, OPT_IGNORE, OPT_KIND, OPT_SKIP_KIND, OPT_KUSTOMIZE, OPT_MAX };
+enum {
+    OPT_OLD = 256,
+    OPT_ALLOW,
+    OPT_IGNORE,
+    OPT_KIND,
+    OPT_SKIP_KIND,
+    OPT_KUSTOMIZE,
+    OPT_MAX,
+    OPT_GATES
+};
 
 /* getopt_long (glibc): options anywhere among the paths, "--" ends them. The paths, in
  * order, go into *paths. */
@@ -1175,6 +1189,9 @@ static int one_option(struct vstate *s, int c, char **av, struct kt_strv *paths)
             return usage_error("--max-input-size: not a size (BYTES, or with Ki, Mi, Gi)", optarg);
         }
         break;
+    case OPT_GATES:
+        s->gates = optarg;
+        break;
     case 'h':
         cli_validate_usage(stdout);
         return -1;
@@ -1204,6 +1221,7 @@ static int parse_args(int argc, char **argv, struct vstate *s, struct kt_strv *p
         {"skip-kind", required_argument, NULL, OPT_SKIP_KIND},
         {"kustomize", no_argument, NULL, OPT_KUSTOMIZE},
         {"max-input-size", required_argument, NULL, OPT_MAX},
+        {"feature-gates", required_argument, NULL, OPT_GATES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -1387,6 +1405,24 @@ int cli_validate(int argc, char **argv, const struct kt_framework *fw)
         kt_strv_release(&paths);
         return rc < 0 ? KT_EXIT_OK : rc;
     }
+    /* --feature-gates: only DynamicResourceAllocation changes a verdict (admits the KEP-2782
+     * fields, docs/api.md#dynamic-resource-allocation); TrainJobStatus is accepted and changes
+     * nothing here. */
+    struct kt_framework gated = *fw;
+    if (s.gates) {
+        struct kt_config cfg;
+        kt_config_default(&cfg);
+        rc = kt_config_set_gates(&cfg, s.gates, &err);
+        gated.dra = rc == 0 && kt_config_gate(&cfg, KT_GATE_DRA, false);
+        kt_config_release(&cfg);
+        if (rc != 0) {
+            fprintf(stderr, "ktctl validate: --feature-gates: %s\n", err.msg);
+            release(&s);
+            kt_strv_release(&paths);
+            return KT_EXIT_USAGE;
+        }
+    }
+    fw = &gated;
     struct kt_validator *v = kt_validator_new(&err);
     if (!v) {
         fprintf(stderr, "ktctl validate: %s\n", err.msg);

@@ -634,6 +634,16 @@ static void set_status_server(struct app *a)
                 a->status.service, a->status.namespace_, (int)a->status.port);
 }
 
+/* Feature gate DynamicResourceAllocation (docs/api.md#dynamic-resource-allocation): build the
+ * KEP-2782 claims; a claim's device count is read live (ResourceClaimTemplate, ResourceClaim). */
+static void set_dra(struct app *a)
+{
+    a->rec.fw.dra = kt_config_gate(&a->conf, KT_GATE_DRA, false);
+    if (a->rec.fw.dra) {
+        kt_log_info(LOG, "feature gate DynamicResourceAllocation: resourceClaimsPerNode is built");
+    }
+}
+
 static int setup(struct app *a, struct kt_err *err)
 {
     if (kt_plugin_set_load(&a->plugins, &a->fl.plugins, err) != 0) {
@@ -658,6 +668,7 @@ static int setup(struct app *a, struct kt_err *err)
     kt_tjm_set_counting(a->rec.tjm,
                         !a->conf.leader_election.present || !a->conf.leader_election.leader_elect);
     set_status_server(a);
+    set_dra(a);
     kt_kube_client_free(c);
     if (rc != 0 || start_servers(a, err) != 0) {
         return -1;

@@ -360,6 +360,8 @@ static int setup(struct app *a, struct kt_err *err)
     }
     kt_wroutes_init(&a->routes, a->store, a->metrics);
     a->routes.fw = a->plugins.fw;
+    /* Feature gate DynamicResourceAllocation: admit the KEP-2782 fields (docs/api.md). */
+    a->routes.fw.dra = kt_config_gate(&a->cfg, KT_GATE_DRA, false);
     return make_servers(a, err) != 0 ? -1 : make_status_server(a, err);
 }
 

@@ -254,7 +254,7 @@ static void set_gate(struct kt_config *cfg, const char *name, size_t n, bool on)
 
 int kt_config_set_gates(struct kt_config *cfg, const char *spec, struct kt_err *err)
 {
-    static const char *const known[] = {KT_GATE_TRAINJOB_STATUS};
+    static const char *const known[] = {KT_GATE_TRAINJOB_STATUS, KT_GATE_DRA};
     const char *p = spec;
     while (*p) {
         const char *end = strchr(p, ',');

@@ -108,9 +108,11 @@ KT_MUST_CHECK int kt_config_load(const char *path, struct kt_config *out, struct
 KT_MUST_CHECK int kt_config_load_data(const char *name, const char *data, size_t len,
                                       struct kt_config *out, struct kt_err *err);
 
-/* Upstream's feature gates (docs/internals/upstream.md#manager-process): only TrainJobStatus
- * (alpha, default off). */
+/* Upstream's feature gates (docs/internals/upstream.md#manager-process): TrainJobStatus
+ * (alpha, default off); and DynamicResourceAllocation (alpha, default off), the gate of upstream's
+ * KEP-2782 fields, which kt carries provisionally (docs/api.md#dynamic-resource-allocation). */
 #define KT_GATE_TRAINJOB_STATUS "TrainJobStatus"
+#define KT_GATE_DRA "DynamicResourceAllocation"
 
 /* Apply a --feature-gates value "Name=true,Other=false" over the file's featureGates, as
  * upstream's flag does. KT_EINVAL "unrecognized feature gate: X" for a gate upstream does not

@@ -12,6 +12,7 @@
 #include "api/trainjob.h"
 #include "common/base/json.h"
 #include "common/base/mem.h"
+#include "common/framework/dra.h"
 #include "common/framework/snapshot.h"
 
 int kt_framework_check(const struct kt_framework *fw, struct kt_err *err)
@@ -204,9 +205,17 @@ int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *
     b.tj = tj;
     b.view = view;
     b.status_server = fw->status_server;
+    b.dra = fw->dra;
     b.trainer_command = tj->trainer.present ? copy_or_null(tj->trainer.command) : NULL;
     b.trainer_args = tj->trainer.present ? copy_or_null(tj->trainer.args) : NULL;
-    if (kt_info_build(&b.info, b.rt, tj, err) != 0 || run_plugins(fw, &b, objects, err) != 0) {
+    if (kt_info_build_gated(&b.info, b.rt, tj, fw->dra, err) != 0) {
+        goto out;
+    }
+    if (fw->dra) {
+        struct kt_dra_getter g = {.get = view ? view->get : NULL, .ctx = view ? view->ctx : NULL};
+        b.dra_devices = kt_dra_devices(&b.info, tj, &g);
+    }
+    if (run_plugins(fw, &b, objects, err) != 0) {
         goto out;
     }
     json_array_foreach(objects, i, o)
@@ -225,22 +234,35 @@ out:
     return rc;
 }
 
+int64_t kt_build_gpus(const struct kt_build *b)
+{
+    int64_t ext = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, b->tj));
+    return ext > 0 ? ext : b->dra_devices;
+}
+
 int kt_framework_validate(const struct kt_framework *fw,
                           const struct kt_framework_validate_req *req, struct kt_ferrs *errs,
                           struct kt_strv *warnings, struct kt_err *err)
 {
     struct kt_info info;
-    if (kt_info_build(&info, req->rt, req->tj, err) != 0) {
+    if (kt_info_build_gated(&info, req->rt, req->tj, fw->dra, err) != 0) {
         return -1;
     }
-    struct kt_validation v = {
-        .tj = req->tj, .old = req->old, .rt = req->rt, .info = &info, .view = req->view};
+    struct kt_validation v = {.tj = req->tj,
+                              .old = req->old,
+                              .rt = req->rt,
+                              .info = &info,
+                              .view = req->view,
+                              .dra = fw->dra};
     for (size_t i = 0; i < fw->n; i++) {
         if (fw->plugins[i]->adapter) {
             fw->plugins[i]->adapter->validate(fw->plugins[i], &v, errs, warnings);
         } else if (fw->plugins[i]->validate) {
             fw->plugins[i]->validate(&v, errs, warnings);
         }
+    }
+    if (fw->dra) { /* after the plugins, where upstream's JobSet plugin checks claims */
+        kt_dra_validate(&info, req->tj, errs);
     }
     kt_info_release(&info);
     return 0;

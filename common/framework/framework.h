@@ -71,6 +71,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "api/types.h"
 #include "common/base/err.h"
@@ -126,6 +127,11 @@ struct kt_build {
     json_t *trainer_args;    /* owned copy of spec.trainer.args, NULL when unset */
     /* The framework's status_server: NULL = feature gate TrainJobStatus off. Borrowed. */
     const struct kt_status_server *status_server;
+    /* Feature gate DynamicResourceAllocation: the provisional KEP-2782 fields are built. */
+    bool dra;
+    /* With dra: the GPU-class devices the claims of the trainer node container request
+     * (common/framework/dra.h), 0 otherwise; ML plugins read kt_build_gpus(). */
+    int64_t dra_devices;
 };
 
 /* The inputs of one validation. */
@@ -135,6 +141,7 @@ struct kt_validation {
     const struct kt_runtime *rt;   /* the live runtime */
     const struct kt_info *info;    /* Info without Enforce steps */
     const struct kt_view *view;
+    bool dra; /* feature gate DynamicResourceAllocation */
 };
 
 struct kt_plugin {
@@ -190,6 +197,11 @@ struct kt_framework {
     /* Feature gate TrainJobStatus (alpha, off by default as upstream): NULL = off; else the
      * TrainJobStatus plugin wires trainer pods to this status server. Borrowed. */
     const struct kt_status_server *status_server;
+    /* Feature gate DynamicResourceAllocation (alpha, off by default; KEP-2782, provisional in
+     * kt): when true the TrainJob's resourceClaimsPerNode and the runtime patches' claims are
+     * admitted and built (common/framework/dra.h); when false the webhook refuses them and a
+     * build ignores them. */
+    bool dra;
 };
 
 /* Check a table: ABI versions, and at most one status plugin (KT_EINVAL
@@ -210,6 +222,11 @@ bool kt_runtime_key_supported(const char *key);
 KT_MUST_CHECK int kt_framework_build(const struct kt_framework *fw, const struct kt_trainjob *tj,
                                      const struct kt_runtime *rt, const struct kt_view *view,
                                      json_t **out, struct kt_err *err);
+
+/* The GPUs per node the ML plugins use: the extended resources' count of the per-node
+ * resources (kt_resources_gpu_count) when not 0, else b->dra_devices (the devices of the
+ * trainer's claims with the gate DynamicResourceAllocation, common/framework/dra.h). */
+int64_t kt_build_gpus(const struct kt_build *b);
 
 /* What kt_framework_validate checks: all borrowed for the call. */
 struct kt_framework_validate_req {

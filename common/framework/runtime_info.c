@@ -15,6 +15,8 @@
 #include "common/base/quantity.h"
 #include "common/framework/smp.h"
 
+static json_t *find_named(const json_t *arr, const char *name);
+
 static json_t *copy_obj(const json_t *v)
 {
     return json_is_object(v) ? kt_json_clone(v) : json_object();
@@ -103,14 +105,14 @@ static void keep_runtime_jobs(json_t *spec, const json_t *runtime_spec)
 }
 
 static void apply_patches(struct kt_info *info, const struct kt_trainjob *tj,
-                          const json_t *runtime_spec)
+                          const json_t *runtime_spec, bool dra)
 {
     static const char *const spec[] = {"trainingRuntimeSpec", "template", "spec"};
     size_t i;
     json_t *p;
     json_array_foreach(tj->runtime_patches, i, p)
     {
-        json_t *typed = kt_smp_typed_jobset_patch(get_path(p, spec, 3));
+        json_t *typed = kt_smp_typed_jobset_patch(get_path(p, spec, 3), dra);
         kt_smp_jobset_spec(info->spec, typed);
         json_decref(typed);
     }
@@ -147,28 +149,122 @@ static void init_podset(struct kt_podset *ps, json_t *rjob, const struct kt_runt
     kt_strv_init(&ps->endpoints);
 }
 
+bool kt_podset_gets_node_resources(const struct kt_runtime *rt, const struct kt_podset *ps)
+{
+    bool trainer = rt->ml.present && ps->ancestor && strcmp(ps->ancestor, KT_ANCESTOR_TRAINER) == 0;
+    bool launcher_node = rt->ml.kind == KT_POLICY_MPI && rt->ml.mpi_run_launcher_as_node &&
+                         strcmp(ps->name, KT_NODE) == 0;
+    return trainer || launcher_node;
+}
+
 static void merge_resources(struct kt_info *info, const struct kt_trainjob *tj)
 {
     const json_t *res = tj->trainer.present ? tj->trainer.resources_per_node : NULL;
-    const struct kt_runtime *rt = info->runtime;
     if (!res) {
         return;
     }
     for (size_t i = 0; i < info->n_podsets; i++) {
         struct kt_podset *ps = &info->podsets[i];
-        bool trainer =
-            rt->ml.present && ps->ancestor && strcmp(ps->ancestor, KT_ANCESTOR_TRAINER) == 0;
-        bool launcher_node = rt->ml.kind == KT_POLICY_MPI && rt->ml.mpi_run_launcher_as_node &&
-                             strcmp(ps->name, KT_NODE) == 0;
-        json_t *c = (trainer || launcher_node) ? kt_podset_container(ps, KT_NODE) : NULL;
+        json_t *c = kt_podset_gets_node_resources(info->runtime, ps)
+                        ? kt_podset_container(ps, KT_NODE)
+                        : NULL;
         if (c) {
             kt_smp_container_resources(c, res);
         }
     }
 }
 
+/* Replace the item of list (created in parent[key] when absent) named like item, else append.
+ * Steals item. */
+static void upsert_named(json_t *parent, const char *key, json_t *item)
+{
+    json_t *list = json_object_get(parent, key);
+    if (!json_is_array(list)) {
+        list = json_array();
+        json_object_set_new(parent, key, list);
+    }
+    json_t *at = find_named(list, json_string_value(json_object_get(item, "name")));
+    size_t i;
+    json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        if (o == at) {
+            json_array_set_new(list, i, item);
+            return;
+        }
+    }
+    json_array_append_new(list, item);
+}
+
+/* The container or init container name of ps, NULL when neither exists. */
+static json_t *any_container(const struct kt_podset *ps, const char *name)
+{
+    json_t *c = kt_podset_container(ps, name);
+    return c ? c : kt_podset_init_container(ps, name);
+}
+
+/* One claim of spec.trainer.resourceClaimsPerNode into one node pod spec: the pod-level entry
+ * (name plus its source), then {name} in resources.claims of each target container. */
+static void apply_claim(struct kt_podset *ps, const json_t *claim)
+{
+    static const char *const src[] = {"resourceClaimName", "resourceClaimTemplateName"};
+    const char *name = json_string_value(json_object_get(claim, "name"));
+    if (!name) {
+        return;
+    }
+    json_t *pc = json_pack("{s:s}", "name", name);
+    for (size_t k = 0; k < KT_ARRAY_SIZE(src); k++) {
+        json_t *v = json_object_get(claim, src[k]);
+        if (json_is_string(v)) {
+            json_object_set(pc, src[k], v);
+        }
+    }
+    upsert_named(ps->pod_spec, "resourceClaims", pc);
+    const json_t *targets = json_object_get(claim, "containers");
+    size_t n = json_array_size(targets);
+    for (size_t i = 0; i < (n ? n : 1); i++) {
+        const char *cn = n ? json_string_value(json_array_get(targets, i)) : KT_NODE;
+        json_t *c = cn ? any_container(ps, cn) : NULL;
+        if (!c) {
+            continue; /* the webhook refuses it (docs/api.md#dynamic-resource-allocation) */
+        }
+        json_t *res = json_object_get(c, "resources");
+        if (!json_is_object(res)) {
+            res = json_object();
+            json_object_set_new(c, "resources", res);
+        }
+        upsert_named(res, "claims", json_pack("{s:s}", "name", name));
+    }
+}
+
+/* spec.trainer.resourceClaimsPerNode (KEP-2782, gate DynamicResourceAllocation) into the pod
+ * specs that get the per-node resources, after the runtime patches: a claim of the same name
+ * from the runtime or a patch is replaced. */
+static void apply_claims(struct kt_info *info, const struct kt_trainjob *tj)
+{
+    const json_t *claims = tj->trainer.present ? tj->trainer.resource_claims_per_node : NULL;
+    size_t j;
+    const json_t *claim;
+    for (size_t i = 0; i < info->n_podsets && claims; i++) {
+        struct kt_podset *ps = &info->podsets[i];
+        if (!kt_podset_gets_node_resources(info->runtime, ps)) {
+            continue;
+        }
+        json_array_foreach(claims, j, claim)
+        {
+            apply_claim(ps, claim);
+        }
+    }
+}
+
 int kt_info_build(struct kt_info *out, const struct kt_runtime *rt, const struct kt_trainjob *tj,
                   struct kt_err *err)
+{
+    return kt_info_build_gated(out, rt, tj, false, err);
+}
+
+int kt_info_build_gated(struct kt_info *out, const struct kt_runtime *rt,
+                        const struct kt_trainjob *tj, bool dra, struct kt_err *err)
 {
     const json_t *tmpl = rt->template_;
     json_t *meta = json_is_object(tmpl) ? json_object_get(tmpl, "metadata") : NULL;
@@ -184,7 +280,7 @@ int kt_info_build(struct kt_info *out, const struct kt_runtime *rt, const struct
     out->pod_annotations = json_object();
     out->spec = copy_obj(spec);
     overlay_metadata(out, tj);
-    apply_patches(out, tj, spec);
+    apply_patches(out, tj, spec, dra);
 
     json_t *rjobs = json_object_get(out->spec, "replicatedJobs");
     if (rjobs && !json_is_array(rjobs)) {
@@ -203,6 +299,9 @@ int kt_info_build(struct kt_info *out, const struct kt_runtime *rt, const struct
         out->n_podsets = i + 1;
     }
     merge_resources(out, tj);
+    if (dra) {
+        apply_claims(out, tj);
+    }
     return 0;
 }
 

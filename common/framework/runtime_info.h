@@ -54,8 +54,18 @@ struct kt_info {
  * template of the wrong shape (replicatedJobs not a list of objects). On failure *out is zeroed. */
 KT_MUST_CHECK int kt_info_build(struct kt_info *out, const struct kt_runtime *rt,
                                 const struct kt_trainjob *tj, struct kt_err *err);
+/* kt_info_build with the feature gate DynamicResourceAllocation as given: when dra is true the
+ * runtime patches' resourceClaims and container resources are merged and
+ * spec.trainer.resourceClaimsPerNode is applied to the pod specs that get resourcesPerNode
+ * (docs/api.md#dynamic-resource-allocation); when false those fields are ignored. */
+KT_MUST_CHECK int kt_info_build_gated(struct kt_info *out, const struct kt_runtime *rt,
+                                      const struct kt_trainjob *tj, bool dra, struct kt_err *err);
 /* Free what Info owns. Accepts a zeroed struct. */
 void kt_info_release(struct kt_info *info);
+
+/* True for the replicated jobs that get spec.trainer's per-node resources (and claims): the
+ * trainer's (ancestor trainer, with an mlPolicy), and the MPI launcher when it runs as a node. */
+bool kt_podset_gets_node_resources(const struct kt_runtime *rt, const struct kt_podset *ps);
 
 /* Lookups; results borrowed from info, valid until kt_info_release. NULL when absent. */
 struct kt_podset *kt_info_podset_by_ancestor(const struct kt_info *info, const char *ancestor);

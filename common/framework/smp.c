@@ -39,9 +39,13 @@ static const struct field F_CONT[] = {{"env", &L_ENV},
                                       {NULL, NULL}};
 static const struct node CONT = {.kind = N_STRUCT, .fields = F_CONT};
 static const struct node L_CONT = {.kind = N_LIST, .merge_key = "name", .elem = &CONT};
-static const struct field F_POD[] = {
-    {"containers", &L_CONT},          {"initContainers", &L_CONT},     {"volumes", &L_BY_NAME},
-    {"imagePullSecrets", &L_BY_NAME}, {"schedulingGates", &L_BY_NAME}, {NULL, NULL}};
+static const struct field F_POD[] = {{"containers", &L_CONT},
+                                     {"initContainers", &L_CONT},
+                                     {"volumes", &L_BY_NAME},
+                                     {"imagePullSecrets", &L_BY_NAME},
+                                     {"schedulingGates", &L_BY_NAME},
+                                     {"resourceClaims", &L_BY_NAME},
+                                     {NULL, NULL}};
 static const struct node POD = {.kind = N_STRUCT, .fields = F_POD};
 static const struct field F_PT[] = {{"spec", &POD}, {NULL, NULL}};
 static const struct node PT = {.kind = N_STRUCT, .fields = F_PT};
@@ -211,6 +215,7 @@ struct tfield;
 struct tnode {
     const struct tfield *fields; /* NULL = any content (a Kubernetes type), omitempty only */
     bool list;                   /* list of tnode items */
+    bool dra; /* a provisional KEP-2782 field: kept only with the gate DynamicResourceAllocation */
 };
 struct tfield {
     const char *key;
@@ -219,6 +224,8 @@ struct tfield {
 
 static const struct tnode T_ANY = {.list = false};
 static const struct tnode T_ANY_LIST = {.list = true};
+static const struct tnode T_DRA = {.dra = true};
+static const struct tnode T_DRA_LIST = {.list = true, .dra = true};
 static const struct tfield TF_META[] = {{"labels", &T_ANY},     {"annotations", &T_ANY},
                                         {"name", &T_ANY},       {"namespace", &T_ANY},
                                         {"finalizers", &T_ANY}, {NULL, NULL}};
@@ -227,6 +234,7 @@ static const struct tfield TF_CONT[] = {{"name", &T_ANY},
                                         {"env", &T_ANY_LIST},
                                         {"volumeMounts", &T_ANY_LIST},
                                         {"securityContext", &T_ANY},
+                                        {"resources", &T_DRA},
                                         {NULL, NULL}};
 static const struct tnode T_CONT_LIST = {.fields = TF_CONT, .list = true};
 static const struct tfield TF_POD[] = {{"serviceAccountName", &T_ANY},
@@ -240,6 +248,7 @@ static const struct tfield TF_POD[] = {{"serviceAccountName", &T_ANY},
                                        {"tolerations", &T_ANY_LIST},
                                        {"schedulingGates", &T_ANY_LIST},
                                        {"terminationGracePeriodSeconds", &T_ANY},
+                                       {"resourceClaims", &T_DRA_LIST},
                                        {NULL, NULL}};
 static const struct tnode T_POD = {.fields = TF_POD};
 static const struct tfield TF_PT[] = {{"metadata", &T_META}, {"spec", &T_POD}, {NULL, NULL}};
@@ -259,7 +268,7 @@ static bool is_empty(const json_t *v)
            (json_is_array(v) && json_array_size(v) == 0);
 }
 
-static json_t *typed(const json_t *v, const struct tnode *n);
+static json_t *typed(const json_t *v, const struct tnode *n, bool dra);
 
 /* omitempty for arbitrary Kubernetes content: drop nulls, "" and [] members recursively. */
 static json_t *omit_empty(const json_t *v)
@@ -291,7 +300,7 @@ static json_t *omit_empty(const json_t *v)
     return out;
 }
 
-static json_t *typed_item(const json_t *v, const struct tnode *n)
+static json_t *typed_item(const json_t *v, const struct tnode *n, bool dra)
 {
     if (!n->fields || !json_is_object(v)) {
         return omit_empty(v);
@@ -299,10 +308,10 @@ static json_t *typed_item(const json_t *v, const struct tnode *n)
     json_t *out = json_object();
     for (const struct tfield *f = n->fields; f->key; f++) {
         json_t *m = json_object_get(v, f->key);
-        if (!m || is_empty(m)) {
+        if (!m || is_empty(m) || (f->node->dra && !dra)) {
             continue;
         }
-        json_t *c = typed(m, f->node);
+        json_t *c = typed(m, f->node, dra);
         if (json_is_object(c) && json_object_size(c) == 0 && f->node->fields) {
             json_decref(c);
             continue;
@@ -312,10 +321,10 @@ static json_t *typed_item(const json_t *v, const struct tnode *n)
     return out;
 }
 
-static json_t *typed(const json_t *v, const struct tnode *n)
+static json_t *typed(const json_t *v, const struct tnode *n, bool dra)
 {
     if (!n->list) {
-        return typed_item(v, n);
+        return typed_item(v, n, dra);
     }
     if (!json_is_array(v)) {
         return omit_empty(v);
@@ -325,15 +334,15 @@ static json_t *typed(const json_t *v, const struct tnode *n)
     json_t *e;
     json_array_foreach(v, i, e)
     {
-        json_array_append_new(out, typed_item(e, n));
+        json_array_append_new(out, typed_item(e, n, dra));
     }
     return out;
 }
 
-json_t *kt_smp_typed_jobset_patch(const json_t *patch)
+json_t *kt_smp_typed_jobset_patch(const json_t *patch, bool dra)
 {
     if (!json_is_object(patch)) {
         return json_object();
     }
-    return typed(patch, &T_JSS);
+    return typed(patch, &T_JSS, dra);
 }

@@ -18,13 +18,16 @@
 #define KT_SMP_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /* The patch as upstream re-serialises it from the typed JobSetSpecPatch: only the fields of
  * the patch types (replicatedJobs[].name/template, metadata, the eleven PodSpecPatch fields,
  * ContainerPatch name/env/volumeMounts/securityContext), nulls and empty strings, lists and
- * maps dropped (omitempty). Caller owns the result; free with json_decref(). Does not
- * retain patch. NULL patch gives an empty object. */
-json_t *kt_smp_typed_jobset_patch(const json_t *patch);
+ * maps dropped (omitempty). With dra (the feature gate DynamicResourceAllocation) also the
+ * provisional KEP-2782 fields PodSpecPatch resourceClaims and ContainerPatch resources
+ * (docs/api.md#dynamic-resource-allocation). Caller owns the result; free with json_decref().
+ * Does not retain patch. NULL patch gives an empty object. */
+json_t *kt_smp_typed_jobset_patch(const json_t *patch, bool dra);
 
 /* Merge patch (a JobSetSpec-shaped object) into spec in place. Does not retain patch. */
 void kt_smp_jobset_spec(json_t *spec, const json_t *patch);

@@ -429,7 +429,7 @@ static char *entrypoint_script(const struct kt_build *b)
     int64_t nodes = tj->trainer.num_nodes.v;
     int64_t tasks = tj->trainer.num_proc_per_node.has ? tj->trainer.num_proc_per_node.v
                                                       : b->rt->ml.flux_num_proc_per_node;
-    int64_t gpus = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, tj));
+    int64_t gpus = kt_build_gpus(b);
     char *cores = range(tasks, 0);
     char *rspec = kt_xasprintf("--cores=%s", cores);
     char *flags = kt_xasprintf("-N %lld -n %lld", (long long)nodes, (long long)(tasks * nodes));

@@ -46,7 +46,7 @@ static int64_t mpi_slots(struct kt_build *b)
     }
     int64_t slots = b->rt->ml.mpi_num_proc_per_node;
     if (slots == 1) {
-        int64_t gpus = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, tj));
+        int64_t gpus = kt_build_gpus(b);
         slots = gpus > 1 ? gpus : slots;
     }
     return slots;

@@ -257,6 +257,14 @@ static int torch_enforce(struct kt_build *b, struct kt_err *err)
     }
     const json_t *res = kt_info_resources_per_node(&b->info, tj);
     int64_t gpu = kt_resources_gpu_count(res);
+    if (npp.is_auto && gpu == 0 && b->dra_devices > 0) {
+        /* Devices by claim (gate DynamicResourceAllocation): their count, written out, since
+         * torchrun's own "auto" sees only CUDA devices (docs/api.md#dynamic-resource-allocation).
+         */
+        gpu = b->dra_devices;
+        npp.is_auto = false;
+        npp.n = gpu;
+    }
     if (npp.is_auto && gpu == 0) {
         int64_t cpu = kt_resources_cpu_count(res);
         npp.is_auto = false;

@@ -48,7 +48,7 @@ static int xgboost_enforce(struct kt_build *b, struct kt_err *err)
     if (!c) {
         return 0;
     }
-    int64_t gpus = kt_resources_gpu_count(kt_info_resources_per_node(&b->info, tj));
+    int64_t gpus = kt_build_gpus(b);
     json_t *env = dmlc_envs(tj, ps->count * (gpus > 0 ? gpus : 1));
     kt_upsert_envs(c, env);
     json_decref(env);

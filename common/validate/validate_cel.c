@@ -243,6 +243,25 @@ static int t_no_deadline(const json_t *self, const json_t *old, const char **why
     return json_object_get(self, "activeDeadlineSeconds") == NULL;
 }
 
+/* has(self.resourceClaimName) != has(self.resourceClaimTemplateName) - a KEP-2782 claim names
+ * exactly one source (docs/api.md#dynamic-resource-allocation). */
+static int t_claim_one_source(const json_t *self, const json_t *old, const char **why)
+{
+    (void)old;
+    (void)why;
+    return (json_object_get(self, "resourceClaimName") != NULL) !=
+           (json_object_get(self, "resourceClaimTemplateName") != NULL);
+}
+
+/* !has(self.claims) - device claims of the trainer go in resourceClaimsPerNode, not in
+ * resourcesPerNode (KEP-2782). */
+static int t_no_claims(const json_t *self, const json_t *old, const char **why)
+{
+    (void)old;
+    (void)why;
+    return json_object_get(self, "claims") == NULL;
+}
+
 static const struct twin twins[] = {
     {"self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')", false, t_name_rfc1035},
     {"size(self.metadata.name) <= 63", false, t_name_size},
@@ -263,6 +282,9 @@ static const struct twin twins[] = {
      t_vcp_namespace},
     {"!has(self.ttlSecondsAfterFinished)", false, t_no_ttl},
     {"!has(self.activeDeadlineSeconds)", false, t_no_deadline},
+    {"has(self.resourceClaimName) != has(self.resourceClaimTemplateName)", false,
+     t_claim_one_source},
+    {"!has(self.claims)", false, t_no_claims},
 };
 
 static const struct twin *find_twin(const char *rule)

@@ -15,6 +15,7 @@
 #include "common/base/json.h"
 #include "common/base/jsonpatch.h"
 #include "common/base/mem.h"
+#include "common/framework/dra.h"
 #include "common/framework/runtime_info.h"
 #include "common/validate/validate_webhook.h"
 
@@ -344,6 +345,13 @@ int kt_validate_trainjob_webhook(const struct kt_framework *fw, const json_t *tj
     if (check_key(&tj, r) != 0) {
         rc = 0;
         goto out;
+    }
+    if (!fw->dra) { /* the provisional KEP-2782 fields (docs/api.md#dynamic-resource-allocation) */
+        struct kt_ferrs gate;
+        kt_ferrs_init(&gate);
+        kt_dra_validate_gate_off(tj_raw, old_raw, &gate);
+        kt_vresult_add_ferrs(r, &gate);
+        kt_ferrs_release(&gate);
     }
     found =
         find_runtime(&tj, rts ? rts->runtimes : NULL, rts ? rts->decoded : NULL, &rt, &own, err);

@@ -26,6 +26,14 @@ PROVISIONAL = "Provisional: a kt addition tracking upstream KEP-2899 (kubeflow/t
 TTL_DESC = ("Seconds after the TrainJob finished (Complete or Failed, from that condition's "
             "lastTransitionTime) before the TrainJob is deleted with its JobSet, pods, "
             "ConfigMaps and Secrets; 0 deletes it at once; absent never deletes it.")
+# kt additions tracking upstream's KEP-2782 (Dynamic Resource Allocation), not in v2.3.0; the
+# webhook refuses them unless the feature gate DynamicResourceAllocation is on.
+DRA = ("Provisional: a kt addition tracking upstream KEP-2782 (Dynamic Resource Allocation), "
+       "honoured only with the feature gate DynamicResourceAllocation on. ")
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+CLAIM_ONE_OF = [{
+    "rule": "has(self.resourceClaimName) != has(self.resourceClaimTemplateName)",
+    "message": "exactly one of resourceClaimName and resourceClaimTemplateName must be set"}]
 NO_TEMPLATE_TTL = "must not be set in the runtime's %s: the TrainJob owns %s; use spec.runPolicy.%s"
 
 
@@ -155,7 +163,7 @@ def env_list(desc):
     return array(desc, env_var(), "map", ["name"], maxItems=128)
 
 
-def resource_requirements(desc):
+def resource_requirements(desc, **kw):
     return obj(desc, {
         "limits": quantity_map("Maximum amount of each resource."),
         "requests": quantity_map("Amount of each resource to reserve."),
@@ -164,6 +172,48 @@ def resource_requirements(desc):
                 "name": string("Name of an entry in the pod's resourceClaims."),
                 "request": string("Request inside the claim, if only one is used."),
             }, required=["name"]), "map", ["name"]),
+    }, **kw)
+
+
+def claim_source_props(what):
+    """The members of a core/v1 PodResourceClaim: its name and where the claim comes from."""
+    return {
+        "name": string("Name of the claim inside the pod (a DNS label); %s" % what,
+                       minLength=1, maxLength=63, pattern=DNS_LABEL),
+        "resourceClaimName": string("An existing ResourceClaim in the TrainJob namespace, "
+                                    "shared by every pod that names it.", minLength=1,
+                                    maxLength=253),
+        "resourceClaimTemplateName": string(
+            "A ResourceClaimTemplate in the TrainJob namespace: each pod gets its own claim "
+            "made from it, deleted with the pod.", minLength=1, maxLength=253),
+    }
+
+
+def trainer_resource_claim():
+    props = claim_source_props("the trainer containers reference it by this name.")
+    props["containers"] = array(
+        "Containers (or init containers) of the trainer node pod that get the claim in "
+        "resources.claims; empty means the node container only.",
+        string("A container name.", minLength=1, maxLength=63), "set", maxItems=32)
+    return obj("One Dynamic Resource Allocation claim of every training node.", props,
+               required=["name"], x_kubernetes_validations=CLAIM_ONE_OF)
+
+
+def pod_resource_claim():
+    return obj("One pod-level resource claim (core/v1 PodResourceClaim).",
+               claim_source_props("containers reference it in resources.claims."),
+               required=["name"], x_kubernetes_validations=CLAIM_ONE_OF)
+
+
+def claims_only_resources(desc):
+    return obj(desc, {
+        "claims": array("Claims (by name) of the pod's resourceClaims this container uses.",
+                        obj("One claim in use.", {
+                            "name": string("Name of an entry in the pod's resourceClaims.",
+                                           minLength=1, maxLength=63),
+                            "request": string("Request inside the claim, if only one is used.",
+                                              maxLength=253),
+                        }, required=["name"]), "map", ["name"], maxItems=32),
     })
 
 
@@ -288,6 +338,8 @@ def container_patch(kind):
         "volumeMounts": array("Volume mounts to add or replace.", volume_mount(),
                               "map", ["name"], maxItems=128),
         "securityContext": container_security_context("Security context to set."),
+        "resources": claims_only_resources(
+            DRA + "Resource claims of the container; only claims is accepted here."),
     }, required=["name"])
 
 
@@ -316,6 +368,8 @@ def pod_spec_patch():
             "map", ["name"], maxItems=16),
         "terminationGracePeriodSeconds": int64("Grace period for pod termination.", minimum=0,
                                                x_kubernetes_validations=IMMUTABLE),
+        "resourceClaims": array(DRA + "Pod-level resource claims to add or replace, by name.",
+                                pod_resource_claim(), "map", ["name"], maxItems=32),
     })
 
 
@@ -377,7 +431,18 @@ def trainer():
         # admits -1, which only fails when the JobSet controller's Jobs are refused later.
         "numNodes": int32("Number of training nodes (pods); overrides mlPolicy.numNodes.",
                           minimum=0),
-        "resourcesPerNode": resource_requirements("Compute resources of each training node."),
+        "resourcesPerNode": resource_requirements(
+            "Compute resources of each training node. Device claims go in "
+            "resourceClaimsPerNode, not in claims here.",
+            x_kubernetes_validations=[{
+                "rule": "!has(self.claims)",
+                "message": "claims must not be set in resourcesPerNode: use "
+                           "spec.trainer.resourceClaimsPerNode"}]),
+        "resourceClaimsPerNode": array(
+            DRA + "Dynamic Resource Allocation claims of each training node: added to the "
+            "trainer node pods' resourceClaims and to resources.claims of their node "
+            "container (or of the listed containers). Overrides a runtime or runtimePatches "
+            "claim of the same name.", trainer_resource_claim(), "map", ["name"], maxItems=32),
         "numProcPerNode": int32(
             "Processes per node. Torch: unset means automatic; MPI: slots per node.",
             x_kubernetes_validations=[{

@@ -5,6 +5,7 @@
 # Each tests/admission/<case>/ holds:
 #   request.json   the body POSTed (or request.raw, sent byte for byte)
 #   objects.yaml   runtimes/JobSets kt-webhook sees (--objects); optional
+#   flags          extra kt-webhook flags, one line (e.g. --feature-gates X=true); optional
 #   response.json  the expected body (keys compared order-insensitively); in a mutating
 #                  response "patch" is written decoded (a JSONPatch array) and a time the
 #                  webhook stamped (an RFC 3339 value not found in the request) as "<NOW>"
@@ -101,7 +102,7 @@ normalize() {
 }
 
 admission_case() {
-    local d=$1 name req ct path want_status objects
+    local d=$1 name req ct path want_status objects flags
     name=$(basename "$d")
     req="$d/request.json"
     [ -f "$d/request.raw" ] && req="$d/request.raw"
@@ -113,7 +114,9 @@ admission_case() {
     [ -f "$d/status" ] && want_status=$(cat "$d/status")
     objects="$d/objects.yaml"
     [ -f "$objects" ] || objects="$T/empty.yaml"
-    if ! daemon_for "$objects"; then
+    flags=()
+    [ -f "$d/flags" ] && read -r -a flags <"$d/flags"
+    if ! daemon_for "$objects" ${flags[@]+"${flags[@]}"}; then
         bad "$name" "kt-webhook did not start"
         return
     fi
@@ -133,15 +136,15 @@ admission_case() {
     fi
 }
 
-# daemon_for OBJECTS - one kt-webhook per distinct objects file content (started on first
-# use, stopped after the cases); sets PORT.
+# daemon_for OBJECTS [FLAG...] - one kt-webhook per distinct objects file content and flags
+# (started on first use, stopped after the cases); sets PORT.
 declare -A d_port
 daemons=()
 daemon_for() {
     local h
-    h=$(md5sum <"$1" | cut -c1-12)
+    h=$({ cat "$1"; echo "${*:2}"; } | md5sum | cut -c1-12)
     if [ -z "${d_port[$h]:-}" ]; then
-        adm_webhook_start "objects_$h" "$1" || return 1
+        adm_webhook_start "objects_$h" "$1" "${@:2}" || return 1
         d_port[$h]=$PORT
         daemons+=("$h")
     fi

@@ -68,14 +68,14 @@ static void test_table(void)
     CHECK(fw.plugins[fw.n - 1] == &kt_plugin_jobset);
 
     const struct kt_plugin *two[] = {&kt_plugin_jobset, &kt_plugin_jobset};
-    struct kt_framework bad = {two, 2, NULL};
+    struct kt_framework bad = {.plugins = two, .n = 2};
     CHECK_EQ_INT(kt_framework_check(&bad, &err), -1);
     CHECK_EQ_STR(err.msg, "too many TrainJobStatus plugins are registered");
 
     struct kt_plugin old = kt_plugin_torch;
     old.abi = 99;
     const struct kt_plugin *one[] = {&old};
-    struct kt_framework bad2 = {one, 1, NULL};
+    struct kt_framework bad2 = {.plugins = one, .n = 1};
     CHECK_EQ_INT(kt_framework_check(&bad2, &err), -1);
 }
 

@@ -64,13 +64,13 @@ static void test_typed_patch_drops_unknown_and_empty(void)
         parse(POD("{\"hostNetwork\":true,\"serviceAccountName\":\"\",\"tolerations\":[],"
                   "\"nodeSelector\":{\"a\":\"1\"},\"containers\":[{\"name\":\"node\","
                   "\"image\":\"dropped\",\"env\":[{\"name\":\"E\",\"value\":\"\"}]}]}"));
-    json_t *typed = kt_smp_typed_jobset_patch(patch);
+    json_t *typed = kt_smp_typed_jobset_patch(patch, false);
     /* Struct field order of PodSpecPatch: containers come before nodeSelector. */
     check_json(typed, POD("{\"containers\":[{\"name\":\"node\",\"env\":[{\"name\":\"E\"}]}],"
                           "\"nodeSelector\":{\"a\":\"1\"}}"));
     json_decref(typed);
     json_decref(patch);
-    typed = kt_smp_typed_jobset_patch(NULL);
+    typed = kt_smp_typed_jobset_patch(NULL, false);
     check_json(typed, "{}");
     json_decref(typed);
     /* A non-object patch changes nothing. */
@@ -177,11 +177,39 @@ static void test_list_order(void)
     }
 }
 
+/* The provisional KEP-2782 members of a runtime patch: kept with the DynamicResourceAllocation
+ * gate on, dropped (as v2.3.0 drops unknown members) with it off; resourceClaims merge by name. */
+static void test_typed_patch_dra(void)
+{
+    json_t *patch = parse(POD("{\"resourceClaims\":[{\"name\":\"gpu\","
+                              "\"resourceClaimTemplateName\":\"t2\"}],\"containers\":[{\"name\":"
+                              "\"node\",\"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}]}"));
+    json_t *off = kt_smp_typed_jobset_patch(patch, false);
+    check_json(off, POD("{\"containers\":[{\"name\":\"node\"}]}"));
+    json_t *on = kt_smp_typed_jobset_patch(patch, true);
+    check_json(on, POD("{\"containers\":[{\"name\":\"node\",\"resources\":{\"claims\":[{"
+                       "\"name\":\"gpu\"}]}}],\"resourceClaims\":[{\"name\":\"gpu\","
+                       "\"resourceClaimTemplateName\":\"t2\"}]}"));
+    json_t *spec = parse(POD("{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":"
+                             "\"t1\"},{\"name\":\"nic\",\"resourceClaimName\":\"n\"}],"
+                             "\"containers\":[{\"name\":\"node\"}]}"));
+    kt_smp_jobset_spec(spec, on);
+    check_json(spec, POD("{\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":"
+                         "\"t2\"},{\"name\":\"nic\",\"resourceClaimName\":\"n\"}],"
+                         "\"containers\":[{\"name\":\"node\",\"resources\":{\"claims\":[{"
+                         "\"name\":\"gpu\"}]}}]}"));
+    json_decref(spec);
+    json_decref(on);
+    json_decref(off);
+    json_decref(patch);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_pod_spec_keys();
     test_typed_patch_drops_unknown_and_empty();
+    test_typed_patch_dra();
     test_resources_and_generic();
     test_replicated_jobs_by_name();
     test_list_order();
