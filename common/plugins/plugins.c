@@ -14,7 +14,6 @@ static const struct kt_plugin *const builtin[] = {
 
 void kt_framework_default(struct kt_framework *fw)
 {
-    fw->plugins = builtin;
-    fw->n = KT_ARRAY_SIZE(builtin);
-    fw->status_server = NULL;
+    /* Every member: the gates (status_server, dra) start off. */
+    *fw = (struct kt_framework){.plugins = builtin, .n = KT_ARRAY_SIZE(builtin)};
 }
