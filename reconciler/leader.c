@@ -143,23 +143,19 @@ static bool write_lease(struct kt_leader *l, struct kt_kube_client *c, json_t *l
                         enum lease_op op, struct kt_err *err)
 {
     json_t *stored = NULL;
+    bool ok;
 
     json_object_set_new(lease, "spec", lease_spec(l, json_object_get(lease, "spec"), op));
-    if (kt_kube_update(c,
-                       &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
-                       lease, &stored, err) != 0) {
-        json_decref(l->mine);
-        l->mine = NULL;
-        return false;
+    ok = kt_kube_update(c,
+                        &(struct kt_kube_ref){.gvr = &KT_GVR_LEASES, .ns = l->ns, .name = l->name},
+                        lease, &stored, err) == 0;
+    if (!ok || op != LEASE_HOLD) { /* failed or released: no last write to renew from */
+        json_decref(stored);
+        stored = NULL;
     }
     json_decref(l->mine);
-    l->mine = NULL;
-    if (op == LEASE_HOLD) {
-        l->mine = stored; /* owned by l */
-    } else {
-        json_decref(stored);
-    }
-    return true;
+    l->mine = stored; /* owned by l */
+    return ok;
 }
 
 /* The leader's renewal in one request, as client-go's fast path: our last write, with its

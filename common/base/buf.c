@@ -161,6 +161,16 @@ void kt_buf_reset(struct kt_buf *b)
     kt_buf_truncate(b, 0);
 }
 
+void kt_buf_recycle(struct kt_buf *b, size_t max, size_t keep)
+{
+    if (b->cap > keep || b->max != max) {
+        kt_buf_release(b);
+        kt_buf_init(b, max);
+    } else {
+        kt_buf_reset(b);
+    }
+}
+
 void kt_buf_release(struct kt_buf *b)
 {
     if (!b) {

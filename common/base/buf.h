@@ -51,6 +51,11 @@ void kt_buf_truncate(struct kt_buf *b, size_t len);
 /* Forget the contents but keep the allocation and cap. */
 void kt_buf_reset(struct kt_buf *b);
 
+/* Ready b for its next use with cap max: the contents forgotten, the allocation kept when it
+ * is at most keep bytes and max is unchanged (a buffer reused per request stays one
+ * allocation), else freed. */
+void kt_buf_recycle(struct kt_buf *b, size_t max, size_t keep);
+
 /* Free the contents. Accepts a zeroed or already-released buffer. */
 void kt_buf_release(struct kt_buf *b);
 

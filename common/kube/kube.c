@@ -344,21 +344,6 @@ static struct curl_slist *make_headers(struct kt_kube_client *c, const struct re
  * every request. One grown past BODY_KEEP (a LIST page) is given back. */
 #define BODY_KEEP (256u * 1024)
 
-static void keep_reset(struct kt_buf *b, size_t max)
-{
-    if (b->cap > BODY_KEEP || b->max != max) {
-        kt_buf_release(b);
-        kt_buf_init(b, max);
-    } else {
-        kt_buf_reset(b);
-    }
-}
-
-static void body_reset(struct kt_kube_client *c)
-{
-    keep_reset(&c->body, c->cfg->body_max);
-}
-
 /* One attempt. Returns the CURLcode; *http gets the status (0 when none). */
 static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool reread, long *http,
                              long *retry_after)
@@ -391,7 +376,7 @@ static CURLcode perform_once(struct kt_kube_client *c, const struct req *r, bool
     curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
     c->errbuf[0] = '\0';
-    body_reset(c);
+    kt_buf_recycle(&c->body, c->cfg->body_max, BODY_KEEP);
     c->body_too_big = false;
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(e);
@@ -543,7 +528,7 @@ static int send_obj(struct kt_kube_client *c, struct kt_kube_http_req req, const
     struct kt_buf *body = &c->sendbuf;
     int rc = -1;
 
-    keep_reset(body, c->cfg->body_max);
+    kt_buf_recycle(body, c->cfg->body_max, BODY_KEEP);
     if (kt_json_dump_buf(obj, body, err) == 0) {
         req.body = body->data;
         req.body_len = body->len;

@@ -169,20 +169,18 @@ static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t 
         return line;
     }
     kt_buf_reset(&s->cut);
-    if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0) {
-        kt_buf_init(&s->cut, s->lines.line.max);
-        return line;
-    }
-    if (!kt_json_cut_managed_fields_to(line, *len, s->cut.data, &s->cut.len)) {
+    if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0 ||
+        !kt_json_cut_managed_fields_to(line, *len, s->cut.data, &s->cut.len)) {
         return line;
     }
     *len = s->cut.len;
     return s->cut.data;
 }
 
-/* Decode one event and hand it to fn. */
-static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
+/* kt_kube_lines_feed's callback: decode one event and hand it to fn. */
+static int on_line(void *ud, const char *line, size_t len)
 {
+    struct kt__kube_stream *s = ud;
     struct kt_kube_watch_event ev;
     int rc;
 
@@ -208,11 +206,6 @@ static int event_line(struct kt__kube_stream *s, const char *line, size_t len)
         return -1;
     }
     return 0;
-}
-
-static int on_line(void *ud, const char *line, size_t len)
-{
-    return event_line(ud, line, len);
 }
 
 static size_t on_stream(char *ptr, size_t size, size_t nmemb, void *ud)

@@ -29,6 +29,31 @@ static void test_buf_cap(void)
     kt_buf_release(&b);
 }
 
+/* kt_buf_recycle keeps an allocation up to keep bytes under the same max, and frees one that
+ * grew past keep or whose max changes. */
+static void test_buf_recycle(void)
+{
+    struct kt_buf b;
+    struct kt_err err = {0};
+    char *kept;
+
+    kt_buf_init(&b, 1000);
+    CHECK_OK(kt_buf_append(&b, "abc", 3, &err));
+    kept = b.data;
+    kt_buf_recycle(&b, 1000, 128); /* 64 bytes allocated: kept, emptied */
+    CHECK(b.data == kept);
+    CHECK_EQ_INT((int)b.len, 0);
+    CHECK_OK(kt_buf_try_reserve(&b, 500, &err));
+    kt_buf_recycle(&b, 1000, 128); /* grew past keep: freed */
+    CHECK(b.data == NULL);
+    CHECK_EQ_INT((int)b.cap, 0);
+    CHECK_OK(kt_buf_append(&b, "x", 1, &err));
+    kt_buf_recycle(&b, 2000, 128); /* another max: freed, the new max in force */
+    CHECK(b.data == NULL);
+    CHECK_EQ_INT((int)b.max, 2000);
+    kt_buf_release(&b);
+}
+
 /* The request path's growth: the allocation is known before it happens (the body budget
  * charges it), reserving never reallocates an append that fits, and past max it fails. */
 static void test_buf_try_reserve(void)
@@ -212,6 +237,7 @@ int main(void)
     kt_mem_init();
     test_buf_cap();
     test_buf_try_reserve();
+    test_buf_recycle();
     test_log_one_line();
     test_buf_printf_take();
     test_buf_read_file();
