@@ -937,6 +937,14 @@ static char *cached_rv(struct rview *v, const json_t *o)
  * first) would otherwise apply the same JobSet twice. */
 #define KT_APPLY_SETTLE_S 2.0
 
+/* Lower *requeue_s to s when s > 0 comes sooner than what is asked already (0: nothing). */
+static void requeue_sooner(double *requeue_s, double s)
+{
+    if (s > 0 && (*requeue_s <= 0 || s < *requeue_s)) {
+        *requeue_s = s;
+    }
+}
+
 /* Apply o unless this process applied the same o last and the cache still shows the
  * revision that apply produced, or applied it a moment ago and the cache does not show it yet
  * (applied.h; then v->requeue_s asks for a reconcile once it should). */
@@ -956,9 +964,7 @@ static int apply_changed(struct rview *v, const json_t *o, struct kt_err *err)
         /* applied a moment ago, its watch event not here yet: the rest of this reconcile sees
          * what was applied (as after an apply), and it looks again once the event is due */
         view_put(v, json_deep_copy(o));
-        if (v->requeue_s <= 0 || left < v->requeue_s) {
-            v->requeue_s = left;
-        }
+        requeue_sooner(&v->requeue_s, left);
     } else if (!kt_applied_same(v->r->applied, owner, okey, content, rv)) {
         json_t *resp = NULL;
         rc = kt_rec_apply(v->c, v->r->kinds, o, &resp, err);
@@ -1289,9 +1295,7 @@ static bool hold_status(struct rview *v, const struct status_pass *p, json_t *st
     if (left <= 0) {
         return false;
     }
-    if (*p->requeue_s <= 0 || left < *p->requeue_s) {
-        *p->requeue_s = left;
-    }
+    requeue_sooner(p->requeue_s, left);
     return true;
 }
 
@@ -1373,9 +1377,7 @@ static int reconcile_trainjob(struct kt_rec *r, struct kt_kube_client *c, const 
                                .requeue_s = requeue_s,
                                .errs = &errs};
     status_step(&v, &tj, &pass, st);
-    if (v.requeue_s > 0 && (*requeue_s <= 0 || v.requeue_s < *requeue_s)) {
-        *requeue_s = v.requeue_s;
-    }
+    requeue_sooner(requeue_s, v.requeue_s);
     json_decref(orig);
     json_decref(v.seen);
     if (errs.code != KT_OK) {
