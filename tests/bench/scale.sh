@@ -35,6 +35,9 @@
 # share the JobSets there (KWOK writes one JobSet status at a time); the JobSet's statuses before
 # Completed (created, active, ready) come SCALE_SIM_STEP_MS (1000) apart: how far apart they
 # come sets how many of them the controller sees, and so its TrainJob status writes.
+# SCALE_SIM_ENGINE=jobsim plays those steps with tests/cluster/jobset_sim.py instead of KWOK (one
+# JobSet watch resumed from its resourceVersion; SCALE_SIM_SHARDS connections): KWOK re-watches
+# from resourceVersion 0, replaying every JobSet, which stalls the chain from about 10,000 on.
 # Knobs: N, SIDES, SCALE_CHAIN (full, sim), SCALE_RATE (20), SCALE_CONNS (4), SCALE_NODES (N/10, at least 4, at most 1000), SCALE_RUN_MS (2000),
 # SCALE_NAMESPACES (1: all in namespace scale; K spreads them over scale-00..: kube-controller-manager's
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
@@ -58,6 +61,8 @@ case $FAILOVER in "" | KILL | TERM) ;; *) echo "scale: SCALE_FAILOVER: KILL or T
 [ -z "$FAILOVER" ] || awk -v r="$RATE" 'BEGIN { exit !(r > 0) }' || { echo "scale: SCALE_FAILOVER needs SCALE_RATE > 0" >&2; exit 2; }
 RUN_MS=${SCALE_RUN_MS:-2000}
 CHAIN=${SCALE_CHAIN:-full}
+SIM_ENGINE=${SCALE_SIM_ENGINE:-kwok}
+case $SIM_ENGINE in kwok | jobsim) ;; *) echo "scale: SCALE_SIM_ENGINE: kwok or jobsim" >&2; exit 2 ;; esac
 case $CHAIN in full | sim) ;; *) echo "scale: SCALE_CHAIN: full or sim" >&2; exit 2 ;; esac
 SETTLE=${SCALE_SETTLE_S:-5}
 OUT=${SCALE_OUT:-$ROOT/build/scale}
@@ -195,11 +200,11 @@ one() {
     if [ "$CHAIN" = full ]; then
         echo "scale: N=$n $side: plane with $nodes KWOK nodes (up.sh --full)"
     else
-        echo "scale: N=$n $side: simulated chain (up.sh --sim)"
+        echo "scale: N=$n $side: simulated chain (up.sh --sim, JobSet steps by $SIM_ENGINE)"
     fi
     # Three tries: on a shared machine the port lock (cluster/lib.sh) may be held for minutes.
     for i in 1 2 3; do
-        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS KT_SIM_SHARDS=${SCALE_SIM_SHARDS:-4} \
+        KT_NODES=$nodes KT_POD_RUN_MS=$RUN_MS KT_CHAIN_QPS=$CHAIN_QPS KT_SIM_SHARDS=${SCALE_SIM_SHARDS:-4} KT_SIM_ENGINE=$SIM_ENGINE \
             KT_POD_STEP_MS=$([ "$CHAIN" = sim ] && echo "${SCALE_SIM_STEP_MS:-1000}" || echo "${KT_POD_STEP_MS:-100}") tests/cluster/up.sh "--$CHAIN" "$D" -- \
             --audit-policy-file="$W/audit-policy.yaml" --audit-log-path="$D/audit.log" \
             >"$W/up-$side-$n.log" 2>&1 && break

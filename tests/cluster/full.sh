@@ -10,6 +10,8 @@
 #   KT_POD_STEP_MS (100)  delay of each simulated step before Running (create, init, ready)
 #   KT_POD_RUN_MS (3000)  how long a Job's pod stays Running before it completes
 #   KT_SIM_SHARDS (1)     up.sh --sim: KWOK processes sharing the JobSets (kt_full_sim)
+#   KT_SIM_ENGINE (kwok)  up.sh --sim: kwok (the Stages of kwok/jobset-stages.yaml) or jobsim
+#                         (jobset_sim.py: the same steps, for many thousand JobSets)
 #   KT_CHAIN_QPS (unset)  client QPS of kube-controller-manager and both schedulers (burst
 #                         twice that); unset keeps their defaults (kcm 20/30, scheduler 50/100).
 #                         `make scale` lifts them as kwokctl's --disable-qps-limits does.
@@ -18,7 +20,7 @@
 # a container env var KT_SIM_RUN (a Go duration: "90s", "10m") overrides KT_POD_RUN_MS for one pod.
 
 # kwok-1..kwok-15: the further KWOK shards of the simulated chain (KT_SIM_SHARDS)
-KT_FULL_COMPONENTS="kwok $(printf 'kwok-%s ' $(seq 15))jobset schedplugins scheduler kcm"
+KT_FULL_COMPONENTS="jobsim kwok $(printf 'kwok-%s ' $(seq 15))jobset schedplugins scheduler kcm"
 
 # kt_full_spawn NAME CMD... - start CMD in the background (log DIR/NAME.log), record its pid.
 kt_full_spawn() {
@@ -271,6 +273,11 @@ kt_full_kwok() {
 # by the first hex digit of their uid (each watches them all: one more JobSet watcher per shard).
 kt_full_sim() {
     local port pid step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000} k=${KT_SIM_SHARDS:-1} i digits
+    case ${KT_SIM_ENGINE:-kwok} in
+    kwok) ;;
+    jobsim) kt_full_jobsim "$step" "$run"; return ;;
+    *) kt_log "KT_SIM_ENGINE: kwok or jobsim"; return 1 ;;
+    esac
     [[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le 16 ] || { kt_log "KT_SIM_SHARDS: 1 to 16"; return 1; }
     # KWOK reads the kind's schema from /openapi/v3 once, at start: wait until the API server
     # publishes JobSet's there (it follows the CRD's Established condition by a moment).
@@ -296,6 +303,20 @@ kt_full_sim() {
         [ "$i" != 0 ] || kt_env_set "$D" KT_KWOK_PORT "$port"
         kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" kwok
     done
+    kt_env_set "$D" KT_SIM 1
+}
+
+# kt_full_jobsim STEP_MS RUN_MS - the simulated chain's JobSet steps from jobset_sim.py instead of
+# KWOK (KT_SIM_ENGINE=jobsim; why: the script's header and docs/benchmarks.md "Simulated chain"):
+# one JobSet watch resumed from its last resourceVersion, KT_SIM_SHARDS keep-alive connections
+# for the status PATCHes, the same markers and run-time jitter as the Stages.
+kt_full_jobsim() {
+    local port pid
+    kt_pick_port port
+    pid=$(kt_full_spawn jobsim python3 "$kt_here/jobset_sim.py" --server "$(kt_env_get "$D" KT_APISERVER)" \
+        --ca "$D/ca.crt" --cert "$D/admin.crt" --key "$D/admin.key" --port "$port" \
+        --step-ms "$1" --run-ms "$2" --jitter-ms "$(($2 + $2 / 10 + 1))" --conns "${KT_SIM_SHARDS:-1}")
+    kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" jobsim || return 1
     kt_env_set "$D" KT_SIM 1
 }
 
