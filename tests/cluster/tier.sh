@@ -6,6 +6,8 @@
 #     lookup (kt_full_kwok_stages in full.sh) builds DIR/kwok-stages.yaml without running
 #     `go mod download` (which asks the module proxy at every start);
 #   kwok-stages-download: without it, `go mod download` is run once and its Dir is used.
+#   jobsim-*: jobset_sim.py's steps, statuses and run times as kwok/jobset-stages.yaml has them
+#     (tests/cluster/jobset_sim_check.py).
 # Prints `ok NAME` / `FAIL NAME: why` and "N passed, N failed".
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,5 +74,15 @@ elif ! grep -q 'durationMilliseconds: 7' "$T/d/kwok-stages.yaml"; then
 else
     ok kwok-stages-download
 fi
+
+python3 tests/cluster/jobset_sim_check.py >"$T/jobsim.out" 2>&1
+while read -r word name why; do
+    case $word in
+    ok) ok "$name" ;;
+    FAIL) bad "${name%:}" "$why" ;;
+    *) bad jobsim-check "unexpected output: $word $name $why" ;;
+    esac
+done <"$T/jobsim.out"
+[ -s "$T/jobsim.out" ] || bad jobsim-check "tests/cluster/jobset_sim_check.py printed nothing"
 
 kt_finish
