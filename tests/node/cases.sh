@@ -290,8 +290,12 @@ case_dra() {
     sel=jobset.sigs.k8s.io/jobset-name=dra
     check dra-objects dra_apply "$ns"
     node_tj "$ns" dra torch-distributed "$DRA_CMD" 2 "" "$(dra_claims two-gpus)" | kc apply -f - >/dev/null
-    check dra-pods-running kt_poll -m "both pods of dra Running" "$WAIT" \
-        kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n "$ns" -l "$sel"
+    if ! kt_poll -m "both pods of dra Running" "$WAIT" \
+        kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n "$ns" -l "$sel"; then
+        bad dra-pods-running "$(kc get pods,resourceclaims -n "$ns" -o wide 2>&1 | head -n 8)"
+        return
+    fi
+    ok dra-pods-running
     kc get pods -n "$ns" -l "$sel" -o json >"$T/dra.pods.json"
     kc get resourceclaims -n "$ns" -o json >"$T/dra.claims.json"
     # kt built the claims into the pods, and 2 processes per node from the template's count
@@ -326,11 +330,9 @@ case_dra() {
     # negative: 5 devices per pod, the node has 4: Pending, and the scheduler says why
     node_tj "$ns" dra-short torch-distributed "python3 -c pass" 2 "" "$(dra_claims five-gpus)" | kc apply -f - >/dev/null
     sel=jobset.sigs.k8s.io/jobset-name=dra-short
-    check dra-short-unschedulable kt_poll -m "both pods of dra-short Unschedulable" "$WAIT" kq '[.items[] |
-        select(.status.phase == "Pending") | .status.conditions[]? | select(.type == "PodScheduled" and
-        .status == "False" and .reason == "Unschedulable")] | length == 2' pods -n "$ns" -l "$sel"
-    kc get pods -n "$ns" -l "$sel" -o json >"$T/dra-short.pods.json"
-    check dra-short-scheduler-message dra_sched_msg "$T/dra-short.pods.json"
+    check dra-short-unschedulable-cannot-allocate kt_poll -m "both pods of dra-short Unschedulable: cannot allocate" \
+        "$WAIT" dra_unschedulable "$ns" "$sel"
+    echo "node: the scheduler on dra-short: $(head -n 1 "$T/dra.msg")"
     check dra-short-ktctl-status-says-why dra_status_says "$ns" dra-short
     check dra-short-claims-unallocated kq '.items | length == 2 and all(.status.allocation == null)' \
         resourceclaims -n "$ns"
@@ -383,10 +385,12 @@ dra_ranks() {
         [ "$(grep -c ' local_rank 1 ' "$1")" = 2 ]
 }
 
-# dra_sched_msg PODS - the scheduler's words in both pods' PodScheduled condition.
-dra_sched_msg() {
-    jq -r '.items[].status.conditions[] | select(.type == "PodScheduled") | .message' "$1" >"$T/dra.msg"
-    cat "$T/dra.msg"
+# dra_unschedulable NS SELECTOR - both pods Pending, PodScheduled False Unschedulable, and the
+# scheduler's message (kept in $T/dra.msg) says the claims cannot be allocated.
+dra_unschedulable() {
+    kc get pods -n "$1" -l "$2" -o json | jq -r '.items[] | select(.status.phase == "Pending") |
+        .status.conditions[]? | select(.type == "PodScheduled" and .status == "False" and
+        .reason == "Unschedulable") | .message' >"$T/dra.msg"
     [ "$(grep -c 'cannot allocate all claims' "$T/dra.msg")" = 2 ]
 }
 
