@@ -335,6 +335,7 @@ kt_node_dra_start() {
     local n=$D/node pid deadline=$((SECONDS + KT_READY_TIMEOUT))
     pid=$(kt_env_get "$D" KT_DRA_DRIVER_PID)
     if ! kt_alive "$pid"; then
+        mkdir -p "$n/kubelet/plugins/$KT_DRA_DRIVER" # (it makes only the parent of its socket's folder)
         pid=$(KUBECONFIG=$D/admin.kubeconfig kt_full_spawn dra-driver "$KT_BIN/$DRA_DRIVER_BIN" \
             kubelet-plugin --node-name "$(kt_env_get "$D" KT_NODE_NAME)" --num-devices "$KT_DRA_DEVICES" \
             --cdi-dir "$n/cdi" --plugin-registration-path "$n/kubelet/plugins_registry" \
