@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/node.sh - a real node for `up.sh --full --real-node` (sourced by up.sh and
-# down.sh; docs/development.md#a-real-node-upsh---real-node): containerd + runc + the CNI bridge from Debian, kubelet and
-# kube-proxy from the pinned k8s.io/kubernetes module, CoreDNS from its Go module, all as host
-# processes whose state lives under DIR/node. containerd (with CDI) and its runc shim are built
-# from their Go module (runc itself is Debian's). On demand, Kubernetes' DRA test driver as the
+# down.sh; docs/development.md#a-real-node-upsh---real-node): runc + the CNI bridge from Debian,
+# containerd 1.7 (CDI on) and its runc shim from their Go module, kubelet and kube-proxy from the
+# pinned k8s.io/kubernetes module, CoreDNS from its Go module, all as host processes whose state
+# lives under DIR/node. On demand, Kubernetes' DRA test driver as the
 # node's kubelet plugin (kt_node_dra_start). Pods really run: images are built locally from
 # Debian packages (tests/cluster/images) and imported; nothing is pulled.
 #
