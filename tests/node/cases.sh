@@ -292,7 +292,8 @@ case_dra() {
     node_tj "$ns" dra torch-distributed "$DRA_CMD" 2 "" "$(dra_claims two-gpus)" | kc apply -f - >/dev/null
     if ! kt_poll -m "both pods of dra Running" "$WAIT" \
         kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n "$ns" -l "$sel"; then
-        bad dra-pods-running "$(kc get pods,resourceclaims -n "$ns" -o wide 2>&1 | head -n 8)"
+        kc get pods,resourceclaims -n "$ns" -o wide >"$T/dra.pending" 2>&1
+        bad dra-pods-running "$(head -n 8 "$T/dra.pending")"
         return
     fi
     ok dra-pods-running
