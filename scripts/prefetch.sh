@@ -38,7 +38,7 @@ step() {
 modules() {
     local m w
     for m in scripts/cluster/modules/etcd scripts/cluster/modules/k8s scripts/cluster/modules/jobset scripts/cluster/modules/kwok \
-        scripts/cluster/modules/coredns tests/parity/upstream; do
+        scripts/cluster/modules/coredns scripts/cluster/modules/containerd tests/parity/upstream; do
         [ -f "$m/go.mod" ] || continue
         w=$(mktemp -d)
         cp "$m"/go.* "$w/"

@@ -3,8 +3,8 @@
 # scripts/cluster/build.sh [--full|--chain] - build kube-apiserver, kubectl and etcd from Go modules
 # into a per-version cache outside the repo (each binary skipped when present); with --full also
 # the rest of the chain (kube-controller-manager, kube-scheduler, scheduler-plugins' scheduler, the
-# JobSet controller, KWOK, the real node's kubelet, kube-proxy and CoreDNS); --chain is --full
-# without the real node's three. It also copies the external CRDs (JobSet, scheduler-plugins
+# JobSet controller, KWOK, the real node's kubelet, kube-proxy, CoreDNS, containerd with its runc
+# shim, and Kubernetes' DRA test driver); --chain is --full without the real node's binaries. It also copies the external CRDs (JobSet, scheduler-plugins
 # PodGroup, Volcano PodGroup when obtainable) from the module cache.
 # KT_K8S_VERSION (versions.sh) selects the Kubernetes release; the binaries that do not depend on
 # it (etcd, JobSet, KWOK, scheduler-plugins, CoreDNS, the CRDs) are hard-linked from another
@@ -40,11 +40,12 @@ log() { echo "cluster-build: $*" >&2; }
 
 # k8s_bins - the k8s.io/kubernetes binaries to build: the API server and kubectl always; with
 # --full/--chain also kube-controller-manager and kube-scheduler, with --full the real node's
-# kubelet and kube-proxy (same module, same version; docs/development.md "A real node").
+# kubelet, kube-proxy and the DRA test driver (same module, same version; docs/development.md
+# "A real node").
 k8s_bins() {
     echo kube-apiserver kubectl
     [ "$FULL" = 0 ] || echo kube-controller-manager kube-scheduler
-    [ "$NODE" = 0 ] || echo kubelet kube-proxy
+    [ "$NODE" = 0 ] || echo kubelet kube-proxy "$DRA_DRIVER_BIN"
     return 0
 }
 
@@ -106,7 +107,10 @@ build_k8s() {
     local want=() b p
     # shellcheck disable=SC2046 # k8s_bins prints one word per binary: split on purpose
     for b in $(missing $(k8s_bins)); do
-        want+=("k8s.io/kubernetes/cmd/$b=$b")
+        case $b in
+        "$DRA_DRIVER_BIN") want+=("k8s.io/kubernetes/test/e2e/dra/test-driver=$b") ;;
+        *) want+=("k8s.io/kubernetes/cmd/$b=$b") ;;
+        esac
     done
     [ ${#want[@]} -gt 0 ] || return 0
     LDF="-s -w"
@@ -139,6 +143,15 @@ build_full() {
     if ! reuse "$COREDNS_BIN"; then
         build_module coredns "kt.invalid/cluster/coredns=$COREDNS_BIN"
     fi
+    mkdir -p "$OUT/$CONTAINERD_DIR"
+    local want=() b
+    for b in containerd containerd-shim-runc-v2; do
+        reuse "$CONTAINERD_DIR/$b" || want+=("github.com/containerd/containerd/cmd/$b=$CONTAINERD_DIR/$b")
+    done
+    [ ${#want[@]} -gt 0 ] || return 0
+    LDF="-s -w -X github.com/containerd/containerd/version.Version=$CONTAINERD_VERSION"
+    LDF="$LDF -X github.com/containerd/containerd/version.Package=github.com/containerd/containerd"
+    build_module containerd "${want[@]}"
 }
 
 build_etcd() {

@@ -29,6 +29,7 @@ tools=()
 for b in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
     tools+=("k8s.io/kubernetes/cmd/$b@v$v")
 done
+tools+=("k8s.io/kubernetes/test/e2e/dra/test-driver@v$v") # the real node's DRA driver (build.sh --full)
 go get -tool "${tools[@]}"
 go mod tidy
 mkdir -p "$out"

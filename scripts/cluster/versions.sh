@@ -25,6 +25,15 @@ CONTROLLER_TOOLS_VERSION=v0.21.0
 COREDNS_VERSION=v1.14.2
 COREDNS_BIN=coredns-$COREDNS_VERSION-$(cat "$(dirname "${BASH_SOURCE[0]}")"/modules/coredns/main.go \
     "$(dirname "${BASH_SOURCE[0]}")"/modules/coredns/go.sum | sha256sum | cut -c1-8)
+# The real node's containerd and its runc shim, built from their Go module (scripts/cluster/modules/containerd):
+# Debian bookworm's containerd 1.6 has no CDI, which Dynamic Resource Allocation drivers use to
+# put devices into containers (containerd 1.7: enable_cdi). Both live in CONTAINERD_DIR inside
+# kt_cluster_bindir (the shim is found on containerd's PATH by its fixed name).
+CONTAINERD_VERSION=v1.7.35
+CONTAINERD_DIR=containerd-$CONTAINERD_VERSION
+# Kubernetes' own DRA test driver (k8s.io/kubernetes/test/e2e/dra/test-driver, same module and
+# release as the kubelet): a kubelet plugin publishing fake devices for the real node's DRA case.
+DRA_DRIVER_BIN=dra-test-driver
 # kt_k8s_module - the wrapper module (a directory under scripts/cluster/modules) of K8S_VERSION.
 kt_k8s_module() {
     if [ "$K8S_VERSION" = "$K8S_DEFAULT_VERSION" ]; then

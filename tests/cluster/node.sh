@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # tests/cluster/node.sh - a real node for `up.sh --full --real-node` (sourced by up.sh and
-# down.sh; docs/development.md#a-real-node-upsh---real-node): containerd + runc + the CNI bridge from Debian, kubelet and
-# kube-proxy from the pinned k8s.io/kubernetes module, CoreDNS from its Go module, all as host
-# processes whose state lives under DIR/node. Pods really run: images are built locally from
+# down.sh; docs/development.md#a-real-node-upsh---real-node): runc + the CNI bridge from Debian,
+# containerd 1.7 (CDI on) and its runc shim from their Go module, kubelet and kube-proxy from the
+# pinned k8s.io/kubernetes module, CoreDNS from its Go module, all as host processes whose state
+# lives under DIR/node. On demand, Kubernetes' DRA test driver as the
+# node's kubelet plugin (kt_node_dra_start). Pods really run: images are built locally from
 # Debian packages (tests/cluster/images) and imported; nothing is pulled.
 #
 # The node's network: a bridge (KT_NODE_BRIDGE, ktbr0) whose address (KT_NODE_IP, 10.244.0.1)
@@ -35,11 +37,11 @@ kt_node_unavailable() {
     [ -d /sys/fs/cgroup/memory ] || [ -f /sys/fs/cgroup/cgroup.controllers ] ||
         { echo "no cgroups mounted under /sys/fs/cgroup"; return; }
     [ -d /proc/sys/net/bridge ] || { echo "the kernel has no bridge netfilter (br_netfilter)"; return; }
-    for b in containerd runc ctr iptables /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback; do
+    for b in runc ctr iptables /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/loopback; do
         command -v "$b" >/dev/null || [ -x "$b" ] ||
             { echo "$b missing (scripts/deps.sh installs containerd, runc, containernetworking-plugins)"; return; }
     done
-    for b in kubelet kube-proxy "$COREDNS_BIN"; do
+    for b in kubelet kube-proxy "$COREDNS_BIN" "$CONTAINERD_DIR/containerd" "$CONTAINERD_DIR/containerd-shim-runc-v2"; do
         [ -x "$KT_BIN/$b" ] || { echo "$KT_BIN/$b not built (scripts/cluster/build.sh --full)"; return; }
     done
 }
@@ -131,7 +133,8 @@ kt_node_k() { "$KT_BIN/kubectl" --kubeconfig "$D/admin.kubeconfig" --cache-dir "
 # kt_node_croot - containerd's root, shared by the runs on this machine (see below).
 kt_node_croot() { echo "${KT_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kt}/node-containerd"; }
 
-# kt_node_containerd - containerd with its own root, state, socket and config under DIR/node.
+# kt_node_containerd - containerd with its own root, state, socket and config under DIR/node;
+# CDI on, its specs read from DIR/node/cdi (where a DRA driver writes them: kt_node_dra_start).
 kt_node_containerd() {
     local n=$D/node c pid
     c=$n/containerd
@@ -139,7 +142,7 @@ kt_node_containerd() {
     # time): imported images stay, so only a changed image is imported again.
     local croot
     croot=$(kt_node_croot)
-    mkdir -p "$croot" "$c/state" "$c/opt" "$n/cni" "$n/cni-ipam"
+    mkdir -p "$croot" "$c/state" "$c/opt" "$n/cni" "$n/cni-ipam" "$n/cdi"
     cat >"$n/cni/10-kt.conflist" <<EOF
 {"cniVersion": "1.0.0", "name": "kt", "plugins": [
   {"type": "bridge", "bridge": "$KT_NODE_BRIDGE", "isGateway": true, "ipMasq": true, "hairpinMode": true,
@@ -162,6 +165,8 @@ state = "$c/state"
   sandbox_image = "$(kt_node_image_ref pause)"
   restrict_oom_score_adj = true
   disable_hugetlb_controller = true
+  enable_cdi = true
+  cdi_spec_dirs = ["$n/cdi"]
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -173,7 +178,9 @@ state = "$c/state"
     bin_dir = "/usr/lib/cni"
     conf_dir = "$n/cni"
 EOF
-    pid=$(kt_full_spawn containerd containerd --config "$c/config.toml")
+    # (the shim is looked up on PATH by its name: ours first)
+    pid=$(PATH="$KT_BIN/$CONTAINERD_DIR:$PATH" kt_full_spawn containerd "$KT_BIN/$CONTAINERD_DIR/containerd" \
+        --config "$c/config.toml")
     kt_env_set "$D" KT_CONTAINERD_SOCK "$n/containerd.sock"
     local deadline=$((SECONDS + KT_READY_TIMEOUT))
     until ctr --address "$n/containerd.sock" version >/dev/null 2>&1; do
@@ -313,6 +320,76 @@ EOF
     kt_wait_http "$pid" "http://127.0.0.1:$hport/health" coredns
 }
 
+# ---- Dynamic Resource Allocation: Kubernetes' DRA test driver as the node's kubelet plugin ----
+# The driver name it publishes (its --drivername default); devices are named device-00, ...
+KT_DRA_DRIVER=test-driver.cdi.k8s.io
+KT_DRA_DEVICES=4
+
+# kt_node_dra_start - unless it runs: the DRA test driver (scripts/cluster/build.sh --full) as a
+# kubelet plugin of the node, with the cluster's admin credentials (it is the cluster here, not
+# the product): its registration socket in the kubelet's plugins_registry/, its DRA socket in
+# plugins/KT_DRA_DRIVER/ (both under the kubelet's --root-dir, DIR/node/kubelet), its CDI specs in
+# DIR/node/cdi (containerd's cdi_spec_dirs). Bounded wait until its ResourceSlice for the node
+# lists KT_DRA_DEVICES devices. Log: DIR/dra-driver.log; records KT_DRA_DRIVER_PID. D is set.
+kt_node_dra_start() {
+    local n=$D/node pid deadline=$((SECONDS + KT_READY_TIMEOUT))
+    pid=$(kt_env_get "$D" KT_DRA_DRIVER_PID)
+    if ! kt_alive "$pid"; then
+        mkdir -p "$n/kubelet/plugins/$KT_DRA_DRIVER" # (it makes only the parent of its socket's folder)
+        pid=$(KUBECONFIG=$D/admin.kubeconfig kt_full_spawn dra-driver "$KT_BIN/$DRA_DRIVER_BIN" \
+            kubelet-plugin --node-name "$(kt_env_get "$D" KT_NODE_NAME)" --num-devices "$KT_DRA_DEVICES" \
+            --cdi-dir "$n/cdi" --plugin-registration-path "$n/kubelet/plugins_registry" \
+            --datadir "$n/kubelet/plugins")
+    fi
+    until [ "$(kt_node_dra_devices)" = "$KT_DRA_DEVICES" ]; do
+        kt_alive "$pid" || { kt_log "the DRA test driver exited (log: $D/dra-driver.log)"; return 1; }
+        [ "$SECONDS" -lt "$deadline" ] ||
+            { kt_log "no ResourceSlice with $KT_DRA_DEVICES devices after ${KT_READY_TIMEOUT}s"; return 1; }
+        sleep 0.1
+    done
+}
+
+# kt_node_dra_slices - the driver's ResourceSlices of the node (JSON list). D is set.
+kt_node_dra_slices() {
+    kt_node_k get resourceslices -o json \
+        --field-selector "spec.nodeName=$(kt_env_get "$D" KT_NODE_NAME),spec.driver=$KT_DRA_DRIVER"
+}
+
+# kt_node_dra_devices - how many devices the driver's ResourceSlices of the node list.
+kt_node_dra_devices() { kt_node_dra_slices 2>/dev/null | jq '[.items[].spec.devices[]?] | length'; }
+
+# kt_node_dra_left - what the driver left, one line each: its sockets under the kubelet's root
+# dir, its ResourceSlices of the node (when the API server answers), CDI spec files. D is set.
+kt_node_dra_left() {
+    local n=$D/node
+    find "$n/kubelet/plugins_registry" "$n/kubelet/plugins/$KT_DRA_DRIVER" -type s 2>/dev/null | sed 's/^/socket /'
+    find "$n/cdi" -type f 2>/dev/null | sed 's/^/cdi-spec /'
+    if kt_alive "$(kt_env_get "$D" KT_APISERVER_PID)"; then
+        kt_node_dra_slices 2>/dev/null | jq -r '.items[].metadata.name' | sed 's/^/resourceslice /'
+    fi
+}
+
+# kt_node_dra_stop - stop the driver (it removes its sockets) and delete its ResourceSlices of
+# the node (the kubelet would 30 s after the plugin goes; a driver's uninstall does it at once);
+# then nothing of it may be left (kt_node_dra_left, printed). No-op when it never ran. D is set.
+kt_node_dra_stop() {
+    local pid rc=0 left
+    pid=$(kt_env_get "$D" KT_DRA_DRIVER_PID)
+    [ -n "$pid" ] || return 0
+    kt_stop "$pid" dra-driver || rc=1
+    kt_env_set "$D" KT_DRA_DRIVER_PID ""
+    if kt_alive "$(kt_env_get "$D" KT_APISERVER_PID)"; then
+        kt_node_k delete resourceslices --ignore-not-found --field-selector \
+            "spec.nodeName=$(kt_env_get "$D" KT_NODE_NAME),spec.driver=$KT_DRA_DRIVER" >/dev/null || rc=1
+    fi
+    left=$(kt_node_dra_left)
+    if [ -n "$left" ]; then
+        kt_log "the DRA test driver left behind: $(echo "$left" | tr '\n' ' ')"
+        rc=1
+    fi
+    return "$rc"
+}
+
 # kt_node_start - after the full chain: containerd, the images, kubelet, kube-proxy, CoreDNS.
 kt_node_start() {
     local t
@@ -425,13 +502,15 @@ kt_node_restore_paths() {
     fi
 }
 
-# kt_node_stop DIR - drain, stop CoreDNS, kube-proxy, kubelet, clean containerd, stop it,
+# kt_node_stop DIR - drain, stop the DRA test driver, CoreDNS, kube-proxy, kubelet, clean containerd, stop it,
 # restore the machine; then compare its fingerprint with the one taken before (a difference
 # is printed and fails).
 kt_node_stop() {
     local d=$1 c rc=0
     [ -f "$d/node/sysctl.saved" ] || return 0
     kt_node_drain "$d" || rc=1
+    # (after the drain: the kubelet unprepares the pods' claims through the driver)
+    D=$d kt_node_dra_stop || rc=1
     for c in $KT_NODE_COMPONENTS; do
         kt_stop "$(kt_env_get "$d" "KT_$(echo "$c" | tr a-z A-Z)_PID")" "$c" || rc=1
     done

@@ -67,7 +67,8 @@ fi
 if [ "$REAL" = 1 ]; then
     . "$here/full.sh"
     . "$here/node.sh"
-    for b in kubelet kube-proxy "$COREDNS_BIN"; do
+    for b in kubelet kube-proxy "$COREDNS_BIN" "$DRA_DRIVER_BIN" "$CONTAINERD_DIR/containerd" \
+        "$CONTAINERD_DIR/containerd-shim-runc-v2"; do
         [ -x "$KT_BIN/$b" ] || "$root/scripts/cluster/build.sh" --full >/dev/null
     done
     no_node=$(kt_node_unavailable)

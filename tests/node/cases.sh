@@ -4,7 +4,7 @@
 # tests/node/run.sh; helpers in tests/node/lib.sh). Later cases rely on earlier ones: kt is
 # installed by kt-helm, the training cases run on it, helm-uninstall removes it.
 # shellcheck disable=SC2034 # NODE_CASES: read by tests/node/run.sh, which sources this file
-NODE_CASES="node-pods node-network kt-helm torch-ddp torch-fail torch-pod-deleted mpi-allreduce xgboost sdk
+NODE_CASES="node-pods node-network kt-helm torch-ddp dra torch-fail torch-pod-deleted mpi-allreduce xgboost sdk
 leader-failover helm-upgrade webhook-replicas helm-uninstall kustomize"
 
 # A pod that runs COMMAND in the torch image on the real node; no restarts.
@@ -113,6 +113,7 @@ case_kt_helm() {
         --set manager.replicas=2 --set webhook.replicas=2 \
         --set runtimes.torchDistributed.enabled=true --set runtimes.deepspeedDistributed.enabled=true \
         --set runtimes.xgboostDistributed.enabled=true \
+        --set manager.config.featureGates.DynamicResourceAllocation=true \
         -f "$(runtime_images_values)"
     echo "node: kt installed by helm in $((SECONDS - t0))s (image build and import included)"
     check kt-helm-deployments-available kq '[.items[] | .status.availableReplicas == 2] | all and length == 2' \
@@ -182,13 +183,14 @@ spec: {runtimeRef: {name: no-such-runtime}}
 EOF
 }
 
-# node_tj NS NAME RUNTIME COMMAND [NUMNODES] [EXTRA_SPEC] - a TrainJob on the ClusterTrainingRuntime
-# RUNTIME ("TrainingRuntime/NAME": a namespaced one) running COMMAND (words split on spaces) on
-# NUMNODES (2) nodes with small requests; EXTRA_SPEC lines (indented) go under spec.
+# node_tj NS NAME RUNTIME COMMAND [NUMNODES] [EXTRA_SPEC] [EXTRA_TRAINER] - a TrainJob on the
+# ClusterTrainingRuntime RUNTIME ("TrainingRuntime/NAME": a namespaced one) running COMMAND (words
+# split on spaces, or a JSON array as it is) on NUMNODES (2) nodes with small requests;
+# EXTRA_SPEC lines (indented) go under spec, EXTRA_TRAINER lines (indented) under spec.trainer.
 node_tj() {
-    local kind=ClusterTrainingRuntime rt=$3 cmd
+    local kind=ClusterTrainingRuntime rt=$3 cmd=$4
     case $rt in TrainingRuntime/*) kind=TrainingRuntime rt=${rt#*/} ;; esac
-    cmd=$(printf '%s' "$4" | jq -Rc 'split(" ")')
+    case $cmd in "["*) ;; *) cmd=$(printf '%s' "$4" | jq -Rc 'split(" ")') ;; esac
     cat <<EOF
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -203,6 +205,7 @@ ${6:-}
     resourcesPerNode:
       requests: {cpu: 200m, memory: 256Mi}
       limits: {memory: 2Gi}
+${7:-}
 EOF
 }
 export -f tj_missing_runtime node_tj
@@ -224,6 +227,183 @@ loss_decreases() {
     [ "$(wc -l <"$T/loss")" -ge 2 ] &&
         awk 'NR == 1 { f = $1 } { l = $1 } END { exit !(l < f) }' "$T/loss"
 }
+
+# ---- devices by claim: Dynamic Resource Allocation with Kubernetes' DRA test driver ---------
+# The driver (tests/cluster/node.sh kt_node_dra_start) publishes KT_DRA_DEVICES (4) devices of
+# the node in a ResourceSlice and, for each claim the kubelet prepares, writes a CDI spec that sets
+# environment variables in the container: claim_<claim>_<request>=true, and user_<key> and
+# admin_<key> for the opaque parameters of the claim's and the DeviceClass's config. The class's
+# name has "gpu" in it, so kt's numProcPerNode auto counts its devices (docs/api.md).
+DRA_CLASS=kt-test-gpu
+
+# dra_objects NS - the DeviceClass, a template of 2 devices (each of the 2 node pods gets its own
+# claim: 4 devices in all) and one of 5 (more than the node has).
+dra_objects() {
+    cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: $DRA_CLASS}
+spec:
+  selectors:
+    - cel: {expression: 'device.driver == "$KT_DRA_DRIVER"'}
+  config:
+    - opaque: {driver: $KT_DRA_DRIVER, parameters: {class: $DRA_CLASS}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus, namespace: $1}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpus
+          exactly: {deviceClassName: $DRA_CLASS, count: 2}
+      config:
+        - requests: [gpus]
+          opaque: {driver: $KT_DRA_DRIVER, parameters: {trainjob: dra}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: five-gpus, namespace: $1}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpus
+          exactly: {deviceClassName: $DRA_CLASS, count: 5}
+EOF
+}
+
+# dra_claims TEMPLATE - spec.trainer lines: one claim per node from TEMPLATE.
+dra_claims() { echo "    resourceClaimsPerNode: [{name: gpu, resourceClaimTemplateName: $1}]"; }
+
+# The DRA TrainJob's command: print what the driver injected, wait until the test has looked at
+# the allocated claims (it creates /tmp/kt-go by exec: a generated claim is deleted as soon as
+# its pod is done), then the tiny DDP training.
+DRA_CMD=$(jq -nc '["sh", "-c", "env | grep -E \"^(admin|user|claim)_\" | sort; until [ -e /tmp/kt-go ]; do sleep 0.2; done; exec torchrun /workspace/train_mnist.py"]')
+
+case_dra() {
+    local ns p sel
+    kt_node_dra_start || { bad dra-driver-start "$(tail -n 5 "$D/dra-driver.log")"; return; }
+    ok dra-driver-publishes-devices
+    ns=$(kt_ns dra)
+    sel=jobset.sigs.k8s.io/jobset-name=dra
+    check dra-objects dra_apply "$ns"
+    node_tj "$ns" dra torch-distributed "$DRA_CMD" 2 "" "$(dra_claims two-gpus)" | kc apply -f - >/dev/null
+    if ! kt_poll -m "both pods of dra Running" "$WAIT" \
+        kq '[.items[] | select(.status.phase == "Running")] | length == 2' pods -n "$ns" -l "$sel"; then
+        kc get pods,resourceclaims -n "$ns" -o wide >"$T/dra.pending" 2>&1
+        bad dra-pods-running "$(head -n 8 "$T/dra.pending")"
+        return
+    fi
+    ok dra-pods-running
+    kc get pods -n "$ns" -l "$sel" -o json >"$T/dra.pods.json"
+    kc get resourceclaims -n "$ns" -o json >"$T/dra.claims.json"
+    # kt built the claims into the pods, and 2 processes per node from the template's count
+    check dra-pod-claims-from-kt jq -e '.items | length == 2 and all(
+        .spec.resourceClaims == [{name: "gpu", resourceClaimTemplateName: "two-gpus"}] and
+        (.spec.containers[] | select(.name == "node") | .resources.claims == [{name: "gpu"}]))' "$T/dra.pods.json"
+    check dra-nproc-from-device-count jq -e '[.items[].spec.containers[] | select(.name == "node") |
+        .env[] | select(.name == "PET_NPROC_PER_NODE") | .value] == ["2", "2"]' "$T/dra.pods.json"
+    # the scheduler allocated 2 of the driver's devices on the node to each claim, 4 different
+    check dra-claims-allocated jq -e --arg d "$KT_DRA_DRIVER" '.items | length == 2 and all(
+        .status.allocation.devices.results | length == 2 and all(.driver == $d and .pool == "kt-node"))' \
+        "$T/dra.claims.json"
+    check dra-devices-distinct jq -e '[.items[].status.allocation.devices.results[].device] | unique | length == 4' \
+        "$T/dra.claims.json"
+    check dra-claim-reserved-for-its-pod dra_bound "$T/dra.pods.json" "$T/dra.claims.json"
+    check dra-cdi-spec-per-claim dra_cdi_specs "$T/dra.claims.json"
+    check dra-container-sees-injected-env kt_poll -m "both pods print the driver's variables" "$WAIT" \
+        dra_env_seen "$ns" dra
+    for p in $(jq -r '.items[].metadata.name' "$T/dra.pods.json"); do
+        kc exec -n "$ns" "$p" -c node -- touch /tmp/kt-go
+    done
+    check dra-complete node_tj_wait "$ns" dra Complete
+    tj_logs "$ns" dra >"$T/dra.log"
+    # torchrun started 2 processes per node: 4 ranks, local ranks 0 and 1 on each pod
+    check dra-torchrun-two-per-node dra_ranks "$T/dra.log"
+    # a claim from a template lives as long as its pod runs; the kubelet unprepared it (the
+    # driver removed its CDI spec)
+    check dra-claims-gone-after-pods kt_poll -m "no ResourceClaims in $ns" "$WAIT" kq '.items | length == 0' \
+        resourceclaims -n "$ns"
+    check dra-cdi-specs-removed kt_poll -m "no CDI spec in $D/node/cdi" "$WAIT" dra_no_cdi
+
+    # negative: 5 devices per pod, the node has 4: Pending, and the scheduler says why
+    node_tj "$ns" dra-short torch-distributed "python3 -c pass" 2 "" "$(dra_claims five-gpus)" | kc apply -f - >/dev/null
+    sel=jobset.sigs.k8s.io/jobset-name=dra-short
+    check dra-short-unschedulable-cannot-allocate kt_poll -m "both pods of dra-short Unschedulable: cannot allocate" \
+        "$WAIT" dra_unschedulable "$ns" "$sel"
+    echo "node: the scheduler on dra-short: $(head -n 1 "$T/dra.msg")"
+    check dra-short-ktctl-status-says-why dra_status_says "$ns" dra-short
+    check dra-short-claims-unallocated kq '.items | length == 2 and all(.status.allocation == null)' \
+        resourceclaims -n "$ns"
+    check dra-short-no-cdi-spec dra_no_cdi
+    # deleting the TrainJob removes its claims (with its JobSet's pods)
+    kc delete trainjob -n "$ns" dra-short --wait=false >/dev/null
+    check dra-short-deleted-claims-gone kt_poll -m "no ResourceClaims in $ns" "$WAIT" kq '.items | length == 0' \
+        resourceclaims -n "$ns"
+
+    # the driver stopped: its sockets existed (the check sees them), then nothing is left
+    kt_node_dra_left >"$T/dra.left"
+    check dra-driver-sockets-seen test "$(grep -c '^socket ' "$T/dra.left")" -ge 2
+    check dra-driver-stopped-nothing-left kt_node_dra_stop
+    kc delete deviceclass "$DRA_CLASS" >/dev/null
+}
+
+# dra_bound PODS CLAIMS - each pod's status names its claim, and that claim is reserved for
+# exactly that pod (name and uid).
+dra_bound() {
+    jq -e -n --slurpfile p "$1" --slurpfile c "$2" '$p[0].items | length == 2 and all(. as $pod |
+        ($pod.status.resourceClaimStatuses[]? | select(.name == "gpu") | .resourceClaimName) as $cn |
+        [$c[0].items[] | select(.metadata.name == $cn) | .status.reservedFor] ==
+        [[{resource: "pods", name: $pod.metadata.name, uid: $pod.metadata.uid}]])'
+}
+
+# dra_cdi_specs CLAIMS - the driver's CDI spec of each claim is on the node (containerd's
+# cdi_spec_dirs) with the claim's parameters in it.
+dra_cdi_specs() {
+    local uid f
+    for uid in $(jq -r '.items[].metadata.uid' "$1"); do
+        f=$D/node/cdi/$KT_DRA_DRIVER-$uid-gpus.json
+        grep -q '"user_trainjob=dra"' "$f" || { echo "no CDI spec with user_trainjob=dra: $f"; ls "$D/node/cdi"; return 1; }
+    done
+}
+
+dra_no_cdi() { [ -z "$(find "$D/node/cdi" -type f)" ]; }
+
+# dra_env_seen NS NAME - each pod printed the class's, the claim's and the per-claim variables.
+dra_env_seen() {
+    tj_logs "$1" "$2" >"$T/dra.env"
+    [ "$(grep -c ' admin_class=kt-test-gpu$' "$T/dra.env")" = 2 ] &&
+        [ "$(grep -c ' user_trainjob=dra$' "$T/dra.env")" = 2 ] &&
+        [ "$(grep -cE " claim_$2_node_0_[01]_[a-z0-9_]*_gpus=true$" "$T/dra.env")" = 2 ]
+}
+
+# dra_ranks LOG - 4 ranks in all, local ranks 0 and 1 in each of the 2 pods.
+dra_ranks() {
+    [ "$(grep -c ' world size 4 rank ' "$1")" = 4 ] &&
+        [ "$(grep ' world size 4 rank ' "$1" | awk '{ print $1, $8 }' | sort -u | wc -l)" = 4 ] &&
+        [ "$(grep -c ' local_rank 1 ' "$1")" = 2 ]
+}
+
+# dra_unschedulable NS SELECTOR - both pods Pending, PodScheduled False Unschedulable, and the
+# scheduler's message (kept in $T/dra.msg) says the claims cannot be allocated.
+dra_unschedulable() {
+    kc get pods -n "$1" -l "$2" -o json | jq -r '.items[] | select(.status.phase == "Pending") |
+        .status.conditions[]? | select(.type == "PodScheduled" and .status == "False" and
+        .reason == "Unschedulable") | .message' >"$T/dra.msg"
+    [ "$(grep -c 'cannot allocate all claims' "$T/dra.msg")" = 2 ]
+}
+
+# dra_status_says NS NAME - `ktctl status` waits for scheduling with the scheduler's message.
+dra_status_says() {
+    build/plain/bin/ktctl status "$2" -n "$1" --kubeconfig "$KT_ADMIN_KUBECONFIG" -o json >"$T/dra.status" || return 1
+    jq -r .waitingFor "$T/dra.status"
+    jq -e --rawfile m "$T/dra.msg" '.waitingFor | startswith("waiting for scheduling: ") and
+        contains("cannot allocate all claims") and (. == "waiting for scheduling: " + ($m | split("\n")[0]))' \
+        "$T/dra.status" >/dev/null
+}
+dra_apply() { dra_objects "$1" | kc apply -f -; }
 
 # A namespaced runtime like torch-distributed whose Job gives up at the first failure and keeps
 # the failed pod (the shipped one restarts the container in place and retries with the Job's

@@ -5,6 +5,7 @@
 # cluster's own helpers (tests/cluster/node.sh): kt_node_image_ref NAME (the reference pods
 # use) and kt_node_images NAME... (build when needed, import; log in $D/images.log).
 . tests/cluster/lib.sh
+. tests/cluster/full.sh # kt_full_spawn (kt_node_dra_start)
 . tests/cluster/node.sh
 
 # node_ctr ARGS... - ctr on the node's containerd, Kubernetes' namespace.

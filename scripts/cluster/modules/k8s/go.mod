@@ -73,6 +73,7 @@ tool (
 	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubectl
 	k8s.io/kubernetes/cmd/kubelet
+	k8s.io/kubernetes/test/e2e/dra/test-driver
 	sigs.k8s.io/scheduler-plugins/cmd/scheduler
 )
 
