@@ -440,7 +440,8 @@ def summarize(r):
         "jobsets_listed": d["jobsets_listed"],
         "watch_kb": sum(d["watch_bytes"].values()) / 1024,
     }
-    s.update({k: r.get(k) for k in ("chain", "cpu", "wh_cpu", "plane_nodes", "namespaces", "rate", "run_ms", "replicas")})
+    s.update({k: r.get(k) for k in ("chain", "sim_engine", "cpu", "wh_cpu", "plane_nodes", "namespaces", "rate", "run_ms",
+                                    "replicas")})
     fo, sb = r.get("failover"), r.get("standby")
     s["failover_s"] = fo["seconds"] if fo and fo.get("moved") else None
     s["failover_sig"] = fo["signal"] if fo else None
@@ -503,8 +504,9 @@ def report(a):
             row[c]["all_per"] = row[c]["all_req_total"] / n if row[c]["all_req_total"] else None
         any_ = next(iter(row.values()))
         if any_.get("chain") == "sim":
-            print("\nscale: N=%d TrainJobs in %s namespace(s), simulated chain, created at %s/s, JobSets run %s ms" % (
-                n, any_.get("namespaces") or 1, any_.get("rate"), any_.get("run_ms")))
+            print("\nscale: N=%d TrainJobs in %s namespace(s), simulated chain (JobSet steps by %s), created at %s/s, "
+                  "JobSets run %s ms" % (n, any_.get("namespaces") or 1, any_.get("sim_engine") or "kwok",
+                                        any_.get("rate"), any_.get("run_ms")))
         else:
             print("\nscale: N=%d TrainJobs in %s namespace(s), %s KWOK nodes, created at %s/s, pods run %s ms" % (
                 n, any_.get("namespaces") or 1, any_.get("plane_nodes"), any_.get("rate"), any_.get("run_ms")))
@@ -575,6 +577,13 @@ def report(a):
 COLORS = {"kt": "#1f77b4", "upstream": "#d62728"}
 
 
+def chain_name(ss):
+    """The chain(s) the results ran on, for the chart's title."""
+    names = sorted({"simulated chain (JobSet steps by %s)" % (s.get("sim_engine") or "kwok") if s.get("chain") == "sim"
+                    else "full chain" for s in ss})
+    return " and ".join(names)
+
+
 def chart(ss, sides, sizes, path):
     panels = [("controller RSS peak (MB)", "hwm"), ("controller CPU (s)", "cpu"),
               ("create -> JobSet p99 (ms)", "js_p99"), ("create -> Complete p99 (s)", "done_p99")]
@@ -582,7 +591,8 @@ def chart(ss, sides, sizes, path):
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            '<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
            '<rect width="100%" height="100%" fill="white"/>',
-           '<text x="%d" y="24" font-size="16" text-anchor="middle">kt vs upstream v2.3.0 on the full chain, against N TrainJobs</text>' % (W // 2)]
+           '<text x="%d" y="24" font-size="16" text-anchor="middle">kt vs upstream v2.3.0 on the %s, against N TrainJobs</text>' % (
+               W // 2, esc(chain_name(ss)))]
     xmax = max(sizes)
     for p, (title, key) in enumerate(panels):
         ox, oy = m + (p % 2) * (pw + m + 20), 60 + (p // 2) * (ph + 80)
