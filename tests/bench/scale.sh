@@ -279,14 +279,14 @@ one() {
     fi
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
-    jq -n --arg side "$side" --arg chain "$CHAIN" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
+    jq -n --arg side "$side" --arg chain "$CHAIN" --arg engine "$([ "$CHAIN" = sim ] && echo "$SIM_ENGINE")" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
         --argjson nodes "$nodes" --argjson nss "$NSS" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \
         --argjson anon_steady "$(kb "$pid" RssAnon)" --argjson cpu "$c" --argjson wh_cpu "$wc" \
         --argjson wh_hwm "$wh" --argjson failover "$fo" --argjson standby "$sb" \
         --argjson replicas "$([ "$side" = kt ] && echo "$REPLICAS" || echo 1)" --slurpfile drive "$W/drive.json" \
         --slurpfile metrics "$W/metrics.json" --slurpfile audit "$W/audit.json" \
-        '{side: $side, chain: $chain, n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, namespaces: $nss, rss_idle: $rss_idle,
+        '{side: $side, chain: $chain, sim_engine: (if $engine == "" then null else $engine end), n: $n, rate: $rate, run_ms: $run_ms, plane_nodes: $nodes, namespaces: $nss, rss_idle: $rss_idle,
           rss_drain: $rss_drain, rss_steady: $rss_steady, hwm: $hwm, anon_steady: $anon_steady,
           cpu: $cpu, wh_cpu: $wh_cpu, wh_hwm: $wh_hwm, replicas: $replicas, failover: $failover,
           standby: $standby, drive: $drive[0], metrics: $metrics[0],
