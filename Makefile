@@ -191,9 +191,10 @@ bench: all
 
 # make scale N="100 300" SIDES=kt,upstream: the full chain at N TrainJobs, kt and upstream side by
 # side (tests/bench/scale.sh; figures, a growth chart in build/scale/, correctness checked).
-# SCALE_CHAIN=sim: the same on the simulated chain (API server + KWOK JobSet Stages only).
+# SCALE_CHAIN=sim: the same on the simulated chain (API server + KWOK JobSet Stages only);
+# SCALE_SIM_ENGINE=jobsim plays the JobSet steps with tests/cluster/jobset_sim.py (10,000 and more).
 scale: all
-	$(Q)N="$(N)" SIDES="$(SIDES)" SCALE_CHAIN="$(SCALE_CHAIN)" tests/bench/scale.sh $(B)
+	$(Q)N="$(N)" SIDES="$(SIDES)" SCALE_CHAIN="$(SCALE_CHAIN)" SCALE_SIM_ENGINE="$(SCALE_SIM_ENGINE)" tests/bench/scale.sh $(B)
 
 # make scale-gate: the scale gate of make test alone (tests/bench/gate.sh: one kt run on the
 # simulated chain against the limits in tests/bench/gate/limits.json).
