@@ -268,10 +268,15 @@ class Sim:
                 c = self.conn()
                 self.retry(js, step)
                 continue
+            try:
+                got = json.loads(resp) if r.status == 200 else None
+            except ValueError:  # an answer cut short: the watch brings the object anyway
+                got = None
             with self.cv:
                 if r.status == 200:
                     self.sent += 1
-                    self.observe(json.loads(resp))
+                    if isinstance(got, dict) and got.get("metadata"):
+                        self.observe(got)
                 elif r.status == 404:
                     self.forget(js)
                 else:
