@@ -94,6 +94,17 @@ def step_of(js):
     return "complete"
 
 
+def delay_of(js, step, step_s, run_s, jitter_s, rng):
+    """Seconds before STEP: step_s, or for the last step the JobSet's own run time, else a random
+    time between run_s and jitter_s (KWOK's delay and jitter)."""
+    if step != "complete":
+        return step_s
+    own = go_duration((js.get("metadata") or {}).get("annotations", {}).get(RUN_ANNOTATION))
+    if own is None:
+        own = go_duration(env_value(js, "KT_SIM_RUN"))
+    return own if own is not None else rng.uniform(run_s, jitter_s)
+
+
 def now_text():
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -144,14 +155,15 @@ class Sim:
         return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
 
     def delay(self, js, step):
-        if step != "complete":
-            return self.step_s
-        own = go_duration((js.get("metadata") or {}).get("annotations", {}).get(RUN_ANNOTATION))
-        if own is None:
-            own = go_duration(env_value(js, "KT_SIM_RUN"))
-        if own is not None:
-            return own
-        return self.rng.uniform(self.run_s, self.jitter_s)
+        return delay_of(js, step, self.step_s, self.run_s, self.jitter_s, self.rng)
+
+    def schedule(self, uid, step, delay_s):
+        """STEP for UID in DELAY_S seconds, replacing what it had (caller holds cv)."""
+        when = time.monotonic() + delay_s
+        self.due[uid] = (step, when)
+        self.seq += 1
+        heapq.heappush(self.heap, (when, self.seq, uid, step))
+        self.cv.notify()
 
     def observe(self, js):
         """Keep the newest JobSet and schedule the step it calls for (caller holds cv)."""
@@ -166,11 +178,7 @@ class Sim:
         if step is None:
             self.due.pop(uid, None)
         elif have is None or have[0] != step:
-            when = time.monotonic() + self.delay(js, step)
-            self.due[uid] = (step, when)
-            self.seq += 1
-            heapq.heappush(self.heap, (when, self.seq, uid, step))
-            self.cv.notify()
+            self.schedule(uid, step, self.delay(js, step))
 
     def forget(self, js):
         uid = (js.get("metadata") or {}).get("uid")
@@ -195,10 +203,10 @@ class Sim:
             with self.cv:
                 for js in page.get("items") or []:
                     self.observe(js)
-            rv = page["metadata"]["resourceVersion"] if rv is None else rv
+            rv = rv or page["metadata"]["resourceVersion"]  # the first page's: the list's snapshot
             cont = page["metadata"].get("continue") or ""
             if not cont:
-                return page["metadata"]["resourceVersion"] if rv is None else rv
+                return rv
 
     def watch(self):
         rv = self.list_all()
@@ -266,7 +274,8 @@ class Sim:
             except (OSError, http.client.HTTPException):
                 c.close()
                 c = self.conn()
-                self.retry(js, step)
+                with self.cv:
+                    self.retry(js, step)
                 continue
             try:
                 got = json.loads(resp) if r.status == 200 else None
@@ -283,23 +292,14 @@ class Sim:
                     self.failed += 1
                     print("jobset_sim: PATCH %s (%s): %d %s" % (path, step, r.status, resp[:200]),
                           file=sys.stderr, flush=True)
-                    self.retry(js, step, locked=True)
+                    self.retry(js, step)
 
-    def retry(self, js, step, locked=False):
-        """Try STEP again in a second (the object's next event may replace it)."""
-        def put():
-            uid = js["metadata"]["uid"]
-            if uid in self.objs and uid not in self.due:
-                when = time.monotonic() + 1.0
-                self.due[uid] = (step, when)
-                self.seq += 1
-                heapq.heappush(self.heap, (when, self.seq, uid, step))
-                self.cv.notify()
-        if locked:
-            put()
-        else:
-            with self.cv:
-                put()
+    def retry(self, js, step):
+        """Try STEP again in a second unless the object's next event scheduled another (caller
+        holds cv)."""
+        uid = js["metadata"]["uid"]
+        if uid in self.objs and uid not in self.due:
+            self.schedule(uid, step, 1.0)
 
 
 def health(sim, port):

@@ -60,14 +60,18 @@ checks = [
 ]
 
 
-sim = s.Sim.__new__(s.Sim)
-sim.step_s, sim.run_s, sim.jitter_s = 0.1, 3.0, 3.301
-sim.rng = s.random.Random(1)
+rng = s.random.Random(1)
+
+
+def delay(o, step):
+    return s.delay_of(o, step, 0.1, 3.0, 3.301, rng)
+
+
 checks += [
-    ("delay-step", sim.delay(js(), "active") == 0.1),
-    ("delay-own-annotation", sim.delay(js(ann={s.RUN_ANNOTATION: "90s"}), "complete") == 90.0),
-    ("delay-own-env", sim.delay(js(env=[{"name": "KT_SIM_RUN", "value": "10m"}]), "complete") == 600.0),
-    ("delay-run-jitter", all(3.0 <= sim.delay(js(), "complete") <= 3.301 for _ in range(50))),
+    ("delay-step", delay(js(), "active") == 0.1),
+    ("delay-own-annotation", delay(js(ann={s.RUN_ANNOTATION: "90s"}), "complete") == 90.0),
+    ("delay-own-env", delay(js(env=[{"name": "KT_SIM_RUN", "value": "10m"}]), "complete") == 600.0),
+    ("delay-run-jitter", all(3.0 <= delay(js(), "complete") <= 3.301 for _ in range(50))),
 ]
 bad = 0
 for name, good in checks:
