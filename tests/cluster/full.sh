@@ -273,9 +273,10 @@ kt_full_kwok() {
 # by the first hex digit of their uid (each watches them all: one more JobSet watcher per shard).
 kt_full_sim() {
     local port pid step=${KT_POD_STEP_MS:-100} run=${KT_POD_RUN_MS:-3000} k=${KT_SIM_SHARDS:-1} i digits
+    local jitter=$((run + run / 10 + 1)) # a run lasts between run and jitter ms (KWOK's jitter)
     case ${KT_SIM_ENGINE:-kwok} in
     kwok) ;;
-    jobsim) kt_full_jobsim "$step" "$run"; return ;;
+    jobsim) kt_full_jobsim "$step" "$run" "$jitter"; return ;;
     *) kt_log "KT_SIM_ENGINE: kwok or jobsim"; return 1 ;;
     esac
     [[ "$k" =~ ^[0-9]+$ ]] && [ "$k" -ge 1 ] && [ "$k" -le 16 ] || { kt_log "KT_SIM_SHARDS: 1 to 16"; return 1; }
@@ -290,7 +291,7 @@ kt_full_sim() {
         # shard i: the uids whose first hex digit's index is i modulo k
         digits=$(for d in 0 1 2 3 4 5 6 7 8 9 a b c d e f; do echo "$d"; done | awk -v k="$k" -v i="$i" 'NR % k == (i + 1) % k' |
             sed "s/.*/'&'/" | paste -sd, -)
-        sed -e "s/[0-9]* # @STEP_MS@$/$step/" -e "s/[0-9]* # @RUN_MS@$/$run/" -e "s/[0-9]* # @JITTER_MS@$/$((run + run / 10 + 1))/" \
+        sed -e "s/[0-9]* # @STEP_MS@$/$step/" -e "s/[0-9]* # @RUN_MS@$/$run/" -e "s/[0-9]* # @JITTER_MS@$/$jitter/" \
             "$kt_here/kwok/jobset-stages.yaml" |
             if [ "$k" = 1 ]; then cat; else
                 sed "s/^    matchExpressions:\$/&\n    - key: '.metadata.uid | .[0:1]'\n      operator: 'In'\n      values: [$digits]/"
@@ -306,7 +307,7 @@ kt_full_sim() {
     kt_env_set "$D" KT_SIM 1
 }
 
-# kt_full_jobsim STEP_MS RUN_MS - the simulated chain's JobSet steps from jobset_sim.py instead of
+# kt_full_jobsim STEP_MS RUN_MS JITTER_MS - the simulated chain's JobSet steps from jobset_sim.py instead of
 # KWOK (KT_SIM_ENGINE=jobsim; why: the script's header and docs/benchmarks.md "Simulated chain"):
 # one JobSet watch resumed from its last resourceVersion, KT_SIM_SHARDS keep-alive connections
 # for the status PATCHes, the same markers and run-time jitter as the Stages.
@@ -315,7 +316,7 @@ kt_full_jobsim() {
     kt_pick_port port
     pid=$(kt_full_spawn jobsim python3 "$kt_here/jobset_sim.py" --server "$(kt_env_get "$D" KT_APISERVER)" \
         --ca "$D/ca.crt" --cert "$D/admin.crt" --key "$D/admin.key" --port "$port" \
-        --step-ms "$1" --run-ms "$2" --jitter-ms "$(($2 + $2 / 10 + 1))" --conns "${KT_SIM_SHARDS:-1}")
+        --step-ms "$1" --run-ms "$2" --jitter-ms "$3" --conns "${KT_SIM_SHARDS:-1}")
     kt_wait_http "$pid" "http://127.0.0.1:$port/healthz" jobsim || return 1
     kt_env_set "$D" KT_SIM 1
 }
