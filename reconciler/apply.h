@@ -23,6 +23,11 @@ const struct kt_kube_gvr *kt_rec_gvr_of(const char *api_version, const char *kin
 /* True when gvr is one of the built-in resources kt_rec_gvr_of returns (by address). */
 bool kt_rec_gvr_of_builtin(const struct kt_kube_gvr *gvr);
 
+/* A JobSet's spec.replicatedJobs, its pod templates: most of its text, and nothing here reads
+ * them from the server (the cache keeps a JobSet's status and spec.suspend only). Cut from its
+ * watch events, LIST pages and apply answers before they are parsed (common/base/jsoncut.h). */
+extern const struct kt_json_cut_rule KT_REC_JOBSET_CUT[1];
+
 /* A cache of discovered kinds (apiVersion + kind -> resource). Thread-safe; entries are
  * never evicted, so the resources it returns stay valid until kt_rec_kinds_free. At most
  * KT_REC_KINDS_MAX discovered kinds (bounded memory whatever plugins return). */
@@ -48,7 +53,8 @@ const struct kt_kube_gvr *kt_rec_kinds_lookup(struct kt_rec_kinds *k, const char
                                               const char *kind);
 
 /* Apply obj (metadata.name/namespace decide where), resolving its kind through k (may be
- * NULL: built-in kinds only). *out (may be NULL) gets the server's object. Caller owns *out;
+ * NULL: built-in kinds only). *out (may be NULL) gets the server's object (a JobSet's without
+ * KT_REC_JOBSET_CUT). Caller owns *out;
  * free with json_decref(). KT_EUNSUPPORTED for a kind that cannot be resolved. The error
  * message names the object ("JobSet ns/name: ..."). */
 KT_MUST_CHECK int kt_rec_apply(struct kt_kube_client *c, struct kt_rec_kinds *k, const json_t *obj,

@@ -12,8 +12,9 @@
 #include "common/base/mem.h"
 
 #define DEPTH_MAX 64
-#define KEY_META "metadata"
 #define KEY_MF "managedFields"
+
+const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS = {.parent = "metadata", .member = KEY_MF};
 
 struct range {
     size_t from, to; /* [from, to) is cut */
@@ -22,9 +23,15 @@ struct range {
 struct walk {
     const char *t;
     size_t len;
+    const struct kt_json_cut_rule *rules; /* borrowed; at most KT_JSON_CUT_RULES_MAX */
+    size_t n_rules;
     struct range *cuts; /* owned */
     size_t n, cap;
 };
+
+/* A set of rules, as bits: those whose parent is a member's key, or whose member may be cut
+ * from the object in hand. */
+typedef unsigned rule_set;
 
 static size_t skip_ws(const struct walk *w, size_t i)
 {
@@ -83,7 +90,7 @@ static void add_cut(struct walk *w, size_t from, size_t to)
     w->cuts[w->n++] = (struct range){from, to};
 }
 
-static size_t walk_value(struct walk *w, size_t i, int depth, bool is_meta);
+static size_t walk_value(struct walk *w, size_t i, int depth, rule_set parents);
 
 static bool key_is(const struct walk *w, size_t ks, size_t ke, const char *k)
 {
@@ -91,9 +98,33 @@ static bool key_is(const struct walk *w, size_t ks, size_t ke, const char *k)
     return ke - ks == n + 2 && memcmp(w->t + ks + 1, k, n) == 0;
 }
 
-/* t[i] is '{': the index after the object, or SIZE_MAX. In a metadata object, notes each
- * managedFields member with the comma that separates it. */
-static size_t walk_object(struct walk *w, size_t i, int depth, bool is_meta)
+/* The rules whose parent is the key at [ks, ke). */
+static rule_set parents_of(const struct walk *w, size_t ks, size_t ke)
+{
+    rule_set s = 0;
+    for (size_t r = 0; r < w->n_rules; r++) {
+        if (key_is(w, ks, ke, w->rules[r].parent)) {
+            s |= 1u << r;
+        }
+    }
+    return s;
+}
+
+/* Whether a rule of `in` cuts the member whose key is at [ks, ke). */
+static bool cut_here(const struct walk *w, rule_set in, size_t ks, size_t ke)
+{
+    for (size_t r = 0; in && r < w->n_rules; r++) {
+        if ((in & (1u << r)) && key_is(w, ks, ke, w->rules[r].member)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* t[i] is '{': the index after the object, or SIZE_MAX. In an object that is the value of a
+ * rule's parent (in: those rules), notes each member a rule names with the comma that
+ * separates it. */
+static size_t walk_object(struct walk *w, size_t i, int depth, rule_set in)
 {
     size_t prev_comma = SIZE_MAX; /* the comma before this member, if any */
 
@@ -113,7 +144,7 @@ static size_t walk_object(struct walk *w, size_t i, int depth, bool is_meta)
         if (i >= w->len || w->t[i] != ':') {
             return SIZE_MAX;
         }
-        size_t ve = walk_value(w, skip_ws(w, i + 1), depth + 1, key_is(w, ks, ke, KEY_META));
+        size_t ve = walk_value(w, skip_ws(w, i + 1), depth + 1, parents_of(w, ks, ke));
         if (ve == SIZE_MAX) {
             return SIZE_MAX;
         }
@@ -122,7 +153,7 @@ static size_t walk_object(struct walk *w, size_t i, int depth, bool is_meta)
             return SIZE_MAX;
         }
         bool last = w->t[i] == '}';
-        if (is_meta && key_is(w, ks, ke, KEY_MF)) {
+        if (cut_here(w, in, ks, ke)) {
             if (!last) {
                 add_cut(w, ks, skip_ws(w, i + 1)); /* the member, its comma, the blanks after */
             } else if (prev_comma != SIZE_MAX) {
@@ -147,7 +178,7 @@ static size_t walk_array(struct walk *w, size_t i, int depth)
         return i + 1;
     }
     for (;;) {
-        size_t ve = walk_value(w, i, depth + 1, false);
+        size_t ve = walk_value(w, i, depth + 1, 0);
         if (ve == SIZE_MAX) {
             return SIZE_MAX;
         }
@@ -162,14 +193,14 @@ static size_t walk_array(struct walk *w, size_t i, int depth)
     }
 }
 
-static size_t walk_value(struct walk *w, size_t i, int depth, bool is_meta)
+static size_t walk_value(struct walk *w, size_t i, int depth, rule_set parents)
 {
     if (i >= w->len || depth > DEPTH_MAX) {
         return SIZE_MAX;
     }
     switch (w->t[i]) {
     case '{':
-        return walk_object(w, i, depth, is_meta);
+        return walk_object(w, i, depth, parents);
     case '[':
         return walk_array(w, i, depth);
     case '"':
@@ -179,14 +210,41 @@ static size_t walk_value(struct walk *w, size_t i, int depth, bool is_meta)
     }
 }
 
-/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
-static bool plan(struct walk *w, const char *t, size_t len)
+/* Whether t[0..len) holds `"name"` (a byte search). */
+static bool has_key(const char *t, size_t len, const char *name)
 {
-    *w = (struct walk){.t = t, .len = len};
-    if (!kt_json_has_managed_fields(t, len)) {
+    size_t n = strlen(name);
+    for (const char *p = t; p && (size_t)(p - t) + n + 2 <= len;) {
+        p = memchr(p, '"', len - (size_t)(p - t) - n - 1);
+        if (p && memcmp(p + 1, name, n) == 0 && p[n + 1] == '"') {
+            return true;
+        }
+        p = p ? p + 1 : NULL;
+    }
+    return false;
+}
+
+/* Whether some rule's member may be in the text: the cheap test before the walk. */
+static bool may_cut(const char *t, size_t len, const struct kt_json_cut_rule *rules, size_t n)
+{
+    for (size_t r = 0; t && r < n; r++) {
+        if (strcmp(rules[r].member, KEY_MF) == 0 ? kt_json_has_managed_fields(t, len)
+                                                 : has_key(t, len, rules[r].member)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
+static bool plan(struct walk *w, const char *t, size_t len, const struct kt_json_cut_rule *rules,
+                 size_t n)
+{
+    *w = (struct walk){.t = t, .len = len, .rules = rules, .n_rules = n};
+    if (n == 0 || n > KT_JSON_CUT_RULES_MAX || !may_cut(t, len, rules, n)) {
         return false;
     }
-    size_t end = walk_value(w, skip_ws(w, 0), 0, false);
+    size_t end = walk_value(w, skip_ws(w, 0), 0, 0);
     if (end == SIZE_MAX || skip_ws(w, end) != len || w->n == 0) {
         free(w->cuts);
         w->cuts = NULL;
@@ -231,11 +289,11 @@ bool kt_json_has_managed_fields(const char *t, size_t len)
     return false;
 }
 
-bool kt_json_cut_managed_fields(char *t, size_t *len)
+bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules, size_t n)
 {
     struct walk w;
 
-    if (!plan(&w, t, *len)) {
+    if (!plan(&w, t, *len, rules, n)) {
         return false;
     }
     *len = compact(&w, t);
@@ -243,14 +301,25 @@ bool kt_json_cut_managed_fields(char *t, size_t *len)
     return true;
 }
 
-bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len)
+bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_rule *rules,
+                            size_t n, char *out, size_t *out_len)
 {
     struct walk w;
 
-    if (!plan(&w, t, len)) {
+    if (!plan(&w, t, len, rules, n)) {
         return false;
     }
     *out_len = compact(&w, out);
     free(w.cuts);
     return true;
+}
+
+bool kt_json_cut_managed_fields(char *t, size_t *len)
+{
+    return kt_json_cut_members(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1);
+}
+
+bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len)
+{
+    return kt_json_cut_members_to(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1, out, out_len);
 }

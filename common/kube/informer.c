@@ -91,6 +91,8 @@ struct kt_informer {
     bool strip_managed_fields;
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;
+    const struct kt_json_cut_rule *cut; /* borrowed (static) */
+    size_t n_cut;
     struct kt_informer_handlers h;
 
     pthread_mutex_t lock;  /* guards store against the loop thread's writes */
@@ -377,6 +379,8 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
     inf->strip_managed_fields = o->strip_managed_fields;
     inf->transform = o->transform;
     inf->transform_ud = o->transform_ud;
+    inf->cut = o->cut;
+    inf->n_cut = o->n_cut;
     if (h) {
         inf->h = *h;
     }
@@ -737,6 +741,8 @@ static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err 
     o.limit = inf->page_size;
     o.each = store_each;
     o.each_ud = inf;
+    o.cut = inf->cut;
+    o.n_cut = inf->n_cut;
     if (kt_kube_list(loop->client, &inf->gvr, sr->ns, &o, &list, err) < 0) {
         return -1;
     }
@@ -827,6 +833,8 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
                              .fn = on_event,
                              .ud = sr,
                              .stop = &loop->stop,
+                             .cut = inf->cut,
+                             .n_cut = inf->n_cut,
                          });
     /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
      * kube-apiserver does; client-go does the same): one TLS session instead of one per

@@ -60,6 +60,11 @@ struct kt_informer_opts {
      * a LIST page: copy one before changing it. NULL = none. */
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;
+    /* Members cut from each object's text before it is parsed (jsoncut.h; LIST pages and
+     * watch events), for what neither the transform nor the handlers read: cheaper than
+     * parsing them to drop them. Static: the pointer is kept. At most KT_JSON_CUT_RULES_MAX-1. */
+    const struct kt_json_cut_rule *cut;
+    size_t n_cut;
 };
 
 /* Counters for tests and metrics. */

@@ -308,7 +308,9 @@ struct req {
     const char *content_type;
     const char *body;
     size_t body_len;
-    const char *accept; /* NULL = application/json */
+    const char *accept;                 /* NULL = application/json */
+    const struct kt_json_cut_rule *cut; /* cut from a 2xx body besides managedFields */
+    size_t n_cut;
 };
 
 static struct curl_slist *make_headers(struct kt_kube_client *c, const struct req *r, bool reread)
@@ -431,11 +433,27 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
     return false;
 }
 
-static int finish(struct kt_kube_client *c, long http, json_t **out, struct kt_err *err)
+size_t kt__kube_cut_rules(const struct kt_kube_config *cfg, const struct kt_json_cut_rule *cut,
+                          size_t n_cut, struct kt_json_cut_rule out[KT_JSON_CUT_RULES_MAX])
+{
+    size_t n = 0;
+    if (cfg->drop_managed_fields) {
+        out[n++] = KT_JSON_CUT_MANAGED_FIELDS;
+    }
+    for (size_t i = 0; i < n_cut && n < KT_JSON_CUT_RULES_MAX; i++) {
+        out[n++] = cut[i];
+    }
+    return n;
+}
+
+static int finish(struct kt_kube_client *c, const struct req *r, long http, json_t **out,
+                  struct kt_err *err)
 {
     if (http >= 200 && http < 300) {
-        if (out && c->body.len > 0 && c->cfg->drop_managed_fields) {
-            kt_json_cut_managed_fields(c->body.data, &c->body.len);
+        struct kt_json_cut_rule rules[KT_JSON_CUT_RULES_MAX];
+        size_t n = out && c->body.len > 0 ? kt__kube_cut_rules(c->cfg, r->cut, r->n_cut, rules) : 0;
+        if (n > 0) {
+            kt_json_cut_members(c->body.data, &c->body.len, rules, n);
         }
         if (out && c->body.len > 0) {
             *out = kt_json_parse(c->body.data, c->body.len, err);
@@ -477,7 +495,7 @@ static int request(struct kt_kube_client *c, const struct req *r, json_t **out, 
         atomic_fetch_add(&c->retries, 1);
         sleep_s(wait_s);
     }
-    if (finish(c, http, out, err) < 0) {
+    if (finish(c, r, http, out, err) < 0) {
         /* The path without its query: the Status message matters more than selectors. */
         return kt_err_prefix(err, "%s %.*s", r->method, (int)strcspn(r->path_query, "?"),
                              r->path_query);
@@ -492,7 +510,9 @@ int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req
                     .path_query = req->path_query,
                     .content_type = req->content_type,
                     .body = req->body,
-                    .body_len = req->body_len};
+                    .body_len = req->body_len,
+                    .cut = req->cut,
+                    .n_cut = req->n_cut};
 
     return request(c, &r, out, err);
 }
@@ -541,7 +561,9 @@ static int send_obj(struct kt_kube_client *c, struct kt_kube_http_req req, const
 struct obj_verb {
     const char *method, *ctype;
     struct kt_kube_ref ref;
-    const char *query; /* "?..." or NULL */
+    const char *query;                  /* "?..." or NULL */
+    const struct kt_json_cut_rule *cut; /* cut from the answer; NULL = none */
+    size_t n_cut;
 };
 
 static int obj_verb(struct kt_kube_client *c, const struct obj_verb *v, const json_t *obj,
@@ -558,8 +580,11 @@ static int obj_verb(struct kt_kube_client *c, const struct obj_verb *v, const js
         goto out;
     }
     rc = send_obj(c,
-                  (struct kt_kube_http_req){
-                      .method = v->method, .path_query = p.data, .content_type = v->ctype},
+                  (struct kt_kube_http_req){.method = v->method,
+                                            .path_query = p.data,
+                                            .content_type = v->ctype,
+                                            .cut = v->cut,
+                                            .n_cut = v->n_cut},
                   obj, out, err);
 out:
     kt_buf_release(&p);
@@ -611,7 +636,9 @@ int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req,
                                      .ns = req->ns,
                                      .name = req->name,
                                      .subresource = req->subresource},
-                             .query = q.data};
+                             .query = q.data,
+                             .cut = req->cut,
+                             .n_cut = req->n_cut};
         rc = obj_verb(c, &v, req->obj, out, err);
     }
     kt_buf_release(&q);
@@ -706,7 +733,9 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_ref *where,
         kt__kube_list_query(&p, o, cont, KT__KUBE_QUERY_LIST, err) == 0) {
         struct req r = {.method = "GET",
                         .path_query = p.data,
-                        .accept = o->metadata_only ? ACCEPT_METADATA : NULL};
+                        .accept = o->metadata_only ? ACCEPT_METADATA : NULL,
+                        .cut = o->cut,
+                        .n_cut = o->n_cut};
         rc = request(c, &r, page, err);
     }
     kt_buf_release(&p);

@@ -20,6 +20,7 @@
 
 #include "common/base/buf.h"
 #include "common/base/err.h"
+#include "common/base/jsoncut.h"
 
 /* ---- configuration ---------------------------------------------------------------------- */
 
@@ -178,6 +179,10 @@ struct kt_kube_http_req {
     const char *content_type; /* NULL without a body */
     const char *body;         /* NULL: none */
     size_t body_len;
+    /* Members cut from a 2xx body's text before it is parsed (jsoncut.h), besides the
+     * managedFields the config drops; NULL = none. */
+    const struct kt_json_cut_rule *cut;
+    size_t n_cut;
 };
 
 /* One raw request (req). On 2xx *out (may be NULL) gets the parsed JSON
@@ -209,6 +214,11 @@ struct kt_kube_list_opts {
      * its place), so a paged LIST holds one page of full objects at a time; NULL = none. */
     json_t *(*each)(json_t *item, void *ud);
     void *each_ud;
+    /* Members cut from each object's text before it is parsed (jsoncut.h), besides the
+     * managedFields the config drops: list pages and watch events. Borrowed for the call (a
+     * watch stream retains it); at most KT_JSON_CUT_RULES_MAX - 1. */
+    const struct kt_json_cut_rule *cut;
+    size_t n_cut;
 };
 
 /* LIST every page (following metadata.continue) into one object {"kind":"<X>List",
@@ -249,6 +259,10 @@ struct kt_kube_apply_req {
     const json_t *obj;         /* the applied configuration */
     const char *field_manager; /* required */
     bool force;                /* take over the fields other managers own */
+    /* Members cut from the answer's text before it is parsed (jsoncut.h), besides the
+     * managedFields the config drops; at most KT_JSON_CUT_RULES_MAX - 1. */
+    const struct kt_json_cut_rule *cut;
+    size_t n_cut;
 };
 
 /* Server-side apply: PATCH application/apply-patch+yaml (the JSON body is valid YAML) with

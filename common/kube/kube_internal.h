@@ -106,8 +106,11 @@ struct kt__kube_stream {
     struct curl_slist *headers;
     char *url;
     char errbuf[CURL_ERROR_SIZE];
-    bool drop_managed_fields; /* from the config */
-    struct kt_buf cut;        /* an event line without its managedFields */
+    /* What is cut from each event line before it is parsed: managedFields when the config
+     * drops them, and the opts' rules. */
+    struct kt_json_cut_rule rules[KT_JSON_CUT_RULES_MAX];
+    size_t n_rules;
+    struct kt_buf cut; /* an event line without those members */
 };
 
 /* What a watch stream reads and whom it tells. */
@@ -117,7 +120,14 @@ struct kt__kube_stream_opts {
     kt_kube_watch_fn fn;    /* NULL: events are decoded and dropped */
     void *ud;               /* fn's first argument */
     const atomic_int *stop; /* NULL, or set non-zero from another thread to end; retained */
+    const struct kt_json_cut_rule *cut; /* members to cut besides managedFields; retained */
+    size_t n_cut;
 };
+
+/* The rules a response or event of cfg is cut by: managedFields when cfg drops them, then
+ * cut[0..n_cut) (as many as fit in KT_JSON_CUT_RULES_MAX). Returns how many went to out. */
+size_t kt__kube_cut_rules(const struct kt_kube_config *cfg, const struct kt_json_cut_rule *cut,
+                          size_t n_cut, struct kt_json_cut_rule out[KT_JSON_CUT_RULES_MAX]);
 
 /* Prepare s and set every option of easy for the watch o describes. Steals nothing. */
 void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg, CURL *easy,

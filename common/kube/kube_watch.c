@@ -161,16 +161,16 @@ out:
 
 /* ---- the stream state machine ----------------------------------------------------------- */
 
-/* line without its metadata.managedFields when the config drops them and it has one (in
- * s->cut, a copy; line itself may be curl's). */
+/* line without the members s->rules name (metadata.managedFields when the config drops them,
+ * the stream's own rules), when it has any (in s->cut, a copy; line itself may be curl's). */
 static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t *len)
 {
-    if (!s->drop_managed_fields || !kt_json_has_managed_fields(line, *len)) {
+    if (s->n_rules == 0) {
         return line;
     }
     kt_buf_reset(&s->cut);
     if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0 ||
-        !kt_json_cut_managed_fields_to(line, *len, s->cut.data, &s->cut.len)) {
+        !kt_json_cut_members_to(line, *len, s->rules, s->n_rules, s->cut.data, &s->cut.len)) {
         return line;
     }
     *len = s->cut.len;
@@ -259,7 +259,7 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->fn = o->fn;
     s->ud = o->ud;
     s->stop = o->stop;
-    s->drop_managed_fields = cfg->drop_managed_fields;
+    s->n_rules = kt__kube_cut_rules(cfg, o->cut, o->n_cut, s->rules);
     kt_buf_init(&s->cut, cfg->line_max);
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
@@ -353,6 +353,8 @@ int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req,
                              .fn = req->fn,
                              .ud = req->ud,
                              .stop = req->stop,
+                             .cut = opts ? opts->cut : NULL,
+                             .n_cut = opts ? opts->n_cut : 0,
                          });
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(c->easy);

@@ -2,7 +2,8 @@
 /* tests/unit/test_jsoncut.c - cutting metadata.managedFields from JSON text
  * (common/base/jsoncut.h): every position of the member, watch events and list pages, the
  * same tree as parsing and deleting; text it cannot follow (truncated, malformed, too deep)
- * stays as it was; strings holding the name, escapes and unicode are not mistaken for it. */
+ * stays as it was; strings holding the name, escapes and unicode are not mistaken for it; other
+ * members named by rules (a JobSet's spec.replicatedJobs). */
 #include "tests/test.h"
 
 #include <stdlib.h>
@@ -166,6 +167,48 @@ static void test_large_page(void)
     kt_buf_release(&b);
 }
 
+/* Rules: a JobSet watch event loses metadata.managedFields and spec.replicatedJobs (whose pod
+ * templates hold more "spec" objects, cut with it) and keeps the rest; a replicatedJobs that is
+ * not a spec's member stays; no match leaves out untouched. */
+static void test_rules(void)
+{
+    static const struct kt_json_cut_rule rules[] = {{"metadata", "managedFields"},
+                                                    {"spec", "replicatedJobs"}};
+    static const char ev[] =
+        "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"JobSet\",\"metadata\":{\"name\":\"j\"," MF
+        "},\"spec\":{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{"
+        "\"template\":{\"spec\":{\"containers\":[]}}}}}],\"suspend\":false},"
+        "\"status\":{\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":1}]}}}";
+    char out[sizeof(ev)];
+    size_t n = 0;
+    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, 2, out, &n));
+    CHECK_EQ_STR(out, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"JobSet\",\"metadata\":{"
+                      "\"name\":\"j\"},\"spec\":{\"suspend\":false},\"status\":{"
+                      "\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":1}]}}}");
+    CHECK_EQ_INT(n, strlen(out));
+    /* The second rule alone: managedFields stays. */
+    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules + 1, 1, out, &n));
+    CHECK(strstr(out, "managedFields") != NULL && strstr(out, "replicatedJobs\"") == NULL);
+    /* In place, the only member. */
+    char one[] = "{\"spec\":{\"replicatedJobs\":[1,2]}}";
+    size_t len = strlen(one);
+    CHECK(kt_json_cut_members(one, &len, rules + 1, 1));
+    CHECK_EQ_STR(one, "{\"spec\":{}}");
+    /* Negative: not under spec; the name only inside a string; no rules; too many rules. */
+    static const char *const same[] = {
+        "{\"status\":{\"replicatedJobs\":[1]}}",
+        "{\"spec\":{\"a\":\"\\\"replicatedJobs\\\":[1]\"}}",
+        "{\"replicatedJobs\":{\"spec\":1}}",
+    };
+    for (size_t i = 0; i < KT_ARRAY_SIZE(same); i++) {
+        memset(out, 'x', sizeof(out));
+        CHECK(!kt_json_cut_members_to(same[i], strlen(same[i]), rules, 2, out, &n));
+        CHECK(out[0] == 'x');
+    }
+    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, 0, out, &n));
+    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, KT_JSON_CUT_RULES_MAX + 1, out, &n));
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -173,5 +216,6 @@ int main(void)
     test_left_alone();
     test_nested_and_copy();
     test_large_page();
+    test_rules();
     return test_report();
 }
