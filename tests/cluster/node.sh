@@ -30,6 +30,13 @@ kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes net.ipv4
 KT_NODE_COMPONENTS="coredns kube_proxy kubelet"
 KT_NODE_LOCK=${TMPDIR:-/tmp}/kt-real-node.lock
 
+# kt_node_bins - the binaries under $KT_BIN a real node runs, one word each
+# (scripts/cluster/build.sh --full builds them all).
+kt_node_bins() {
+    echo kubelet kube-proxy "$COREDNS_BIN" "$DRA_DRIVER_BIN" "$CONTAINERD_DIR/containerd" \
+        "$CONTAINERD_DIR/containerd-shim-runc-v2"
+}
+
 # kt_node_unavailable - print why this machine cannot run containers (empty when it can).
 kt_node_unavailable() {
     local b
@@ -41,7 +48,7 @@ kt_node_unavailable() {
         command -v "$b" >/dev/null || [ -x "$b" ] ||
             { echo "$b missing (scripts/deps.sh installs containerd, runc, containernetworking-plugins)"; return; }
     done
-    for b in kubelet kube-proxy "$COREDNS_BIN" "$CONTAINERD_DIR/containerd" "$CONTAINERD_DIR/containerd-shim-runc-v2"; do
+    for b in $(kt_node_bins); do
         [ -x "$KT_BIN/$b" ] || { echo "$KT_BIN/$b not built (scripts/cluster/build.sh --full)"; return; }
     done
 }

@@ -67,8 +67,7 @@ fi
 if [ "$REAL" = 1 ]; then
     . "$here/full.sh"
     . "$here/node.sh"
-    for b in kubelet kube-proxy "$COREDNS_BIN" "$DRA_DRIVER_BIN" "$CONTAINERD_DIR/containerd" \
-        "$CONTAINERD_DIR/containerd-shim-runc-v2"; do
+    for b in $(kt_node_bins); do
         [ -x "$KT_BIN/$b" ] || "$root/scripts/cluster/build.sh" --full >/dev/null
     done
     no_node=$(kt_node_unavailable)
@@ -139,11 +138,15 @@ kt_env_set "$D" KT_ETCD "http://127.0.0.1:$ep"
 kt_env_set "$D" KT_APISERVER_PORT "$ap"
 kt_env_set "$D" KT_APISERVER "https://127.0.0.1:$ap"
 
+# The backend quota at etcd's largest (8 GiB) rather than its 2 GiB default: `make scale` at
+# N = 50,000 stores that many TrainJobs, JobSets and ConfigMaps, with their history until the
+# API server's compaction.
 "$KT_BIN/etcd" --name kt --data-dir "$data" \
     --listen-client-urls "http://127.0.0.1:$ep" --advertise-client-urls "http://127.0.0.1:$ep" \
     --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
     --initial-cluster "kt=http://127.0.0.1:$pp" \
-    --unsafe-no-fsync=true --log-level=warn </dev/null >"$D/etcd.log" 2>&1 9>&- &
+    --unsafe-no-fsync=true --quota-backend-bytes=8589934592 --log-level=warn \
+    </dev/null >"$D/etcd.log" 2>&1 9>&- &
 epid=$!
 disown "$epid" 2>/dev/null || true
 kt_env_set "$D" KT_ETCD_PID "$epid"

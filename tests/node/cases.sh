@@ -236,6 +236,25 @@ loss_decreases() {
 # name has "gpu" in it, so kt's numProcPerNode auto counts its devices (docs/api.md).
 DRA_CLASS=kt-test-gpu
 
+# dra_template NAME NS COUNT - a ResourceClaimTemplate of COUNT devices of the class, with an
+# opaque parameter the driver injects as user_trainjob=dra.
+dra_template() {
+    cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: $1, namespace: $2}
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpus
+          exactly: {deviceClassName: $DRA_CLASS, count: $3}
+      config:
+        - requests: [gpus]
+          opaque: {driver: $KT_DRA_DRIVER, parameters: {trainjob: dra}}
+EOF
+}
+
 # dra_objects NS - the DeviceClass, a template of 2 devices (each of the 2 node pods gets its own
 # claim: 4 devices in all) and one of 5 (more than the node has).
 dra_objects() {
@@ -249,29 +268,10 @@ spec:
   config:
     - opaque: {driver: $KT_DRA_DRIVER, parameters: {class: $DRA_CLASS}}
 ---
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: two-gpus, namespace: $1}
-spec:
-  spec:
-    devices:
-      requests:
-        - name: gpus
-          exactly: {deviceClassName: $DRA_CLASS, count: 2}
-      config:
-        - requests: [gpus]
-          opaque: {driver: $KT_DRA_DRIVER, parameters: {trainjob: dra}}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: five-gpus, namespace: $1}
-spec:
-  spec:
-    devices:
-      requests:
-        - name: gpus
-          exactly: {deviceClassName: $DRA_CLASS, count: 5}
 EOF
+    dra_template two-gpus "$1" 2
+    echo ---
+    dra_template five-gpus "$1" 5
 }
 
 # dra_claims TEMPLATE - spec.trainer lines: one claim per node from TEMPLATE.
