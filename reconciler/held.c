@@ -82,9 +82,3 @@ size_t kt_held_len(struct kt_held *h)
     pthread_mutex_unlock(&h->mu);
     return n;
 }
-
-double kt_held_left(double since, double now, double batch_s, size_t backlog)
-{
-    double window = backlog >= KT_HELD_BACKLOG ? batch_s * KT_HELD_STRETCH : batch_s;
-    return since + window - now;
-}

@@ -9,8 +9,8 @@
  * or by the one that finds the batch window passed since then (the reconcile requeues itself
  * for that moment). So startTime goes out with the first JobSet status, and a JobSet's
  * created/active/ready steps within the window go out as one write, as upstream's slower
- * queue folds them. Under a backlog of work the window stretches (kt_held_left). The startTime
- * written is the held one, so holding changes when it is written, not its value.
+ * queue folds them. The startTime written is the held one, so holding changes when it is
+ * written, not its value.
  *
  * An entry lives from the first held change to the write that carries it: a few seconds, not
  * one per TrainJob. Thread-safe (one mutex). */
@@ -40,16 +40,5 @@ void kt_held_hold(struct kt_held *h, const char *owner, const char *uid, double 
 void kt_held_forget(struct kt_held *h, const char *owner);
 /* Entries held (tests). */
 size_t kt_held_len(struct kt_held *h);
-
-/* Under a backlog (at least KT_HELD_BACKLOG keys ready in the work queue and waiting for a
- * worker) the window stretches to KT_HELD_STRETCH times --status-batch-seconds: the API
- * server is then what the queue waits on, and a write that may wait should not add to its
- * load (upstream's queue, slower under load, folds the same steps). */
-#define KT_HELD_BACKLOG 100
-#define KT_HELD_STRETCH 10
-
-/* Seconds until a write held since `since` must go out at now (<= 0: now), for a window of
- * batch_s and `backlog` keys ready in the work queue. Pure. */
-double kt_held_left(double since, double now, double batch_s, size_t backlog);
 
 #endif

@@ -1280,10 +1280,9 @@ static bool build_step(struct rview *v, const char *owner, json_t *st, double no
 }
 
 /* Whether the write from p->orig to st is held back (held.h): it may wait
- * (kt_rec_status_write_can_wait) and the batch window, counted from the first held change and
- * stretched while the queue has a backlog (kt_held_left), has not passed; the reconcile then
- * requeues itself for the end of the window. A write that goes out carries every held change
- * with it. */
+ * (kt_rec_status_write_can_wait) and the batch window, counted from the first held change, has
+ * not passed; the reconcile then requeues itself for the end of the window. A write that goes
+ * out carries every held change with it. */
 static bool hold_status(struct rview *v, const struct status_pass *p, json_t *st)
 {
     struct kt_rec *r = v->r;
@@ -1298,7 +1297,7 @@ static bool hold_status(struct rview *v, const struct status_pass *p, json_t *st
         kt_held_hold(r->held, p->owner, v->tj->uid, p->now, start);
         since = p->now;
     }
-    double left = kt_held_left(since, p->now, r->status_batch_s, kt_queue_len(r->queue));
+    double left = since + r->status_batch_s - p->now;
     if (left <= 0) {
         return false;
     }

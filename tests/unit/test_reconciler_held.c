@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_held.c - reconciler/held.c: a held status write keeps the time
  * its holding began and the startTime it chose across reconciles (holding again does not move
- * either), only for the same TrainJob uid; forgetting drops it; the window stretches under a
- * backlog. Compiled in directly
+ * either), only for the same TrainJob uid; forgetting drops it. Compiled in directly
  * (reconciler/ is not part of libkt.a). */
 #include "tests/test.h"
 
@@ -57,24 +56,10 @@ static void test_recreated(void)
     kt_held_free(NULL);
 }
 
-/* The window: batch_s from the first held change, stretched KT_HELD_STRETCH times while at
- * least KT_HELD_BACKLOG keys wait in the queue (one fewer: not stretched). */
-static void test_left_window(void)
-{
-    CHECK(kt_held_left(100.0, 110.0, 30.0, 0) == 20.0);               /* inside the window */
-    CHECK(kt_held_left(100.0, 130.0, 30.0, 0) == 0.0);                /* it ends: write */
-    CHECK(kt_held_left(100.0, 131.0, 30.0, KT_HELD_BACKLOG - 1) < 0); /* no backlog: write */
-    CHECK(kt_held_left(100.0, 131.0, 30.0, KT_HELD_BACKLOG) == 30.0 * KT_HELD_STRETCH - 31.0);
-    CHECK(kt_held_left(100.0, 110.0, 30.0, KT_HELD_BACKLOG) == 30.0 * KT_HELD_STRETCH - 10.0);
-    CHECK(kt_held_left(100.0, 100.0 + 30.0 * KT_HELD_STRETCH, 30.0, 5000) <= 0); /* the cap */
-    CHECK(kt_held_left(100.0, 100.0, 1.0, 5000) == KT_HELD_STRETCH); /* short windows too */
-}
-
 int main(void)
 {
     kt_mem_init();
     test_hold_keeps_first();
     test_recreated();
-    test_left_window();
     return test_report();
 }
