@@ -12,6 +12,8 @@
                             resource (all clients) and the admission webhooks' latency; with the
                             webhook server's own /metrics, its controller_runtime_webhook_latency
   audit WHO LOG...          the controller's own requests from the API server's audit log (and its rotated parts)
+  status-writes WHO LOG...  what each TrainJob status patch of the controller set (needs the audit log at
+                            level Request for trainjobs/status: scale.sh's SCALE_AUDIT_STATUS=1)
   report RESULT.json...     the side-by-side table and the growth chart (SVG, hand-written)
   calibrate --limits F R... the scale gate's limits from >= 5 results (tests/bench/gate.sh)
   gate LIMITS RESULT        ok/FAIL lines: RESULT within the limits
@@ -412,6 +414,64 @@ def audit(paths, who, since):
     return 0
 
 
+def patch_shape(body):
+    """One TrainJob status patch's body -> a short name of what it sets: the status members in
+    order of name, a condition as TYPE=STATUS/REASON, e.g.
+    'conditions[Complete=True/JobSetCompleted],jobsStatus'."""
+    st = (body or {}).get("status")
+    if not isinstance(st, dict):
+        return "(no status)"
+    parts = []
+    for k in sorted(st):
+        if k == "conditions" and isinstance(st[k], list):
+            cs = ["%s=%s/%s" % (c.get("type"), c.get("status"), c.get("reason")) for c in st[k]]
+            parts.append("conditions[%s]" % " ".join(cs))
+        else:
+            parts.append(k)
+    return ",".join(parts) or "(empty status)"
+
+
+def status_writes(paths, who, since):
+    """The controller's TrainJob status patches from an audit log at level Request for
+    trainjobs/status: how many by what they set, and the sequences per TrainJob (most common
+    first), with the API server's answer codes."""
+    users = {w[5:] for w in who.split(",") if w.startswith("user:")}
+    agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
+    seq, shapes, codes = {}, {}, {}
+    for line in (ln for p in paths for ln in open(p, errors="replace")):
+        if '"trainjobs"' not in line or '"status"' not in line:
+            continue
+        try:
+            e = json.loads(line)
+            ts = e["requestReceivedTimestamp"].rstrip("Z")
+            t = datetime.datetime.fromisoformat(ts).replace(tzinfo=datetime.timezone.utc).timestamp()
+        except (ValueError, KeyError):
+            continue
+        o = e.get("objectRef") or {}
+        if t < since or e.get("verb") != "patch" or o.get("subresource") != "status":
+            continue
+        if e.get("user", {}).get("username") not in users and not (
+                agents and e.get("userAgent", "").startswith(agents)):
+            continue
+        code = (e.get("responseStatus") or {}).get("code", 0)
+        shape = patch_shape(e.get("requestObject"))
+        if code != 200:
+            shape = "%s -> %d" % (shape, code)
+        shapes[shape] = shapes.get(shape, 0) + 1
+        codes[str(code)] = codes.get(str(code), 0) + 1
+        seq.setdefault("%s/%s" % (o.get("namespace"), o.get("name")), []).append((t, shape))
+    seqs = {}
+    for writes in seq.values():
+        writes.sort()
+        k = " | ".join(s for _, s in writes)
+        seqs[k] = seqs.get(k, 0) + 1
+    json.dump({"trainjobs": len(seq), "patches": sum(shapes.values()), "codes": codes,
+               "by_shape": dict(sorted(shapes.items(), key=lambda kv: -kv[1])),
+               "sequences": dict(sorted(seqs.items(), key=lambda kv: -kv[1])[:20])},
+              sys.stdout, indent=1)
+    return 0
+
+
 # ---- report ----
 def pct(xs, q):
     if not xs:
@@ -751,6 +811,10 @@ def main():
     au.add_argument("who")
     au.add_argument("logs", nargs="+")
     au.add_argument("--since", type=float, default=0)
+    sw = sp.add_parser("status-writes")
+    sw.add_argument("who")
+    sw.add_argument("logs", nargs="+")
+    sw.add_argument("--since", type=float, default=0)
     c = sp.add_parser("calibrate")
     c.add_argument("--limits", required=True)
     c.add_argument("--loosen", default="")
@@ -774,6 +838,8 @@ def main():
         return metrics(a.before, a.after, a.own_before, a.own_after)
     if a.cmd == "audit":
         return audit(a.logs, a.who, a.since)
+    if a.cmd == "status-writes":
+        return status_writes(a.logs, a.who, a.since)
     if a.cmd == "calibrate":
         return calibrate(a)
     if a.cmd == "gate":

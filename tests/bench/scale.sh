@@ -43,7 +43,9 @@
 # Endpoints and EndpointSlice controllers match each pod change against its namespace's Services, one
 # per JobSet, so one namespace of thousands slows the chain for both sides), SCALE_SETTLE_S (5),
 # SCALE_TIMEOUT (600 + N s for the drain), SCALE_OUT (build/scale), SCALE_KEEP=1
-# keeps the planes (logs, audit log) in the work folder printed at the start.
+# keeps the planes (logs, audit log) in the work folder printed at the start. SCALE_AUDIT_STATUS=1
+# logs TrainJob status patches at level Request (their bodies) and writes what each set to
+# $SCALE_OUT/N-SIDE-status.json (`scale.py status-writes`); off by default: it grows the log.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -170,8 +172,13 @@ rules:
     namespaces: [kube-node-lease]
   - level: None
     resources: [{group: "", resources: [nodes, nodes/status]}]
-  - level: Metadata
 EOF
+[ "${SCALE_AUDIT_STATUS:-0}" = 1 ] && cat >>"$W/audit-policy.yaml" <<'EOF'
+  - level: Request
+    verbs: [patch]
+    resources: [{group: trainer.kubeflow.org, resources: [trainjobs/status]}]
+EOF
+echo "  - level: Metadata" >>"$W/audit-policy.yaml"
 
 # register_upstream_webhooks - deploy/webhook's configurations with url clientConfig pointing at
 # upstream's manager and its CA; wait until the validator denies the probe.
@@ -279,6 +286,11 @@ one() {
     fi
     $PY metrics "$metrics_b" "$metrics_a" "$D/own.before" "$D/own.after" >"$W/metrics.json"
     $PY audit --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$W/audit.json"
+    if [ "${SCALE_AUDIT_STATUS:-0}" = 1 ]; then
+        $PY status-writes --since "$(jq .t0 "$W/drive.json")" "$who" "$D"/audit*.log >"$OUT/$n-$side-status.json" &&
+            jq -r '"status patches by what they set (\(.trainjobs) TrainJobs, \(.patches) patches):",
+                   (.by_shape | to_entries[] | "  \(.value)\t\(.key)")' "$OUT/$n-$side-status.json"
+    fi
     jq -n --arg side "$side" --arg chain "$CHAIN" --arg engine "$([ "$CHAIN" = sim ] && echo "$SIM_ENGINE")" --argjson n "$n" --argjson rate "$RATE" --argjson run_ms "$RUN_MS" \
         --argjson nodes "$nodes" --argjson nss "$NSS" --argjson rss_idle "$rss_idle" --argjson rss_drain "$rss_drain" \
         --argjson rss_steady "$(kb "$pid" VmRSS)" --argjson hwm "$(kb "$pid" VmHWM)" \

@@ -10,8 +10,9 @@
 #               is answered while they hang on and after they go;
 #   alloc       with the budget out of the way (1 GB) and the address space capped at 512 MiB
 #               (prlimit), buffering runs out of memory: those requests are refused, the
-#               daemon logs it and lives, and answers a valid review (plain build only: the
-#               sanitizers reserve terabytes of address space).
+#               daemon logs it and lives, and answers a valid review once ten held bodies
+#               close while the rest still hang on (plain build only: the sanitizers reserve
+#               terabytes of address space).
 . "$(dirname "$0")/lib.sh" "$@"
 HOLD="$REL_TOOLS/hold_bodies"
 BODY=3145728
@@ -33,6 +34,13 @@ held_summary() { [ -s "$T/$1.out" ] || kt_dead "$HPID"; }
 release() {
     exec 7>&-
     wait "$HPID"
+}
+# review_again TRIES - rel_review up to TRIES times (the daemon may not yet have seen the
+# released connections close when the first one arrives).
+review_again() {
+    local i
+    for ((i = 0; i < $1; i++)); do rel_review 5 && return 0; done
+    return 1
 }
 
 # ---- the body budget -----------------------------------------------------------------------
@@ -74,7 +82,19 @@ case "$REL_WEBHOOK" in
         else
             bad memory-alloc-failure-refused "no request refused for memory: $(cat "$T/alloc.out")"
         fi
-        if kill -0 "$WPID" 2>/dev/null && rel_review 5; then ok memory-alloc-failure-alive; else bad memory-alloc-failure-alive "kt-webhook died or does not answer"; fi
+        if kill -0 "$WPID" 2>/dev/null; then ok memory-alloc-failure-alive; else bad memory-alloc-failure-alive "kt-webhook died"; fi
+        # With every byte of the address space taken, whether one more TLS handshake finds
+        # memory depends on how close to the cap the last held body left the process (it failed
+        # at 71 held once, passed at 90): only printed. Ten held bodies closed (30 MiB) must be
+        # enough for the daemon to answer again while the rest still hang on.
+        if rel_review 5; then full=answered; else full="not answered"; fi
+        echo "  a review with the address space full: $full"
+        echo "release 10" >&7
+        if kt_poll 20 grep -q '^released' "$T/alloc.out" && review_again 3; then
+            ok memory-alloc-failure-answers-after-release
+        else
+            bad memory-alloc-failure-answers-after-release "no valid answer once 10 held bodies closed: $(cat "$T/alloc.out")"
+        fi
         release
         kt_daemon_stop alloc
     else

@@ -9,8 +9,10 @@
  * refuse it. Then it reads what comes back (until a second passes without an answer) and prints
  *   holding H refused R failed F
  * (refused: answered (503) or closed; failed: could not connect or handshake), flushes, and
- * keeps every connection open until stdin reaches EOF. Sends are bounded by a 20 s socket
- * timeout, so a stuck server cannot hang the tier. Exits 0 unless the arguments are bad. */
+ * keeps every connection open until stdin reaches EOF. A line "release K" on stdin closes K of
+ * the held connections first (the last ones opened) and prints "released K". Sends are bounded
+ * by a 20 s socket timeout, so a stuck server cannot hang the tier. Exits 0 unless the
+ * arguments are bad. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <gnutls/gnutls.h>
@@ -150,6 +152,33 @@ static int parse_args(int argc, char **argv, unsigned *port, unsigned *n, size_t
     return *port && *n && *n <= MAX_CONNS && *sent < *body ? 0 : -1;
 }
 
+static void close_one(struct conn *c)
+{
+    if (c->s) {
+        gnutls_deinit(c->s);
+        c->s = NULL;
+    }
+    if (c->fd >= 0) {
+        close(c->fd);
+        c->fd = -1;
+    }
+}
+
+/* "release K": close up to K held connections, the last opened first; prints how many. */
+static void release_held(struct conn *cs, unsigned n, const char *line)
+{
+    unsigned want = (unsigned)strtoul(line + strlen("release "), NULL, 10), done = 0;
+
+    for (unsigned i = n; i-- > 0 && done < want;) {
+        if (cs[i].state == SENT && cs[i].fd >= 0) {
+            close_one(&cs[i]);
+            done++;
+        }
+    }
+    printf("released %u\n", done);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     static struct conn cs[MAX_CONNS];
@@ -175,14 +204,12 @@ int main(int argc, char **argv)
     printf("holding %u refused %u failed %u\n", count[SENT], count[REFUSED], count[FAILED]);
     fflush(stdout);
     while (fgets(line, sizeof(line), stdin)) {
+        if (strncmp(line, "release ", strlen("release ")) == 0) {
+            release_held(cs, n, line);
+        }
     }
     for (unsigned i = 0; i < n; i++) {
-        if (cs[i].s) {
-            gnutls_deinit(cs[i].s);
-        }
-        if (cs[i].fd >= 0) {
-            close(cs[i].fd);
-        }
+        close_one(&cs[i]);
     }
     gnutls_certificate_free_credentials(cred);
     gnutls_global_deinit();
