@@ -166,6 +166,8 @@ def drive(a):
                 j.setdefault("t_jobset", t)
             elif typ == "DELETED":
                 j["jobset_deleted"] += 1
+            if (obj.get("status") or {}).get("terminalState"):
+                j.setdefault("t_jobset_done", t)  # the JobSet's own end, as this watch saw it
 
     def on_trainjob(typ, obj, t):
         with lock:
@@ -466,6 +468,7 @@ def status_writes(paths, who, since):
         k = " | ".join(s for _, s in writes)
         seqs[k] = seqs.get(k, 0) + 1
     json.dump({"trainjobs": len(seq), "patches": sum(shapes.values()), "codes": codes,
+               "per_trainjob": {k: len(w) for k, w in seq.items()},
                "by_shape": dict(sorted(shapes.items(), key=lambda kv: -kv[1])),
                "sequences": dict(sorted(seqs.items(), key=lambda kv: -kv[1])[:20])},
               sys.stdout, indent=1)
@@ -485,6 +488,7 @@ def summarize(r):
     jobs = d["jobs"].values()
     lat_js = [(j["t_jobset"] - j["t_send"]) * 1000 for j in jobs if "t_jobset" in j and "t_send" in j]
     lat_done = [(j["t_terminal"] - j["t_send"]) for j in jobs if "t_terminal" in j and "t_send" in j]
+    js_life = [j["t_jobset_done"] - j["t_jobset"] for j in jobs if "t_jobset_done" in j and "t_jobset" in j]
     n = len(d["jobs"])
     complete = sum(1 for j in jobs if j.get("terminal") == "Complete")
     one = sum(1 for j in jobs if j.get("jobsets_owned") == 1 and j.get("jobset_added") == 1
@@ -493,6 +497,8 @@ def summarize(r):
     s = {
         "n": n, "side": r["side"],
         "js_p50": pct(lat_js, .5), "js_p99": pct(lat_js, .99), "js_max": max(lat_js or [0]),
+        "js_life_p50": pct(js_life, .5), "js_life_p99": pct(js_life, .99),
+        "js_life_over_30": sum(1 for x in js_life if x > 30) / len(js_life) * 100 if js_life else None,
         "done_p50": pct(lat_done, .5), "done_p99": pct(lat_done, .99), "done_max": max(lat_done or [0]),
         "create_s": d["t_created"] - d["t0"], "drain_s": last - d["t0"],
         "create_rate": n / max(d["t_created"] - d["t0"], 1e-9), "conns": d.get("conns", 1),
@@ -576,6 +582,10 @@ def report(a):
         add("create -> Complete p50 (s)", "done_p50", "%.2f", "same, TrainJob watch")
         add("create -> Complete p99 (s)", "done_p99", "%.2f", "same")
         add("create -> Complete max (s)", "done_max", "%.2f", "same")
+        add("JobSet created -> terminal p50 (s)", "js_life_p50", "%.1f", "the JobSet watch: ADDED -> first terminalState")
+        add("  p99", "js_life_p99", "%.1f", "same")
+        add("  share over 30 s (%)", "js_life_over_30", "%.1f",
+            "JobSets whose life as watched outlasts the status window (--status-batch-seconds 30)")
         add("creating took (s)", "create_s", "%.1f", "scale.py drive")
         add("creates per second reached", "create_rate", "%.1f", "N / creating took; SCALE_CONNS connections")
         add("total drain (s)", "drain_s", "%.1f", cmd["drain"])
