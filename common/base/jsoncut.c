@@ -14,7 +14,8 @@
 #define DEPTH_MAX 64
 #define KEY_MF "managedFields"
 
-const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS = {.parent = "metadata", .member = KEY_MF};
+const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS[2] = {
+    {.parent = "metadata", .member = KEY_MF}, KT_JSON_CUT_END};
 
 struct range {
     size_t from, to; /* [from, to) is cut */
@@ -236,10 +237,21 @@ static bool may_cut(const char *t, size_t len, const struct kt_json_cut_rule *ru
     return false;
 }
 
-/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
-static bool plan(struct walk *w, const char *t, size_t len, const struct kt_json_cut_rule *rules,
-                 size_t n)
+/* How many rules the list holds, counting no further than one past the bound. */
+static size_t count_rules(const struct kt_json_cut_rule *rules)
 {
+    size_t n = 0;
+    while (rules && n <= KT_JSON_CUT_RULES_MAX && rules[n].parent && rules[n].member) {
+        n++;
+    }
+    return n;
+}
+
+/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
+static bool plan(struct walk *w, const char *t, size_t len, const struct kt_json_cut_rule *rules)
+{
+    size_t n = count_rules(rules);
+
     *w = (struct walk){.t = t, .len = len, .rules = rules, .n_rules = n};
     if (n == 0 || n > KT_JSON_CUT_RULES_MAX || !may_cut(t, len, rules, n)) {
         return false;
@@ -289,11 +301,11 @@ bool kt_json_has_managed_fields(const char *t, size_t len)
     return false;
 }
 
-bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules, size_t n)
+bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules)
 {
     struct walk w;
 
-    if (!plan(&w, t, *len, rules, n)) {
+    if (!plan(&w, t, *len, rules)) {
         return false;
     }
     *len = compact(&w, t);
@@ -302,11 +314,11 @@ bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *ru
 }
 
 bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_rule *rules,
-                            size_t n, char *out, size_t *out_len)
+                            char *out, size_t *out_len)
 {
     struct walk w;
 
-    if (!plan(&w, t, len, rules, n)) {
+    if (!plan(&w, t, len, rules)) {
         return false;
     }
     *out_len = compact(&w, out);
@@ -316,10 +328,10 @@ bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_
 
 bool kt_json_cut_managed_fields(char *t, size_t *len)
 {
-    return kt_json_cut_members(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1);
+    return kt_json_cut_members(t, len, KT_JSON_CUT_MANAGED_FIELDS);
 }
 
 bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len)
 {
-    return kt_json_cut_members_to(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1, out, out_len);
+    return kt_json_cut_members_to(t, len, KT_JSON_CUT_MANAGED_FIELDS, out, out_len);
 }

@@ -51,10 +51,10 @@ static void drop_everywhere(json_t *v, const char *parent, const char *member)
  * replicatedJobs goes with it). */
 static void check_rules(const uint8_t *data, size_t size, char *out)
 {
-    static const struct kt_json_cut_rule rules[] = {{"metadata", "managedFields"},
-                                                    {"spec", "replicatedJobs"}};
+    static const struct kt_json_cut_rule rules[] = {
+        {"metadata", "managedFields"}, {"spec", "replicatedJobs"}, KT_JSON_CUT_END};
     size_t out_len = 0;
-    if (!kt_json_cut_members_to((const char *)data, size, rules, 2, out, &out_len)) {
+    if (!kt_json_cut_members_to((const char *)data, size, rules, out, &out_len)) {
         return;
     }
     if (out_len > size) {

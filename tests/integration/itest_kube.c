@@ -98,9 +98,9 @@ static void test_list_pages_and_selectors(struct ctx *x)
     CHECK(kt_json_path(json_array_get(json_object_get(list, "items"), 0), "metadata.labels"));
     json_decref(list);
     /* Members cut from each page's text: every item's labels gone, the rest kept. */
-    static const struct kt_json_cut_rule labels[] = {{.parent = "metadata", .member = "labels"}};
+    static const struct kt_json_cut_rule labels[] = {{.parent = "metadata", .member = "labels"},
+                                                     KT_JSON_CUT_END};
     o.cut = labels;
-    o.n_cut = 1;
     CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
     json_t *item = json_array_get(json_object_get(list, "items"), 0);
     CHECK(item && kt_json_path(item, "metadata.labels") == NULL);
@@ -108,7 +108,6 @@ static void test_list_pages_and_selectors(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(json_object_get(item, "data"), "i", ""), "page-3");
     json_decref(list);
     o.cut = NULL;
-    o.n_cut = 0;
     o.field_selector = NULL;
     o.label_selector = "page=2";
     CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
@@ -207,9 +206,7 @@ static void test_update_patch_apply(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "b");
     json_decref(out);
     /* The answer without the members a cut rule names (the server keeps them). */
-    static const struct kt_json_cut_rule mf[] = {{.parent = "metadata", .member = "managedFields"}};
-    req.cut = mf;
-    req.n_cut = 1;
+    req.cut = KT_JSON_CUT_MANAGED_FIELDS;
     CHECK_OK(kt_kube_apply(x->c, &req, &out, &err));
     CHECK(kt_json_path(out, "metadata.managedFields") == NULL);
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "b");
@@ -218,7 +215,6 @@ static void test_update_patch_apply(struct ctx *x)
     CHECK(kt_json_path(stored, "metadata.managedFields") != NULL);
     json_decref(stored);
     req.cut = NULL;
-    req.n_cut = 0;
     req.field_manager = "";
     CHECK_EQ_INT(kt_kube_apply(x->c, &req, NULL, &err), -1);
     CHECK_EQ_INT(err.code, KT_EINVAL);

@@ -172,8 +172,8 @@ static void test_large_page(void)
  * not a spec's member stays; no match leaves out untouched. */
 static void test_rules(void)
 {
-    static const struct kt_json_cut_rule rules[] = {{"metadata", "managedFields"},
-                                                    {"spec", "replicatedJobs"}};
+    static const struct kt_json_cut_rule rules[] = {
+        {"metadata", "managedFields"}, {"spec", "replicatedJobs"}, KT_JSON_CUT_END};
     static const char ev[] =
         "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"JobSet\",\"metadata\":{\"name\":\"j\"," MF
         "},\"spec\":{\"replicatedJobs\":[{\"name\":\"node\",\"template\":{\"spec\":{"
@@ -181,18 +181,18 @@ static void test_rules(void)
         "\"status\":{\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":1}]}}}";
     char out[sizeof(ev)];
     size_t n = 0;
-    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, 2, out, &n));
+    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, out, &n));
     CHECK_EQ_STR(out, "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"JobSet\",\"metadata\":{"
                       "\"name\":\"j\"},\"spec\":{\"suspend\":false},\"status\":{"
                       "\"replicatedJobsStatus\":[{\"name\":\"node\",\"ready\":1}]}}}");
     CHECK_EQ_INT(n, strlen(out));
     /* The second rule alone: managedFields stays. */
-    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules + 1, 1, out, &n));
+    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, rules + 1, out, &n));
     CHECK(strstr(out, "managedFields") != NULL && strstr(out, "replicatedJobs\"") == NULL);
     /* In place, the only member. */
     char one[] = "{\"spec\":{\"replicatedJobs\":[1,2]}}";
     size_t len = strlen(one);
-    CHECK(kt_json_cut_members(one, &len, rules + 1, 1));
+    CHECK(kt_json_cut_members(one, &len, rules + 1));
     CHECK_EQ_STR(one, "{\"spec\":{}}");
     /* Negative: not under spec; the name only inside a string; no rules; too many rules. */
     static const char *const same[] = {
@@ -202,11 +202,23 @@ static void test_rules(void)
     };
     for (size_t i = 0; i < KT_ARRAY_SIZE(same); i++) {
         memset(out, 'x', sizeof(out));
-        CHECK(!kt_json_cut_members_to(same[i], strlen(same[i]), rules, 2, out, &n));
+        CHECK(!kt_json_cut_members_to(same[i], strlen(same[i]), rules, out, &n));
         CHECK(out[0] == 'x');
     }
-    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, 0, out, &n));
-    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, rules, KT_JSON_CUT_RULES_MAX + 1, out, &n));
+    static const struct kt_json_cut_rule none[] = {KT_JSON_CUT_END};
+    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, none, out, &n));
+    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, NULL, out, &n));
+    /* Too many: KT_JSON_CUT_RULES_MAX + 1 rules, each of which would cut, cut nothing; one
+     * fewer cuts (the bound is the refusal, not the rules). */
+    struct kt_json_cut_rule many[KT_JSON_CUT_RULES_MAX + 2];
+    for (size_t i = 0; i < KT_JSON_CUT_RULES_MAX + 1; i++) {
+        many[i] = rules[1];
+    }
+    many[KT_JSON_CUT_RULES_MAX + 1] = (struct kt_json_cut_rule)KT_JSON_CUT_END;
+    CHECK(!kt_json_cut_members_to(ev, sizeof(ev) - 1, many, out, &n));
+    many[KT_JSON_CUT_RULES_MAX] = (struct kt_json_cut_rule)KT_JSON_CUT_END;
+    CHECK(kt_json_cut_members_to(ev, sizeof(ev) - 1, many, out, &n));
+    CHECK(strstr(out, "replicatedJobs\"") == NULL);
 }
 
 int main(void)
