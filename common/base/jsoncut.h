@@ -55,8 +55,10 @@ bool kt_json_cut_managed_fields(char *t, size_t *len);
  * was cut; else out is untouched and the caller uses t. */
 bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len);
 
-/* True when t[0..len) may hold a managedFields member (a byte search): the cheap test before
- * a copy. */
-bool kt_json_has_managed_fields(const char *t, size_t len);
+/* True when t[0..len) may hold a member the rule list names (a byte search for each member's
+ * name in quotes): the cheap test before a copy. Never false where kt_json_cut_members would
+ * cut; may be true where it would not (the name as a value, or inside a string). False for
+ * a NULL t or a list with no rule or too many. Does not retain rules. */
+bool kt_json_may_cut(const char *t, size_t len, const struct kt_json_cut_rule *rules);
 
 #endif
