@@ -162,10 +162,11 @@ out:
 /* ---- the stream state machine ----------------------------------------------------------- */
 
 /* line without the members s->rules name (metadata.managedFields when the config drops them,
- * the stream's own rules), when it has any (in s->cut, a copy; line itself may be curl's). */
+ * the stream's own rules), when it has any (in s->cut, a copy; line itself may be curl's).
+ * The byte search first: a line that cannot hold one is neither copied nor walked. */
 static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t *len)
 {
-    if (!s->rules) {
+    if (!kt_json_may_cut(line, *len, s->rules)) {
         return line;
     }
     kt_buf_reset(&s->cut);

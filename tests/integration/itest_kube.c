@@ -522,6 +522,7 @@ static void test_body_cap(struct ctx *x)
 
 struct seen {
     int added, modified, deleted, bookmarks;
+    int with_data, with_mf; /* events whose object still has data / metadata.managedFields */
     char last[64];
 };
 
@@ -546,6 +547,10 @@ static int record(void *ud, const struct kt_kube_watch_event *ev)
     default:
         s->bookmarks++;
         break;
+    }
+    if (ev->type != KT_WATCH_BOOKMARK) {
+        s->with_data += json_object_get(ev->object, "data") != NULL;
+        s->with_mf += kt_json_path(ev->object, "metadata.managedFields") != NULL;
     }
     snprintf(s->last, sizeof(s->last), "%s", name);
     return ev->type == KT_WATCH_DELETED ? 1 : 0;
@@ -581,7 +586,26 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     CHECK_EQ_INT(s.added, 1);
     CHECK_EQ_INT(s.modified, 1);
     CHECK_EQ_INT(s.deleted, 1);
+    CHECK_EQ_INT(s.with_data, 3);
     CHECK(last != NULL && strcmp(last, o.resource_version) != 0);
+
+    /* The same replay with cut rules: every event's object without data and managedFields
+     * (cut from the line before it is parsed); rules naming absent members cut nothing. */
+    static const struct kt_json_cut_rule cut[] = {
+        {"object", "data"}, {"metadata", "managedFields"}, KT_JSON_CUT_END};
+    static const struct kt_json_cut_rule absent[] = {{"object", "nothingHere"}, KT_JSON_CUT_END};
+    const struct kt_json_cut_rule *lists[] = {cut, absent};
+    for (size_t i = 0; i < KT_ARRAY_SIZE(lists); i++) {
+        o.cut = lists[i];
+        memset(&s, 0, sizeof(s));
+        CHECK_OK(kt_kube_watch(x->c, &w, &err));
+        CHECK_EQ_INT(s.added + s.modified + s.deleted, 3);
+        CHECK_EQ_INT(s.with_data, i == 0 ? 0 : 3);
+        if (i == 0) {
+            CHECK_EQ_INT(s.with_mf, 0);
+        }
+    }
+    o.cut = NULL;
 
     /* timeoutSeconds ends the watch cleanly (0), nothing new arrives. */
     o.resource_version = last;
