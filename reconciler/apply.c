@@ -14,8 +14,8 @@ const struct kt_kube_gvr KT_GVR_PODGROUPS_SP = {
 const struct kt_kube_gvr KT_GVR_PODGROUPS_VOLCANO = {
     .group = "scheduling.volcano.sh", .version = "v1beta1", .resource = "podgroups"};
 
-const struct kt_json_cut_rule KT_REC_JOBSET_CUT[1] = {
-    {.parent = "spec", .member = "replicatedJobs"}};
+const struct kt_json_cut_rule KT_REC_JOBSET_CUT[2] = {
+    {.parent = "spec", .member = "replicatedJobs"}, KT_JSON_CUT_END};
 
 static bool is(const char *a, const char *b)
 {
@@ -209,7 +209,6 @@ int kt_rec_apply(struct kt_kube_client *c, struct kt_rec_kinds *k, const json_t 
                                     .force = true};
     if (gvr == &KT_GVR_JOBSETS) {
         req.cut = KT_REC_JOBSET_CUT;
-        req.n_cut = 1;
     }
     if (kt_kube_apply(c, &req, out, err) != 0) {
         return kt_err_prefix(err, "%s %s/%s", kind, ns, name);

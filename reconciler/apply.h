@@ -26,7 +26,7 @@ bool kt_rec_gvr_of_builtin(const struct kt_kube_gvr *gvr);
 /* A JobSet's spec.replicatedJobs, its pod templates: most of its text, and nothing here reads
  * them from the server (the cache keeps a JobSet's status and spec.suspend only). Cut from its
  * watch events, LIST pages and apply answers before they are parsed (common/base/jsoncut.h). */
-extern const struct kt_json_cut_rule KT_REC_JOBSET_CUT[1];
+extern const struct kt_json_cut_rule KT_REC_JOBSET_CUT[2]; /* a rule list; static */
 
 /* A cache of discovered kinds (apiVersion + kind -> resource). Thread-safe; entries are
  * never evicted, so the resources it returns stay valid until kt_rec_kinds_free. At most

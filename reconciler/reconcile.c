@@ -351,12 +351,12 @@ static json_t *drop_secret_data(json_t *obj, void *ud)
  * as "present" for a name, and are never read. Owned objects go through the kind's slimmer. */
 struct owned_slim {
     json_t *(*fn)(json_t *obj, void *ud); /* NULL = store the whole object */
-    /* Members the slimmer drops, cut from the text before it is parsed (informer.h). */
+    /* Members the slimmer drops, cut from the text before it is parsed (informer.h): a rule
+     * list, static; NULL: none. */
     const struct kt_json_cut_rule *cut;
-    size_t n_cut;
 };
 static struct owned_slim SLIM_WHOLE = {.fn = NULL},
-                         SLIM_JOBSET = {.fn = slim_jobset, .cut = KT_REC_JOBSET_CUT, .n_cut = 1},
+                         SLIM_JOBSET = {.fn = slim_jobset, .cut = KT_REC_JOBSET_CUT},
                          SLIM_SECRET = {.fn = drop_secret_data};
 
 static json_t *owned_or_identity(json_t *obj, void *ud)
@@ -501,7 +501,6 @@ static struct kt_informer *owned_informer(struct kt_rec *r, const struct kt_kube
         .transform = owned_or_identity,
         .transform_ud = slim,
         .cut = slim->cut,
-        .n_cut = slim->n_cut,
     };
     scope(r, &o); /* owned objects live in their TrainJob's namespace */
     struct kt_informer *inf = kt_informer_new(&o, h);

@@ -2,7 +2,9 @@
 /* common/base/jsoncut.c - drop metadata.managedFields from JSON text (jsoncut.h).
  *
  * Two passes: a walk that checks the text is well-formed JSON and notes the byte ranges to
- * cut, then, only when the walk succeeded, one compaction that moves the kept ranges down. */
+ * cut, then, only when the walk succeeded, one compaction that moves the kept ranges down.
+ * Before both, a byte search for each rule's member name (has_key) skips text that cannot
+ * hold one. */
 #include "common/base/jsoncut.h"
 
 #include <stdint.h>
@@ -14,7 +16,8 @@
 #define DEPTH_MAX 64
 #define KEY_MF "managedFields"
 
-const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS = {.parent = "metadata", .member = KEY_MF};
+const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS[2] = {
+    {.parent = "metadata", .member = KEY_MF}, KT_JSON_CUT_END};
 
 struct range {
     size_t from, to; /* [from, to) is cut */
@@ -210,36 +213,72 @@ static size_t walk_value(struct walk *w, size_t i, int depth, rule_set parents)
     }
 }
 
-/* Whether t[0..len) holds `"name"` (a byte search). */
+/* How common byte c is in API object JSON text, by a fixed ranking: 0 for the rarest (capitals
+ * and every byte not listed), then lowercase letters from the rarest to the most common in
+ * English, then digits and JSON's punctuation. */
+static size_t commonness(unsigned char c)
+{
+    static const char by_rank[] = "zqxjkvbpygfwmucldrhsnioate-./0123456789 ,:\"";
+    const char *p = c ? memchr(by_rank, c, sizeof(by_rank) - 1) : NULL;
+    return p ? (size_t)(p - by_rank) + 1 : 0;
+}
+
+/* Whether t[0..len) holds `"name"`: a memchr for the name's rarest byte (commonness), then the
+ * quoted name around each one found. A precheck: the name as a value or inside a string
+ * counts too (a false positive costs a walk), a key written so is never missed. */
 static bool has_key(const char *t, size_t len, const char *name)
 {
-    size_t n = strlen(name);
-    for (const char *p = t; p && (size_t)(p - t) + n + 2 <= len;) {
-        p = memchr(p, '"', len - (size_t)(p - t) - n - 1);
-        if (p && memcmp(p + 1, name, n) == 0 && p[n + 1] == '"') {
+    const size_t n = strlen(name), m = n + 2; /* the pattern: the name in quotes */
+    size_t f = 0;                             /* where in the pattern its rarest byte is */
+
+    for (size_t k = 1; k <= n; k++) {
+        if (f == 0 ||
+            commonness((unsigned char)name[k - 1]) < commonness((unsigned char)name[f - 1])) {
+            f = k;
+        }
+    }
+    const char c = f > 0 ? name[f - 1] : '"';
+    /* i: where the rare byte would be; the pattern starts at i - f and ends by len. */
+    for (size_t i = f; t && i + (m - f) <= len; i++) {
+        const char *q = memchr(t + i, c, len - (m - f) + 1 - i);
+        if (!q) {
+            return false;
+        }
+        i = (size_t)(q - t);
+        const char *at = t + i - f;
+        if (at[0] == '"' && memcmp(at + 1, name, n) == 0 && at[n + 1] == '"') {
             return true;
         }
-        p = p ? p + 1 : NULL;
     }
     return false;
 }
 
-/* Whether some rule's member may be in the text: the cheap test before the walk. */
+/* Whether one of the n rules' member may be in the text: the cheap test before the walk. */
 static bool may_cut(const char *t, size_t len, const struct kt_json_cut_rule *rules, size_t n)
 {
     for (size_t r = 0; t && r < n; r++) {
-        if (strcmp(rules[r].member, KEY_MF) == 0 ? kt_json_has_managed_fields(t, len)
-                                                 : has_key(t, len, rules[r].member)) {
+        if (has_key(t, len, rules[r].member)) {
             return true;
         }
     }
     return false;
 }
 
-/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
-static bool plan(struct walk *w, const char *t, size_t len, const struct kt_json_cut_rule *rules,
-                 size_t n)
+/* How many rules the list holds, counting no further than one past the bound. */
+static size_t count_rules(const struct kt_json_cut_rule *rules)
 {
+    size_t n = 0;
+    while (rules && n <= KT_JSON_CUT_RULES_MAX && rules[n].parent && rules[n].member) {
+        n++;
+    }
+    return n;
+}
+
+/* Walk t; true with w->cuts set when it is one well-formed value with something to cut. */
+static bool plan(struct walk *w, const char *t, size_t len, const struct kt_json_cut_rule *rules)
+{
+    size_t n = count_rules(rules);
+
     *w = (struct walk){.t = t, .len = len, .rules = rules, .n_rules = n};
     if (n == 0 || n > KT_JSON_CUT_RULES_MAX || !may_cut(t, len, rules, n)) {
         return false;
@@ -269,31 +308,18 @@ static size_t compact(const struct walk *w, char *out)
     return o;
 }
 
-bool kt_json_has_managed_fields(const char *t, size_t len)
+bool kt_json_may_cut(const char *t, size_t len, const struct kt_json_cut_rule *rules)
 {
-    static const char pat[] = "\"" KEY_MF "\"";
-    const size_t n = sizeof(pat) - 1, f = 8; /* the 'F' is pat[8]: rarer than '"' */
-    size_t i = f;
+    size_t n = count_rules(rules);
 
-    while (t && i + n - f <= len) {
-        const char *q = memchr(t + i, 'F', len - (n - f) + 1 - i);
-        if (!q) {
-            return false;
-        }
-        i = (size_t)(q - t);
-        if (memcmp(t + i - f, pat, n) == 0) {
-            return true;
-        }
-        i++;
-    }
-    return false;
+    return n <= KT_JSON_CUT_RULES_MAX && may_cut(t, len, rules, n);
 }
 
-bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules, size_t n)
+bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules)
 {
     struct walk w;
 
-    if (!plan(&w, t, *len, rules, n)) {
+    if (!plan(&w, t, *len, rules)) {
         return false;
     }
     *len = compact(&w, t);
@@ -302,11 +328,11 @@ bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *ru
 }
 
 bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_rule *rules,
-                            size_t n, char *out, size_t *out_len)
+                            char *out, size_t *out_len)
 {
     struct walk w;
 
-    if (!plan(&w, t, len, rules, n)) {
+    if (!plan(&w, t, len, rules)) {
         return false;
     }
     *out_len = compact(&w, out);
@@ -316,10 +342,10 @@ bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_
 
 bool kt_json_cut_managed_fields(char *t, size_t *len)
 {
-    return kt_json_cut_members(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1);
+    return kt_json_cut_members(t, len, KT_JSON_CUT_MANAGED_FIELDS);
 }
 
 bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len)
 {
-    return kt_json_cut_members_to(t, len, &KT_JSON_CUT_MANAGED_FIELDS, 1, out, out_len);
+    return kt_json_cut_members_to(t, len, KT_JSON_CUT_MANAGED_FIELDS, out, out_len);
 }

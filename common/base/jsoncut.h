@@ -22,21 +22,29 @@
 /* The same walk cuts other members a reader never looks at, named by rules: every member
  * named `member` of an object that is the value of a member named `parent`, at any depth
  * (e.g. {"spec", "replicatedJobs"}: a JobSet's pod templates, which a cache that keeps only
- * its status never reads). Names are compared as written, like managedFields. The strings
- * are borrowed; a rule set is usually static. */
+ * its status never reads). Names are compared as written, like managedFields.
+ *
+ * A rule list is an array that ends at {NULL, NULL} (KT_JSON_CUT_END) with at most
+ * KT_JSON_CUT_RULES_MAX rules before it; a NULL list has no rule. The strings and the array
+ * are borrowed; a rule list is usually static. */
 struct kt_json_cut_rule {
     const char *parent, *member;
 };
+/* clang-format off */
+#define KT_JSON_CUT_END {NULL, NULL}
+/* clang-format on */
 #define KT_JSON_CUT_RULES_MAX 8
 
-/* Cut every member the rules name (n <= KT_JSON_CUT_RULES_MAX) from t[0..len) into out (at
- * least len + 1 bytes; t is not changed), on the terms of kt_json_cut_managed_fields_to. */
+/* The list of one rule, metadata.managedFields. Static. */
+extern const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS[2];
+
+/* Cut every member the rule list names from t[0..len) into out (at least len + 1 bytes; t is
+ * not changed), on the terms of kt_json_cut_managed_fields_to. A list with no rule, or with
+ * more than KT_JSON_CUT_RULES_MAX, cuts nothing (false). Does not retain rules. */
 bool kt_json_cut_members_to(const char *t, size_t len, const struct kt_json_cut_rule *rules,
-                            size_t n, char *out, size_t *out_len);
+                            char *out, size_t *out_len);
 /* The same in place, on the terms of kt_json_cut_managed_fields. */
-bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules, size_t n);
-/* The rule for metadata.managedFields. */
-extern const struct kt_json_cut_rule KT_JSON_CUT_MANAGED_FIELDS;
+bool kt_json_cut_members(char *t, size_t *len, const struct kt_json_cut_rule *rules);
 
 /* Cut metadata.managedFields from t[0..*len) in place; *len gets the new length (a NUL is
  * written after it when something was cut). Returns true when something was cut. Nesting
@@ -47,8 +55,10 @@ bool kt_json_cut_managed_fields(char *t, size_t *len);
  * was cut; else out is untouched and the caller uses t. */
 bool kt_json_cut_managed_fields_to(const char *t, size_t len, char *out, size_t *out_len);
 
-/* True when t[0..len) may hold a managedFields member (a byte search): the cheap test before
- * a copy. */
-bool kt_json_has_managed_fields(const char *t, size_t len);
+/* True when t[0..len) may hold a member the rule list names (a byte search for each member's
+ * name in quotes): the cheap test before a copy. Never false where kt_json_cut_members would
+ * cut; may be true where it would not (the name as a value, or inside a string). False for
+ * a NULL t or a list with no rule or too many. Does not retain rules. */
+bool kt_json_may_cut(const char *t, size_t len, const struct kt_json_cut_rule *rules);
 
 #endif

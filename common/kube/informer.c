@@ -91,8 +91,11 @@ struct kt_informer {
     bool strip_managed_fields;
     json_t *(*transform)(json_t *obj, void *ud);
     void *transform_ud;
-    const struct kt_json_cut_rule *cut; /* borrowed (static) */
-    size_t n_cut;
+    const struct kt_json_cut_rule *cut; /* the opts' rule list; borrowed (static) */
+    /* cut merged with the config's managedFields rule by kt_informer_loop_add, once, for
+     * every LIST and watch (kt__kube_cut_rules): points into rules_room or is NULL (none). */
+    const struct kt_json_cut_rule *rules;
+    struct kt_json_cut_rule rules_room[KT__KUBE_CUT_ROOM];
     struct kt_informer_handlers h;
 
     pthread_mutex_t lock;  /* guards store against the loop thread's writes */
@@ -380,7 +383,6 @@ struct kt_informer *kt_informer_new(const struct kt_informer_opts *o,
     inf->transform = o->transform;
     inf->transform_ud = o->transform_ud;
     inf->cut = o->cut;
-    inf->n_cut = o->n_cut;
     if (h) {
         inf->h = *h;
     }
@@ -741,9 +743,7 @@ static int do_list(struct kt_informer_loop *loop, struct src *sr, struct kt_err 
     o.limit = inf->page_size;
     o.each = store_each;
     o.each_ud = inf;
-    o.cut = inf->cut;
-    o.n_cut = inf->n_cut;
-    if (kt_kube_list(loop->client, &inf->gvr, sr->ns, &o, &list, err) < 0) {
+    if (kt__kube_list(loop->client, &inf->gvr, sr->ns, &o, inf->rules, &list, err) < 0) {
         return -1;
     }
     rv = kt_json_str(json_object_get(list, "metadata"), "resourceVersion", "");
@@ -833,8 +833,7 @@ static int start_watch(struct kt_informer_loop *loop, struct src *sr, struct kt_
                              .fn = on_event,
                              .ud = sr,
                              .stop = &loop->stop,
-                             .cut = inf->cut,
-                             .n_cut = inf->n_cut,
+                             .rules = inf->rules,
                          });
     /* All watches of the loop share one HTTP/2 connection when the server offers h2 (the
      * kube-apiserver does; client-go does the same): one TLS session instead of one per
@@ -895,6 +894,7 @@ struct kt_informer_loop *kt_informer_loop_new(struct kt_kube_config *cfg)
 
 void kt_informer_loop_add(struct kt_informer_loop *loop, struct kt_informer *inf)
 {
+    inf->rules = kt__kube_cut_rules(loop->cfg, inf->cut, inf->rules_room);
     loop->srcs = kt_xrealloc(loop->srcs, (loop->n + inf->n_srcs) * sizeof(*loop->srcs));
     for (size_t i = 0; i < inf->n_srcs; i++) {
         loop->srcs[loop->n++] = &inf->srcs[i];

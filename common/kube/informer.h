@@ -43,28 +43,29 @@ struct kt_informer_handlers {
 
 struct kt_informer_opts {
     const struct kt_kube_gvr *gvr; /* required; the struct is copied, its strings must be static */
-    const char *ns;                /* NULL or "" = all namespaces / cluster scope */
+    const char *ns;                /* NULL or "" = all namespaces / cluster scope; copied */
     /* When n_namespaces > 0: watch only these namespaces (ns is ignored), with one LIST+WATCH
      * per namespace feeding the one store (controller-runtime's DefaultNamespaces); synced
      * once every namespace has listed. The strings are copied. */
     const char *const *namespaces;
     size_t n_namespaces;
-    const char *label_selector; /* NULL = everything */
-    const char *field_selector;
-    long page_size;            /* LIST limit; 0 = 500 */
-    long watch_timeout_s;      /* each watch asks for a random timeout in [t, 2t); 0 = 300;
-                                  < 0 = none (the server's --min-request-timeout rule) */
-    bool strip_managed_fields; /* drop metadata.managedFields before storing */
+    const char *label_selector; /* NULL = everything; copied */
+    const char *field_selector; /* NULL = everything; copied */
+    long page_size;             /* LIST limit; 0 = 500 */
+    long watch_timeout_s;       /* each watch asks for a random timeout in [t, 2t); 0 = 300;
+                                   < 0 = none (the server's --min-request-timeout rule) */
+    bool strip_managed_fields;  /* drop metadata.managedFields before storing */
     /* Called on every object before it is stored (after managedFields stripping). Steals obj;
      * returns the object to store (may be obj itself). obj's nested values may be shared with
      * a LIST page: copy one before changing it. NULL = none. */
     json_t *(*transform)(json_t *obj, void *ud);
-    void *transform_ud;
+    void *transform_ud; /* borrowed: kept for the informer's life */
     /* Members cut from each object's text before it is parsed (jsoncut.h; LIST pages and
      * watch events), for what neither the transform nor the handlers read: cheaper than
-     * parsing them to drop them. Static: the pointer is kept. At most KT_JSON_CUT_RULES_MAX-1. */
+     * parsing them to drop them. A rule list (ends at {NULL, NULL}; NULL: none; at most
+     * KT_JSON_CUT_RULES_MAX rules with the config's managedFields rule), static: kept, and
+     * merged with the config's rule once, by kt_informer_loop_add. */
     const struct kt_json_cut_rule *cut;
-    size_t n_cut;
 };
 
 /* Counters for tests and metrics. */
@@ -111,7 +112,8 @@ struct kt_informer_loop;
  * with kt_informer_loop_free(). */
 struct kt_informer_loop *kt_informer_loop_new(struct kt_kube_config *cfg);
 /* Add inf before kt_informer_loop_run. Does not take ownership of inf; an informer belongs to
- * at most one loop. */
+ * at most one loop. Merges inf's cut rules with the loop's config's (set the config's
+ * kt_kube_config_drop_managed_fields before). */
 void kt_informer_loop_add(struct kt_informer_loop *loop, struct kt_informer *inf);
 /* Run until kt_informer_loop_stop. Returns 0 after a stop; -1 only on a setup failure. */
 KT_MUST_CHECK int kt_informer_loop_run(struct kt_informer_loop *loop, struct kt_err *err);

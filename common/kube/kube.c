@@ -308,9 +308,9 @@ struct req {
     const char *content_type;
     const char *body;
     size_t body_len;
-    const char *accept;                 /* NULL = application/json */
-    const struct kt_json_cut_rule *cut; /* cut from a 2xx body besides managedFields */
-    size_t n_cut;
+    const char *accept; /* NULL = application/json */
+    /* Cut from a 2xx body: a merged rule list (kt__kube_cut_rules; borrowed; NULL: none). */
+    const struct kt_json_cut_rule *rules;
 };
 
 static struct curl_slist *make_headers(struct kt_kube_client *c, const struct req *r, bool reread)
@@ -433,27 +433,30 @@ bool kt__kube_should_retry(long http, long retry_after, int attempt, bool *rerea
     return false;
 }
 
-size_t kt__kube_cut_rules(const struct kt_kube_config *cfg, const struct kt_json_cut_rule *cut,
-                          size_t n_cut, struct kt_json_cut_rule out[KT_JSON_CUT_RULES_MAX])
+const struct kt_json_cut_rule *kt__kube_cut_rules(const struct kt_kube_config *cfg,
+                                                  const struct kt_json_cut_rule *cut,
+                                                  struct kt_json_cut_rule out[KT__KUBE_CUT_ROOM])
 {
+    const struct kt_json_cut_rule *from[2] = {
+        cfg->drop_managed_fields ? KT_JSON_CUT_MANAGED_FIELDS : NULL, cut};
     size_t n = 0;
-    if (cfg->drop_managed_fields) {
-        out[n++] = KT_JSON_CUT_MANAGED_FIELDS;
+
+    for (size_t k = 0; k < 2; k++) {
+        for (const struct kt_json_cut_rule *r = from[k];
+             r && r->parent && r->member && n < KT_JSON_CUT_RULES_MAX; r++) {
+            out[n++] = *r;
+        }
     }
-    for (size_t i = 0; i < n_cut && n < KT_JSON_CUT_RULES_MAX; i++) {
-        out[n++] = cut[i];
-    }
-    return n;
+    out[n] = (struct kt_json_cut_rule)KT_JSON_CUT_END;
+    return n > 0 ? out : NULL;
 }
 
 static int finish(struct kt_kube_client *c, const struct req *r, long http, json_t **out,
                   struct kt_err *err)
 {
     if (http >= 200 && http < 300) {
-        struct kt_json_cut_rule rules[KT_JSON_CUT_RULES_MAX];
-        size_t n = out && c->body.len > 0 ? kt__kube_cut_rules(c->cfg, r->cut, r->n_cut, rules) : 0;
-        if (n > 0) {
-            kt_json_cut_members(c->body.data, &c->body.len, rules, n);
+        if (out && c->body.len > 0 && r->rules) {
+            kt_json_cut_members(c->body.data, &c->body.len, r->rules);
         }
         if (out && c->body.len > 0) {
             *out = kt_json_parse(c->body.data, c->body.len, err);
@@ -506,13 +509,13 @@ static int request(struct kt_kube_client *c, const struct req *r, json_t **out, 
 int kt_kube_request(struct kt_kube_client *c, const struct kt_kube_http_req *req, json_t **out,
                     struct kt_err *err)
 {
+    struct kt_json_cut_rule rules[KT__KUBE_CUT_ROOM];
     struct req r = {.method = req->method,
                     .path_query = req->path_query,
                     .content_type = req->content_type,
                     .body = req->body,
                     .body_len = req->body_len,
-                    .cut = req->cut,
-                    .n_cut = req->n_cut};
+                    .rules = kt__kube_cut_rules(c->cfg, req->cut, rules)};
 
     return request(c, &r, out, err);
 }
@@ -562,8 +565,7 @@ struct obj_verb {
     const char *method, *ctype;
     struct kt_kube_ref ref;
     const char *query;                  /* "?..." or NULL */
-    const struct kt_json_cut_rule *cut; /* cut from the answer; NULL = none */
-    size_t n_cut;
+    const struct kt_json_cut_rule *cut; /* a rule list cut from the answer; NULL: none */
 };
 
 static int obj_verb(struct kt_kube_client *c, const struct obj_verb *v, const json_t *obj,
@@ -579,13 +581,11 @@ static int obj_verb(struct kt_kube_client *c, const struct obj_verb *v, const js
         (v->query && kt_buf_puts(&p, v->query, err) < 0)) {
         goto out;
     }
-    rc = send_obj(c,
-                  (struct kt_kube_http_req){.method = v->method,
-                                            .path_query = p.data,
-                                            .content_type = v->ctype,
-                                            .cut = v->cut,
-                                            .n_cut = v->n_cut},
-                  obj, out, err);
+    rc = send_obj(
+        c,
+        (struct kt_kube_http_req){
+            .method = v->method, .path_query = p.data, .content_type = v->ctype, .cut = v->cut},
+        obj, out, err);
 out:
     kt_buf_release(&p);
     return rc;
@@ -637,8 +637,7 @@ int kt_kube_apply(struct kt_kube_client *c, const struct kt_kube_apply_req *req,
                                      .name = req->name,
                                      .subresource = req->subresource},
                              .query = q.data,
-                             .cut = req->cut,
-                             .n_cut = req->n_cut};
+                             .cut = req->cut};
         rc = obj_verb(c, &v, req->obj, out, err);
     }
     kt_buf_release(&q);
@@ -721,10 +720,11 @@ int kt__kube_list_query(struct kt_buf *b, const struct kt_kube_list_opts *o, con
 /* What a metadata-only LIST asks for; a server that cannot serve it answers 406. */
 #define ACCEPT_METADATA "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 
-/* One page of the list of where->gvr in where->ns (name and subresource unused). */
+/* One page of the list of where->gvr in where->ns (name and subresource unused), cut by
+ * rules (a merged rule list; NULL: none). */
 static int list_page(struct kt_kube_client *c, const struct kt_kube_ref *where,
-                     const struct kt_kube_list_opts *o, const char *cont, json_t **page,
-                     struct kt_err *err)
+                     const struct kt_kube_list_opts *o, const struct kt_json_cut_rule *rules,
+                     const char *cont, json_t **page, struct kt_err *err)
 {
     struct kt_buf p;
     int rc = -1;
@@ -734,8 +734,7 @@ static int list_page(struct kt_kube_client *c, const struct kt_kube_ref *where,
         struct req r = {.method = "GET",
                         .path_query = p.data,
                         .accept = o->metadata_only ? ACCEPT_METADATA : NULL,
-                        .cut = o->cut,
-                        .n_cut = o->n_cut};
+                        .rules = rules};
         rc = request(c, &r, page, err);
     }
     kt_buf_release(&p);
@@ -765,7 +764,8 @@ static void map_items(json_t *items, json_t *(*each)(json_t *, void *), void *ud
 }
 
 static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                    const struct kt_kube_list_opts *o, json_t **out, struct kt_err *err)
+                    const struct kt_kube_list_opts *o, const struct kt_json_cut_rule *rules,
+                    json_t **out, struct kt_err *err)
 {
     json_t *all = NULL;
     json_t *page = NULL;
@@ -773,7 +773,8 @@ static int list_all(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, con
     int rc = -1;
 
     for (;;) {
-        if (list_page(c, &(struct kt_kube_ref){.gvr = gvr, .ns = ns}, o, cont, &page, err) < 0) {
+        if (list_page(c, &(struct kt_kube_ref){.gvr = gvr, .ns = ns}, o, rules, cont, &page, err) <
+            0) {
             goto out;
         }
         free(cont);
@@ -807,8 +808,9 @@ out:
     return rc;
 }
 
-int kt_kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
-                 const struct kt_kube_list_opts *opts, json_t **out, struct kt_err *err)
+int kt__kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
+                  const struct kt_kube_list_opts *opts, const struct kt_json_cut_rule *rules,
+                  json_t **out, struct kt_err *err)
 {
     struct kt_kube_list_opts o = {0};
 
@@ -816,15 +818,24 @@ int kt_kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const 
     if (opts) {
         o = *opts;
     }
-    if (list_all(c, gvr, ns, &o, out, err) == 0) {
+    if (list_all(c, gvr, ns, &o, rules, out, err) == 0) {
         return 0;
     }
     if (err && err->code == KT_EGONE && o.limit > 0) {
         /* The continue token expired mid-way: one consistent list without paging. */
         o.limit = 0;
-        return list_all(c, gvr, ns, &o, out, err);
+        return list_all(c, gvr, ns, &o, rules, out, err);
     }
     return -1;
+}
+
+int kt_kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr, const char *ns,
+                 const struct kt_kube_list_opts *opts, json_t **out, struct kt_err *err)
+{
+    struct kt_json_cut_rule rules[KT__KUBE_CUT_ROOM];
+
+    return kt__kube_list(c, gvr, ns, opts,
+                         kt__kube_cut_rules(c->cfg, opts ? opts->cut : NULL, rules), out, err);
 }
 
 /* ---- events and time -------------------------------------------------------------------- */

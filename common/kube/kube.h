@@ -172,7 +172,8 @@ void kt_kube_client_set_timeouts(struct kt_kube_client *c, long request_ms, long
  * metrics and tests). The only client function that may be called from another thread. */
 unsigned long kt_kube_client_retries(const struct kt_kube_client *c);
 
-/* One raw request; callers fill it with designated initialisers. Nothing is retained. */
+/* One raw request; callers fill it with designated initialisers. Every pointer is borrowed
+ * for the call; nothing is retained. */
 struct kt_kube_http_req {
     const char *method;       /* "GET", "POST", "PUT", "PATCH" or "DELETE" */
     const char *path_query;   /* the URL path plus an optional "?query" */
@@ -180,9 +181,9 @@ struct kt_kube_http_req {
     const char *body;         /* NULL: none */
     size_t body_len;
     /* Members cut from a 2xx body's text before it is parsed (jsoncut.h), besides the
-     * managedFields the config drops; NULL = none. */
+     * managedFields the config drops: a rule list (ends at {NULL, NULL}; NULL: none; at most
+     * KT_JSON_CUT_RULES_MAX rules with the config's). */
     const struct kt_json_cut_rule *cut;
-    size_t n_cut;
 };
 
 /* One raw request (req). On 2xx *out (may be NULL) gets the parsed JSON
@@ -198,7 +199,7 @@ KT_MUST_CHECK int kt_kube_request(struct kt_kube_client *c, const struct kt_kube
 KT_MUST_CHECK int kt_kube_get(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
                               const char *ns, const char *name, json_t **out, struct kt_err *err);
 
-/* List options; zero = none. Strings are borrowed for the call. */
+/* List options; zero = none. Every pointer is borrowed for the call. */
 struct kt_kube_list_opts {
     const char *label_selector;
     const char *field_selector;
@@ -215,10 +216,9 @@ struct kt_kube_list_opts {
     json_t *(*each)(json_t *item, void *ud);
     void *each_ud;
     /* Members cut from each object's text before it is parsed (jsoncut.h), besides the
-     * managedFields the config drops: list pages and watch events. Borrowed for the call (a
-     * watch stream retains it); at most KT_JSON_CUT_RULES_MAX - 1. */
+     * managedFields the config drops: list pages and watch events. A rule list (ends at
+     * {NULL, NULL}; NULL: none; at most KT_JSON_CUT_RULES_MAX rules with the config's). */
     const struct kt_json_cut_rule *cut;
-    size_t n_cut;
 };
 
 /* LIST every page (following metadata.continue) into one object {"kind":"<X>List",
@@ -250,7 +250,8 @@ struct kt_kube_ref {
 KT_MUST_CHECK int kt_kube_update(struct kt_kube_client *c, const struct kt_kube_ref *ref,
                                  const json_t *obj, json_t **out, struct kt_err *err);
 
-/* What kt_kube_apply sends where; callers fill it with designated initialisers. */
+/* What kt_kube_apply sends where; callers fill it with designated initialisers. Every
+ * pointer is borrowed for the call. */
 struct kt_kube_apply_req {
     const struct kt_kube_gvr *gvr;
     const char *ns; /* NULL for a cluster-scoped object */
@@ -260,9 +261,9 @@ struct kt_kube_apply_req {
     const char *field_manager; /* required */
     bool force;                /* take over the fields other managers own */
     /* Members cut from the answer's text before it is parsed (jsoncut.h), besides the
-     * managedFields the config drops; at most KT_JSON_CUT_RULES_MAX - 1. */
+     * managedFields the config drops: a rule list (ends at {NULL, NULL}; NULL: none; at most
+     * KT_JSON_CUT_RULES_MAX rules with the config's). */
     const struct kt_json_cut_rule *cut;
-    size_t n_cut;
 };
 
 /* Server-side apply: PATCH application/apply-patch+yaml (the JSON body is valid YAML) with

@@ -106,28 +106,42 @@ struct kt__kube_stream {
     struct curl_slist *headers;
     char *url;
     char errbuf[CURL_ERROR_SIZE];
-    /* What is cut from each event line before it is parsed: managedFields when the config
-     * drops them, and the opts' rules. */
-    struct kt_json_cut_rule rules[KT_JSON_CUT_RULES_MAX];
-    size_t n_rules;
+    /* What is cut from each event line before it is parsed: the opts' merged rules (borrowed
+     * from the opener until kt__kube_stream_release; NULL: none). */
+    const struct kt_json_cut_rule *rules;
     struct kt_buf cut; /* an event line without those members */
 };
 
-/* What a watch stream reads and whom it tells. */
+/* What a watch stream reads and whom it tells. The pointers marked retained are borrowed
+ * until kt__kube_stream_release. */
 struct kt__kube_stream_opts {
     const char *path_query; /* already holds watch=true; copied */
     long timeout_seconds;   /* the server-side timeout, sizing the client-side safety one */
     kt_kube_watch_fn fn;    /* NULL: events are decoded and dropped */
-    void *ud;               /* fn's first argument */
+    void *ud;               /* fn's first argument; retained */
     const atomic_int *stop; /* NULL, or set non-zero from another thread to end; retained */
-    const struct kt_json_cut_rule *cut; /* members to cut besides managedFields; retained */
-    size_t n_cut;
+    /* What is cut from each event line: a merged rule list (kt__kube_cut_rules, so the
+     * config's managedFields rule included; ends at {NULL, NULL}; NULL: none); retained. */
+    const struct kt_json_cut_rule *rules;
 };
 
-/* The rules a response or event of cfg is cut by: managedFields when cfg drops them, then
- * cut[0..n_cut) (as many as fit in KT_JSON_CUT_RULES_MAX). Returns how many went to out. */
-size_t kt__kube_cut_rules(const struct kt_kube_config *cfg, const struct kt_json_cut_rule *cut,
-                          size_t n_cut, struct kt_json_cut_rule out[KT_JSON_CUT_RULES_MAX]);
+/* Room for a merged rule list: KT_JSON_CUT_RULES_MAX rules and the {NULL, NULL} end. */
+#define KT__KUBE_CUT_ROOM (KT_JSON_CUT_RULES_MAX + 1)
+
+/* The rule list a response or event of cfg is cut by, merged once into out: managedFields
+ * when cfg drops them, then cut's rules (as many as fit in KT_JSON_CUT_RULES_MAX). Returns
+ * out, or NULL when there is no rule. Does not retain cut (its strings are borrowed by out). */
+const struct kt_json_cut_rule *kt__kube_cut_rules(const struct kt_kube_config *cfg,
+                                                  const struct kt_json_cut_rule *cut,
+                                                  struct kt_json_cut_rule out[KT__KUBE_CUT_ROOM]);
+
+/* kt_kube_list with rules (a merged rule list, kt__kube_cut_rules; NULL: none) in place of
+ * opts->cut and the config's rule: for a caller that keeps its merged list. Does not retain
+ * rules. */
+KT_MUST_CHECK int kt__kube_list(struct kt_kube_client *c, const struct kt_kube_gvr *gvr,
+                                const char *ns, const struct kt_kube_list_opts *opts,
+                                const struct kt_json_cut_rule *rules, json_t **out,
+                                struct kt_err *err);
 
 /* Prepare s and set every option of easy for the watch o describes. Steals nothing. */
 void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg, CURL *easy,

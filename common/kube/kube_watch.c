@@ -162,15 +162,16 @@ out:
 /* ---- the stream state machine ----------------------------------------------------------- */
 
 /* line without the members s->rules name (metadata.managedFields when the config drops them,
- * the stream's own rules), when it has any (in s->cut, a copy; line itself may be curl's). */
+ * the stream's own rules), when it has any (in s->cut, a copy; line itself may be curl's).
+ * The byte search first: a line that cannot hold one is neither copied nor walked. */
 static const char *cut_line(struct kt__kube_stream *s, const char *line, size_t *len)
 {
-    if (s->n_rules == 0) {
+    if (!kt_json_may_cut(line, *len, s->rules)) {
         return line;
     }
     kt_buf_reset(&s->cut);
     if (kt_buf_try_reserve(&s->cut, *len, NULL) < 0 ||
-        !kt_json_cut_members_to(line, *len, s->rules, s->n_rules, s->cut.data, &s->cut.len)) {
+        !kt_json_cut_members_to(line, *len, s->rules, s->cut.data, &s->cut.len)) {
         return line;
     }
     *len = s->cut.len;
@@ -259,7 +260,7 @@ void kt__kube_stream_init(struct kt__kube_stream *s, struct kt_kube_config *cfg,
     s->fn = o->fn;
     s->ud = o->ud;
     s->stop = o->stop;
-    s->n_rules = kt__kube_cut_rules(cfg, o->cut, o->n_cut, s->rules);
+    s->rules = o->rules;
     kt_buf_init(&s->cut, cfg->line_max);
     s->url = kt_xasprintf("%s%s", cfg->server, o->path_query);
     s->headers = curl_slist_append(NULL, "Accept: application/json");
@@ -335,6 +336,7 @@ void kt__kube_stream_release(struct kt__kube_stream *s)
 int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req, struct kt_err *err)
 {
     const struct kt_kube_list_opts *opts = req->opts;
+    struct kt_json_cut_rule rules[KT__KUBE_CUT_ROOM]; /* merged at open, kept for the watch */
     struct kt__kube_stream s;
     struct kt_buf p;
     CURLcode rc;
@@ -353,8 +355,7 @@ int kt_kube_watch(struct kt_kube_client *c, const struct kt_kube_watch_req *req,
                              .fn = req->fn,
                              .ud = req->ud,
                              .stop = req->stop,
-                             .cut = opts ? opts->cut : NULL,
-                             .n_cut = opts ? opts->n_cut : 0,
+                             .rules = kt__kube_cut_rules(c->cfg, opts ? opts->cut : NULL, rules),
                          });
     kt__kube_rate_wait(c->cfg);
     rc = curl_easy_perform(c->easy);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/fuzz/fuzz_jsoncut.c - cutting metadata.managedFields from arbitrary bytes.
  *
- * Target: kt_json_cut_managed_fields, kt_json_cut_managed_fields_to, kt_json_cut_members_to
- * Never longer, both forms agree, text left alone is byte for byte the same, and when the
- * input parses the cut text parses to the input's tree with every metadata.managedFields
- * deleted. */
+ * Target: kt_json_cut_managed_fields, kt_json_cut_managed_fields_to, kt_json_cut_members_to,
+ * kt_json_may_cut. Never longer, both forms agree, text left alone is byte for byte the same,
+ * and when the input parses the cut text parses to the input's tree with every
+ * metadata.managedFields deleted; the precheck finds a quoted member name exactly where a byte
+ * for byte search does, and is true wherever something was cut. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,18 @@ static bool has_u_escape(const uint8_t *data, size_t size)
 {
     for (size_t i = 0; i + 1 < size; i++) {
         if (data[i] == '\\' && data[i + 1] == 'u') {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the bytes hold name in quotes: the precheck's oracle. */
+static bool has_quoted(const uint8_t *data, size_t size, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i + n + 2 <= size; i++) {
+        if (data[i] == '"' && memcmp(data + i + 1, name, n) == 0 && data[i + n + 1] == '"') {
             return true;
         }
     }
@@ -51,11 +64,20 @@ static void drop_everywhere(json_t *v, const char *parent, const char *member)
  * replicatedJobs goes with it). */
 static void check_rules(const uint8_t *data, size_t size, char *out)
 {
-    static const struct kt_json_cut_rule rules[] = {{"metadata", "managedFields"},
-                                                    {"spec", "replicatedJobs"}};
+    static const struct kt_json_cut_rule rules[] = {
+        {"metadata", "managedFields"}, {"spec", "replicatedJobs"}, KT_JSON_CUT_END};
     size_t out_len = 0;
-    if (!kt_json_cut_members_to((const char *)data, size, rules, 2, out, &out_len)) {
+    /* The precheck is an exact search for a quoted member name: never a false negative. */
+    bool may = kt_json_may_cut((const char *)data, size, rules);
+    if (may !=
+        (has_quoted(data, size, rules[0].member) || has_quoted(data, size, rules[1].member))) {
+        abort();
+    }
+    if (!kt_json_cut_members_to((const char *)data, size, rules, out, &out_len)) {
         return;
+    }
+    if (!may) {
+        abort();
     }
     if (out_len > size) {
         abort();

@@ -98,9 +98,9 @@ static void test_list_pages_and_selectors(struct ctx *x)
     CHECK(kt_json_path(json_array_get(json_object_get(list, "items"), 0), "metadata.labels"));
     json_decref(list);
     /* Members cut from each page's text: every item's labels gone, the rest kept. */
-    static const struct kt_json_cut_rule labels[] = {{.parent = "metadata", .member = "labels"}};
+    static const struct kt_json_cut_rule labels[] = {{.parent = "metadata", .member = "labels"},
+                                                     KT_JSON_CUT_END};
     o.cut = labels;
-    o.n_cut = 1;
     CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
     json_t *item = json_array_get(json_object_get(list, "items"), 0);
     CHECK(item && kt_json_path(item, "metadata.labels") == NULL);
@@ -108,7 +108,6 @@ static void test_list_pages_and_selectors(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(json_object_get(item, "data"), "i", ""), "page-3");
     json_decref(list);
     o.cut = NULL;
-    o.n_cut = 0;
     o.field_selector = NULL;
     o.label_selector = "page=2";
     CHECK_OK(kt_kube_list(x->c, &KT_GVR_CONFIGMAPS, x->ns, &o, &list, &err));
@@ -207,9 +206,7 @@ static void test_update_patch_apply(struct ctx *x)
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "b");
     json_decref(out);
     /* The answer without the members a cut rule names (the server keeps them). */
-    static const struct kt_json_cut_rule mf[] = {{.parent = "metadata", .member = "managedFields"}};
-    req.cut = mf;
-    req.n_cut = 1;
+    req.cut = KT_JSON_CUT_MANAGED_FIELDS;
     CHECK_OK(kt_kube_apply(x->c, &req, &out, &err));
     CHECK(kt_json_path(out, "metadata.managedFields") == NULL);
     CHECK_EQ_STR(kt_json_str(json_object_get(out, "data"), "owner", ""), "b");
@@ -218,7 +215,6 @@ static void test_update_patch_apply(struct ctx *x)
     CHECK(kt_json_path(stored, "metadata.managedFields") != NULL);
     json_decref(stored);
     req.cut = NULL;
-    req.n_cut = 0;
     req.field_manager = "";
     CHECK_EQ_INT(kt_kube_apply(x->c, &req, NULL, &err), -1);
     CHECK_EQ_INT(err.code, KT_EINVAL);
@@ -526,6 +522,7 @@ static void test_body_cap(struct ctx *x)
 
 struct seen {
     int added, modified, deleted, bookmarks;
+    int with_data, with_mf; /* events whose object still has data / metadata.managedFields */
     char last[64];
 };
 
@@ -550,6 +547,10 @@ static int record(void *ud, const struct kt_kube_watch_event *ev)
     default:
         s->bookmarks++;
         break;
+    }
+    if (ev->type != KT_WATCH_BOOKMARK) {
+        s->with_data += json_object_get(ev->object, "data") != NULL;
+        s->with_mf += kt_json_path(ev->object, "metadata.managedFields") != NULL;
     }
     snprintf(s->last, sizeof(s->last), "%s", name);
     return ev->type == KT_WATCH_DELETED ? 1 : 0;
@@ -585,7 +586,26 @@ static void test_watch_replay_and_timeout(struct ctx *x)
     CHECK_EQ_INT(s.added, 1);
     CHECK_EQ_INT(s.modified, 1);
     CHECK_EQ_INT(s.deleted, 1);
+    CHECK_EQ_INT(s.with_data, 3);
     CHECK(last != NULL && strcmp(last, o.resource_version) != 0);
+
+    /* The same replay with cut rules: every event's object without data and managedFields
+     * (cut from the line before it is parsed); rules naming absent members cut nothing. */
+    static const struct kt_json_cut_rule cut[] = {
+        {"object", "data"}, {"metadata", "managedFields"}, KT_JSON_CUT_END};
+    static const struct kt_json_cut_rule absent[] = {{"object", "nothingHere"}, KT_JSON_CUT_END};
+    const struct kt_json_cut_rule *lists[] = {cut, absent};
+    for (size_t i = 0; i < KT_ARRAY_SIZE(lists); i++) {
+        o.cut = lists[i];
+        memset(&s, 0, sizeof(s));
+        CHECK_OK(kt_kube_watch(x->c, &w, &err));
+        CHECK_EQ_INT(s.added + s.modified + s.deleted, 3);
+        CHECK_EQ_INT(s.with_data, i == 0 ? 0 : 3);
+        if (i == 0) {
+            CHECK_EQ_INT(s.with_mf, 0);
+        }
+    }
+    o.cut = NULL;
 
     /* timeoutSeconds ends the watch cleanly (0), nothing new arrives. */
     o.resource_version = last;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_kube.c - the kube client's pure parts: kubeconfig and in-cluster config,
- * Status decoding, watch-line decoding, line splitting, the rate limiter, paths and queries.
+ * Status decoding, watch-line decoding, line splitting, the rate limiter, paths and queries,
+ * the merged cut rule lists.
  * No network: nothing here opens a connection. */
 #include "tests/test.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -509,6 +511,49 @@ static void test_time(void)
     CHECK(t[19] == '.' && t[26] == 'Z');
 }
 
+/* The merged rule list: the config's managedFields rule first (when it drops them), then the
+ * caller's, ended at {NULL, NULL}, at most KT_JSON_CUT_RULES_MAX rules; NULL when none. */
+static void test_cut_rules(void)
+{
+    static const struct kt_json_cut_rule js[] = {{"spec", "replicatedJobs"}, KT_JSON_CUT_END};
+    static const struct kt_json_cut_rule none[] = {KT_JSON_CUT_END};
+    struct kt_json_cut_rule room[KT__KUBE_CUT_ROOM], many[KT__KUBE_CUT_ROOM + 1];
+    const struct kt_json_cut_rule *r;
+    struct kt_err err = {0};
+    struct kt_kube_config *cfg = parse_ctx("tok", &err);
+
+    CHECK(cfg != NULL);
+    if (!cfg) {
+        return;
+    }
+    /* Negative: nothing dropped, nothing asked. */
+    CHECK(kt__kube_cut_rules(cfg, NULL, room) == NULL);
+    CHECK(kt__kube_cut_rules(cfg, none, room) == NULL);
+    r = kt__kube_cut_rules(cfg, js, room);
+    CHECK(r == room && r[0].member && strcmp(r[0].member, "replicatedJobs") == 0);
+    CHECK(!r[1].parent && !r[1].member);
+    kt_kube_config_drop_managed_fields(cfg, true);
+    r = kt__kube_cut_rules(cfg, NULL, room);
+    CHECK(r == room && strcmp(r[0].parent, "metadata") == 0 &&
+          strcmp(r[0].member, "managedFields") == 0);
+    CHECK(!r[1].parent && !r[1].member);
+    r = kt__kube_cut_rules(cfg, js, room);
+    CHECK(r && strcmp(r[0].member, "managedFields") == 0 &&
+          strcmp(r[1].member, "replicatedJobs") == 0 && !r[2].member);
+    /* The bound: a caller's KT_JSON_CUT_RULES_MAX rules keep their first MAX - 1 after the
+     * config's. */
+    for (size_t i = 0; i < KT_JSON_CUT_RULES_MAX; i++) {
+        many[i] = js[0];
+    }
+    many[KT_JSON_CUT_RULES_MAX] = (struct kt_json_cut_rule)KT_JSON_CUT_END;
+    r = kt__kube_cut_rules(cfg, many, room);
+    CHECK(r && strcmp(r[0].member, "managedFields") == 0);
+    CHECK(r && r[KT_JSON_CUT_RULES_MAX - 1].member &&
+          strcmp(r[KT_JSON_CUT_RULES_MAX - 1].member, "replicatedJobs") == 0);
+    CHECK(r && !r[KT_JSON_CUT_RULES_MAX].parent && !r[KT_JSON_CUT_RULES_MAX].member);
+    kt_kube_config_free(cfg);
+}
+
 int main(void)
 {
     kt_mem_init();
@@ -523,5 +568,6 @@ int main(void)
     test_paths_and_queries();
     test_retry_policy();
     test_time();
+    test_cut_rules();
     return test_report();
 }
