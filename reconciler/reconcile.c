@@ -68,8 +68,14 @@ static void tj_add(void *ud, const json_t *obj)
 static void tj_update(void *ud, const json_t *old_obj, const json_t *new_obj)
 {
     struct kt_rec *r = ud;
+    json_t *meta = json_object_get(new_obj, "metadata");
+    char *owner =
+        kt_xasprintf("%s/%s", kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
     kt_tjm_trainjob_update(r->tjm, old_obj, new_obj, now_of(r));
-    enqueue_obj(ud, "", new_obj);
+    /* the cache shows this revision now: a status write it carries needs no record */
+    kt_written_seen(r->written, owner, kt_json_str(meta, "resourceVersion", ""));
+    enqueue(r, owner);
+    free(owner);
 }
 
 static void tj_delete(void *ud, const json_t *obj)
@@ -1117,6 +1123,11 @@ static int patch_status(struct rview *v, const char *owner, json_t *orig, json_t
     json_decref(patch);
     if (rc == 0 && resp) {
         kt_written_put(v->r->written, owner, v->tj->uid, cached_tj_rv(v->tj), resp);
+        /* its watch event may have been stored before the answer came: no handler drops it */
+        char rv[64];
+        if (kt_informer_rv(v->r->trainjobs, v->tj->namespace_, v->tj->name, rv, sizeof(rv))) {
+            kt_written_seen(v->r->written, owner, rv);
+        }
     } else {
         kt_written_forget(v->r->written, owner);
     }

@@ -99,6 +99,16 @@ void kt_written_put(struct kt_written *w, const char *owner, const char *uid, co
     pthread_mutex_unlock(&w->mu);
 }
 
+void kt_written_seen(struct kt_written *w, const char *owner, const char *cached_rv)
+{
+    pthread_mutex_lock(&w->mu);
+    const json_t *e = json_object_get(w->by_owner, owner);
+    if (e && !(*cached_rv && supersedes(e, cached_rv))) {
+        json_object_del(w->by_owner, owner);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
 void kt_written_forget(struct kt_written *w, const char *owner)
 {
     pthread_mutex_lock(&w->mu);

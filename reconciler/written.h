@@ -15,7 +15,11 @@
  * supersedes: R and any earlier W of a chain of writes the cache has not caught up with yet.
  * It is used only while the cache shows one of those; the cache showing W (caught up) or any
  * other revision (someone else wrote since) drops it. So entries live only between a write
- * and its watch event: a handful, not one per TrainJob. Thread-safe (one mutex). */
+ * and its watch event: a handful, not one per TrainJob. The TrainJob informer's handler reports
+ * each revision it stores (kt_written_seen) and the writer looks at the cache once more after
+ * recording its write, so an entry goes when its watch event comes, not at the owner's next
+ * reconcile: under a backlog that can be minutes away, and thousands of entries waiting for it
+ * raised the heap's peak and left it fragmented. Thread-safe (one mutex). */
 #ifndef KT_RECONCILER_WRITTEN_H
 #define KT_RECONCILER_WRITTEN_H
 
@@ -44,6 +48,10 @@ json_t *kt_written_get(struct kt_written *w, const char *owner, const char *uid,
 #define KT_WRITTEN_CHAIN 16
 void kt_written_put(struct kt_written *w, const char *owner, const char *uid, const char *cached_rv,
                     const json_t *resp);
+/* The cache now shows owner at cached_rv: drop its entry unless cached_rv is one of the
+ * revisions the entry supersedes (the cache caught up with the write, someone else wrote, or
+ * the TrainJob was re-created). */
+void kt_written_seen(struct kt_written *w, const char *owner, const char *cached_rv);
 /* Drop owner's entry, if any. */
 void kt_written_forget(struct kt_written *w, const char *owner);
 /* Entries held (tests, metrics). */

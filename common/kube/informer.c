@@ -471,6 +471,20 @@ json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *nam
     return v;
 }
 
+bool kt_informer_rv(struct kt_informer *inf, const char *ns, const char *name, char *buf, size_t n)
+{
+    char *key = key_of(ns, name);
+
+    pthread_mutex_lock(&inf->lock);
+    const struct entry *e = table_get(&inf->store, key);
+    if (e && n > 0) {
+        snprintf(buf, n, "%s", e->data + e->rv_off);
+    }
+    pthread_mutex_unlock(&inf->lock);
+    free(key);
+    return e != NULL;
+}
+
 json_t *kt_informer_snapshot(struct kt_informer *inf)
 {
     json_t *arr = json_array();

@@ -99,6 +99,10 @@ bool kt_informer_unsynced_reason(struct kt_informer *inf, char *buf, size_t n);
  * thread. Caller owns the result; free with json_decref(). */
 json_t *kt_informer_get(struct kt_informer *inf, const char *ns, const char *name);
 
+/* The resourceVersion of the stored object ns/name into buf (n bytes, NUL-terminated,
+ * truncated to fit); false, buf untouched, when none is stored. Any thread; parses nothing. */
+bool kt_informer_rv(struct kt_informer *inf, const char *ns, const char *name, char *buf, size_t n);
+
 /* Copies of every stored object in an array (order unspecified). Any thread. Caller owns the
  * result; free with json_decref(). */
 json_t *kt_informer_snapshot(struct kt_informer *inf);

@@ -951,6 +951,16 @@ static void check_second_informer(struct kt_informer *inf, const char *ns)
     json_decref(o);
     CHECK(kt_informer_get(inf, NULL, "kube-system") == NULL);
     CHECK(kt_informer_get(inf, "x", ns) == NULL);
+    /* kt_informer_rv: the stored revision without a parse; none for what is not stored */
+    char rv[64] = "untouched";
+    o = kt_informer_get(inf, NULL, ns);
+    CHECK(kt_informer_rv(inf, NULL, ns, rv, sizeof(rv)));
+    CHECK_EQ_STR(rv, kt_json_str(json_object_get(o, "metadata"), "resourceVersion", "-"));
+    json_decref(o);
+    snprintf(rv, sizeof(rv), "untouched");
+    CHECK(!kt_informer_rv(inf, NULL, "kube-system", rv, sizeof(rv)));
+    CHECK(!kt_informer_rv(inf, "x", ns, rv, sizeof(rv)));
+    CHECK_EQ_STR(rv, "untouched");
 }
 
 int main(int argc, char **argv)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* tests/unit/test_reconciler_written.c - reconciler/written.c: a written status is offered
  * only while the cache shows a revision the write superseded, for the same TrainJob uid; the
- * cache catching up, another writer, a re-created TrainJob or forgetting drops it. Compiled
+ * cache catching up (seen by a reconcile or reported by the informer's handler), another
+ * writer, a re-created TrainJob or forgetting drops it. Compiled
  * in directly (reconciler/ is not part of libkt.a). */
 #include "tests/test.h"
 
@@ -73,10 +74,42 @@ static void test_chain_bound(void)
     kt_written_free(w);
 }
 
+/* The informer's handler reports each revision it stores: the write's own revision (or any
+ * other not superseded) drops the entry at once, with no reconcile; a superseded one (an
+ * older event delivered late) keeps it. */
+static void test_seen(void)
+{
+    struct kt_written *w = kt_written_new();
+    json_t *a = answer("11", "T1"), *b = answer("12", "T2");
+
+    kt_written_seen(w, "ns/tj", "11"); /* no entry: nothing happens */
+    kt_written_put(w, "ns/tj", "u1", "10", a);
+    kt_written_put(w, "ns/tj2", "u1", "10", a);
+    kt_written_seen(w, "ns/tj", "10"); /* the revision it superseded: kept */
+    check_start(kt_written_get(w, "ns/tj", "u1", "10"), "T1");
+    kt_written_seen(w, "ns/tj", "11"); /* its own revision: dropped */
+    CHECK_EQ_INT(kt_written_len(w), 1);
+    CHECK(kt_written_get(w, "ns/tj", "u1", "10") == NULL);
+    check_start(kt_written_get(w, "ns/tj2", "u1", "10"), "T1"); /* another owner's: kept */
+
+    kt_written_put(w, "ns/tj", "u1", "10", a); /* a chain 10 -> 11 -> 12 */
+    kt_written_put(w, "ns/tj", "u1", "10", b);
+    kt_written_seen(w, "ns/tj", "11"); /* the chain's middle, late: kept */
+    check_start(kt_written_get(w, "ns/tj", "u1", "11"), "T2");
+    kt_written_seen(w, "ns/tj", "13"); /* someone else's write: dropped */
+    CHECK(kt_written_get(w, "ns/tj", "u1", "11") == NULL);
+    kt_written_seen(w, "ns/tj2", ""); /* no revision: dropped */
+    CHECK_EQ_INT(kt_written_len(w), 0);
+    json_decref(a);
+    json_decref(b);
+    kt_written_free(w);
+}
+
 int main(void)
 {
     kt_mem_init();
     test_stale_until_caught_up();
     test_chain_bound();
+    test_seen();
     return test_report();
 }
