@@ -386,15 +386,14 @@ def own_latency(before, after):
 
 
 # ---- the audit log: requests of the controller only ----
-def audit(paths, who, since):
-    """paths: the audit log and its rotated parts (the API server starts a new file every 100 MB:
-    lumberjack's default, about 3,000 TrainJobs here). who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
-    start); only requests the API server received at or after SINCE (epoch seconds: the first
-    create)."""
+def controller_events(paths, who, since, keep_line=None):
+    """(time, event) for each audit event of the controller (see audit) received at or after
+    since; keep_line, when given, skips lines before they are parsed."""
     users = {w[5:] for w in who.split(",") if w.startswith("user:")}
     agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
-    req = {}
     for line in (ln for p in paths for ln in open(p, errors="replace")):
+        if keep_line and not keep_line(line):
+            continue
         try:
             e = json.loads(line)
             ts = e["requestReceivedTimestamp"].rstrip("Z")
@@ -406,6 +405,16 @@ def audit(paths, who, since):
         if e.get("user", {}).get("username") not in users and not (
                 agents and e.get("userAgent", "").startswith(agents)):
             continue
+        yield t, e
+
+
+def audit(paths, who, since):
+    """paths: the audit log and its rotated parts (the API server starts a new file every 100 MB:
+    lumberjack's default, about 3,000 TrainJobs here). who: comma-separated 'user:NAME' (an exact identity) or 'agent:PREFIX' (the User-Agent's
+    start); only requests the API server received at or after SINCE (epoch seconds: the first
+    create)."""
+    req = {}
+    for _, e in controller_events(paths, who, since):
         o = e.get("objectRef") or {}
         res = o.get("resource", e.get("requestURI", "?").split("?")[0])
         if o.get("subresource"):
@@ -437,23 +446,10 @@ def status_writes(paths, who, since):
     """The controller's TrainJob status patches from an audit log at level Request for
     trainjobs/status: how many by what they set, and the sequences per TrainJob (most common
     first), with the API server's answer codes."""
-    users = {w[5:] for w in who.split(",") if w.startswith("user:")}
-    agents = tuple(w[6:] for w in who.split(",") if w.startswith("agent:"))
     seq, shapes, codes = {}, {}, {}
-    for line in (ln for p in paths for ln in open(p, errors="replace")):
-        if '"trainjobs"' not in line or '"status"' not in line:
-            continue
-        try:
-            e = json.loads(line)
-            ts = e["requestReceivedTimestamp"].rstrip("Z")
-            t = datetime.datetime.fromisoformat(ts).replace(tzinfo=datetime.timezone.utc).timestamp()
-        except (ValueError, KeyError):
-            continue
+    for t, e in controller_events(paths, who, since, lambda ln: '"trainjobs"' in ln and '"status"' in ln):
         o = e.get("objectRef") or {}
-        if t < since or e.get("verb") != "patch" or o.get("subresource") != "status":
-            continue
-        if e.get("user", {}).get("username") not in users and not (
-                agents and e.get("userAgent", "").startswith(agents)):
+        if e.get("verb") != "patch" or o.get("subresource") != "status":
             continue
         code = (e.get("responseStatus") or {}).get("code", 0)
         shape = patch_shape(e.get("requestObject"))
