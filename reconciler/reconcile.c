@@ -930,16 +930,19 @@ static char *cached_rv(struct rview *v, const json_t *o)
     json_t *meta = json_object_get(o, "metadata");
     const char *ns = kt_json_str(meta, "namespace", ""), *name = kt_json_str(meta, "name", "");
     char *key = kt_xasprintf("%s|%s|%s|%s", av, kind, ns, name);
-    json_t *got = json_incref(json_object_get(v->seen, key));
+    const json_t *seen = json_object_get(v->seen, key);
     free(key);
-    if (!got) {
-        const struct kt_kube_gvr *gvr = kt_rec_kinds_lookup(v->r->kinds, av, kind);
-        struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
-        got = inf ? kt_informer_get(inf, ns, name) : NULL;
+    if (seen) {
+        return kt_xstrdup(kt_json_str(json_object_get(seen, "metadata"), "resourceVersion", ""));
     }
-    char *rv = kt_xstrdup(kt_json_str(json_object_get(got, "metadata"), "resourceVersion", ""));
-    json_decref(got);
-    return rv;
+    /* the informer's stored revision, without parsing the stored object */
+    const struct kt_kube_gvr *gvr = kt_rec_kinds_lookup(v->r->kinds, av, kind);
+    struct kt_informer *inf = gvr ? informer_for(v->r, gvr) : NULL;
+    char rv[64] = "";
+    if (inf) {
+        kt_informer_rv(inf, ns, name, rv, sizeof(rv));
+    }
+    return kt_xstrdup(rv);
 }
 
 /* How long an object this process applied may be absent from the cache before it is taken
