@@ -47,7 +47,11 @@ if [ "$K" -gt 0 ]; then
     exit
 fi
 echo "scale-gate: N=$(sc n) kt on the simulated chain (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+# what else uses the CPU just before and after the run (a 1 s sample each; information for a
+# reader of a CPU figure, not a check)
+echo "scale-gate: other processes on the CPU before the run: $(python3 tests/bench/scale.py busy)"
 if run "$T/run"; then
+    echo "scale-gate: other processes on the CPU after the run: $(python3 tests/bench/scale.py busy)"
     python3 tests/bench/scale.py gate "$L" "$T/run/$(sc n)-kt.json" >"$T/gate.out" 2>"$T/gate.err" ||
         bad scale-gate/checker "$(tail -c 1500 "$T/gate.err")"
     kt_relay "$T/gate.out" scale-gate/checker

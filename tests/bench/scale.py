@@ -794,6 +794,43 @@ def gate(a):
     return 0
 
 
+def cpu_ticks():
+    """{pid: (name, utime + stime in clock ticks)} of every process readable now."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                st = f.read()
+        except OSError:
+            continue
+        name = st[st.index("(") + 1:st.rindex(")")]
+        rest = st[st.rindex(")") + 2:].split()
+        out[int(d)] = (name, int(rest[11]) + int(rest[12]))
+    return out
+
+
+def busy(seconds, floor):
+    """Print the processes that used more than FLOOR percent of one CPU over SECONDS: what else ran
+    beside a measurement (the gate's CPU figure is the controller's own, but a busy machine moves
+    it). Information only."""
+    t0 = cpu_ticks()
+    time.sleep(seconds)
+    t1 = cpu_ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    me = os.getpid()
+    used = []
+    for pid, (name, ticks) in t1.items():
+        if pid == me or pid not in t0:
+            continue
+        pct = 100.0 * (ticks - t0[pid][1]) / hz / seconds
+        if pct > floor:
+            used.append((pct, name, pid))
+    used.sort(reverse=True)
+    print(", ".join("%s[%d] %.0f%%" % (n, p, c) for c, n, p in used[:6]) or "none above %g%% of a CPU" % floor)
+    return 0
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -831,6 +868,9 @@ def main():
     gt = sp.add_parser("gate")
     gt.add_argument("limits")
     gt.add_argument("result")
+    b = sp.add_parser("busy")
+    b.add_argument("--seconds", type=float, default=1.0)
+    b.add_argument("--floor", type=float, default=5.0)
     r = sp.add_parser("report")
     r.add_argument("--svg")
     r.add_argument("results", nargs="+")
@@ -850,6 +890,8 @@ def main():
         return calibrate(a)
     if a.cmd == "gate":
         return gate(a)
+    if a.cmd == "busy":
+        return busy(a.seconds, a.floor)
     return report(a)
 
 

@@ -67,7 +67,8 @@ kt_node_busy() {
 
 # kt_node_claim DIR - make DIR the machine's one real node: the claim file names the cluster
 # directory that owns the node; a claim whose owner's containerd or API server still runs is
-# refused, a stale one taken over (checked and written under flock).
+# refused, a stale one taken over (checked and written under flock): what its run left set up
+# is reaped first (kt_node_reap).
 kt_node_claim() {
     local d=$1 owner
     (
@@ -77,8 +78,75 @@ kt_node_claim() {
             kt_log "the real node is $owner"
             exit 1
         fi
+        owner=$(cat "$KT_NODE_LOCK.owner" 2>/dev/null || true)
+        [ -z "$owner" ] || [ "$owner" = "$d" ] || kt_node_reap "$owner"
         echo "$d" >"$KT_NODE_LOCK.owner"
     ) 7>"$KT_NODE_LOCK"
+}
+
+# kt_node_left DIR - what the real node of the cluster in DIR still holds on the machine, as
+# words (empty when nothing): its saved sysctls (its teardown never ran), processes whose
+# command line names DIR, processes in the node's cgroup subtree (containers), mounts under
+# DIR/node, the bridge.
+kt_node_left() {
+    local d=$1 n
+    [ -f "$d/node/sysctl.saved" ] && printf 'teardown-not-run '
+    n=$(pgrep -c -f -- "$(kt_node_re "$d")/" || true)
+    [ "${n:-0}" = 0 ] || printf 'processes:%s ' "$n"
+    n=$(kt_node_cgroup_pids | wc -l)
+    [ "$n" = 0 ] || printf 'container-processes:%s ' "$n"
+    n=$(grep -cF " $d/node/" /proc/self/mountinfo || true)
+    [ "${n:-0}" = 0 ] || printf 'mounts:%s ' "$n"
+    ip link show "$KT_NODE_BRIDGE" >/dev/null 2>&1 && printf 'bridge:%s ' "$KT_NODE_BRIDGE"
+    return 0
+}
+
+# kt_node_re TEXT - TEXT as an extended regular expression matching itself (for pgrep -f).
+kt_node_re() { printf '%s' "$1" | sed 's/[][\\.*^$+?(){}|]/\\&/g'; }
+
+# kt_node_cgroup_pids - the processes in the node's cgroup subtree (every hierarchy), one per line.
+kt_node_cgroup_pids() {
+    find /sys/fs/cgroup/*/"$KT_NODE_CGROUP" /sys/fs/cgroup/"$KT_NODE_CGROUP" -name cgroup.procs \
+        -exec cat {} + 2>/dev/null | sort -u
+}
+
+# kt_node_kill_left PATH - SIGKILL what is left of a node that no longer runs: processes whose
+# command line names PATH (DIR/node/ in a teardown: the shims, a kubelet, containerd; DIR/ for a
+# stale cluster: all of it) and every process in the node's cgroup subtree (the containers: a
+# shim killed before its container leaves the container running). One real node per machine
+# (kt_node_claim), so these are the node's. Bounded wait (10 s).
+kt_node_kill_left() {
+    local re pids
+    re=$(kt_node_re "$1")
+    for _ in $(seq 1 100); do
+        pids="$(pgrep -f -- "$re") $(kt_node_cgroup_pids)"
+        [ -n "${pids// /}" ] || return 0
+        # shellcheck disable=SC2086 # a list of PIDs, split on purpose
+        kill -KILL $pids 2>/dev/null || true
+        sleep 0.1
+    done
+    kt_log "processes of $1 still alive after SIGKILL: $pids"
+    return 1
+}
+
+# kt_node_reap DIR - the real node of a run that stopped without its teardown (killed, or its
+# machine's session ended) while it held the claim: its containerd and API server are gone, but
+# containers, shims, mounts, the bridge, iptables chains, cgroups and sysctls may stay and would
+# make the next node's set-up fail. Called under the claim's lock, only for a stale claim: kill
+# what is left, undo the machine changes as kt_node_stop does, drop the run's etcd data on tmpfs.
+# Says what it found in one line.
+kt_node_reap() {
+    local d=$1 left data
+    left=$(kt_node_left "$d")
+    [ -n "$left" ] || return 0
+    kt_log "reaping the real node of $d, whose cluster is gone without its teardown: ${left% }"
+    kt_node_kill_left "$d/" || true
+    kt_node_restore "$d"
+    rm -f "$d/node/sysctl.saved"
+    data=$(kt_env_get "$d" KT_ETCD_DATA)
+    case "$data" in
+    /dev/shm/kt-etcd.*) rm -rf "$data" ;;
+    esac
 }
 
 # kt_node_release DIR - drop DIR's claim.
@@ -103,6 +171,12 @@ kt_node_prepare() {
     kt_env_set "$d" KT_NODE_IP "$KT_NODE_IP"
     kt_env_set "$d" KT_NODE_BRIDGE "$KT_NODE_BRIDGE"
     kt_env_set "$d" KT_NODE_SUBNET "$KT_NODE_SUBNET"
+    if ip link show "$KT_NODE_BRIDGE" >/dev/null 2>&1; then
+        kt_log "the bridge $KT_NODE_BRIDGE exists, but no live kt cluster holds the real node (another" \
+            "program's, or a node whose teardown failed: 'ip link del $KT_NODE_BRIDGE' removes it)"
+        kt_node_release "$d"
+        return 1
+    fi
     ip link add "$KT_NODE_BRIDGE" type bridge
     ip addr add "$KT_NODE_IP/${KT_NODE_SUBNET#*/}" dev "$KT_NODE_BRIDGE"
     ip link set "$KT_NODE_BRIDGE" up
@@ -530,6 +604,8 @@ kt_node_stop() {
         pgrep -f "containerd-shim-runc-v2 .*-address $d/node/containerd.sock" >/dev/null || break
         sleep 0.1
     done
+    # what a node whose processes were killed leaves (containers without their shim)
+    kt_node_kill_left "$d/node/" || rc=1
     kt_node_restore "$d"
     kt_node_fingerprint "$d" >"$d/node/fingerprint.after"
     if ! diff -u "$d/node/fingerprint.before" "$d/node/fingerprint.after" >"$d/node/fingerprint.diff"; then

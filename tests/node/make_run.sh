@@ -5,8 +5,12 @@
 #   make_run_busy - while the tier's cluster holds the node: KT_RUN_NODE=auto says in one line
 #                   that the node is in use and runs the demo on KWOK nodes; a bad KT_RUN_NODE
 #                   is refused before anything starts.
-#   make_run_real - after the tier's teardown: KT_RUN_NODE=real, the example trains on the
-#                   real node, its log lines stream into the output, everything stops cleanly.
+#   stale_node    - after the tier's teardown: a second real node with a container running,
+#                   every process of its cluster then killed (as when a run's session ends hard):
+#                   its containers, shims' mounts, bridge, cgroups and sysctls stay behind.
+#   make_run_real - then: KT_RUN_NODE=real reaps that stale node (tests/cluster/node.sh
+#                   kt_node_reap), the example trains on the real node, its log lines stream
+#                   into the output, everything stops cleanly and nothing of the stale node is left.
 
 # demo NAME [VAR=VALUE...] - run the demo in $T/NAME.dir with the given environment; output in
 # $T/NAME.out, exit code in $T/NAME.rc.
@@ -41,8 +45,36 @@ make_run_busy() {
     check make-run-node-busy-node-still-ours kc get node "$KT_NODE_NAME"
 }
 
+# node_left DIR - what DIR's real node still holds on the machine (tests/cluster/node.sh).
+node_left() { bash -c '. tests/cluster/lib.sh && . tests/cluster/node.sh && kt_node_left "$1"' _ "$1"; }
+
+stale_k() { "$KT_KUBECTL" --kubeconfig "$S/admin.kubeconfig" "$@"; }
+
+stale_node() {
+    local pause
+    S=$(mktemp -d "${TMPDIR:-/tmp}/kt-node-stale.XXXXXX")
+    kt_cleanup 'tests/cluster/down.sh "$S"; rm -rf "$S"'
+    if ! tests/cluster/up.sh --real-node "$S" >/dev/null 2>"$T/stale-up.log"; then
+        bad stale-node-up "$(tail -n 5 "$T/stale-up.log")"
+        return 1
+    fi
+    pause=$(tests/cluster/images/build.sh pause 2>/dev/null | awk '$1 == "pause" { print $2 }')
+    stale_k run stale --image="$pause" --image-pull-policy=Never --restart=Never \
+        --overrides='{"spec": {"nodeName": "kt-node", "automountServiceAccountToken": false}}' >/dev/null
+    check stale-node-container-runs stale_k wait pod/stale --for=condition=Ready --timeout="${WAIT}s"
+    # the hard stop: every process of the cluster at once, nothing gets to clean up
+    # (the pattern's [/] keeps the poll's own command line from matching it)
+    pkill -KILL -f -- "${S}[/]"
+    kt_poll -m "processes of $S gone" 10 bash -c "! pgrep -f -- '${S}[/]'"
+    node_left "$S" >"$T/stale.left"
+    check stale-node-left-set-up grep -E 'teardown-not-run .*container-processes:[0-9]+ mounts:[0-9]+ bridge:' "$T/stale.left"
+}
+
 make_run_real() {
     demo real KT_RUN_NODE=real
+    check make-run-real-reaped-stale-node says real "reaping the real node of $S, whose cluster is gone"
+    node_left "$S" >"$T/stale.after"
+    check make-run-real-nothing-of-stale-node-left test ! -s "$T/stale.after"
     check make-run-real-complete demo_ok real
     demo_ok real || grep -vE '^    [IWE][0-9]{4} ' "$T/real.out" | tail -n 40 | sed 's/^/    make run: /'
     check make-run-real-ten-steps test "$(grep -c '^==> \[[0-9]*/10\]' "$T/real.out")" = 10

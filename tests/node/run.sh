@@ -94,8 +94,12 @@ if [ "${KT_KEEP:-}" != 1 ]; then
     DOWN_DONE=1
 fi
 # `make run` on the real node, once the tier's cluster has released it (one real node per
-# machine): scripts/demo/run.sh with stdin closed and KT_RUN_NODE=real.
+# machine): scripts/demo/run.sh with stdin closed and KT_RUN_NODE=real; before it, a real node
+# killed without its teardown, which that run must reap.
 if [ "$DOWN_DONE" = 1 ] && kt_only node/make-run; then
+    t=$SECONDS
+    stale_node
+    echo "node: case stale-node: $((SECONDS - t))s"
     t=$SECONDS
     make_run_real
     echo "node: case make-run-real: $((SECONDS - t))s"
