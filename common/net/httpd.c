@@ -120,7 +120,7 @@ struct conn_ctx {
     int fd;
     struct timespec since; /* accepted, or the previous request ended (monotonic) */
     bool in_request;       /* a request's headers are in and it is not finished */
-    bool served;           /* a request has completed: keep-alive (idle_s applies) */
+    bool keepalive;        /* between requests after a completed one (idle_s applies) */
     bool hello;            /* a TLS ClientHello arrived (the client has said something) */
     bool cut;              /* shut down by a deadline, fair accepting or a drain */
 };
@@ -449,7 +449,7 @@ static void conn_cut(struct kt_httpd *h, struct conn_ctx *cc)
 /* Fair accepting's order among waiting connections: the lowest rank goes first. */
 static int evict_rank(const struct kt_httpd *h, const struct conn_ctx *cc)
 {
-    if (cc->served) {
+    if (cc->keepalive) {
         return 2; /* idle keep-alive */
     }
     return h->tls && !cc->hello ? 0 : 1; /* silent, or before its first request */
@@ -495,7 +495,8 @@ static bool conns_evict_oldest(struct kt_httpd *h, const struct conn_ctx *fresh)
 /* ---- the header deadline and the keep-alive idle limit ----
  * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few
  * seconds never trips it. So a new connection must deliver its first request's headers within
- * timeout_s of being accepted (TLS handshake included), however it trickles them; the watcher
+ * timeout_s of being accepted (TLS handshake included), however it trickles them, and a later
+ * request's within timeout_s of its request line (on_request_line); the watcher
  * thread shuts the socket down (the descriptor stays libmicrohttpd's, which then closes the
  * connection as if the client had gone).
  * A connection that has completed a request is a keep-alive one: it may wait idle_s for its
@@ -572,9 +573,9 @@ static struct conn_ctx *conn_of(struct MHD_Connection *conn)
     return cc && cc->magic == CONN_MAGIC ? cc : NULL;
 }
 
-/* A request's headers are in (in_request) or it ended (the idle clock starts, now against
- * idle_s; while draining the connection is closed instead: its response may have gone out
- * before the drain began, without Connection: close, and the client would keep it). */
+/* A request's headers are in (in_request) or it ended (the keep-alive idle clock starts; while
+ * draining the connection is closed instead: its response may have gone out before the drain
+ * began, without Connection: close, and the client would keep it). */
 static void conn_mark(struct MHD_Connection *conn, bool in_request)
 {
     struct conn_ctx *cc = conn_of(conn);
@@ -585,7 +586,7 @@ static void conn_mark(struct MHD_Connection *conn, bool in_request)
     pthread_mutex_lock(&cc->h->conn_mu);
     cc->in_request = in_request;
     if (!in_request) {
-        cc->served = true;
+        cc->keepalive = true;
         clock_gettime(CLOCK_MONOTONIC, &cc->since);
         if (atomic_load(&cc->h->draining) && !cc->cut && cc->fd >= 0) {
             conn_cut(cc->h, cc);
@@ -594,8 +595,29 @@ static void conn_mark(struct MHD_Connection *conn, bool in_request)
     pthread_mutex_unlock(&cc->h->conn_mu);
 }
 
-/* Shut down every connection that has not sent its first request's headers within timeout_s,
- * and every keep-alive one idle for longer than idle_s. */
+/* The request line of a request is in (libmicrohttpd's URI log callback). On a keep-alive
+ * connection the idle wait is over: the rest of the headers are due within timeout_s, as a new
+ * connection's are, so a client cannot trickle them for idle_s after one good request. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct conn_ctx *cc = conn_of(conn);
+
+    (void)cls;
+    (void)uri;
+    if (cc) {
+        pthread_mutex_lock(&cc->h->conn_mu);
+        if (cc->keepalive) {
+            cc->keepalive = false;
+            clock_gettime(CLOCK_MONOTONIC, &cc->since);
+        }
+        pthread_mutex_unlock(&cc->h->conn_mu);
+    }
+    return NULL; /* the request's context stays NULL until request_begin */
+}
+
+/* Shut down every connection that has not sent a request's headers within timeout_s (of being
+ * accepted, or of its request line on a keep-alive connection), and every keep-alive one idle
+ * for longer than idle_s. */
 static void conns_sweep(struct kt_httpd *h)
 {
     struct timespec now;
@@ -605,11 +627,11 @@ static void conns_sweep(struct kt_httpd *h)
     clock_gettime(CLOCK_MONOTONIC, &now);
     pthread_mutex_lock(&h->conn_mu);
     for (struct conn_ctx *cc = h->conns; cc; cc = cc->next) {
-        unsigned limit = cc->served ? h->idle_s : h->timeout_s;
+        unsigned limit = cc->keepalive ? h->idle_s : h->timeout_s;
         if (!cc->in_request && !cc->cut && cc->fd >= 0 &&
             now.tv_sec - cc->since.tv_sec > (time_t)limit) {
             conn_cut(h, cc);
-            if (cc->served) {
+            if (cc->keepalive) {
                 cut_idle++;
             } else {
                 cut++;
@@ -1339,9 +1361,10 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, h->idle_s, MHD_OPTION_STRICT_FOR_CLIENT,
-        1, h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_line, h, MHD_OPTION_CONNECTION_LIMIT, h->max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        h->idle_s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
+        h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
         h->threads > 1 ? h->threads : h->max_conns,
         tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, h->priority,
         MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback, MHD_OPTION_END);

@@ -896,17 +896,32 @@ static void test_keepalive_idle(const char *prio)
     kt_httpd_free(h);
 }
 
+/* Trickle headers one byte every 250 ms from the current position; -1 once the server closed
+ * the connection (sending all of drip takes 12 s). */
+static int drip_headers(struct cli *c, const char *drip)
+{
+    struct timespec pause = {0, 250 * 1000 * 1000};
+    int sent = 0;
+
+    for (size_t i = 0; i < strlen(drip) && sent == 0; i++) {
+        sent = cli_send(c, drip + i, 1);
+        nanosleep(&pause, NULL);
+    }
+    return sent;
+}
+
 /* Before its first request a connection still has timeout_s, idle (TLS handshake done, no
- * request) or dripping its headers; in a request whose body stalls, timeout_s of silence too.
- * Each is cut well before idle_s. */
-static void test_first_request_deadline(const char *prio)
+ * request) or dripping its headers; a keep-alive connection that starts a request has timeout_s
+ * from its request line to finish the headers; a request whose body stalls, timeout_s of
+ * silence. Each is cut well before idle_s. */
+static void test_header_deadline(const char *prio)
 {
     struct kt_httpd *h = start_keepalive(prio, 0);
     uint16_t port = kt_httpd_port(h);
     const char *stall = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n";
     const char *drip = "GET /echo HTTP/1.1\r\nHost: a\r\nX-Drip: aaaaaaaaaaaaaaaaaaaa";
-    struct timespec pause = {0, 250 * 1000 * 1000};
-    struct cli quiet, dripper, stalled;
+    const char *line = "GET /echo HTTP/1.1\r\n";
+    struct cli quiet, dripper, stalled, again;
     double t;
 
     CHECK_OK(cli_open(&quiet, port, prio));
@@ -916,14 +931,17 @@ static void test_first_request_deadline(const char *prio)
     /* a header byte every 250 ms: never idle for libmicrohttpd, cut by the deadline */
     double t0 = mono_s();
     CHECK_OK(cli_open(&dripper, port, prio));
-    int sent = 0;
-    for (size_t i = 0; i < strlen(drip) && sent == 0; i++) {
-        sent = cli_send(&dripper, drip + i, 1);
-        nanosleep(&pause, NULL);
-    }
-    CHECK_EQ_INT(sent, -1); /* the server closed it before the last byte (12 s of drip) */
+    CHECK_EQ_INT(drip_headers(&dripper, drip), -1); /* closed before the last byte */
     CHECK(mono_s() - t0 < KA_IDLE_S - 1);
     cli_close(&dripper);
+    /* the same after one good request: the request line ends the keep-alive wait */
+    CHECK_OK(cli_open(&again, port, prio));
+    expect_served(&again);
+    t0 = mono_s();
+    CHECK_OK(cli_send(&again, line, strlen(line)));
+    CHECK_EQ_INT(drip_headers(&again, drip + strlen(line)), -1);
+    CHECK(mono_s() - t0 < KA_IDLE_S - 1);
+    cli_close(&again);
     CHECK_OK(cli_open(&stalled, port, prio));
     expect_served(&stalled); /* a keep-alive connection from now on */
     CHECK_OK(cli_send(&stalled, stall, strlen(stall)));
@@ -1287,7 +1305,7 @@ int main(void)
     test_fair_accepting(NULL);
     test_fair_accepting(TLS13);
     test_keepalive_idle(TLS13);
-    test_first_request_deadline(TLS13);
+    test_header_deadline(TLS13);
     test_keepalive_evict_and_drain();
     test_concurrent();
     test_graceful_stop();
