@@ -493,22 +493,23 @@ static bool conns_evict_oldest(struct kt_httpd *h, const struct conn_ctx *fresh)
 }
 
 /* ---- the header deadline and the keep-alive idle limit ----
- * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few
- * seconds never trips it. So a new connection must deliver its first request's headers within
- * timeout_s of being accepted (TLS handshake included), however it trickles them, and a later
- * request's within timeout_s of its request line (on_request_line); the watcher
- * thread shuts the socket down (the descriptor stays libmicrohttpd's, which then closes the
- * connection as if the client had gone).
- * A connection that has completed a request is a keep-alive one: it may wait idle_s for its
- * next request. The API server's webhook client (Go's Transport) keeps idle connections for
- * up to 90 s and does not resend a POST whose connection was reset under it; a server that
- * closes idle connections sooner races the client's reuse, and the review it loses fails the
- * user's request ("connection reset by peer"). With idle_s past 90 s the client always closes
- * first. Upstream's Go server sets no idle timeout at all; ours stays bounded: idle keep-alive
- * connections count against the connection limits, fair accepting cuts them when it needs room
- * (after the connections that have not completed a request), and a drain closes them at once. While
- * a request is in, libmicrohttpd's idle timeout is timeout_s (conn_mhd_timeout), so a stalled body
- * or a client that stops reading its answer is still cut after timeout_s of silence. */
+ * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few seconds
+ * never trips it. So a new connection must deliver its first request's headers within timeout_s of
+ * being accepted (TLS handshake included), however it trickles them, and a later request's within
+ * timeout_s of its request line (on_request_line); the watcher thread shuts the socket down (the
+ * descriptor stays libmicrohttpd's, which then closes the connection as if the client had gone).
+ *
+ * A connection that has completed a request is a keep-alive one: it may wait idle_s for its next
+ * request. The API server's webhook client (Go's Transport) keeps idle connections for up to 90 s
+ * and does not resend a POST whose connection was reset under it; a server that closes idle
+ * connections sooner races the client's reuse, and the review it loses fails the user's request
+ * ("connection reset by peer"). With idle_s past 90 s the client always closes first. Upstream's
+ * Go server sets no idle timeout at all (a deliberate difference, docs/compatibility.md,
+ * Connections); ours stays bounded: idle keep-alive connections count against the connection
+ * limits, fair accepting cuts them when it needs room (after the connections that have not
+ * completed a request), and a drain closes them at once. While a request is in, libmicrohttpd's
+ * idle timeout is timeout_s (conn_mhd_timeout), so a stalled body or a client that stops reading
+ * its answer is still cut after timeout_s of silence. */
 
 /* libmicrohttpd's timeout for this connection: timeout_s while a request is in, else the
  * daemon's default (idle_s; the watcher enforces the shorter first-request deadline). Called
