@@ -79,7 +79,7 @@ struct kt_httpd {
     size_t max_body;
     size_t max_inflight_body;
     atomic_size_t body_bytes; /* charged by requests buffering a body (req_ctx.charged) */
-    unsigned max_conns, max_conns_per_ip, timeout_s, threads, reload_ms, builtins;
+    unsigned max_conns, max_conns_per_ip, timeout_s, idle_s, threads, reload_ms, builtins;
     struct kt_metric *m_requests; /* NULL without a registry */
     struct kt_metric *m_latency;
     struct kt_metrics *metrics;
@@ -120,8 +120,9 @@ struct conn_ctx {
     int fd;
     struct timespec since; /* accepted, or the previous request ended (monotonic) */
     bool in_request;       /* a request's headers are in and it is not finished */
+    bool keepalive;        /* between requests after a completed one (idle_s applies) */
     bool hello;            /* a TLS ClientHello arrived (the client has said something) */
-    bool cut;              /* shut down by the header deadline */
+    bool cut;              /* shut down by a deadline, fair accepting or a drain */
 };
 
 /* Per HTTP request (MHD con_cls); one owner, released in request_completed(). */
@@ -422,7 +423,10 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
  * connections time out. Instead, once the live connections pass evict_at() (7/8) of the
  * table, each new connection makes room by shutting down the oldest connection that is not in
  * a request: first among those that never said a word (no TLS ClientHello; reopening them
- * costs nothing), else among all. A new connection is the last to go, so the API server's
+ * costs nothing), then among those still before their first request, and only then an idle
+ * keep-alive one (the one idle longest): those are the API server's pool, which it reuses
+ * without a handshake, and since they may idle for idle_s they would otherwise be the oldest
+ * and the first cut. The new connection itself is never the one cut, so the API server's
  * handshake and request (milliseconds) complete while a flooder's connections only replace
  * each other. Requests in progress are never cut. Upstream's Go servers have no connection
  * limit and so never cut early: a deliberate difference (docs/compatibility.md, Connections). */
@@ -442,27 +446,79 @@ static void conn_cut(struct kt_httpd *h, struct conn_ctx *cc)
     h->n_live--;
 }
 
-/* Called with conn_mu held: cut the oldest connection waiting for a request (silent ones
- * first in TLS mode), if any. */
-static bool conns_evict_oldest(struct kt_httpd *h)
+/* Fair accepting's order among waiting connections: the lowest rank goes first. */
+static int evict_rank(const struct kt_httpd *h, const struct conn_ctx *cc)
 {
-    for (int pass = h->tls ? 0 : 1; pass < 2; pass++) {
-        for (struct conn_ctx *cc = h->conns_oldest; cc; cc = cc->prev) {
-            if (!cc->in_request && !cc->cut && cc->fd >= 0 && (pass == 1 || !cc->hello)) {
-                conn_cut(h, cc);
-                return true;
-            }
-        }
+    if (cc->keepalive) {
+        return 2; /* idle keep-alive */
     }
-    return false;
+    return h->tls && !cc->hello ? 0 : 1; /* silent, or before its first request */
 }
 
-/* ---- the header deadline ----
- * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few
- * seconds never trips it. Each connection must deliver a request's headers within timeout_s
- * of being accepted (TLS handshake included) or of its previous request's end; the watcher
- * thread shuts the socket down (the descriptor stays libmicrohttpd's, which then closes the
- * connection as if the client had gone). */
+/* Whether cand goes before best (same rank: the older, or for keep-alive the longer idle). */
+static bool evict_before(const struct kt_httpd *h, const struct conn_ctx *cand,
+                         const struct conn_ctx *best)
+{
+    int rc = evict_rank(h, cand), rb = evict_rank(h, best);
+
+    if (rc != rb) {
+        return rc < rb;
+    }
+    return rc == 2 &&
+           (cand->since.tv_sec < best->since.tv_sec || (cand->since.tv_sec == best->since.tv_sec &&
+                                                        cand->since.tv_nsec < best->since.tv_nsec));
+}
+
+/* Called with conn_mu held: cut the first waiting connection in fair accepting's order other
+ * than fresh (the one just accepted), if any. */
+static bool conns_evict_oldest(struct kt_httpd *h, const struct conn_ctx *fresh)
+{
+    struct conn_ctx *best = NULL;
+
+    for (struct conn_ctx *cc = h->conns_oldest; cc; cc = cc->prev) {
+        if (cc == fresh || cc->in_request || cc->cut || cc->fd < 0) {
+            continue;
+        }
+        if (!best || evict_before(h, cc, best)) {
+            best = cc;
+        }
+        if (evict_rank(h, best) == 0) {
+            break; /* the oldest silent one */
+        }
+    }
+    if (best) {
+        conn_cut(h, best);
+    }
+    return best != NULL;
+}
+
+/* ---- the header deadline and the keep-alive idle limit ----
+ * libmicrohttpd's timeout is an idle timeout: a client sending one header byte every few seconds
+ * never trips it. So a new connection must deliver its first request's headers within timeout_s of
+ * being accepted (TLS handshake included), however it trickles them, and a later request's within
+ * timeout_s of its request line (on_request_line); the watcher thread shuts the socket down (the
+ * descriptor stays libmicrohttpd's, which then closes the connection as if the client had gone).
+ *
+ * A connection that has completed a request is a keep-alive one: it may wait idle_s for its next
+ * request. The API server's webhook client (Go's Transport) keeps idle connections for up to 90 s
+ * and does not resend a POST whose connection was reset under it; a server that closes idle
+ * connections sooner races the client's reuse, and the review it loses fails the user's request
+ * ("connection reset by peer"). With idle_s past 90 s the client always closes first. Upstream's
+ * Go server sets no idle timeout at all (a deliberate difference, docs/compatibility.md,
+ * Connections); ours stays bounded: idle keep-alive connections count against the connection
+ * limits, fair accepting cuts them when it needs room (after the connections that have not
+ * completed a request), and a drain closes them at once. While a request is in, libmicrohttpd's
+ * idle timeout is timeout_s (conn_mhd_timeout), so a stalled body or a client that stops reading
+ * its answer is still cut after timeout_s of silence. */
+
+/* libmicrohttpd's timeout for this connection: timeout_s while a request is in, else the
+ * daemon's default (idle_s; the watcher enforces the shorter first-request deadline). Called
+ * from the connection's own thread (libmicrohttpd's callbacks). */
+static void conn_mhd_timeout(struct kt_httpd *h, struct MHD_Connection *conn, bool in_request)
+{
+    (void)MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                    in_request ? h->timeout_s : h->idle_s);
+}
 
 static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
 {
@@ -481,7 +537,7 @@ static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
     }
     h->conns = cc;
     h->n_live++;
-    if (h->n_live > evict_at(h) && conns_evict_oldest(h)) {
+    if (h->n_live > evict_at(h) && conns_evict_oldest(h, cc)) {
         h->evicted++;
     }
     pthread_mutex_unlock(&h->conn_mu);
@@ -518,9 +574,9 @@ static struct conn_ctx *conn_of(struct MHD_Connection *conn)
     return cc && cc->magic == CONN_MAGIC ? cc : NULL;
 }
 
-/* A request's headers are in (in_request) or it ended (the clock restarts; while draining the
- * connection is closed instead: its response may have gone out before the drain began, without
- * Connection: close, and the client would keep it). */
+/* A request's headers are in (in_request) or it ended (the keep-alive idle clock starts; while
+ * draining the connection is closed instead: its response may have gone out before the drain
+ * began, without Connection: close, and the client would keep it). */
 static void conn_mark(struct MHD_Connection *conn, bool in_request)
 {
     struct conn_ctx *cc = conn_of(conn);
@@ -531,6 +587,7 @@ static void conn_mark(struct MHD_Connection *conn, bool in_request)
     pthread_mutex_lock(&cc->h->conn_mu);
     cc->in_request = in_request;
     if (!in_request) {
+        cc->keepalive = true;
         clock_gettime(CLOCK_MONOTONIC, &cc->since);
         if (atomic_load(&cc->h->draining) && !cc->cut && cc->fd >= 0) {
             conn_cut(cc->h, cc);
@@ -539,28 +596,57 @@ static void conn_mark(struct MHD_Connection *conn, bool in_request)
     pthread_mutex_unlock(&cc->h->conn_mu);
 }
 
-/* Shut down every connection waiting for headers for longer than timeout_s. */
+/* The request line of a request is in (libmicrohttpd's URI log callback). On a keep-alive
+ * connection the idle wait is over: the rest of the headers are due within timeout_s, as a new
+ * connection's are, so a client cannot trickle them for idle_s after one good request. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    struct conn_ctx *cc = conn_of(conn);
+
+    (void)cls;
+    (void)uri;
+    if (cc) {
+        pthread_mutex_lock(&cc->h->conn_mu);
+        if (cc->keepalive) {
+            cc->keepalive = false;
+            clock_gettime(CLOCK_MONOTONIC, &cc->since);
+        }
+        pthread_mutex_unlock(&cc->h->conn_mu);
+    }
+    return NULL; /* the request's context stays NULL until request_begin */
+}
+
+/* Shut down every connection that has not sent a request's headers within timeout_s (of being
+ * accepted, or of its request line on a keep-alive connection), and every keep-alive one idle
+ * for longer than idle_s. */
 static void conns_sweep(struct kt_httpd *h)
 {
     struct timespec now;
-    unsigned cut = 0;
+    unsigned cut = 0, cut_idle = 0;
     unsigned long evicted;
 
     clock_gettime(CLOCK_MONOTONIC, &now);
     pthread_mutex_lock(&h->conn_mu);
     for (struct conn_ctx *cc = h->conns; cc; cc = cc->next) {
+        unsigned limit = cc->keepalive ? h->idle_s : h->timeout_s;
         if (!cc->in_request && !cc->cut && cc->fd >= 0 &&
-            now.tv_sec - cc->since.tv_sec > (time_t)h->timeout_s) {
+            now.tv_sec - cc->since.tv_sec > (time_t)limit) {
             conn_cut(h, cc);
-            cut++;
+            if (cc->keepalive) {
+                cut_idle++;
+            } else {
+                cut++;
+            }
         }
     }
     evicted = h->evicted;
     h->evicted = 0;
     pthread_mutex_unlock(&h->conn_mu);
-    if (cut) {
-        kt_log_debug(LOG, "closed %u connections without request headers after %us server=%s", cut,
-                     h->timeout_s, h->name);
+    if (cut || cut_idle) {
+        kt_log_debug(LOG,
+                     "closed %u connections without request headers after %us and %u idle "
+                     "keep-alive connections after %us server=%s",
+                     cut, h->timeout_s, cut_idle, h->idle_s, h->name);
     }
     if (evicted) {
         /* at most once per watcher period: a flood cannot flood the log */
@@ -883,6 +969,7 @@ static enum MHD_Result request_begin(struct kt_httpd *h, struct MHD_Connection *
     uint64_t announced;
 
     conn_mark(conn, true);
+    conn_mhd_timeout(h, conn, true);
     if (!rc) {
         return MHD_NO; /* out of memory: this connection is closed, nothing else */
     }
@@ -1010,8 +1097,10 @@ static void request_completed(void *cls, struct MHD_Connection *conn, void **con
     struct kt_httpd *h = cls;
     struct req_ctx *rc = *con_cls;
 
-    (void)toe;
     conn_mark(conn, false);
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK) { /* else the connection is closing */
+        conn_mhd_timeout(h, conn, false);
+    }
     if (!rc) {
         return;
     }
@@ -1186,6 +1275,10 @@ struct kt_httpd *kt_httpd_new(const struct kt_httpd_opts *opts, struct kt_err *e
     h->max_conns_per_ip =
         opts->max_conns_per_ip ? opts->max_conns_per_ip : default_per_ip(h->max_conns);
     h->timeout_s = opts->timeout_s ? opts->timeout_s : KT_HTTPD_DEFAULT_TIMEOUT_S;
+    h->idle_s = opts->idle_s ? opts->idle_s : KT_HTTPD_DEFAULT_IDLE_S;
+    if (h->idle_s < h->timeout_s) {
+        h->idle_s = h->timeout_s; /* libmicrohttpd's default must not undercut the deadline */
+    }
     h->threads = opts->threads;
     h->short_slice = opts->short_slice;
     h->reload_ms = opts->reload_ms ? opts->reload_ms : KT_HTTPD_DEFAULT_RELOAD_MS;
@@ -1269,9 +1362,9 @@ static struct MHD_Daemon *daemon_start(struct kt_httpd *h)
         flags, 0, NULL, NULL, on_request, h, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&h->addr, MHD_OPTION_NOTIFY_COMPLETED,
         request_completed, h, MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-        MHD_OPTION_CONNECTION_LIMIT, h->max_conns, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-        h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, h->timeout_s,
-        MHD_OPTION_STRICT_FOR_CLIENT, 1,
+        MHD_OPTION_URI_LOG_CALLBACK, on_request_line, h, MHD_OPTION_CONNECTION_LIMIT, h->max_conns,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_conns_per_ip, MHD_OPTION_CONNECTION_TIMEOUT,
+        h->idle_s, MHD_OPTION_STRICT_FOR_CLIENT, 1,
         h->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_CONNECTION_LIMIT,
         h->threads > 1 ? h->threads : h->max_conns,
         tls ? MHD_OPTION_HTTPS_PRIORITIES : MHD_OPTION_END, h->priority,

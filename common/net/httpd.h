@@ -4,9 +4,10 @@
  * HTTP/1.1 over plain TCP or TLS 1.2+/modern AEAD ciphers (GnuTLS), method+path routing
  * (exact, or a prefix ending in '*'; kt_httpd_route), a hard request body cap, a budget for body
  * bytes held across all connections (503 past it; a failed allocation fails the one request),
- * connection limit and per-connection timeout, an epoll thread pool, certificate files reloaded
- * without dropping requests, graceful shutdown, and the built-in /healthz, /readyz and /metrics. It
- * knows nothing about AdmissionReview: the webhook registers a handler. */
+ * connection limit, a first-request deadline and a keep-alive idle limit, an epoll thread pool,
+ * certificate files reloaded without dropping requests, graceful shutdown, and the built-in
+ * /healthz, /readyz and /metrics. It knows nothing about AdmissionReview: the webhook registers a
+ * handler. */
 #ifndef KT_HTTPD_H
 #define KT_HTTPD_H
 
@@ -24,9 +25,16 @@
  * timeouts"). */
 #define KT_HTTPD_DEFAULT_MAX_INFLIGHT_BODY (32u * 1024 * 1024)
 #define KT_HTTPD_DEFAULT_MAX_CONNS 1024u
-#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u /* idle/handshake/slow-header cut-off */
+/* A connection's first request (accept, TLS handshake, headers) must be in within this, and a
+ * connection in a request may be silent at most this long (httpd.c, "the header deadline"). */
+#define KT_HTTPD_DEFAULT_TIMEOUT_S 10u
+/* How long a connection that has completed a request may wait idle for its next one. Longer than
+ * the API server keeps an idle connection in its pool (Go's Transport, 90 s), so the client always
+ * gives up on a connection first and never sends a review into one we are closing. */
+#define KT_HTTPD_DEFAULT_IDLE_S 120u
 /* Fair accepting: past max_conns - max_conns/KT_HTTPD_EVICT_HEADROOM live connections, each
- * new one cuts the oldest connection not in a request (httpd.c). */
+ * new one cuts a connection waiting for a request (httpd.c: silent ones first, idle keep-alive
+ * ones last). */
 #define KT_HTTPD_EVICT_HEADROOM 8u
 #define KT_HTTPD_DEFAULT_RELOAD_MS 1000u /* certificate file check period */
 #define KT_HTTPD_DEFAULT_GRACE_MS 10000u /* kt_httpd_stop's wait for in-flight requests */
@@ -108,6 +116,7 @@ struct kt_httpd_opts {
     unsigned max_conns;         /* 0 = KT_HTTPD_DEFAULT_MAX_CONNS */
     unsigned max_conns_per_ip;  /* from one address; 0 = max_conns/4 (>= 16) */
     unsigned timeout_s;         /* 0 = KT_HTTPD_DEFAULT_TIMEOUT_S */
+    unsigned idle_s;            /* keep-alive idle; 0 = KT_HTTPD_DEFAULT_IDLE_S; >= timeout_s */
     unsigned threads;           /* worker threads (epoll each); 0 or 1 = one thread */
     unsigned reload_ms;         /* 0 = KT_HTTPD_DEFAULT_RELOAD_MS */
     unsigned builtins;          /* KT_HTTPD_HEALTH | KT_HTTPD_METRICS */

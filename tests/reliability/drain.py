@@ -4,9 +4,11 @@
 holding keep-alive connections (docs/operating.md#shutdown).
 
 Before the signal: two reviews on connection A and one on B are answered 200 without
-`Connection: close` (keep-alive; the negative control), and A starts a third request whose
-headers the server has taken (it answered `100 Continue`) but whose body is not sent. Then
-SIGTERM to PID, and once /readyz says 503 (the drain began):
+`Connection: close` (keep-alive; the negative control); B then stays idle for IDLE_S (12 s:
+past the 10 s first-request deadline, within the 120 s keep-alive idle limit, as the API
+server's pooled connections do) and a second review on it is answered 200 (keepalive-idle);
+A starts a third request whose headers the server has taken (it answered `100 Continue`) but
+whose body is not sent. Then SIGTERM to PID, and once /readyz says 503 (the drain began):
   idle-closed        B, idle when the drain began, is closed by the server
   inflight-close     A's body is sent: its answer is 200 with `Connection: close`, then A closes
   fresh-served       a new connection C is still accepted and answered 200 with `Connection: close`
@@ -23,6 +25,7 @@ import time
 
 PATH = "/validate-trainer-kubeflow-org-v1alpha1-trainjob"
 WAIT = 20.0  # seconds, for each bounded wait
+IDLE_S = 12.0  # the idle time under test (kt-webhook closed idle connections at 10 s once)
 
 
 class Conn:
@@ -119,6 +122,13 @@ def main():
     good = all(s == 200 and h.get("connection", "").lower() != "close" for s, h, _ in before)
     report("drain-keepalive-before", good, "answers before the signal: %s" %
            [(s, h.get("connection")) for s, h, _ in before])
+    time.sleep(IDLE_S)  # the behaviour under test: a keep-alive connection left idle
+    try:
+        s, h, _ = review(b, body)
+        good, why = s == 200, "status %s after %.0f s idle" % (s, IDLE_S)
+    except (ConnectionError, TimeoutError, ssl.SSLError, OSError) as e:
+        good, why = False, "closed after %.0f s idle: %s" % (IDLE_S, e)
+    report("drain-keepalive-idle", good, why)
     a.head(body, expect=True)
     if not a.continued():
         report("drain-setup", False, "no 100 Continue for the request held open")

@@ -5,7 +5,8 @@
 # Drain: with --drain-seconds 60, SIGTERM makes /readyz 503, closes the keep-alive connection
 # that was idle, answers the request in flight on another with `Connection: close`, and still
 # accepts and answers a new connection (tests/reliability/drain.py; before the signal the same
-# connections are kept alive: the negative control); a second SIGTERM ends the drain and the
+# connections are kept alive: the negative control, one of them reused after 12 s idle, past
+# the first-request deadline); a second SIGTERM ends the drain and the
 # daemon exits 0. Short slices: on Linux 6.12+ the worker thread that served a review runs with
 # the fair scheduler's shortest slice (0.1 ms, /proc/PID/task/TID/sched se.slice) while the
 # health server's thread keeps the default; older kernels print why the check is skipped.

@@ -3,9 +3,10 @@
  *
  * A small HTTP/1.1 client (GnuTLS or plain TCP) lives here so the tests control every byte:
  * routing, 404/405, the body cap, malformed requests, TLS versions and ciphers, a client that
- * never handshakes, certificate reload (good and bad pairs), /readyz, /metrics, concurrent
- * clients (run under TSan too, hence the file name) and graceful shutdown. Certificates are
- * generated with kt_certs_generate into a temporary directory. */
+ * never handshakes, certificate reload (good and bad pairs), /readyz, /metrics, fair accepting,
+ * the first-request deadline and the keep-alive idle limit, concurrent clients (run under TSan
+ * too, hence the file name) and graceful shutdown. Certificates are generated with
+ * kt_certs_generate into a temporary directory. */
 #include "tests/test.h"
 
 #include <arpa/inet.h>
@@ -825,6 +826,177 @@ static void test_fair_accepting(const char *prio)
     kt_httpd_free(h);
 }
 
+/* ---- keep-alive and deadlines ----
+ * A server with a 1 s first-request deadline and a 6 s keep-alive idle limit. The sleeps below
+ * are the behaviour under test (how long a connection may stay silent), never readiness. */
+
+#define KA_TIMEOUT_S 1
+#define KA_IDLE_S 6
+
+static double mono_s(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Seconds until the server closes c (EOF or reset); -1 when it stayed open for SAFETY_S. */
+static double secs_until_closed(struct cli *c)
+{
+    double t0 = mono_s();
+    char b[64];
+    ssize_t n;
+
+    do {
+        n = recv(c->fd, b, sizeof(b), 0); /* a TLS server may send an alert first */
+    } while (n > 0);
+    if (n < 0 && errno != ECONNRESET) {
+        return -1;
+    }
+    return mono_s() - t0;
+}
+
+static struct kt_httpd *start_keepalive(const char *prio, unsigned max_conns)
+{
+    struct kt_httpd_opts o = {.name = "keepalive",
+                              .listen = "127.0.0.1:0",
+                              .timeout_s = KA_TIMEOUT_S,
+                              .idle_s = KA_IDLE_S,
+                              .max_conns = max_conns,
+                              .reload_ms = 50};
+    if (prio) {
+        o.cert_file = cert_path;
+        o.key_file = key_path;
+    }
+    return start(&o);
+}
+
+/* A keep-alive connection idle for longer than the first-request deadline (but within idle_s)
+ * is still served on the same socket; idle past idle_s, the server closes it (not sooner than
+ * idle_s, so it was not the first-request deadline). */
+static void test_keepalive_idle(const char *prio)
+{
+    struct kt_httpd *h = start_keepalive(prio, 0);
+    uint16_t port = kt_httpd_port(h);
+    struct timespec idle = {2 * KA_TIMEOUT_S + 1, 0}; /* 3 s: past the deadline and a sweep */
+    struct cli c;
+
+    CHECK_OK(cli_open(&c, port, prio));
+    expect_served(&c);
+    nanosleep(&idle, NULL);
+    expect_served(&c); /* the same connection, after 3 s of silence */
+    double t = secs_until_closed(&c);
+    CHECK(t >= KA_IDLE_S - 1); /* idle_s (6 s) with a second of slack for the clocks */
+    if (t < KA_IDLE_S - 1) {
+        fprintf(stderr, "  keep-alive connection closed after %.1f s idle (want ~%d s)\n", t,
+                KA_IDLE_S);
+    }
+    cli_close(&c);
+    kt_httpd_free(h);
+}
+
+/* Trickle headers one byte every 250 ms from the current position; -1 once the server closed
+ * the connection (sending all of drip takes 12 s). */
+static int drip_headers(struct cli *c, const char *drip)
+{
+    struct timespec pause = {0, 250 * 1000 * 1000};
+    int sent = 0;
+
+    for (size_t i = 0; i < strlen(drip) && sent == 0; i++) {
+        sent = cli_send(c, drip + i, 1);
+        nanosleep(&pause, NULL);
+    }
+    return sent;
+}
+
+/* Before its first request a connection still has timeout_s, idle (TLS handshake done, no
+ * request) or dripping its headers; a keep-alive connection that starts a request has timeout_s
+ * from its request line to finish the headers; a request whose body stalls, timeout_s of
+ * silence. Each is cut well before idle_s. */
+static void test_header_deadline(const char *prio)
+{
+    struct kt_httpd *h = start_keepalive(prio, 0);
+    uint16_t port = kt_httpd_port(h);
+    const char *stall = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n";
+    const char *drip = "GET /echo HTTP/1.1\r\nHost: a\r\nX-Drip: aaaaaaaaaaaaaaaaaaaa";
+    const char *line = "GET /echo HTTP/1.1\r\n";
+    struct cli quiet, dripper, stalled, again;
+    double t;
+
+    CHECK_OK(cli_open(&quiet, port, prio));
+    t = secs_until_closed(&quiet);
+    CHECK(t >= 0 && t < KA_IDLE_S - 1);
+    cli_close(&quiet);
+    /* a header byte every 250 ms: never idle for libmicrohttpd, cut by the deadline */
+    double t0 = mono_s();
+    CHECK_OK(cli_open(&dripper, port, prio));
+    CHECK_EQ_INT(drip_headers(&dripper, drip), -1); /* closed before the last byte */
+    CHECK(mono_s() - t0 < KA_IDLE_S - 1);
+    cli_close(&dripper);
+    /* the same after one good request: the request line ends the keep-alive wait */
+    CHECK_OK(cli_open(&again, port, prio));
+    expect_served(&again);
+    t0 = mono_s();
+    CHECK_OK(cli_send(&again, line, strlen(line)));
+    CHECK_EQ_INT(drip_headers(&again, drip + strlen(line)), -1);
+    CHECK(mono_s() - t0 < KA_IDLE_S - 1);
+    cli_close(&again);
+    CHECK_OK(cli_open(&stalled, port, prio));
+    expect_served(&stalled); /* a keep-alive connection from now on */
+    CHECK_OK(cli_send(&stalled, stall, strlen(stall)));
+    t = secs_until_closed(&stalled);
+    CHECK(t >= 0 && t < KA_IDLE_S - 1);
+    cli_close(&stalled);
+    kt_httpd_free(h);
+}
+
+/* Fair accepting with keep-alive connections (TLS, max_conns 8: the 8th connection cuts one):
+ * a connection before its first request goes before an idle keep-alive one, which is not spared
+ * when it is all there is (the one idle longest goes); the new connection is never the one cut.
+ * A drain closes an idle keep-alive connection at once. */
+static void test_keepalive_evict_and_drain(void)
+{
+    struct kt_httpd *h = start_keepalive(TLS13, 8);
+    uint16_t port = kt_httpd_port(h);
+    struct cli keep, spoke[6], fresh, ka[7], fresh2;
+
+    CHECK_OK(cli_open(&keep, port, TLS13));
+    expect_served(&keep);
+    for (int i = 0; i < 6; i++) {
+        CHECK_OK(cli_open(&spoke[i], port, TLS13)); /* handshake done, no request */
+    }
+    CHECK_OK(cli_open(&fresh, port, TLS13)); /* the 8th */
+    expect_served(&fresh);
+    expect_cut(&spoke[0]);
+    expect_served(&keep);
+    cli_close(&keep);
+    cli_close(&fresh);
+    for (int i = 0; i < 6; i++) {
+        cli_close(&spoke[i]);
+    }
+    kt_httpd_free(h);
+
+    h = start_keepalive(TLS13, 8);
+    port = kt_httpd_port(h);
+    for (int i = 0; i < 7; i++) {
+        CHECK_OK(cli_open(&ka[i], port, TLS13));
+        expect_served(&ka[i]);
+    }
+    expect_served(&ka[0]); /* now idle for the shortest time; ka[1] the longest */
+    CHECK_OK(cli_open(&fresh2, port, TLS13));
+    expect_served(&fresh2);
+    expect_cut(&ka[1]);
+    expect_served(&ka[0]);
+    kt_httpd_drain(h);
+    expect_cut(&ka[2]); /* idle keep-alive: closed by the drain, long before idle_s */
+    cli_close(&fresh2);
+    for (int i = 0; i < 7; i++) {
+        cli_close(&ka[i]);
+    }
+    kt_httpd_free(h);
+}
+
 /* ---- concurrency ---- */
 
 #define N_CLIENTS 8
@@ -1132,6 +1304,9 @@ int main(void)
     test_conn_limit();
     test_fair_accepting(NULL);
     test_fair_accepting(TLS13);
+    test_keepalive_idle(TLS13);
+    test_header_deadline(TLS13);
+    test_keepalive_evict_and_drain();
     test_concurrent();
     test_graceful_stop();
     test_portfile();
