@@ -48,12 +48,18 @@ static void enqueue(struct kt_rec *r, const char *key)
     kt_metric_inc(r->m_adds, labels);
 }
 
-static void enqueue_obj(struct kt_rec *r, const char *prefix, const json_t *obj)
+/* obj's queue key: prefix, then namespace/name (name alone when cluster-scoped). Caller frees. */
+static char *obj_key(const char *prefix, const json_t *obj)
 {
     json_t *meta = json_object_get(obj, "metadata");
     const char *ns = kt_json_str(meta, "namespace", "");
-    char *key = *ns ? kt_xasprintf("%s%s/%s", prefix, ns, kt_json_str(meta, "name", ""))
-                    : kt_xasprintf("%s%s", prefix, kt_json_str(meta, "name", ""));
+    return *ns ? kt_xasprintf("%s%s/%s", prefix, ns, kt_json_str(meta, "name", ""))
+               : kt_xasprintf("%s%s", prefix, kt_json_str(meta, "name", ""));
+}
+
+static void enqueue_obj(struct kt_rec *r, const char *prefix, const json_t *obj)
+{
+    char *key = obj_key(prefix, obj);
     enqueue(r, key);
     free(key);
 }
@@ -68,12 +74,11 @@ static void tj_add(void *ud, const json_t *obj)
 static void tj_update(void *ud, const json_t *old_obj, const json_t *new_obj)
 {
     struct kt_rec *r = ud;
-    json_t *meta = json_object_get(new_obj, "metadata");
-    char *owner =
-        kt_xasprintf("%s/%s", kt_json_str(meta, "namespace", ""), kt_json_str(meta, "name", ""));
+    char *owner = obj_key("", new_obj);
     kt_tjm_trainjob_update(r->tjm, old_obj, new_obj, now_of(r));
     /* the cache shows this revision now: a status write it carries needs no record */
-    kt_written_seen(r->written, owner, kt_json_str(meta, "resourceVersion", ""));
+    kt_written_seen(r->written, owner,
+                    kt_json_str(json_object_get(new_obj, "metadata"), "resourceVersion", ""));
     enqueue(r, owner);
     free(owner);
 }
