@@ -122,13 +122,20 @@ class Watch(threading.Thread):
             c.close()
 
 
+def proc_stat(pid):
+    """(command name, the fields after it: state first) of /proc/PID/stat; None when unreadable."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            st = f.read()
+        return st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return None
+
+
 def alive(pid):
     """PID runs (a zombie, exited but not yet reaped by its parent, does not)."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
+    st = proc_stat(pid)
+    return bool(st and st[1] and st[1][0] != "Z")
 
 
 def progress(jobs, lock, t0):
@@ -798,16 +805,9 @@ def cpu_ticks():
     """{pid: (name, utime + stime in clock ticks)} of every process readable now."""
     out = {}
     for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                st = f.read()
-        except OSError:
-            continue
-        name = st[st.index("(") + 1:st.rindex(")")]
-        rest = st[st.rindex(")") + 2:].split()
-        out[int(d)] = (name, int(rest[11]) + int(rest[12]))
+        st = proc_stat(d) if d.isdigit() else None
+        if st:
+            out[int(d)] = (st[0], int(st[1][11]) + int(st[1][12]))
     return out
 
 

@@ -97,9 +97,12 @@ kt_node_left() {
     [ "$n" = 0 ] || printf 'container-processes:%s ' "$n"
     n=$(grep -cF " $d/node/" /proc/self/mountinfo || true)
     [ "${n:-0}" = 0 ] || printf 'mounts:%s ' "$n"
-    ip link show "$KT_NODE_BRIDGE" >/dev/null 2>&1 && printf 'bridge:%s ' "$KT_NODE_BRIDGE"
+    kt_node_bridge_exists && printf 'bridge:%s ' "$KT_NODE_BRIDGE"
     return 0
 }
+
+# kt_node_bridge_exists - whether the node's bridge is on the machine.
+kt_node_bridge_exists() { ip link show "$KT_NODE_BRIDGE" >/dev/null 2>&1; }
 
 # kt_node_re TEXT - TEXT as an extended regular expression matching itself (for pgrep -f).
 kt_node_re() { printf '%s' "$1" | sed 's/[][\\.*^$+?(){}|]/\\&/g'; }
@@ -171,7 +174,7 @@ kt_node_prepare() {
     kt_env_set "$d" KT_NODE_IP "$KT_NODE_IP"
     kt_env_set "$d" KT_NODE_BRIDGE "$KT_NODE_BRIDGE"
     kt_env_set "$d" KT_NODE_SUBNET "$KT_NODE_SUBNET"
-    if ip link show "$KT_NODE_BRIDGE" >/dev/null 2>&1; then
+    if kt_node_bridge_exists; then
         kt_log "the bridge $KT_NODE_BRIDGE exists, but no live kt cluster holds the real node (another" \
             "program's, or a node whose teardown failed: 'ip link del $KT_NODE_BRIDGE' removes it)"
         kt_node_release "$d"

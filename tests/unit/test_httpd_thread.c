@@ -92,6 +92,14 @@ static void cli_close(struct cli *c)
     c->fd = -1;
 }
 
+/* cli_close each of the n clients of c. */
+static void cli_close_all(struct cli *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        cli_close(&c[i]);
+    }
+}
+
 /* Connect, and with prio (a GnuTLS priority string) handshake. 0 on success. */
 static int cli_open(struct cli *c, uint16_t port, const char *prio)
 {
@@ -820,9 +828,7 @@ static void test_fair_accepting(const char *prio)
     cli_close(&busy);
     cli_close(&spoke);
     cli_close(&fresh);
-    for (int i = 0; i < 5; i++) {
-        cli_close(&idle[i]);
-    }
+    cli_close_all(idle, KT_ARRAY_SIZE(idle));
     kt_httpd_free(h);
 }
 
@@ -972,9 +978,7 @@ static void test_keepalive_evict_and_drain(void)
     expect_served(&keep);
     cli_close(&keep);
     cli_close(&fresh);
-    for (int i = 0; i < 6; i++) {
-        cli_close(&spoke[i]);
-    }
+    cli_close_all(spoke, KT_ARRAY_SIZE(spoke));
     kt_httpd_free(h);
 
     h = start_keepalive(TLS13, 8);
@@ -991,9 +995,7 @@ static void test_keepalive_evict_and_drain(void)
     kt_httpd_drain(h);
     expect_cut(&ka[2]); /* idle keep-alive: closed by the drain, long before idle_s */
     cli_close(&fresh2);
-    for (int i = 0; i < 7; i++) {
-        cli_close(&ka[i]);
-    }
+    cli_close_all(ka, KT_ARRAY_SIZE(ka));
     kt_httpd_free(h);
 }
 
