@@ -90,7 +90,7 @@ cleanup() {
     stop_pid "$WPID" kt-webhook
     rm -f "$D/daemons.pids"
     if [ "$CLUSTER_UP" = 1 ]; then
-        tests/cluster/down.sh "$D" 2>/dev/null || echo "    down.sh failed; see $D" >&2
+        tests/cluster/down.sh "$D" 2>"$D/down.log" || echo "    down.sh failed; see $D/down.log" >&2
     fi
     if [ "$rc" -eq 0 ]; then
         printf '%sdone%s in %s; logs, kubeconfigs and certificates stay in %s\n' "$G" "$N" \

@@ -208,7 +208,9 @@ kt_node_fingerprint() (
     for n in $KT_NODE_SYSCTLS; do
         echo "sysctl $n=$(sysctl -n "$n" 2>/dev/null)"
     done
-    pgrep -c containerd-shim | sed 's/^/shims /'
+    # live shims only: a shim SIGKILLed by a reap or a teardown stays a zombie until PID 1 gets
+    # round to it, and that is nothing left behind
+    ps -eo stat=,comm= | awk '$1 !~ /^Z/ && $2 ~ /^containerd-shim/ { n++ } END { print "shims " n + 0 }'
     return 0
 )
 

@@ -84,7 +84,8 @@ make_run_real() {
     check make-run-real-logs-both-ranks bash -c "[ \$(grep -cE '^      \| \[pod/mnist-node-0-[01]-[a-z0-9]+/node\] world size 2 rank [01]' '$T/real.out') = 2 ]"
     check make-run-real-logs-loss-went-down says real '\| \[pod/mnist-node-0-0-[a-z0-9]+/node\] rank 0/2 done final loss'
     check make-run-real-condition says real 'Complete=True reason=AllJobsCompleted'
-    check make-run-real-teardown bash -c "! grep -qE 'down.sh failed|make run failed' '$T/real.out'"
+    check make-run-real-teardown bash -c "! grep -qE 'down.sh failed|make run failed' '$T/real.out' ||
+        { tail -n 20 '$T/real.dir/down.log'; false; }"
     check make-run-real-no-daemon-left no_daemon_left real
     echo "node: make run on the real node: $(grep -o 'Demo took [0-9.]*s' "$T/real.out")," \
         "$(grep -o 'done in [0-9.]*s' "$T/real.out")"
