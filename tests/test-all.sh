@@ -27,6 +27,12 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
     [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
     [ $rc -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
     echo "== $name: $((t1 - t0))s, rc=$rc"
+    if [ "$f" -ne 0 ]; then # the step's FAIL lines (or its exit status), for the summary
+        {
+            grep -E '^(FAIL|not ok) ' "$out" | cut -c1-300 | sed "s|^|  [${name%% (*}] |"
+            [ "$(grep -cE '^(FAIL|not ok) ' "$out")" -gt 0 ] || echo "  [${name%% (*}] exit status $rc"
+        } >>"$failures"
+    fi
     pass=$((pass + p))
     fail=$((fail + f))
     rm -f "$out"
@@ -36,6 +42,9 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
 # priority, the tiers' own builders and locks): cold, they overlap the tiers before the ones
 # that need them; warm, it is a few file checks. Its timings are printed at the end.
 mkdir -p build
+# every failure's line, printed again just before the total: a reader of a long log (or of its
+# head and tail only) sees what failed without searching for it
+failures=$T/failures
 scripts/prefetch.sh build/prefetch >build/prefetch.log 2>&1 &
 prefetch_pid=$!
 kt_cleanup kill "$prefetch_pid"
@@ -85,5 +94,9 @@ fi
 wait "$prefetch_pid"
 echo "== background builds (scripts/prefetch.sh; logs in build/prefetch/)"
 cat build/prefetch.log
+if [ -s "$failures" ]; then
+    echo "== failures ($(wc -l <"$failures"), by step)"
+    cat "$failures"
+fi
 echo "== total"
 kt_finish

@@ -85,7 +85,7 @@ if "$cl/restart-apiserver.sh" "$KT_CLUSTER_DIR" -- --watch-cache=false 2>"$T/err
     new_pid=$(. "$1" && echo "$KT_APISERVER_PID")
     # shellcheck source=/dev/null # the same env file
     new_url=$(. "$1" && echo "$KT_APISERVER")
-    if [ "$new_pid" != "$old_pid" ] && [ "$new_url" = "$KT_APISERVER" ] && it_dead "$old_pid" &&
+    if [ "$new_pid" != "$old_pid" ] && [ "$new_url" = "$KT_APISERVER" ] && kt_dead "$old_pid" &&
         [ "$(kc -n "$ns" get configmap survives -o jsonpath='{.data.k}')" = v ] &&
         tr '\0' ' ' <"/proc/$new_pid/cmdline" | grep -c -- '--watch-cache=false' >/dev/null; then
         ok restart-apiserver
@@ -135,7 +135,7 @@ if "$cl/up.sh" "$d2" >"$T/out" 2>&1; then
     fi
     check_no_rights "$d2/webhook.kubeconfig" "$d2/controller-manager.kubeconfig"
     "$cl/down.sh" "$d2"
-    if it_dead "$ap2" && it_dead "$ep2" && [ ! -e "$data2" ]; then
+    if kt_dead "$ap2" && kt_dead "$ep2" && [ ! -e "$data2" ]; then
         ok down-stops-everything
     else
         bad down-stops-everything "left: apiserver $ap2 etcd $ep2 data $data2"
@@ -159,7 +159,7 @@ else
     ep3=$(. "$d3/env" && echo "$KT_ETCD_PID")
     ap3=$(. "$d3/env" && echo "$KT_APISERVER_PID")
     # shellcheck disable=SC2010 # ls of a glob that may match nothing, compared with one exact path
-    if grep -q 'unknown flag: --no-such-flag' "$T/out" && it_dead "$ep3" && it_dead "$ap3" &&
+    if grep -q 'unknown flag: --no-such-flag' "$T/out" && kt_dead "$ep3" && kt_dead "$ap3" &&
         [ -z "$(ls -d /dev/shm/kt-etcd.* 2>/dev/null | grep -Fx "$(. "$d3/env" && echo "$KT_ETCD_DATA")")" ]; then
         ok up-failure-cleans-up
     else

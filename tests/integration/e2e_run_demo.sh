@@ -31,16 +31,42 @@ for want in ': Running on kwok-node-' ': Succeeded on kwok-node-' 'nodes (simula
     'denied the request' 'Complete=True reason=AllJobsCompleted' 'stdin is not a terminal'; do
     if grep -qF "$want" "$out"; then ok "run-demo-says: $want"; else bad "run-demo-says: $want" "missing"; fi
 done
+# left_over DIR - what the demo in DIR started and still runs: a recorded PID that is alive and still the process the
+# demo started (its output goes to a log in the demo's folder, so neither a PID the system has
+# since given to another process nor one that has closed its files on its way out counts), or a
+# daemon whose command line names the folder.
+left_over() {
+    local v pid c p d=$1
+    for v in $(grep -oE '^KT_[A-Z0-9_]+_PID' "$d/env" 2>/dev/null); do # every component up.sh recorded
+        pid=$(. "$d/env" 2>/dev/null && eval "echo \${$v:-}")
+        [ -n "$pid" ] && ! kt_dead "$pid" || continue
+        case "$(readlink "/proc/$pid/fd/1" 2>/dev/null)" in "$d"/*) echo "$v=$pid" ;; esac
+    done
+    for c in /proc/[0-9]*/cmdline; do # a daemon of the demo still running (pgrep may be absent)
+        if tr '\0' ' ' <"$c" 2>/dev/null | grep -cF -- "--portfile $d/" >/dev/null; then
+            p=${c#/proc/}
+            echo "daemon=${p%/cmdline}"
+        fi
+    done 2>/dev/null
+}
+# down.sh has waited for each process it stopped; the grace covers one that is still in the
+# kernel's exit path on a loaded machine (what is left after it is reported with its state)
+nothing_left() { [ -z "$(left_over "$D")" ]; }
 left=""
-for v in KT_APISERVER_PID KT_ETCD_PID KT_KCM_PID KT_SCHEDULER_PID KT_SCHEDPLUGINS_PID KT_JOBSET_PID KT_KWOK_PID; do
-    pid=$(. "$D/env" 2>/dev/null && eval "echo \${$v:-}")
-    [ -n "$pid" ] && ! it_dead "$pid" && left="$left $v=$pid"
-done
-for c in /proc/[0-9]*/cmdline; do # a daemon of the demo still running (pgrep may be absent)
-    if tr '\0' ' ' <"$c" 2>/dev/null | grep -cF -- "--portfile $D/" >/dev/null; then
-        p=${c#/proc/}
-        left="$left daemon=${p%/cmdline}"
-    fi
-done 2>/dev/null
+if ! kt_poll -m "the demo's processes to be gone" 10 nothing_left; then
+    left=""
+    for l in $(left_over "$D"); do
+        p=${l#*=}
+        left="$left $l [$(grep -m1 '^State:' "/proc/$p/status" 2>/dev/null | tr -s '\t ' ' ')"
+        left="$left wchan=$(cat "/proc/$p/wchan" 2>/dev/null) $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-160)]"
+    done
+    left="$left; down.log: $(tail -c 1500 "$D/down.log" 2>/dev/null)"
+fi
 if [ -z "$left" ]; then ok run-demo-cleans-up; else bad run-demo-cleans-up "still running:$left"; fi
+# the check itself: a process recorded the same way and still running is found
+mkdir "$T/decoy"
+sleep 300 >"$T/decoy/decoy.log" 2>&1 &
+printf 'KT_DECOY_PID=%s\n' "$!" >"$T/decoy/env"
+check run-demo-cleans-up-finds-a-leftover [ "$(left_over "$T/decoy")" = "KT_DECOY_PID=$!" ]
+kill "$!"
 kt_finish

@@ -66,11 +66,6 @@ it_path() {
     echo "$p/$r${3:+/$3}"
 }
 
-# it_dead PID - true when PID is gone or a zombie (reaped later by whoever adopted it).
-it_dead() {
-    ! kill -0 "$1" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
-}
-
 # it_json_eq NAME WANT_FILE GOT_FILE - compare two JSON documents key-order-insensitively.
 it_json_eq() {
     if diff -u <(jq -S . "$2") <(jq -S . "$3") >"$T/diff"; then
