@@ -471,7 +471,7 @@ static bool evict_before(const struct kt_httpd *h, const struct conn_ctx *cand,
 
 /* Called with conn_mu held: cut the first waiting connection in fair accepting's order other
  * than fresh (the one just accepted), if any. */
-static bool conns_evict_oldest(struct kt_httpd *h, const struct conn_ctx *fresh)
+static bool conns_evict_one(struct kt_httpd *h, const struct conn_ctx *fresh)
 {
     struct conn_ctx *best = NULL;
 
@@ -537,7 +537,7 @@ static void conn_track(struct conn_ctx *cc, struct MHD_Connection *conn)
     }
     h->conns = cc;
     h->n_live++;
-    if (h->n_live > evict_at(h) && conns_evict_oldest(h, cc)) {
+    if (h->n_live > evict_at(h) && conns_evict_one(h, cc)) {
         h->evicted++;
     }
     pthread_mutex_unlock(&h->conn_mu);

@@ -24,8 +24,5 @@ kt_full_stop "$D" || rc=1
 kt_node_stop "$D" || rc=1
 kt_stop "$(kt_env_get "$D" KT_APISERVER_PID)" kube-apiserver || rc=1
 kt_stop "$(kt_env_get "$D" KT_ETCD_PID)" etcd || rc=1
-data=$(kt_env_get "$D" KT_ETCD_DATA)
-case "$data" in
-/dev/shm/kt-etcd.* | "$D"/etcd-data) rm -rf "$data" ;;
-esac
+kt_etcd_data_drop "$D"
 exit "$rc"

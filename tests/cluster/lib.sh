@@ -114,6 +114,16 @@ kt_stop() {
     return 1
 }
 
+# kt_etcd_data_drop DIR - remove the etcd data of DIR's cluster (KT_ETCD_DATA in DIR/env: a
+# tmpfs folder up.sh made, or DIR/etcd-data); anything else it names is left alone.
+kt_etcd_data_drop() {
+    local data
+    data=$(kt_env_get "$1" KT_ETCD_DATA)
+    case "$data" in
+    /dev/shm/kt-etcd.* | "$1"/etcd-data) rm -rf "$data" ;;
+    esac
+}
+
 # kt_print_logs DIR - dump the control plane logs (last lines) to stderr.
 kt_print_logs() {
     local f

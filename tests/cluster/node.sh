@@ -139,17 +139,14 @@ kt_node_kill_left() {
 # what is left, undo the machine changes as kt_node_stop does, drop the run's etcd data on tmpfs.
 # Says what it found in one line.
 kt_node_reap() {
-    local d=$1 left data
+    local d=$1 left
     left=$(kt_node_left "$d")
     [ -n "$left" ] || return 0
     kt_log "reaping the real node of $d, whose cluster is gone without its teardown: ${left% }"
     kt_node_kill_left "$d/" || true
     kt_node_restore "$d"
     rm -f "$d/node/sysctl.saved"
-    data=$(kt_env_get "$d" KT_ETCD_DATA)
-    case "$data" in
-    /dev/shm/kt-etcd.*) rm -rf "$data" ;;
-    esac
+    kt_etcd_data_drop "$d"
 }
 
 # kt_node_release DIR - drop DIR's claim.
