@@ -28,11 +28,8 @@ step() { # name, command... ; adds the step's "N passed, N failed" to the total
     [ $rc -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && p=1
     echo "== $name: $((t1 - t0))s, rc=$rc"
     if [ "$f" -ne 0 ]; then # the step's FAIL lines (or its exit status), for the summary
-        {
-            grep -E '^(FAIL|not ok) ' "$out" | cut -c1-300 | sed "s|^|  [${name%% (*}] |"
-            [ "$(grep -cE '^(FAIL|not ok) ' "$out")" -gt 0 ] || echo "  [${name%% (*}] exit status $rc"
-        } >>"$failures"
-    fi
+        grep -E '^(FAIL|not ok) ' "$out" | cut -c1-300 | grep . || echo "exit status $rc"
+    fi | sed "s|^|  [${name%% (*}] |" >>"$failures"
     pass=$((pass + p))
     fail=$((fail + f))
     rm -f "$out"

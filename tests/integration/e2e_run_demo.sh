@@ -54,7 +54,6 @@ left_over() {
 nothing_left() { [ -z "$(left_over "$D")" ]; }
 left=""
 if ! kt_poll -m "the demo's processes to be gone" 10 nothing_left; then
-    left=""
     for l in $(left_over "$D"); do
         p=${l#*=}
         left="$left $l [$(grep -m1 '^State:' "/proc/$p/status" 2>/dev/null | tr -s '\t ' ' ')"
